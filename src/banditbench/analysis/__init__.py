@@ -1,0 +1,1 @@
+"""Aggregation of per-job results into tables, and plots."""

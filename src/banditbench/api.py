@@ -1,0 +1,104 @@
+"""The small interfaces every environment and policy implements.
+
+A policy sees only a :class:`Problem` (public facts: horizon, dimensions,
+observation probability of the delay model) and, each round, the environment's
+public context; it never sees the hidden truth.  An environment never sees the
+policy.  :func:`register` marks a class so that :mod:`banditbench.registry` can
+find it by name without importing every module.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping, Sequence
+
+
+def register(name: str):
+    """Class decorator: make an environment or policy available under ``name`` in configs.
+
+    The registry finds decorated classes by reading the source (no import), so the
+    name must be a string literal.
+    """
+
+    def deco(cls):
+        cls.registry_name = name
+        return cls
+
+    return deco
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What a policy may know before the first round.
+
+    ``info`` holds the environment's public facts (``dimension``, ``n_arms``,
+    action space, budget, ...); ``rho`` and ``window`` come from the delay model.
+    """
+
+    horizon: int
+    rho: float = 1.0
+    window: int | None = None
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return self.info[key]
+        except KeyError:
+            raise KeyError(f"the environment does not publish {key!r}; it publishes {sorted(self.info)}") from None
+
+
+class Environment(abc.ABC):
+    """A bandit environment.
+
+    Subclasses set ``feedback_kind`` (matched against policies'), ``metrics``
+    (names of the per-round truth values ``step`` returns, logged by the runner)
+    and ``action_kind``.
+    """
+
+    feedback_kind: ClassVar[str]
+    action_kind: ClassVar[str]
+    metrics: ClassVar[tuple[str, ...]]
+    #: metric whose cumulative curve is plotted by default
+    primary_metric: ClassVar[str]
+
+    @abc.abstractmethod
+    def public_info(self) -> dict[str, Any]:
+        """Facts a policy may know in advance (dimension, number of arms, ...)."""
+
+    @abc.abstractmethod
+    def context(self, t: int) -> Any:
+        """What the learner sees at the start of round ``t`` (1-based)."""
+
+    @abc.abstractmethod
+    def step(self, t: int, action: Any) -> tuple[Any | None, Mapping[str, float]]:
+        """Play ``action`` in round ``t``; return (feedback or None, per-round truth values)."""
+
+    @classmethod
+    def required_files(cls, params: Mapping[str, Any]) -> list[str]:
+        """Prepared data files (paths relative to the working directory) this environment reads;
+        Snakemake builds them before the simulation."""
+        return []
+
+    def summary(self) -> dict[str, float]:
+        """Scalar facts about the whole run (e.g. a stopping time), stored with the result."""
+        return {}
+
+
+class Policy(abc.ABC):
+    """A bandit algorithm.  Constructed as ``Policy(problem, rng, **params)``.
+
+    All keyword-only constructor parameters are the algorithm's configurable
+    parameters: the registry lists them and the config validator checks them.
+    """
+
+    feedback_kind: ClassVar[str]
+
+    @abc.abstractmethod
+    def observe(self, t: int, arrived: Sequence[Any]) -> None:
+        """Feedback that arrived at the start of round ``t`` (each item carries its own round)."""
+
+    @abc.abstractmethod
+    def act(self, t: int, context: Any) -> Any:
+        """Choose the action of round ``t``."""
+

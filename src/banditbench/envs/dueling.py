@@ -1,0 +1,122 @@
+"""Synthetic contextual dueling environments (seed 000 Sec. 5.1, seed 001 App. E.1.1).
+
+Each round shows ``K`` arms with feature vectors in R^d; the learner picks a
+pair ``(i, j)`` and observes ``y ~ Bernoulli(sigmoid(f(x_i) - f(x_j)))`` (the
+Bradley–Terry–Luce model).  Per round the environment logs
+
+* ``regret``          ``2 f(x*) - f(x_i) - f(x_j)`` (seed 000, Sec. 2),
+* ``average_regret``  that divided by two (seed 001's average regret),
+* ``weak_regret``     ``f(x*) - max(f(x_i), f(x_j))``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..api import Environment, register
+from ..delays import ConfigError
+from ..feedback import PreferenceFeedback
+
+
+def sigmoid(z):
+    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(z)))
+
+
+def _utility(name: str, theta: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Latent utility f of each row of ``x``."""
+    z = x @ theta
+    if name == "linear":
+        return z
+    if name == "quadratic":          # seed 000: (theta^T x)^2
+        return z**2
+    if name == "cubic":              # seed 000: (theta^T x)^3
+        return z**3
+    if name == "cosine":             # seed 001: cos(3 Theta^T x)
+        return np.cos(3.0 * z)
+    if name == "square":             # seed 001: 10 (Theta^T x)^2
+        return 10.0 * z**2
+    if name == "quadratic_form":     # seed 001: x^T Theta Theta^T x
+        return np.einsum("...i,i,j,...j->...", x, theta, theta, x)
+    raise ConfigError(f"unknown utility {name!r}")
+
+
+UTILITIES = ("linear", "quadratic", "cubic", "cosine", "square", "quadratic_form")
+ARM_DISTRIBUTIONS = ("normalized_cube", "sphere")
+THETA_DISTRIBUTIONS = ("sphere", "cube")
+
+
+def sample_arms(rng: np.random.Generator, n: int, d: int, distribution: str) -> np.ndarray:
+    """Arm features: ``normalized_cube`` draws U([-1,1]^d) then scales to unit norm (seed 001);
+    ``sphere`` draws uniformly on the unit sphere (normalised Gaussians)."""
+    x = rng.uniform(-1.0, 1.0, size=(n, d)) if distribution == "normalized_cube" else rng.standard_normal((n, d))
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+@register("synthetic_dueling")
+class SyntheticDueling(Environment):
+    """Contextual dueling bandit with K fresh arms per round and a BTL preference model.
+
+    Parameters
+    ----------
+    dimension, n_arms : feature dimension d and arms per round K.
+    utility : one of ``linear``, ``quadratic``, ``cubic`` (seed 000), ``cosine``,
+        ``square``, ``quadratic_form`` (seed 001).
+    arm_distribution : ``normalized_cube`` or ``sphere``.
+    theta_distribution : ``sphere`` (unit-norm theta, seed 000) or ``cube``
+        (U([-1,1]^d), seed 001).  Drawn once per seed from the environment stream.
+    """
+
+    feedback_kind = "preference"
+    action_kind = "pair"
+    metrics = ("regret", "average_regret", "weak_regret")
+    primary_metric = "regret"
+
+    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, dimension: int = 20, n_arms: int = 20,
+                 utility: str = "linear", arm_distribution: str = "sphere", theta_distribution: str = "sphere"):
+        for key, value, allowed in (("utility", utility, UTILITIES),
+                                    ("arm_distribution", arm_distribution, ARM_DISTRIBUTIONS),
+                                    ("theta_distribution", theta_distribution, THETA_DISTRIBUTIONS)):
+            if value not in allowed:
+                raise ConfigError(f"environment.params.{key}: {value!r} is not one of {list(allowed)}")
+        if dimension < 1 or n_arms < 2:
+            raise ConfigError(f"environment.params: need dimension >= 1 and n_arms >= 2, got {dimension}, {n_arms}")
+        instance_seq, context_seq, outcome_seq = seed_seq.spawn(3)
+        inst = np.random.default_rng(instance_seq)
+        if theta_distribution == "sphere":
+            theta = inst.standard_normal(dimension)
+            self.theta = theta / np.linalg.norm(theta)
+        else:
+            self.theta = inst.uniform(-1.0, 1.0, dimension)
+        self.utility, self.dimension, self.n_arms = utility, dimension, n_arms
+        self.arm_distribution = arm_distribution
+        # contexts and outcomes have their own streams: the contexts of a seed are
+        # the same whatever the policy does.
+        self._ctx_rng = np.random.default_rng(context_seq)
+        self._out_rng = np.random.default_rng(outcome_seq)
+        self._arms: np.ndarray | None = None
+        self._f: np.ndarray | None = None
+
+    def public_info(self) -> dict[str, Any]:
+        return {"dimension": self.dimension, "n_arms": self.n_arms}
+
+    def utilities(self, arms: np.ndarray) -> np.ndarray:
+        return _utility(self.utility, self.theta, arms)
+
+    def context(self, t: int) -> np.ndarray:
+        self._arms = sample_arms(self._ctx_rng, self.n_arms, self.dimension, self.arm_distribution)
+        self._f = self.utilities(self._arms)
+        return self._arms
+
+    def step(self, t: int, action) -> tuple[PreferenceFeedback, dict[str, float]]:
+        i, j = int(action[0]), int(action[1])
+        f = self._f
+        y = int(self._out_rng.random() < sigmoid(f[i] - f[j]))
+        best = f.max()
+        regret = 2.0 * best - f[i] - f[j]
+        return PreferenceFeedback(t, y), {
+            "regret": regret,
+            "average_regret": 0.5 * regret,
+            "weak_regret": best - max(f[i], f[j]),
+        }

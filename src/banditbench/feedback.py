@@ -1,0 +1,51 @@
+"""Feedback items exchanged between environment, delay queue and policy.
+
+Each item is stamped with the round ``round`` it belongs to (the round in which
+the action that produced it was played), so delay-aware policies (inverse
+probability weighting, lazy updates) can credit it to the right decision no
+matter when it arrives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True, slots=True)
+class PreferenceFeedback:
+    """Binary duel outcome: ``y = 1`` if the first arm of the pair won."""
+
+    round: int
+    y: int
+
+
+@dataclass(frozen=True, slots=True)
+class RewardFeedback:
+    """Scalar (noisy) reward of the played action."""
+
+    round: int
+    reward: float
+
+
+@dataclass(frozen=True, slots=True)
+class PreferenceCostFeedback:
+    """Duel outcome plus the noisy resource costs of both played actions.
+
+    ``costs`` has shape ``(2, n_resources)``: row 0 is the first action's cost
+    vector, row 1 the second's.
+    """
+
+    round: int
+    y: int
+    costs: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
+class RewardCostFeedback:
+    """Noisy reward(s) and cost vector(s) of the played action(s) (ideal baselines)."""
+
+    round: int
+    rewards: np.ndarray
+    costs: np.ndarray

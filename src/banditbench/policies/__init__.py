@@ -1,0 +1,1 @@
+"""Policies: one module per algorithm family, plus shared building blocks."""

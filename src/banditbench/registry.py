@@ -1,0 +1,162 @@
+"""Maps config names to environment / policy classes and to the source files a job depends on.
+
+Discovery reads the source of ``banditbench/envs/*.py`` and
+``banditbench/policies/*.py`` with :mod:`ast` and collects classes decorated
+with ``@register("name")``: adding an algorithm is adding one module (or one
+class), and nothing is imported until a class is actually used, so a job that
+runs a numpy policy never imports torch.
+
+The same parse gives each module's imports inside the package; their transitive
+closure is the set of source files a simulation job depends on.  Snakemake uses
+it as the job's input, so editing one algorithm's module re-runs only the jobs
+that use it.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE = PACKAGE_DIR.name
+
+#: modules every simulation imports (the loop, delays, feedback, the interfaces)
+CORE_MODULES = ("banditbench.runner",)
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    kind: str  # "environment" or "policy"
+    module: str
+    cls_name: str
+    path: Path
+
+    def load(self) -> type:
+        return getattr(importlib.import_module(self.module), self.cls_name)
+
+
+def _module_path(module: str) -> Path | None:
+    rel = module.split(".")[1:]
+    base = PACKAGE_DIR.joinpath(*rel)
+    if base.with_suffix(".py").is_file():
+        return base.with_suffix(".py")
+    if (base / "__init__.py").is_file():
+        return base / "__init__.py"
+    return None
+
+
+@cache
+def _parse(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE_DIR.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Modules of this package imported by the file at ``path``."""
+    me = _module_name(path)
+    pkg_parts = me.split(".") if path.name == "__init__.py" else me.split(".")[:-1]
+    found: set[str] = set()
+    for node in ast.walk(_parse(path)):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == PACKAGE)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = ".".join(pkg_parts[: len(pkg_parts) - node.level + 1])
+                mod = f"{base}.{node.module}" if node.module else base
+            else:
+                mod = node.module or ""
+            if mod.split(".")[0] != PACKAGE:
+                continue
+            found.add(mod)
+            # ``from banditbench.policies import linalg`` imports a submodule
+            found.update(f"{mod}.{a.name}" for a in node.names if _module_path(f"{mod}.{a.name}"))
+    return found
+
+
+def source_closure(modules: tuple[str, ...] | list[str]) -> list[Path]:
+    """Every package source file the given modules import, transitively (sorted)."""
+    seen: set[Path] = set()
+    todo = [m for m in modules]
+    while todo:
+        mod = todo.pop()
+        path = _module_path(mod)
+        if path is None or path in seen:
+            continue
+        seen.add(path)
+        todo.extend(_imports(path))
+    return sorted(seen)
+
+
+def _discover(kind: str, folder: str) -> dict[str, Entry]:
+    out: dict[str, Entry] = {}
+    for path in sorted((PACKAGE_DIR / folder).glob("*.py")):
+        for node in _parse(path).body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for dec in node.decorator_list:
+                if (isinstance(dec, ast.Call) and getattr(dec.func, "id", getattr(dec.func, "attr", None)) == "register"
+                        and dec.args and isinstance(dec.args[0], ast.Constant)):
+                    name = dec.args[0].value
+                    if name in out:
+                        raise RuntimeError(f"{kind} name {name!r} registered twice: {out[name].path} and {path}")
+                    out[name] = Entry(name, kind, _module_name(path), node.name, path)
+    return out
+
+
+@cache
+def environments() -> dict[str, Entry]:
+    return _discover("environment", "envs")
+
+
+@cache
+def policies() -> dict[str, Entry]:
+    return _discover("policy", "policies")
+
+
+def get(kind: str, name: str, where: str = "") -> Entry:
+    table = environments() if kind == "environment" else policies()
+    if name not in table:
+        from .delays import ConfigError
+
+        raise ConfigError(f"{where}: unknown {kind} {name!r}; registered: {sorted(table)}")
+    return table[name]
+
+
+def job_sources(environment: str, policy: str) -> list[Path]:
+    """Source files a simulation of ``policy`` on ``environment`` depends on."""
+    env, pol = get("environment", environment), get("policy", policy)
+    return source_closure([*CORE_MODULES, env.module, pol.module])
+
+
+def parameters(cls: type) -> dict[str, Any]:
+    """Configurable parameters of a class: its keyword-only constructor arguments and defaults."""
+    sig = inspect.signature(cls.__init__)
+    return {
+        p.name: (None if p.default is inspect.Parameter.empty else p.default)
+        for p in sig.parameters.values()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+
+
+def required_parameters(cls: type) -> set[str]:
+    sig = inspect.signature(cls.__init__)
+    return {p.name for p in sig.parameters.values()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty}
+
+
+def summary_line(cls: type) -> str:
+    doc = inspect.getdoc(cls) or ""
+    return doc.splitlines()[0] if doc else ""
