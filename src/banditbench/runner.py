@@ -76,6 +76,7 @@ def run_cell(cell: Mapping[str, Any], progress: bool = False) -> tuple[dict[str,
         "numpy_version": np.__version__,
         "seed": int(cell["seed"]),
         "rho": delay.rho,
+        "metrics": [env.primary_metric, *(m for m in env.metrics if m != env.primary_metric)],
         "summary": env.summary(),
     }
     timing = {"wall_time_s": time.perf_counter() - start}

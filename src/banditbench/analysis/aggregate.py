@@ -1,0 +1,170 @@
+"""Aggregate per-job result files into tables and curves.
+
+Every per-round metric ``m`` logged by an environment becomes the cumulative
+series ``cumulative_m``; scalar run summaries (e.g. a stopping time) are
+reported at the final horizon under their own name.  Statistics across seeds:
+mean and a 95 % Student-t confidence interval (NaN bounds when only one seed).
+
+Outputs
+-------
+* tidy CSV — columns ``experiment, algorithm, delay, budget, t, metric, mean,
+  ci_low, ci_high, n`` (the stable interface of DESIGN.md);
+* Markdown and LaTeX — one table per metric, rows (delay, budget, algorithm),
+  columns the table horizons, cells ``mean ± half-width``;
+* curves CSV — the same statistics on a grid of at most ``curve_points``
+  rounds (always including the horizon), read by the plots.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections import defaultdict
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ..resultio import atomic_write_bytes, load_result
+
+log = logging.getLogger(__name__)
+COLUMNS = ["experiment", "algorithm", "delay", "budget", "t", "metric", "mean", "ci_low", "ci_high", "n"]
+
+
+def mean_ci(values: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and Student-t CI along axis 0 (rows are seeds)."""
+    values = np.asarray(values, dtype=float)
+    n = values.shape[0]
+    mean = values.mean(axis=0)
+    if n < 2:
+        nan = np.full_like(mean, np.nan)
+        return mean, nan, nan
+    half = stats.t.ppf(0.5 + level / 2, n - 1) * values.std(axis=0, ddof=1) / np.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def _load_groups(runs: Iterable[str]):
+    """Group runs by (algorithm, delay, budget); return series stacks and summaries."""
+    series = defaultdict(lambda: defaultdict(list))
+    summaries = defaultdict(lambda: defaultdict(list))
+    horizons = set()
+    for path in runs:
+        data, meta, _ = load_result(path)
+        cell = meta["cell"]
+        key = (cell["algorithm"], cell["delay_label"], "none" if cell["budget"] is None else format(cell["budget"], "g"))
+        horizons.add(int(cell["horizon"]))
+        for name in meta.get("metrics", sorted(data)):  # the environment's order: primary metric first
+            series[key][f"cumulative_{name}"].append(np.cumsum(data[name]))
+        for name, value in meta.get("summary", {}).items():
+            summaries[key][name].append(float(value))
+    if len(horizons) > 1:
+        raise ValueError(f"runs of one experiment have different horizons {sorted(horizons)}; re-run the stale jobs")
+    return series, summaries
+
+
+def _check_complete(series) -> None:
+    """Every (algorithm, delay, budget) group must have the same number of seeds."""
+    counts = {key: len(next(iter(m.values()))) for key, m in series.items()}
+    if len(set(counts.values())) > 1:
+        raise ValueError(f"unequal number of seeds per cell: {counts}")
+
+
+def aggregate_runs(runs: Sequence[str], experiment: str, horizons: Sequence[int],
+                   curve_points: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return the tidy table and the curves table of one experiment's runs."""
+    if not runs:
+        raise ValueError(f"experiment {experiment!r}: no run files to aggregate")
+    series, summaries = _load_groups(runs)
+    _check_complete(series)
+    rows, curve_rows = [], []
+    for (alg, delay, budget), metrics in series.items():  # config order
+        for metric, stacks in metrics.items():
+            arr = np.vstack(stacks)
+            T = arr.shape[1]
+            too_far = [h for h in horizons if h > T]
+            if too_far:
+                raise ValueError(f"table horizons {too_far} exceed the runs' horizon {T}")
+            idx = np.asarray(horizons, dtype=int) - 1
+            mean, lo, hi = mean_ci(arr[:, idx])
+            for h, m, a, b in zip(horizons, mean, lo, hi):
+                rows.append((experiment, alg, delay, budget, int(h), metric, m, a, b, arr.shape[0]))
+            grid = np.unique(np.linspace(1, T, min(curve_points, T)).round().astype(int))
+            cm, clo, chi = mean_ci(arr[:, grid - 1])
+            curve_rows += [(experiment, alg, delay, budget, int(t), metric, m, a, b, arr.shape[0])
+                           for t, m, a, b in zip(grid, cm, clo, chi)]
+        for name, values in summaries[(alg, delay, budget)].items():
+            m, a, b = mean_ci(np.asarray(values)[:, None])
+            rows.append((experiment, alg, delay, budget, int(T), name, m[0], a[0], b[0], len(values)))
+    return pd.DataFrame(rows, columns=COLUMNS), pd.DataFrame(curve_rows, columns=COLUMNS)
+
+
+def _cell(row) -> str:
+    if np.isnan(row["ci_high"]):
+        return f"{row['mean']:.2f}"
+    return f"{row['mean']:.2f} ± {row['ci_high'] - row['mean']:.2f}"
+
+
+def human_tables(tidy: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """One wide table per metric: rows (delay, budget, algorithm), columns ``t = ...``."""
+    out = {}
+    for metric, df in tidy.groupby("metric", sort=False):
+        df = df.assign(cell=df.apply(_cell, axis=1), horizon=df["t"].map(lambda t: f"t = {t}"))
+        wide = df.pivot_table(index=["delay", "budget", "algorithm"], columns="horizon", values="cell",
+                              aggfunc="first", sort=False)
+        wide = wide[sorted(wide.columns, key=lambda c: int(c.split("= ")[1]))]
+        out[metric] = wide
+    return out
+
+
+def to_markdown(tables: dict[str, pd.DataFrame], experiment: str) -> str:
+    lines = [f"# {experiment}", "", "Mean ± 95 % CI half-width across seeds.", ""]
+    for metric, wide in tables.items():
+        lines += [f"## {metric}", ""]
+        head = list(wide.index.names) + list(wide.columns)
+        lines.append("| " + " | ".join(head) + " |")
+        lines.append("|" + "---|" * len(head))
+        for idx, row in wide.iterrows():
+            lines.append("| " + " | ".join([*map(str, idx), *map(str, row.values)]) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _tex_escape(s: str) -> str:
+    return str(s).replace("\\", r"\textbackslash{}").replace("_", r"\_").replace("%", r"\%").replace("&", r"\&")
+
+
+def to_latex(tables: dict[str, pd.DataFrame], experiment: str) -> str:
+    parts = []
+    for metric, wide in tables.items():
+        head = list(wide.index.names) + list(wide.columns)
+        body = [" & ".join(_tex_escape(h) for h in head) + r" \\ \midrule"]
+        for idx, row in wide.iterrows():
+            cells = [*map(str, idx), *(str(v).replace("±", r"$\pm$") for v in row.values)]
+            body.append(" & ".join(_tex_escape(c) if "$" not in c else c for c in cells) + r" \\")
+        parts.append("\n".join([
+            r"\begin{table}[t]", r"\centering",
+            rf"\caption{{{_tex_escape(experiment)}: {_tex_escape(metric)} (mean $\pm$ 95\% CI).}}",
+            r"\begin{tabular}{" + "l" * len(wide.index.names) + "r" * len(wide.columns) + "}",
+            r"\toprule", *body, r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]))
+    return "\n".join(parts)
+
+
+def _csv_bytes(df: pd.DataFrame) -> bytes:
+    buf = io.StringIO()
+    df.to_csv(buf, index=False, float_format="%.10g")
+    return buf.getvalue().encode()
+
+
+def aggregate_experiment(runs: Sequence[str], experiment: str, horizons: Sequence[int], csv: str | Path,
+                         markdown: str | Path, latex: str | Path, curves: str | Path) -> pd.DataFrame:
+    """Aggregate ``runs`` and write all table files atomically; return the tidy table."""
+    tidy, curve_df = aggregate_runs(runs, experiment, horizons)
+    tables = human_tables(tidy)
+    atomic_write_bytes(csv, _csv_bytes(tidy))
+    atomic_write_bytes(curves, _csv_bytes(curve_df))
+    atomic_write_bytes(markdown, to_markdown(tables, experiment).encode())
+    atomic_write_bytes(latex, to_latex(tables, experiment).encode())
+    log.info("aggregated %d runs of %s into %d rows", len(runs), experiment, len(tidy))
+    return tidy

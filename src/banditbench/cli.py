@@ -1,0 +1,110 @@
+"""Command line: ``banditbench run-one`` (used by Snakemake and people) and ``banditbench list``.
+
+Examples
+--------
+Run one cell of a config interactively (progress bar on a terminal)::
+
+    banditbench run-one --config config.yaml --experiment linear_delayed_dueling \\
+        --algorithm ldb_df --delay geometric_mean20_M50 --seed 0
+
+List what can be put in a config::
+
+    banditbench list policies
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .delays import ConfigError
+
+
+def _run_one(args) -> int:
+    from .resultio import save_result
+    from .runner import run_cell
+
+    if args.cell:
+        cell = json.loads(args.cell)
+    else:
+        from .config import load_config_file, load_grid
+
+        missing = [k for k in ("experiment", "algorithm", "delay") if getattr(args, k) is None]
+        if missing:
+            raise ConfigError(f"run-one with --config needs --{' --'.join(missing)}")
+        config = load_config_file(args.config)
+        if args.horizon:
+            config["horizon"] = args.horizon
+        grid = load_grid(config)
+        cell = grid.cell(args.experiment, args.algorithm, args.delay, args.budget, args.seed)
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    series, meta, timing = run_cell(cell, progress=progress)
+    if args.output:
+        save_result(args.output, series, meta, timing)
+    if not args.cell or not args.output:
+        print(f"{cell['experiment']} / {cell['algorithm']} / delay {cell['delay_label']} / "
+              f"budget {cell['budget']} / seed {cell['seed']}: T = {cell['horizon']}, "
+              f"{timing['wall_time_s']:.2f} s")
+        for name, arr in series.items():
+            print(f"  cumulative {name}: {arr.sum():.4f}")
+        for name, value in meta["summary"].items():
+            print(f"  {name}: {value}")
+    return 0
+
+
+def _list(args) -> int:
+    from . import registry
+    from .delays import DELAY_PARAMETERS
+
+    if args.what in ("delays", "all"):
+        print("delays (config: delays: {label: {kind: ..., window: M or null, ...}}):")
+        for kind, params in DELAY_PARAMETERS.items():
+            extra = ", ".join(f"{k} ({v})" for k, v in params.items()) or "no parameters"
+            print(f"  {kind}: {extra}")
+    for what, table in (("environments", registry.environments()), ("policies", registry.policies())):
+        if args.what not in (what, "all"):
+            continue
+        print(f"{what}:")
+        for name, entry in sorted(table.items()):
+            cls = entry.load()
+            print(f"  {name}  [{cls.feedback_kind} feedback]  {registry.summary_line(cls)}")
+            for pname, default in registry.parameters(cls).items():
+                if pname not in ("horizon",):
+                    print(f"      {pname} = {default!r}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="banditbench", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run-one", help="run one simulation cell")
+    src = run.add_mutually_exclusive_group(required=True)
+    src.add_argument("--cell", help="resolved cell as JSON (what Snakemake passes)")
+    src.add_argument("--config", help="config file; pick the cell with the options below")
+    run.add_argument("--experiment")
+    run.add_argument("--algorithm", help="algorithm label in the experiment")
+    run.add_argument("--delay", help="delay label in the experiment")
+    run.add_argument("--budget", default="none", help="budget label (default: none)")
+    run.add_argument("--seed", default="0")
+    run.add_argument("--horizon", type=int, help="override the horizon")
+    run.add_argument("--output", help="write the result file here (.npz)")
+    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                     help="progress bar (default: when attached to a terminal)")
+    run.set_defaults(func=_run_one)
+
+    lst = sub.add_parser("list", help="list registered environments, policies and delay models")
+    lst.add_argument("what", nargs="?", default="all", choices=["all", "policies", "environments", "delays"])
+    lst.set_defaults(func=_list)
+
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except ConfigError as exc:
+        print(f"banditbench: configuration error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

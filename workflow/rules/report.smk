@@ -1,0 +1,21 @@
+"""Publication plots from the aggregated curves."""
+
+
+rule plot:
+    input:
+        curves="results/curves/{experiment}.csv",
+    output:
+        pdf="results/plots/{experiment}.pdf",
+        png=report("results/plots/{experiment}.png", caption="../report/plot.rst", category="Plots"),
+    params:
+        metric=lambda wc: f"cumulative_{GRID.experiments[wc.experiment].plot_metric}",
+        title=lambda wc: wc.experiment,
+    log:
+        "logs/plot/{experiment}.log",
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/banditbench.yaml"
+    script:
+        "../scripts/plot.py"

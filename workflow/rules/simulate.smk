@@ -1,0 +1,26 @@
+"""One simulation job per experiment x algorithm x delay x budget x seed."""
+
+
+rule simulate:
+    input:
+        # the job's algorithm, environment and core modules: editing one algorithm's
+        # module re-runs only the jobs that import it
+        sources=lambda wc: GRID.sources(wc.experiment, wc.algorithm),
+        data=lambda wc: GRID.data_files(wc.experiment),
+    output:
+        "results/runs/{experiment}/{algorithm}/{delay}/{budget}/{seed}.npz",
+    params:
+        cell=lambda wc: GRID.cell_json(wc.experiment, wc.algorithm, wc.delay, wc.budget, wc.seed),
+        python=PYTHON,
+        src=SRC,
+    log:
+        "logs/simulate/{experiment}/{algorithm}/{delay}/{budget}/{seed}.log",
+    benchmark:
+        "results/runs/{experiment}/{algorithm}/{delay}/{budget}/{seed}.benchmark.tsv"
+    resources:
+        mem_mb=lambda wc: experiment_resources(wc, "mem_mb", 500),
+        runtime=lambda wc: experiment_resources(wc, "runtime", 10),
+    conda:
+        "../../envs/banditbench.yaml"
+    shell:
+        "PYTHONPATH={params.src:q} {params.python} -m banditbench run-one --cell {params.cell:q} --output {output} 2> {log}"

@@ -1,0 +1,20 @@
+"""Snakemake script: aggregate one experiment's runs (logic in banditbench.analysis.aggregate)."""
+
+import logging
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))
+
+from banditbench.analysis.aggregate import aggregate_experiment
+
+logging.basicConfig(filename=snakemake.log[0], level=logging.INFO)
+aggregate_experiment(
+    runs=list(snakemake.input.runs),
+    experiment=snakemake.wildcards.experiment,
+    horizons=snakemake.params.horizons,
+    csv=snakemake.output.csv,
+    markdown=snakemake.output.md,
+    latex=snakemake.output.tex,
+    curves=snakemake.output.curves,
+)
