@@ -1,0 +1,69 @@
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from banditbench.analysis.aggregate import aggregate_experiment, aggregate_runs, mean_ci
+from banditbench.analysis.plots import plot_curves
+from banditbench.resultio import save_result
+
+
+def _write_runs(tmp_path, values):
+    """values[(alg, delay)] = list over seeds of per-round regret arrays."""
+    paths = []
+    for (alg, delay), seeds in values.items():
+        for seed, arr in enumerate(seeds):
+            cell = {"algorithm": alg, "delay_label": delay, "budget": None, "horizon": len(arr), "seed": seed}
+            path = tmp_path / f"{alg}_{delay}_{seed}.npz"
+            save_result(path, {"regret": arr}, {"cell": cell, "metrics": ["regret"], "summary": {"tau": 10.0 + seed}},
+                        {"wall_time_s": 0.1})
+            paths.append(str(path))
+    return paths
+
+
+def test_mean_ci_is_the_student_t_interval():
+    x = np.array([[1.0], [2.0], [4.0], [7.0]])
+    m, lo, hi = mean_ci(x)
+    half = stats.t.ppf(0.975, 3) * x.std(ddof=1) / 2
+    assert m[0] == 3.5 and hi[0] - m[0] == pytest.approx(half) and m[0] - lo[0] == pytest.approx(half)
+    m1, lo1, _ = mean_ci(np.array([[5.0]]))
+    assert m1[0] == 5 and np.isnan(lo1[0])
+
+
+def test_aggregate_reports_cumulative_means_at_horizons(tmp_path):
+    runs = _write_runs(tmp_path, {
+        ("a", "none"): [np.ones(10), np.full(10, 3.0)],
+        ("b", "none"): [np.zeros(10), np.zeros(10)],
+    })
+    tidy, curves = aggregate_runs(runs, "exp", [5, 10])
+    row = tidy[(tidy.algorithm == "a") & (tidy.t == 10) & (tidy.metric == "cumulative_regret")].iloc[0]
+    assert row["mean"] == 20 and row["n"] == 2 and row["ci_low"] < 20 < row["ci_high"]
+    assert tidy[(tidy.algorithm == "a") & (tidy.t == 5)]["mean"].iloc[0] == 10
+    tau = tidy[(tidy.algorithm == "b") & (tidy.metric == "tau")].iloc[0]
+    assert tau["mean"] == 10.5 and tau["t"] == 10
+    assert list(tidy.columns[:10]) == ["experiment", "algorithm", "delay", "budget", "t", "metric", "mean",
+                                       "ci_low", "ci_high", "n"]
+    assert curves["t"].max() == 10 and set(curves["algorithm"]) == {"a", "b"}
+
+
+def test_unequal_seed_counts_are_an_error(tmp_path):
+    runs = _write_runs(tmp_path, {("a", "none"): [np.ones(5)] * 2, ("b", "none"): [np.ones(5)]})
+    with pytest.raises(ValueError, match="unequal number of seeds"):
+        aggregate_runs(runs, "exp", [5])
+
+
+def test_written_tables_and_plots(tmp_path):
+    runs = _write_runs(tmp_path, {("a", "d1"): [np.ones(50)] * 3, ("b", "d1"): [np.full(50, 0.5)] * 3,
+                                  ("a", "d2"): [np.ones(50)] * 3, ("b", "d2"): [np.full(50, 0.2)] * 3})
+    out = {k: tmp_path / f"out.{k}" for k in ("csv", "md", "tex")}
+    curves = tmp_path / "curves.csv"
+    aggregate_experiment(runs, "exp", [25, 50], out["csv"], out["md"], out["tex"], curves)
+    assert len(pd.read_csv(out["csv"])) == 4 * (2 * 1 + 1)  # 2 horizons of 1 metric + tau, per cell
+    md = out["md"].read_text()
+    assert "| d2 | none | b | 5.00 ± 0.00 | 10.00 ± 0.00 |" in md and "## tau" in md
+    assert r"\begin{tabular}" in out["tex"].read_text() and r"cumulative\_regret" in out["tex"].read_text()
+    pdf, png = tmp_path / "p.pdf", tmp_path / "p.png"
+    plot_curves(curves, "cumulative_regret", "exp", [pdf, png])
+    assert pdf.read_bytes()[:4] == b"%PDF" and png.read_bytes()[:4] == b"\x89PNG"
+    with pytest.raises(ValueError, match="no curve for metric 'cumulative_reward'"):
+        plot_curves(curves, "cumulative_reward", "exp", [png])

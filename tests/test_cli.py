@@ -1,0 +1,39 @@
+import subprocess
+import sys
+
+from banditbench.cli import main
+from banditbench.resultio import load_result
+from conftest import ROOT
+
+
+def test_list_shows_every_registered_name_with_parameters(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for name in ("synthetic_dueling", "ldb_df", "ldb_ignore", "ldb_heuristic", "random_pair", "geometric"):
+        assert name in out
+    assert "kappa_mu = 0.1" in out and "utility = 'linear'" in out
+
+
+def test_run_one_from_a_config_cell(tmp_path, capsys):
+    out_file = tmp_path / "r.npz"
+    code = main(["run-one", "--config", str(ROOT / "config.yaml"), "--experiment", "linear_delayed_dueling",
+                 "--algorithm", "ldb_df", "--delay", "geometric_mean20_M50", "--seed", "1", "--horizon", "50",
+                 "--output", str(out_file), "--no-progress"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    series, meta, _ = load_result(out_file)
+    assert f"cumulative regret: {series['regret'].sum():.4f}" in printed
+    assert meta["cell"]["horizon"] == 50 and meta["cell"]["delay"]["window"] == 50
+
+
+def test_run_one_reports_config_errors_by_name(capsys):
+    code = main(["run-one", "--config", str(ROOT / "config.yaml"), "--experiment", "linear_delayed_dueling",
+                 "--algorithm", "nope", "--delay", "none"])
+    assert code == 2
+    assert "experiments.linear_delayed_dueling.algorithms: no entry 'nope'" in capsys.readouterr().err
+
+
+def test_module_entry_point_runs():
+    run = subprocess.run([sys.executable, "-m", "banditbench", "list", "delays"], capture_output=True, text=True,
+                         env={"PYTHONPATH": str(ROOT / "src"), "PATH": ""})
+    assert run.returncode == 0 and "geometric" in run.stdout

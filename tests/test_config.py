@@ -1,0 +1,73 @@
+import copy
+
+import pytest
+
+from banditbench.config import load_config_file, load_grid
+from banditbench.delays import ConfigError
+from conftest import ROOT
+
+BASE = load_config_file(ROOT / "config.yaml")
+
+
+def _cfg(mutate):
+    cfg = copy.deepcopy(BASE)
+    mutate(cfg)
+    return cfg
+
+
+def _exp(cfg):
+    return cfg["experiments"]["linear_delayed_dueling"]
+
+
+@pytest.mark.parametrize("mutate, fragment", [
+    (lambda c: c.update(seedz=3), "Additional properties are not allowed ('seedz'"),
+    (lambda c: _exp(c).update(horizon=0), "experiments.linear_delayed_dueling.horizon: 0 is less than the minimum of 1"),
+    (lambda c: _exp(c)["algorithms"].update(x={"policy": "nope"}), "experiments.linear_delayed_dueling.algorithms.x.policy: unknown policy 'nope'"),
+    (lambda c: _exp(c)["algorithms"]["ldb_df"].update(params={"lamda": 2}), "algorithms.ldb_df.params: unknown parameter(s) ['lamda']"),
+    (lambda c: _exp(c)["environment"].update(name="atari"), "environment.name: unknown environment 'atari'"),
+    (lambda c: _exp(c)["environment"]["params"].update(dim=3), "environment.params: unknown parameter(s) ['dim']"),
+    (lambda c: _exp(c)["delays"].update(bad={"kind": "geometric", "p": 0.1, "mean": 10}), "delays.bad: geometric delay needs exactly one"),
+    (lambda c: _exp(c)["delays"].update(bad={"kind": "lognormal"}), "experiments.linear_delayed_dueling.delays.bad.kind"),
+    (lambda c: _exp(c).update(table_horizons=[100, 5000]), "table_horizons: [5000] exceed the horizon 600"),
+    (lambda c: _exp(c).update(budgets=[300]), "budgets: environment 'synthetic_dueling' has no budget"),
+    (lambda c: _exp(c)["algorithms"].update({"bad label": {"policy": "ldb_df"}}), "'bad label' does not match"),
+    (lambda c: _exp(c).update(plot_metric="reward"), "plot_metric: 'reward' is not logged"),
+])
+def test_bad_config_is_rejected_with_a_message_naming_the_key(mutate, fragment):
+    with pytest.raises(ConfigError) as err:
+        load_grid(_cfg(mutate))
+    assert fragment in str(err.value)
+
+
+def test_global_overrides_apply_to_every_experiment():
+    grid = load_grid(_cfg(lambda c: c.update(seeds=2, horizon=200)))
+    exp = grid.experiments["linear_delayed_dueling"]
+    assert exp.seeds == (0, 1) and exp.horizon == 200
+    assert exp.table_horizons == (150, 200)  # larger table horizons dropped, the horizon added
+    assert grid.cell("linear_delayed_dueling", "ldb_df", "none", "none", 1)["horizon"] == 200
+
+
+def test_jobs_cover_the_grid_and_cells_resolve():
+    grid = load_grid(BASE)
+    jobs = list(grid.jobs("linear_delayed_dueling"))
+    exp = _exp(BASE)
+    assert len(jobs) == len(exp["algorithms"]) * len(exp["delays"]) * exp["seeds"]
+    cell = grid.cell(**jobs[-1])
+    assert cell["policy"]["name"] == "random_pair" and cell["delay"] == exp["delays"][jobs[-1]["delay"]]
+    with pytest.raises(ConfigError, match="no entry 'foo'"):
+        grid.cell("linear_delayed_dueling", "foo", "none", "none", 0)
+
+
+def test_job_sources_are_the_modules_the_job_imports():
+    grid = load_grid(BASE)
+    ldb = {p.name for p in grid.sources("linear_delayed_dueling", "ldb_df")}
+    rnd = {p.name for p in grid.sources("linear_delayed_dueling", "random")}
+    assert {"delayed_dueling.py", "linalg.py", "dueling.py", "runner.py", "delays.py"} <= ldb
+    assert "delayed_dueling.py" not in rnd and "baselines.py" in rnd and "baselines.py" not in ldb
+
+
+@pytest.mark.parametrize("path", [ROOT / "config.yaml"] + sorted(p for p in (ROOT / "config").glob("*.yaml")
+                                                           if p.name != "schema.yaml"), ids=lambda p: p.name)
+def test_every_shipped_config_validates(path):
+    grid = load_grid(load_config_file(path))
+    assert grid.experiments

@@ -1,0 +1,72 @@
+import json
+import zipfile
+
+import numpy as np
+
+from banditbench.resultio import load_result, save_result
+from banditbench.runner import build, run_cell
+
+CELL = {
+    "experiment": "e", "algorithm": "ldb_df", "delay_label": "geo", "seed": 7, "horizon": 300, "budget": None,
+    "environment": {"name": "synthetic_dueling", "params": {"dimension": 6, "n_arms": 8}},
+    "policy": {"name": "ldb_df", "params": {}},
+    "delay": {"kind": "geometric", "mean": 10, "window": 20},
+}
+
+
+def _members(path):
+    with zipfile.ZipFile(path) as zf:
+        return {name: zf.read(name) for name in zf.namelist()}
+
+
+def test_same_seed_gives_an_identical_result_file(tmp_path):
+    a, b = tmp_path / "a.npz", tmp_path / "b.npz"
+    for path in (a, b):
+        save_result(path, *run_cell(CELL))
+    ma, mb = _members(a), _members(b)
+    assert set(ma) == set(mb) == {"regret.npy", "average_regret.npy", "weak_regret.npy", "meta.npy", "timing.npy"}
+    # everything but the wall time is byte-identical, zip headers included
+    assert all(ma[k] == mb[k] for k in ma if k != "timing.npy")
+    with zipfile.ZipFile(a) as za, zipfile.ZipFile(b) as zb:
+        assert [i.date_time for i in za.infolist()] == [i.date_time for i in zb.infolist()]
+    series, meta, timing = load_result(a)
+    assert meta["seed"] == 7 and meta["cell"] == CELL and timing["wall_time_s"] > 0
+    assert meta["metrics"][0] == "regret"
+
+
+def test_different_seed_gives_different_results():
+    other = dict(CELL, seed=8)
+    assert not np.array_equal(run_cell(CELL)[0]["regret"], run_cell(other)[0]["regret"])
+
+
+def test_environment_draws_do_not_depend_on_the_policy():
+    """Contexts come from the environment's own stream: same for every algorithm and delay."""
+    contexts = []
+    for policy, delay in (("ldb_df", CELL["delay"]), ("random_pair", {"kind": "none"})):
+        env, _, _, _ = build(dict(CELL, policy={"name": policy, "params": {}}, delay=delay))
+        contexts.append(np.stack([env.context(t) for t in range(1, 20)]))
+        contexts.append(env.theta)
+    assert np.array_equal(contexts[0], contexts[2]) and np.array_equal(contexts[1], contexts[3])
+
+
+def test_interrupted_write_leaves_no_partial_file(tmp_path, monkeypatch):
+    target = tmp_path / "run.npz"
+    series, meta, timing = run_cell(dict(CELL, horizon=20))
+
+    def boom(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("banditbench.resultio.os.replace", boom)
+    try:
+        save_result(target, series, meta, timing)
+    except KeyboardInterrupt:
+        pass
+    assert not target.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_result_meta_is_json_with_resolved_parameters(tmp_path):
+    save_result(tmp_path / "r.npz", *run_cell(dict(CELL, horizon=10)))
+    _, meta, _ = load_result(tmp_path / "r.npz")
+    json.dumps(meta)
+    assert meta["rho"] == 1 - 0.9**20
+    assert meta["banditbench_version"]
