@@ -116,6 +116,12 @@ def test_bad_config_stops_before_any_job(tmp_path):
     assert not (work / "results").exists()
 
 
+def test_slurm_profile_is_valid(project):
+    dry = _smk(project, "--workflow-profile", str(project / "workflow/profiles/slurm"), "-n", "--forceall")
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    assert _planned(dry.stdout)["simulate"] == 8
+
+
 def test_workflow_lints_clean():
     run = subprocess.run([sys.executable, "-m", "snakemake", "--lint", "--snakefile", str(ROOT / "Snakefile"),
                           "--directory", str(ROOT)], capture_output=True, text=True)
