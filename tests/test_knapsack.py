@@ -1,0 +1,341 @@
+"""Seed 004 (preference-based linear contextual bandits with knapsacks): environments, LP, policies."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from banditbench.api import Problem
+from banditbench.config import load_config_file, load_grid
+from banditbench.delays import ConfigError, make_delay
+from banditbench.envs.car_oracle import CLASSES, action_features, fit_car_oracle, load_car_oracle, save_car_oracle
+from banditbench.envs.knapsack import (NULL, CarModeration, SyntheticBwKAbsolute, SyntheticPbBwK, _DuelKnapsack,
+                                       _PreferenceOutcome, offline_lp)
+from banditbench.policies.knapsack import (ConstrainedDuelingEXP3, IdealDuel, OptimisticDuel, RandomizedDuel,
+                                           knapsack_lp_value)
+from banditbench.runner import run_cell, simulate
+
+CAR_DATA = Path("/work/shared/datasets/uci/car/car.data")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def make(policy_cls, env, seed=0, **params):
+    problem = Problem(horizon=env.horizon, info=env.public_info())
+    return policy_cls(problem, np.random.default_rng(seed), **params)
+
+
+def cell(env, policy, budget, seed, horizon, env_params=None, delay=None):
+    return {"experiment": "test", "algorithm": policy, "delay_label": "d", "seed": seed, "horizon": horizon,
+            "budget": budget, "environment": {"name": env, "params": env_params or {}},
+            "policy": {"name": policy, "params": {}}, "delay": delay or {"kind": "none"}}
+
+
+# --- the offline LP (4)-(6) -------------------------------------------------------------
+
+def test_lp_value_on_hand_solvable_instances():
+    # one context, r = (0.3, 1.0), w = (0.1, 0.5), b = 0.4: per action the budget is 0.2, so
+    # mix (0,0) and (1,1) with weight p on (1,1): 0.2 (1-p) + 1.0 p = 0.4  ->  p = 1/4,
+    # v* = 0.6 * 3/4 + 2.0 * 1/4 = 0.95, multiplier (1.0 - 0.3) / (0.5 - 0.1) = 1.75.
+    r, w = np.array([[0.3, 1.0]]), np.array([[0.1, 0.5]])
+    for pairs in ("all", "symmetric"):
+        sol = offline_lp(np.ones(1), r, w, 0.4, pairs=pairs)
+        assert sol.value == pytest.approx(0.95, abs=1e-8)
+        assert sol.multiplier == pytest.approx(1.75, abs=1e-6)
+    # b = 0.1 is below the cheapest duel (0.2): half the rounds (0,0), half null -> v* = 0.3
+    sol = offline_lp(np.ones(1), r, w, 0.1, pairs="all")
+    assert sol.value == pytest.approx(0.3, abs=1e-8)
+    assert sol.policy[0, -1] == pytest.approx(0.5, abs=1e-6)
+    # two contexts with probabilities (1/2, 1/2); context A: r = (1, 0) at cost (1, 0), context B:
+    # r = (1, 0) at cost (0.25, 0).  Reward per unit cost is 1 in A and 4 in B, so the budget
+    # b = 0.5 first buys B's duel (1,1) (cost 1/2 * 0.5 = 0.25) and then A's at 1/2 * 2 per unit:
+    # v* = 1/2 * 2 + 1/2 * 2 * 0.25 = 1.25.
+    r2, w2 = np.array([[1.0, 0.0], [1.0, 0.0]]), np.array([[1.0, 0.0], [0.25, 0.0]])
+    assert offline_lp(np.array([0.5, 0.5]), r2, w2, 0.5, pairs="all").value == pytest.approx(1.25, abs=1e-8)
+
+
+def test_symmetric_lp_equals_the_full_pair_lp():
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        n, k = 30, 5
+        r, w, p = rng.random((n, k)), rng.random((n, k)), rng.dirichlet(np.ones(n))
+        b = rng.uniform(0.05, 1.5)
+        full = offline_lp(p, r, w, b, pairs="all", method="highs")
+        sym = offline_lp(p, r, w, b)
+        assert sym.value == pytest.approx(full.value, abs=1e-7)
+        assert sym.multiplier == pytest.approx(full.multiplier, abs=1e-6)
+
+
+def test_synthetic_v_star_matches_the_paper_instance():
+    # b = 300 / 2000 = 0.15: duel (0,0) costs 0.1; the rest, 0.05, moves mass from (0,0) to (3,3)
+    # at (1.4 - 0.2) / (1.4 - 0.1) reward per unit cost.
+    env = SyntheticPbBwK(np.random.SeedSequence(0), horizon=2000, budget=300)
+    assert env.v_star == pytest.approx(0.2 + 0.05 * 1.2 / 1.3, abs=1e-9)
+
+
+# --- budget accounting -------------------------------------------------------------------
+
+@pytest.mark.parametrize("policy_cls", [OptimisticDuel, RandomizedDuel, ConstrainedDuelingEXP3])
+def test_budget_overspend_is_less_than_one_round_and_null_after_exhaustion(policy_cls):
+    T, B = 600, 60.0
+    env = SyntheticPbBwK(np.random.SeedSequence(1), horizon=T, budget=B)
+    policy = make(policy_cls, env)
+    logs = simulate(env, policy, make_delay({"kind": "none"}), T, np.random.default_rng(0))
+    tau = env.tau
+    assert tau is not None and tau < T
+    spend = np.cumsum(logs["cost"])
+    assert spend[tau - 2] < B <= spend[tau - 1]                       # tau is the first round reaching B
+    assert env.spent - B < logs["cost"][tau - 1] <= 2.0               # overspend < that round's charge
+    assert env.spent == pytest.approx(spend[-1])
+    after = slice(tau, T)
+    assert np.all(logs["reward"][after] == 0) and np.all(logs["cost"][after] == 0)
+    assert np.all(logs["active"][after] == 0) and np.all(logs["active"][:tau] == 1)
+    assert np.allclose(logs["regret"][after], env.v_star)
+    assert np.allclose(logs["regret"], env.v_star - logs["reward"])
+    # the policy sees the empty knapsack and plays the null action ...
+    ctx = env.context(T)
+    assert ctx.stopped and policy.act(T, ctx) == NULL
+    # ... and the environment ignores anything else once the budget is gone
+    fb, truth = env.step(T, (3, 3))
+    assert fb is None and truth["reward"] == 0 and truth["cost"] == 0
+    assert env.summary()["tau"] == tau and env.summary()["exhausted"] == 1.0
+
+
+def test_null_action_before_exhaustion_costs_nothing_and_gives_no_feedback():
+    env = SyntheticPbBwK(np.random.SeedSequence(2), horizon=10, budget=5)
+    env.context(1)
+    fb, truth = env.step(1, NULL)
+    assert fb is None and truth == {"reward": 0.0, "regret": env.v_star, "cost": 0.0, "active": 1.0}
+    with pytest.raises(ValueError):
+        env.step(2, (0, 4))
+
+
+def test_both_feedback_variants_draw_the_same_contexts_and_costs():
+    pref = SyntheticPbBwK(np.random.SeedSequence(4), horizon=50, budget=1000)
+    absolute = SyntheticBwKAbsolute(np.random.SeedSequence(4), horizon=50, budget=1000)
+    for t in range(1, 51):
+        pref.context(t), absolute.context(t)
+        fp, _ = pref.step(t, (t % 4, 3))
+        fa, _ = absolute.step(t, (t % 4, 3))
+        assert np.array_equal(fp.costs, fa.costs)
+        assert fp.y in (0, 1) and fa.rewards.shape == (2,)
+
+
+# --- policies ----------------------------------------------------------------------------
+
+class _CapturingAlg1(OptimisticDuel):
+    def _choose(self, t, context):
+        out = super()._choose(t, context)
+        self.last_w = out[2]
+        return out
+
+
+def test_virtual_queue_follows_recursion_12_with_the_optimistic_cost():
+    T = 300
+    env = SyntheticPbBwK(np.random.SeedSequence(5), horizon=T, budget=150)
+    policy = make(_CapturingAlg1, env, beta_w=0.5)
+    q_prev = 0.0
+    for t in range(1, T + 1):
+        ctx = env.context(t)
+        if ctx.stopped:
+            break
+        # W~ of every action recomputed from scratch: omega_hat = Psi^-1 u, ||psi||_{Psi^-1}
+        psi_gram = policy.cost.gram.matrix
+        omega = np.linalg.solve(psi_gram, policy.cost.u)
+        norms = np.sqrt(np.einsum("ij,ji->i", ctx.psi, np.linalg.solve(psi_gram, ctx.psi.T)))
+        x, y = policy.act(t, ctx)
+        expected_w = ctx.psi[x] @ omega + ctx.psi[y] @ omega - 0.5 * (norms[x] + norms[y])
+        assert policy.last_w == pytest.approx(expected_w, abs=1e-9)
+        assert policy.Q == pytest.approx(max(q_prev + expected_w - 150 / T, 0.0), abs=1e-9)
+        assert policy.queue_trace[t] == policy.Q
+        q_prev = policy.Q
+        fb, _ = env.step(t, (x, y))
+        policy.observe(t + 1, [fb])
+    assert policy.queue_trace[1:t].max() > 0          # the queue was actually used
+
+
+class _RandomContexts(_PreferenceOutcome, _DuelKnapsack):
+    """Well-conditioned contextual instance: 40 contexts, 5 actions with random features."""
+
+    def __init__(self, seed_seq, *, horizon, budget):
+        rng = np.random.default_rng(11)
+        phi = rng.standard_normal((40, 5, 3))
+        phi /= np.linalg.norm(phi, axis=-1, keepdims=True)
+        self.theta_star, self.omega_star = np.array([2.0, -1.5, 1.0]), np.array([0.3, 0.2, -0.1])
+        r, w = phi @ self.theta_star, phi @ self.omega_star
+        self._setup(seed_seq, horizon, budget, "gaussian", 0.1, phi, phi, r, w, np.full(40, 1 / 40))
+
+
+def test_algorithm1_estimates_converge_on_an_easy_instance():
+    """d = 3, 40 contexts x 5 actions with random unit features, budget never binding.
+
+    ``omega_hat`` (least squares on both actions) converges to ``omega*``.  ``theta_hat`` is the
+    exact minimiser of (10), and its direction converges to ``theta*``; its norm stays shrunk by
+    the ridge term (lam = 1) because optimism duels near-ties (small ``phi^-``), so the test
+    checks direction and ranking, not ``||theta_hat - theta*||``.
+    """
+    from scipy.optimize import minimize
+
+    from banditbench.policies.linalg import logistic_loss
+
+    T = 1500
+    cosines = {100: [], T: []}
+    for seed in range(3):
+        env = _RandomContexts(np.random.SeedSequence(seed), horizon=T, budget=10 * T)   # never binding
+        policy = make(OptimisticDuel, env)
+        for t in range(1, T + 1):
+            x, y = policy.act(t, env.context(t))
+            fb, _ = env.step(t, (x, y))
+            policy.observe(t + 1, [fb])
+            if t in cosines:
+                th = policy._estimate()
+                cosines[t].append(th @ env.theta_star / np.linalg.norm(th) / np.linalg.norm(env.theta_star))
+        assert np.linalg.norm(policy.cost.estimate - env.omega_star) < 0.015
+        rows, labels = policy.rows[:policy.n_rows], policy.labels[:policy.n_rows]
+        exact = minimize(logistic_loss, np.zeros(3), args=(rows, labels, 1.0), method="BFGS", tol=1e-10).x
+        assert np.allclose(policy._estimate(), exact, atol=1e-4)
+        assert np.allclose(policy.sigma.matrix, policy.kappa * np.eye(3) + rows.T @ rows)
+        agree = np.mean((env.phi @ policy._estimate()).argmax(axis=1) == env.r.argmax(axis=1))
+        assert agree >= 0.8
+    assert min(cosines[T]) > 0.97 and np.mean(cosines[T]) > np.mean(cosines[100])
+
+
+def test_delayed_feedback_enters_the_statistics_exactly_once_on_arrival():
+    T = 400
+    delay = make_delay({"kind": "geometric", "mean": 15, "window": 30})
+    for cls in (OptimisticDuel, RandomizedDuel, IdealDuel):
+        env_cls = SyntheticBwKAbsolute if cls is IdealDuel else SyntheticPbBwK
+        env = env_cls(np.random.SeedSequence(7), horizon=T, budget=10 * T)
+        policy = make(cls, env)
+        simulate(env, policy, delay, T, np.random.default_rng(8))
+        delays = delay.sample(np.random.default_rng(8), T)                 # the run's delays
+        arrived = [s for s in range(1, T + 1) if delays[s - 1] <= 30 and s + max(delays[s - 1], 1) <= T]
+        assert policy.cost.n == 2 * len(arrived) < 2 * T
+        if cls is not IdealDuel:
+            informative = sum(policy.diff_played[s - 1].any() for s in arrived)
+            assert policy.n_rows == informative
+        expected_psi = sum(np.outer(v, v) for s in arrived for v in policy.psi_played[s - 1])
+        assert np.allclose(policy.cost.gram.matrix, np.eye(4) + expected_psi)
+
+
+def test_cd_exp3_warm_up_estimates_the_borda_value():
+    T, B, t0 = 3000, 900, 2500
+    env = SyntheticPbBwK(np.random.SeedSequence(9), horizon=T, budget=B)
+    policy = make(ConstrainedDuelingEXP3, env, warmup_rounds=t0)
+    simulate(env, policy, make_delay({"kind": "none"}), t0 + 1, np.random.default_rng(0))
+    r = np.array([0.1, 0.2, 0.4, 0.7])
+    borda = (1 / (1 + np.exp(-(r[:, None] - r[None, :])))).mean(axis=1)
+    b = B / T
+    true_z = knapsack_lp_value(borda, np.array([0.05, 0.4, 0.5, 0.7]), b) / b
+    assert policy.z == pytest.approx(true_z, rel=0.1)
+    q = policy.distribution()
+    assert q.min() >= policy.gamma / 4 - 1e-12 and q.sum() == pytest.approx(1.0)
+
+
+def test_ideal_baseline_beats_both_preference_algorithms_on_average():
+    """Synthetic instance, T = 1000, B = 450 (b = 0.45), seeds 0-5.  Measured: ideal 471, Alg. 2 389,
+    Alg. 1 337 (v* T = 523).  At small budgets this does not hold (see the report): the ideal's
+    optimistic cost estimate lets it spend the budget early (tau ~ 0.5 T at B = 300, T = 2000)."""
+    T, B, seeds = 1000, 450, range(6)
+    totals = {}
+    for name, env_name in (("pblincbwk_alg1", "pbbwk_synthetic"), ("pblincbwk_alg2", "pbbwk_synthetic"),
+                           ("lincbwk_ideal", "pbbwk_synthetic_absolute")):
+        totals[name] = np.mean([run_cell(cell(env_name, name, B, s, T))[0]["reward"].sum() for s in seeds])
+    assert totals["lincbwk_ideal"] > totals["pblincbwk_alg1"] + 10
+    assert totals["lincbwk_ideal"] > totals["pblincbwk_alg2"] + 10
+
+
+@pytest.mark.parametrize("policy_cls", [OptimisticDuel, RandomizedDuel, IdealDuel])
+def test_allow_null_skips_rounds_once_the_queue_prices_every_duel_out(policy_cls):
+    T, B = 1500, 75.0                                    # b = 0.05 < the cheapest duel (0.1)
+    env_cls = SyntheticBwKAbsolute if policy_cls is IdealDuel else SyntheticPbBwK
+    env = env_cls(np.random.SeedSequence(10), horizon=T, budget=B)
+    policy = make(policy_cls, env, allow_null=True, beta_w=0.0)       # no cost optimism: Q tracks the spend
+    nulls, played = 0, 0
+    for t in range(1, T + 1):
+        ctx = env.context(t)
+        q_before = policy.Q
+        action = policy.act(t, ctx)
+        fb, truth = env.step(t, action)
+        if action == NULL and not ctx.stopped:
+            nulls += 1
+            assert fb is None and truth["cost"] == 0 and truth["active"] == 1
+            assert policy.Q == pytest.approx(max(q_before - B / T, 0.0))          # W~ = 0 in (12)
+        elif fb is not None:
+            played += 1
+            policy.observe(t + 1, [fb])
+    assert nulls > 0.2 * T and played > 0
+
+
+def test_policies_reject_bad_parameters():
+    env = SyntheticPbBwK(np.random.SeedSequence(0), horizon=100, budget=20)
+    with pytest.raises(ConfigError, match="beta_r"):
+        make(OptimisticDuel, env, beta_r="large")
+    with pytest.raises(ConfigError, match="kappa"):
+        make(RandomizedDuel, env, kappa=-1)
+    with pytest.raises(ConfigError, match="warmup_rounds"):
+        make(ConstrainedDuelingEXP3, env, warmup_rounds=100)
+    with pytest.raises(ConfigError, match="budget"):
+        SyntheticPbBwK(np.random.SeedSequence(0), horizon=100, budget=0)
+
+
+def test_theory_radii_run():
+    env = SyntheticPbBwK(np.random.SeedSequence(0), horizon=200, budget=40)
+    for cls in (OptimisticDuel, RandomizedDuel):
+        policy = make(cls, env, beta_r="theory", beta_w="theory")
+        assert policy.beta_r_t(100) > 50 and policy.kappa == pytest.approx(2 + np.e + 1 / np.e)
+        simulate(env, policy, make_delay({"kind": "none"}), 50, np.random.default_rng(0))
+
+
+# --- car moderation -------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def car_oracle(tmp_path_factory):
+    path = tmp_path_factory.mktemp("oracles") / "car_evaluation.npz"
+    save_car_oracle(fit_car_oracle(CAR_DATA), path)
+    return path
+
+
+def test_car_oracle_predicts_held_out_classes_and_has_documented_ranges(car_oracle):
+    oracle = load_car_oracle(car_oracle)
+    assert oracle["contexts"].shape == (1728, 22) and oracle["theta"].shape == (88,)
+    # held-out accuracy of argmax_a p(c, a): majority class (unacc) is about 0.70
+    assert oracle["test_accuracy"] > oracle["majority_accuracy"] + 0.1
+    assert oracle["test_accuracy"] > 0.8
+    phi = action_features(oracle["contexts"])
+    assert np.allclose(np.linalg.norm(phi, axis=-1), 1.0)
+    r = phi @ oracle["theta"]
+    assert r.min() == pytest.approx(0.0, abs=1e-12) and r.max() == pytest.approx(1.0, abs=1e-12)
+    assert (r.argmax(axis=1) == oracle["labels"]).mean() > 0.8          # reward ranks the true review first
+    env = CarModeration(np.random.SeedSequence(0), horizon=100, budget=30, oracle=str(car_oracle))
+    assert np.allclose(env.w, np.array([0.5, 0.3, 0.3, 0.5]) * env.r)
+    assert env.w.min() >= 0 and env.w.max() <= 0.5
+    info = env.public_info()
+    assert info["dimension"] == 88 and info["n_arms"] == len(CLASSES) and info["budget"] == 30
+    assert CarModeration.required_files({}) == ["data/oracles/car_evaluation.npz"]
+
+
+def test_car_cell_runs_end_to_end_through_run_cell(car_oracle):
+    params = {"oracle": str(car_oracle)}
+    for policy, env_name in (("pblincbwk_alg2", "car_moderation"), ("cd_exp3", "car_moderation"),
+                             ("lincbwk_ideal", "car_moderation_absolute")):
+        series, meta, timing = run_cell(cell(env_name, policy, 40, 3, 300, params,
+                                             delay={"kind": "geometric", "mean": 10}))
+        assert set(series) == {"reward", "regret", "cost", "active"} and len(series["reward"]) == 300
+        summary = meta["summary"]
+        assert summary["spent"] == pytest.approx(series["cost"].sum())
+        assert series["regret"].sum() == pytest.approx(300 * summary["v_star"] - series["reward"].sum())
+        assert 0 < summary["tau"] <= 300
+
+
+def test_missing_oracle_is_a_clear_error(tmp_path):
+    with pytest.raises(ConfigError, match="oracle"):
+        CarModeration(np.random.SeedSequence(0), horizon=10, budget=5, oracle=str(tmp_path / "none.npz"))
+
+
+def test_paper_grid_validates():
+    grid = load_grid(load_config_file(ROOT / "config" / "knapsack.yaml"))
+    assert set(grid.experiments) == {"knapsack_synthetic", "knapsack_synthetic_ideal", "knapsack_car",
+                                     "knapsack_car_ideal"}
+    exp = grid.experiments["knapsack_car"]
+    assert exp.budgets == (300, 500, 700, 900) and exp.horizon == 2000 and len(exp.seeds) == 200
+    assert grid.data_files("knapsack_car") == ["data/oracles/car_evaluation.npz"]
