@@ -32,6 +32,7 @@ def _exp(cfg):
     (lambda c: _exp(c).update(budgets=[300]), "budgets: environment 'synthetic_dueling' has no budget"),
     (lambda c: _exp(c)["algorithms"].update({"bad label": {"policy": "ldb_df"}}), "'bad label' does not match"),
     (lambda c: _exp(c).update(plot_metric="reward"), "plot_metric: 'reward' is not logged"),
+    (lambda c: _exp(c).update(extra_plots=["regret", "cost"]), "extra_plots: 'cost' is not logged"),
 ])
 def test_bad_config_is_rejected_with_a_message_naming_the_key(mutate, fragment):
     with pytest.raises(ConfigError) as err:

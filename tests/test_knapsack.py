@@ -9,11 +9,10 @@ from banditbench.api import Problem
 from banditbench.config import load_config_file, load_grid
 from banditbench.delays import ConfigError, make_delay
 from banditbench.envs.car_oracle import CLASSES, action_features, fit_car_oracle, load_car_oracle, save_car_oracle
-from banditbench.envs.knapsack import (NULL, CarModeration, SyntheticBwKAbsolute, SyntheticPbBwK, _DuelKnapsack,
-                                       _PreferenceOutcome, offline_lp)
+from banditbench.envs.knapsack import NULL, CarModeration, SyntheticPbBwK, _DuelKnapsack, offline_lp
 from banditbench.policies.knapsack import (ConstrainedDuelingEXP3, IdealDuel, OptimisticDuel, RandomizedDuel,
                                            knapsack_lp_value)
-from banditbench.runner import run_cell, simulate
+from banditbench.runner import build, run_cell, simulate
 
 CAR_DATA = Path("/work/shared/datasets/uci/car/car.data")
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,9 +108,22 @@ def test_null_action_before_exhaustion_costs_nothing_and_gives_no_feedback():
         env.step(2, (0, 4))
 
 
+def test_one_environment_serves_both_algorithm_families_in_one_experiment():
+    from banditbench.config import load_grid
+
+    spec = {"environment": {"name": "pbbwk_synthetic"}, "horizon": 50, "seeds": 1, "budgets": [20],
+            "algorithms": {"alg1": {"policy": "pblincbwk_alg1"}, "ideal": {"policy": "lincbwk_ideal"}},
+            "delays": {"none": {"kind": "none"}}}
+    grid = load_grid({"experiments": {"k": spec}})
+    fbs = [build(grid.cell("k", alg, "none", "20", 0))[0].feedback_kind for alg in ("alg1", "ideal")]
+    assert fbs == ["preference_cost", "reward_cost"]
+    with pytest.raises(ConfigError, match="gives 'preference_cost' or 'reward_cost'"):
+        load_grid({"experiments": {"k": dict(spec, algorithms={"x": {"policy": "ldb_df"}})}})
+
+
 def test_both_feedback_variants_draw_the_same_contexts_and_costs():
     pref = SyntheticPbBwK(np.random.SeedSequence(4), horizon=50, budget=1000)
-    absolute = SyntheticBwKAbsolute(np.random.SeedSequence(4), horizon=50, budget=1000)
+    absolute = SyntheticPbBwK(np.random.SeedSequence(4), horizon=50, budget=1000, feedback_kind="reward_cost")
     for t in range(1, 51):
         pref.context(t), absolute.context(t)
         fp, _ = pref.step(t, (t % 4, 3))
@@ -153,7 +165,7 @@ def test_virtual_queue_follows_recursion_12_with_the_optimistic_cost():
     assert policy.queue_trace[1:t].max() > 0          # the queue was actually used
 
 
-class _RandomContexts(_PreferenceOutcome, _DuelKnapsack):
+class _RandomContexts(_DuelKnapsack):
     """Well-conditioned contextual instance: 40 contexts, 5 actions with random features."""
 
     def __init__(self, seed_seq, *, horizon, budget):
@@ -162,7 +174,8 @@ class _RandomContexts(_PreferenceOutcome, _DuelKnapsack):
         phi /= np.linalg.norm(phi, axis=-1, keepdims=True)
         self.theta_star, self.omega_star = np.array([2.0, -1.5, 1.0]), np.array([0.3, 0.2, -0.1])
         r, w = phi @ self.theta_star, phi @ self.omega_star
-        self._setup(seed_seq, horizon, budget, "gaussian", 0.1, phi, phi, r, w, np.full(40, 1 / 40))
+        self._setup(seed_seq, horizon, budget, "gaussian", 0.1, phi, phi, r, w, np.full(40, 1 / 40),
+                    "preference_cost")
 
 
 def test_algorithm1_estimates_converge_on_an_easy_instance():
@@ -203,8 +216,7 @@ def test_delayed_feedback_enters_the_statistics_exactly_once_on_arrival():
     T = 400
     delay = make_delay({"kind": "geometric", "mean": 15, "window": 30})
     for cls in (OptimisticDuel, RandomizedDuel, IdealDuel):
-        env_cls = SyntheticBwKAbsolute if cls is IdealDuel else SyntheticPbBwK
-        env = env_cls(np.random.SeedSequence(7), horizon=T, budget=10 * T)
+        env = SyntheticPbBwK(np.random.SeedSequence(7), horizon=T, budget=10 * T, feedback_kind=cls.feedback_kind)
         policy = make(cls, env)
         simulate(env, policy, delay, T, np.random.default_rng(8))
         delays = delay.sample(np.random.default_rng(8), T)                 # the run's delays
@@ -238,7 +250,7 @@ def test_ideal_baseline_beats_both_preference_algorithms_on_average():
     T, B, seeds = 1000, 450, range(6)
     totals = {}
     for name, env_name in (("pblincbwk_alg1", "pbbwk_synthetic"), ("pblincbwk_alg2", "pbbwk_synthetic"),
-                           ("lincbwk_ideal", "pbbwk_synthetic_absolute")):
+                           ("lincbwk_ideal", "pbbwk_synthetic")):
         totals[name] = np.mean([run_cell(cell(env_name, name, B, s, T))[0]["reward"].sum() for s in seeds])
     assert totals["lincbwk_ideal"] > totals["pblincbwk_alg1"] + 10
     assert totals["lincbwk_ideal"] > totals["pblincbwk_alg2"] + 10
@@ -247,8 +259,7 @@ def test_ideal_baseline_beats_both_preference_algorithms_on_average():
 @pytest.mark.parametrize("policy_cls", [OptimisticDuel, RandomizedDuel, IdealDuel])
 def test_allow_null_skips_rounds_once_the_queue_prices_every_duel_out(policy_cls):
     T, B = 1500, 75.0                                    # b = 0.05 < the cheapest duel (0.1)
-    env_cls = SyntheticBwKAbsolute if policy_cls is IdealDuel else SyntheticPbBwK
-    env = env_cls(np.random.SeedSequence(10), horizon=T, budget=B)
+    env = SyntheticPbBwK(np.random.SeedSequence(10), horizon=T, budget=B, feedback_kind=policy_cls.feedback_kind)
     policy = make(policy_cls, env, allow_null=True, beta_w=0.0)       # no cost optimism: Q tracks the spend
     nulls, played = 0, 0
     for t in range(1, T + 1):
@@ -317,7 +328,7 @@ def test_car_oracle_predicts_held_out_classes_and_has_documented_ranges(car_orac
 def test_car_cell_runs_end_to_end_through_run_cell(car_oracle):
     params = {"oracle": str(car_oracle)}
     for policy, env_name in (("pblincbwk_alg2", "car_moderation"), ("cd_exp3", "car_moderation"),
-                             ("lincbwk_ideal", "car_moderation_absolute")):
+                             ("lincbwk_ideal", "car_moderation")):
         series, meta, timing = run_cell(cell(env_name, policy, 40, 3, 300, params,
                                              delay={"kind": "geometric", "mean": 10}))
         assert set(series) == {"reward", "regret", "cost", "active"} and len(series["reward"]) == 300
@@ -334,8 +345,8 @@ def test_missing_oracle_is_a_clear_error(tmp_path):
 
 def test_paper_grid_validates():
     grid = load_grid(load_config_file(ROOT / "config" / "knapsack.yaml"))
-    assert set(grid.experiments) == {"knapsack_synthetic", "knapsack_synthetic_ideal", "knapsack_car",
-                                     "knapsack_car_ideal"}
+    assert set(grid.experiments) == {"knapsack_synthetic", "knapsack_car"}
     exp = grid.experiments["knapsack_car"]
+    assert exp.algorithms == ["alg1", "alg2", "cd_exp3", "ideal"]
     assert exp.budgets == (300, 500, 700, 900) and exp.horizon == 2000 and len(exp.seeds) == 200
     assert grid.data_files("knapsack_car") == ["data/oracles/car_evaluation.npz"]

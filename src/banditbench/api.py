@@ -57,6 +57,9 @@ class Environment(abc.ABC):
     """
 
     feedback_kind: ClassVar[str]
+    #: set when the environment can answer in several feedback kinds (e.g. preferences or
+    #: absolute rewards); the runner then passes ``feedback_kind=<the policy's kind>``
+    feedback_kinds: ClassVar[tuple[str, ...]] = ()
     action_kind: ClassVar[str]
     metrics: ClassVar[tuple[str, ...]]
     #: metric whose cumulative curve is plotted by default
@@ -83,6 +86,11 @@ class Environment(abc.ABC):
     def summary(self) -> dict[str, float]:
         """Scalar facts about the whole run (e.g. a stopping time), stored with the result."""
         return {}
+
+
+def feedback_kinds(env_cls: type[Environment]) -> tuple[str, ...]:
+    """The feedback kinds an environment class can give."""
+    return env_cls.feedback_kinds or (env_cls.feedback_kind,)
 
 
 class Policy(abc.ABC):

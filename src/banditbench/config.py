@@ -18,6 +18,7 @@ from typing import Any, Iterator, Mapping
 import yaml
 
 from . import registry
+from .api import feedback_kinds
 from .delays import ConfigError, make_delay
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "config" / "schema.yaml"
@@ -71,6 +72,10 @@ class Experiment:
     def plot_metric(self) -> str:
         return self.spec.get("plot_metric") or self.env_class().primary_metric
 
+    @property
+    def extra_plots(self) -> list[str]:
+        return list(self.spec.get("extra_plots", []))
+
 
 class ExperimentGrid:
     """The validated set of experiments with their jobs."""
@@ -88,14 +93,15 @@ class ExperimentGrid:
         env_cls = env_entry.load()
         env_params = registry.parameters(env_cls)
         self._check_params(env_cls, spec["environment"].get("params", {}), f"{where}.environment.params",
-                           reserved={"horizon", "budget"})
+                           reserved={"horizon", "budget", "feedback_kind"})
         for label, alg in spec["algorithms"].items():
             awhere = f"{where}.algorithms.{label}"
             pol_cls = registry.get("policy", alg["policy"], f"{awhere}.policy").load()
             self._check_params(pol_cls, alg.get("params", {}), f"{awhere}.params")
-            if pol_cls.feedback_kind != env_cls.feedback_kind:
+            if pol_cls.feedback_kind not in feedback_kinds(env_cls):
                 raise ConfigError(f"{awhere}.policy: {alg['policy']!r} learns from {pol_cls.feedback_kind!r} feedback "
-                                  f"but environment {spec['environment']['name']!r} gives {env_cls.feedback_kind!r}")
+                                  f"but environment {spec['environment']['name']!r} gives "
+                                  f"{' or '.join(map(repr, feedback_kinds(env_cls)))}")
         for label, delay in spec["delays"].items():
             make_delay(delay, where=f"{where}.delays.{label}")
         budgets = tuple(spec.get("budgets", [None]))
@@ -115,10 +121,11 @@ class ExperimentGrid:
             too_big = [h for h in table if h > horizon]
             if too_big:
                 raise ConfigError(f"{where}.table_horizons: {too_big} exceed the horizon {horizon}")
-        plot_metric = spec.get("plot_metric")
-        if plot_metric is not None and plot_metric not in env_cls.metrics:
-            raise ConfigError(f"{where}.plot_metric: {plot_metric!r} is not logged by the environment; "
-                              f"choose from {list(env_cls.metrics)}")
+        for key, metrics in (("plot_metric", [spec.get("plot_metric")]), ("extra_plots", spec.get("extra_plots", []))):
+            unknown = [m for m in metrics if m is not None and m not in env_cls.metrics]
+            if unknown:
+                raise ConfigError(f"{where}.{key}: {unknown[0]!r} is not logged by the environment; "
+                                  f"choose from {list(env_cls.metrics)}")
         return Experiment(name, spec, horizon, seeds, budgets, table)
 
     @staticmethod

@@ -55,12 +55,14 @@ def build(cell: Mapping[str, Any]) -> tuple[Environment, Policy, DelayModel, np.
     env_seq, delay_seq, policy_seq = np.random.SeedSequence(int(cell["seed"])).spawn(3)
     delay = make_delay(cell["delay"], where=f"delays.{cell.get('delay_label', '?')}")
     env_cls = get("environment", cell["environment"]["name"]).load()
+    pol_cls = get("policy", cell["policy"]["name"]).load()
     env_params = dict(cell["environment"].get("params", {}))
     if cell.get("budget") is not None:
         env_params["budget"] = cell["budget"]
+    if env_cls.feedback_kinds:
+        env_params["feedback_kind"] = pol_cls.feedback_kind
     env = env_cls(env_seq, horizon=int(cell["horizon"]), **env_params)
     problem = Problem(horizon=int(cell["horizon"]), rho=delay.rho, window=delay.window, info=env.public_info())
-    pol_cls = get("policy", cell["policy"]["name"]).load()
     policy = pol_cls(problem, np.random.default_rng(policy_seq), **cell["policy"].get("params", {}))
     return env, policy, delay, np.random.default_rng(delay_seq)
 

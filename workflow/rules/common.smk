@@ -32,4 +32,5 @@ def all_outputs():
     for name in GRID.experiments:
         out += [f"results/tables/{name}.{ext}" for ext in ("csv", "md", "tex")]
         out += [f"results/plots/{name}.{ext}" for ext in ("pdf", "png")]
+        out += [f"results/plots/{name}/{metric}.png" for metric in GRID.experiments[name].extra_plots]
     return out

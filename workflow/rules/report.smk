@@ -19,3 +19,23 @@ rule plot:
         "../../envs/banditbench.yaml"
     script:
         "../scripts/plot.py"
+
+
+rule plot_extra:
+    input:
+        curves="results/curves/{experiment}.csv",
+    output:
+        pdf="results/plots/{experiment}/{metric}.pdf",
+        png=report("results/plots/{experiment}/{metric}.png", caption="../report/plot.rst", category="Plots"),
+    params:
+        metric=lambda wc: f"cumulative_{wc.metric}",
+        title=lambda wc: f"{wc.experiment}: cumulative {wc.metric}",
+    log:
+        "logs/plot/{experiment}/{metric}.log",
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        "../../envs/banditbench.yaml"
+    script:
+        "../scripts/plot.py"

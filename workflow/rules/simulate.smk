@@ -22,5 +22,9 @@ rule simulate:
         runtime=lambda wc: experiment_resources(wc, "runtime", 10),
     conda:
         "../../envs/banditbench.yaml"
+    threads: 1
     shell:
-        "PYTHONPATH={params.src:q} {params.python} -m banditbench run-one --cell {params.cell:q} --output {output} 2> {log}"
+        # one BLAS thread per job: jobs run in parallel, and results are bit-identical
+        # only for a fixed thread count
+        "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONPATH={params.src:q} "
+        "{params.python} -m banditbench run-one --cell {params.cell:q} --output {output} 2> {log}"

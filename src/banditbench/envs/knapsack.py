@@ -24,12 +24,12 @@ Per-round metrics (the runner logs them; the aggregator reports cumulative sums)
   consumption over time),
 * ``active``  ``1{t <= tau}`` (``cumulative_active`` is ``min(t, tau)``).
 
-Two feedback variants share everything else (same streams, so the same seed gives the
-same contexts and noise): ``*`` gives ``PreferenceCostFeedback`` (what Algorithms 1-2 and
-CD-EXP3 learn from) and ``*_absolute`` gives ``RewardCostFeedback`` with noisy absolute
-rewards of both actions (what the ideal baselines BwK-Ideal / LinCBwK-Ideal learn from).
-The config validator matches a policy's feedback kind with its environment's, so the
-ideal baseline runs in its own experiment on the ``*_absolute`` variant.
+Each environment answers in one of two feedback kinds, chosen by the runner from the
+policy (``feedback_kinds``): ``preference_cost`` gives ``PreferenceCostFeedback`` (what
+Algorithms 1-2 and CD-EXP3 learn from) and ``reward_cost`` gives ``RewardCostFeedback``
+with noisy absolute rewards of both actions (what the ideal baselines BwK-Ideal /
+LinCBwK-Ideal learn from).  Everything else is shared (same streams, so the same seed
+gives the same contexts and noise), and all algorithms of Tables 1-2 run in one experiment.
 
 Noise (Assumption 1/2: zero-mean, sub-Gaussian): ``bernoulli`` draws ``W ~ Bernoulli(w)``
 (resp. ``R ~ Bernoulli(r)``), the classic BwK outcome model, non-negative and bounded;
@@ -40,7 +40,6 @@ they do not depend on the policy.
 
 from __future__ import annotations
 
-import abc
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -127,12 +126,18 @@ class KnapsackContext:
 class _DuelKnapsack(Environment):
     """Shared simulation of a finite-context PbLinCBwK instance (see the module docstring)."""
 
+    feedback_kind = "preference_cost"
+    feedback_kinds = ("preference_cost", "reward_cost")
     action_kind = "pair"
     metrics = ("reward", "regret", "cost", "active")
     primary_metric = "reward"
 
     def _setup(self, seed_seq: np.random.SeedSequence, horizon: int, budget: float, noise: str, noise_std: float,
-               phi: np.ndarray, psi: np.ndarray, r: np.ndarray, w: np.ndarray, p_c: np.ndarray) -> None:
+               phi: np.ndarray, psi: np.ndarray, r: np.ndarray, w: np.ndarray, p_c: np.ndarray,
+               feedback_kind: str) -> None:
+        if feedback_kind not in self.feedback_kinds:
+            raise ConfigError(f"feedback_kind: {feedback_kind!r} is not one of {list(self.feedback_kinds)}")
+        self.feedback_kind = feedback_kind
         if budget is None or not budget > 0:
             raise ConfigError(f"environment.params.budget: a positive total budget B is required, got {budget!r}")
         if noise not in NOISES:
@@ -158,13 +163,17 @@ class _DuelKnapsack(Environment):
         self.tau: int | None = None
 
     # --- feedback variants -------------------------------------------------
-    @abc.abstractmethod
     def _draw_outcomes(self, rng: np.random.Generator) -> np.ndarray:
         """Random numbers behind the reward-side feedback of every round."""
+        if self.feedback_kind == "preference_cost":
+            return rng.random(self.horizon)
+        return rng.random((self.horizon, 2)) if self.noise == "bernoulli" else rng.standard_normal((self.horizon, 2))
 
-    @abc.abstractmethod
     def _feedback(self, t: int, rx: float, ry: float, costs: np.ndarray):
-        """The feedback item of round ``t``."""
+        """Round ``t``'s feedback: the BT preference bit (eq. 1), or both noisy absolute rewards."""
+        if self.feedback_kind == "preference_cost":
+            return PreferenceCostFeedback(t, int(self._outcome_u[t - 1] < sigmoid(rx - ry)), costs)
+        return RewardCostFeedback(t, self._noisy(np.array([rx, ry]), self._outcome_u[t - 1]), costs)
 
     def _noisy(self, mean: np.ndarray, u: np.ndarray) -> np.ndarray:
         if self.noise == "bernoulli":
@@ -205,32 +214,9 @@ class _DuelKnapsack(Environment):
                 "v_star": self.v_star, "lp_multiplier": self.lp.multiplier}
 
 
-class _PreferenceOutcome:
-    """Preference feedback (BT model, eq. 1) plus both noisy costs."""
-
-    feedback_kind = "preference_cost"
-
-    def _draw_outcomes(self, rng):
-        return rng.random(self.horizon)
-
-    def _feedback(self, t, rx, ry, costs):
-        return PreferenceCostFeedback(t, int(self._outcome_u[t - 1] < sigmoid(rx - ry)), costs)
-
-
-class _AbsoluteOutcome:
-    """Noisy absolute rewards of both actions plus both noisy costs (ideal baselines)."""
-
-    feedback_kind = "reward_cost"
-
-    def _draw_outcomes(self, rng):
-        return rng.random((self.horizon, 2)) if self.noise == "bernoulli" else rng.standard_normal((self.horizon, 2))
-
-    def _feedback(self, t, rx, ry, costs):
-        return RewardCostFeedback(t, self._noisy(np.array([rx, ry]), self._outcome_u[t - 1]), costs)
-
-
-class _Synthetic(_DuelKnapsack):
-    """Synthetic PbBwK (Sec. 6): K context-free arms with given expected rewards and costs.
+@register("pbbwk_synthetic")
+class SyntheticPbBwK(_DuelKnapsack):
+    """Synthetic PbBwK (seed 004, Sec. 6): K context-free arms with given expected rewards and costs.
 
     A multi-armed instance is the linear model with one context and one-hot features:
     ``phi(c, a) = psi(c, a) = e_a`` (d = K), ``theta* = rewards``, ``omega* = costs``.
@@ -239,7 +225,7 @@ class _Synthetic(_DuelKnapsack):
 
     def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, budget: float,
                  rewards: Sequence[float] = (0.1, 0.2, 0.4, 0.7), costs: Sequence[float] = (0.05, 0.4, 0.5, 0.7),
-                 noise: str = "bernoulli", noise_std: float = 0.1):
+                 noise: str = "bernoulli", noise_std: float = 0.1, feedback_kind: str = "preference_cost"):
         r = np.asarray(rewards, dtype=float)
         w = np.asarray(costs, dtype=float)
         if r.ndim != 1 or r.shape != w.shape or len(r) < 2:
@@ -248,21 +234,13 @@ class _Synthetic(_DuelKnapsack):
         if w.min() < 0:
             raise ConfigError(f"environment.params.costs: expected costs must be non-negative, got {list(w)}")
         eye = np.eye(len(r))[None]
-        self._setup(seed_seq, horizon, budget, noise, noise_std, eye, eye, r[None], w[None], np.ones(1))
+        self._setup(seed_seq, horizon, budget, noise, noise_std, eye, eye, r[None], w[None], np.ones(1),
+                    feedback_kind)
 
 
-@register("pbbwk_synthetic")
-class SyntheticPbBwK(_PreferenceOutcome, _Synthetic):
-    """Synthetic PbBwK (seed 004, Sec. 6) with preference feedback and noisy costs."""
-
-
-@register("pbbwk_synthetic_absolute")
-class SyntheticBwKAbsolute(_AbsoluteOutcome, _Synthetic):
-    """Synthetic PbBwK instance with absolute reward feedback (for BwK-Ideal)."""
-
-
-class _CarModeration(_DuelKnapsack):
-    """Online content moderation on UCI car evaluation (Sec. 6).
+@register("car_moderation")
+class CarModeration(_DuelKnapsack):
+    """Online content moderation on UCI car evaluation (seed 004, Sec. 6).
 
     Contexts: the 1728 cars, drawn uniformly.  Actions: the four reviews
     (unacc, acc, good, vgood).  Rewards ``r(c, a) = <phi(c, a), theta*>`` in [0, 1] from
@@ -277,7 +255,7 @@ class _CarModeration(_DuelKnapsack):
 
     def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, budget: float,
                  oracle: str = DEFAULT_ORACLE, cost_factors: Sequence[float] = (0.5, 0.3, 0.3, 0.5),
-                 noise: str = "bernoulli", noise_std: float = 0.1):
+                 noise: str = "bernoulli", noise_std: float = 0.1, feedback_kind: str = "preference_cost"):
         v = np.asarray(cost_factors, dtype=float)
         if v.shape != (len(CLASSES),) or v.min() < 0:
             raise ConfigError(f"environment.params.cost_factors: need {len(CLASSES)} non-negative factors "
@@ -286,18 +264,9 @@ class _CarModeration(_DuelKnapsack):
         phi = action_features(data["contexts"])
         r = phi @ data["theta"]
         n = len(r)
-        self._setup(seed_seq, horizon, budget, noise, noise_std, phi, phi, r, v[None, :] * r, np.full(n, 1.0 / n))
+        self._setup(seed_seq, horizon, budget, noise, noise_std, phi, phi, r, v[None, :] * r, np.full(n, 1.0 / n),
+                    feedback_kind)
 
     @classmethod
     def required_files(cls, params) -> list[str]:
         return [str(params.get("oracle", DEFAULT_ORACLE))]
-
-
-@register("car_moderation")
-class CarModeration(_PreferenceOutcome, _CarModeration):
-    """Online content moderation on UCI car (seed 004, Sec. 6) with preference feedback and noisy costs."""
-
-
-@register("car_moderation_absolute")
-class CarModerationAbsolute(_AbsoluteOutcome, _CarModeration):
-    """Online content moderation on UCI car with absolute reward feedback (for LinCBwK-Ideal)."""

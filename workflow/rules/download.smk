@@ -1,0 +1,28 @@
+"""Downloads: one rule per registered dataset (banditbench.data.registry), run once however many jobs use it.
+
+Files land under data/raw/ in the mirror's layout, verified against their published
+checksums.  Sources in order: data/raw/ itself, $BANDITBENCH_DATA_MIRROR (a directory or
+base URL), the canonical URLs.  Local rules: cluster nodes often have no network.
+"""
+
+from banditbench.data.registry import DATASETS as RAW_DATASETS
+
+for _dataset in RAW_DATASETS.values():
+
+    rule:
+        name:
+            f"download_{_dataset.name}"
+        output:
+            [f"data/raw/{f.path}" for f in _dataset.files],
+        params:
+            dataset=_dataset.name,
+        log:
+            f"logs/download/{_dataset.name}.log",
+        localrule: True
+        resources:
+            mem_mb=500,
+            runtime=30,
+        conda:
+            "../../envs/banditbench.yaml"
+        script:
+            "../scripts/data_fetch.py"

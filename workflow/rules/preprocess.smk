@@ -1,0 +1,28 @@
+"""Preprocessing: data/raw/ files -> data/processed/<dataset>/<options>.npz (banditbench.data.preprocess).
+
+The file name carries every preprocessing option (``name=value`` pairs, defaults filled in),
+so each variant an experiment asks for is built once and the rule reads its options back
+from the path.
+"""
+
+from banditbench.data.paths import CLASSIFICATION_DATASETS, parse_preprocess_key, raw_paths
+
+
+rule preprocess:
+    input:
+        raw=lambda wc: raw_paths(wc.dataset, parse_preprocess_key(wc.dataset, wc.options)),
+        code=f"{SRC}/banditbench/data/preprocess.py",
+    output:
+        "data/processed/{dataset}/{options}.npz",
+    wildcard_constraints:
+        dataset="|".join(CLASSIFICATION_DATASETS),
+        options=r"[A-Za-z0-9_.=,-]+",
+    log:
+        "logs/preprocess/{dataset}/{options}.log",
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    conda:
+        "../../envs/banditbench.yaml"
+    script:
+        "../scripts/data_preprocess.py"
