@@ -1,0 +1,377 @@
+"""Seed 003: Lipschitz bandits with delayed feedback (Delayed Zooming, DLPP), their space and environment."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from banditbench.api import Problem
+from banditbench.config import load_config_file, load_grid
+from banditbench.delays import ConfigError, make_delay
+from banditbench.envs.lipschitz import FUNCTIONS, LipschitzEnv, mean_reward
+from banditbench.policies.lipschitz import DLPP, DelayedZooming, log_term
+from banditbench.policies.metric_space import (ball_boxes, cover_box, find_uncovered, in_balls, linf_distance,
+                                               split_box)
+from banditbench.runner import build, run_cell, simulate
+
+
+def cell(function="triangle", policy="delayed_zooming", delay=None, horizon=2000, seed=0, noise_sigma=1.0, **params):
+    return {"seed": seed, "horizon": horizon, "budget": None, "delay_label": "test",
+            "environment": {"name": "lipschitz", "params": {"function": function, "noise_sigma": noise_sigma}},
+            "policy": {"name": policy, "params": params}, "delay": delay or {"kind": "none"}}
+
+
+# --- environment --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("function", sorted(FUNCTIONS))
+def test_mu_star_is_the_exact_maximum(function):
+    d, mu_star, arg = FUNCTIONS[function]
+    assert mean_reward(function, np.array(arg)) == pytest.approx(mu_star, abs=1e-15)
+    rng = np.random.default_rng(0)
+    starts = rng.random((40, d))
+    best = max(-minimize(lambda x: -mean_reward(function, np.clip(x, 0, 1)), x0, method="Nelder-Mead",
+                         options={"xatol": 1e-12, "fatol": 1e-14}).fun for x0 in starts)
+    assert best <= mu_star + 1e-12
+    assert best >= mu_star - 1e-6
+    env = LipschitzEnv(np.random.SeedSequence(1), horizon=5, function=function)
+    pts = rng.random((20, d))
+    assert np.allclose([env.mu(tuple(p)) for p in pts], mean_reward(function, pts), atol=1e-14)
+
+
+def test_environment_regret_noise_and_bad_input():
+    env = LipschitzEnv(np.random.SeedSequence(3), horizon=20000, function="triangle", noise_sigma=1.0)
+    fbs = [env.step(t, 0.4)[0] for t in range(1, 20001)]
+    y = np.array([fb.reward for fb in fbs])
+    assert abs(y.mean() - 0.8) < 0.03 and abs(y.std() - 1.0) < 0.03
+    assert [fb.round for fb in fbs[:3]] == [1, 2, 3]
+    _, truth = env.step(1, 0.9)
+    assert truth["regret"] == pytest.approx(0.9 * 0.5) and truth["expected_reward"] == pytest.approx(0.35)
+    env2 = LipschitzEnv(np.random.SeedSequence(3), horizon=3, function="two_dim")
+    _, truth = env2.step(1, np.array([0.7, 0.8]))
+    assert truth["regret"] == pytest.approx(0.0, abs=1e-15)
+    with pytest.raises(ValueError, match="point of"):
+        env2.step(2, np.array([0.5, 1.2]))
+    with pytest.raises(ValueError, match="point of"):
+        env.step(2, np.array([0.2, 0.3]))
+    with pytest.raises(ConfigError, match="function"):
+        LipschitzEnv(np.random.SeedSequence(0), horizon=3, function="parabola")
+    with pytest.raises(ConfigError, match="noise_sigma"):
+        LipschitzEnv(np.random.SeedSequence(0), horizon=3, noise_sigma=-1.0)
+
+
+# --- metric space and covering oracles ----------------------------------------------------------
+
+def test_covering_oracle_is_exact_at_boundaries():
+    lo, hi = ball_boxes(np.array([[0.25], [0.75]]), np.array([0.25, 0.25]))
+    assert find_uncovered(np.zeros(1), np.ones(1), lo, hi, rule="midpoint") is None       # closed balls touch
+    lo, hi = ball_boxes(np.array([[0.25], [0.75 + 1e-9]]), np.array([0.25, 0.25]))
+    p = find_uncovered(np.zeros(1), np.ones(1), lo, hi, np.random.default_rng(0))
+    assert 0.5 < p[0] < 0.5 + 1e-9 and not in_balls(p, lo, hi).any()                    # a 1e-9 gap is found
+    centers = np.array([[0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]])
+    lo, hi = ball_boxes(centers, np.full(4, 0.25))
+    assert find_uncovered(np.zeros(2), np.ones(2), lo, hi, rule="midpoint") is None
+    lo, hi = ball_boxes(centers, np.array([0.25, 0.25, 0.25, 0.25 - 1e-7]))
+    for rule in ("uniform", "midpoint"):
+        p = find_uncovered(np.zeros(2), np.ones(2), lo, hi, np.random.default_rng(1), rule)
+        assert not in_balls(p, lo, hi).any()
+        assert 0.25 - 1e-7 < linf_distance(p, centers[3]) <= 0.25                        # in the 1e-7 sliver
+    assert linf_distance(np.array([0.1, 0.9]), np.array([0.3, 0.2])) == pytest.approx(0.7)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_covering_oracle_agrees_with_dense_sampling(d):
+    rng = np.random.default_rng(d)
+    probe = rng.random((20000, d))
+    outcomes = set()
+    for trial in range(60):
+        k = int(rng.integers(1, 12 * d))
+        lo, hi = ball_boxes(rng.random((k, d)), rng.uniform(0.05, 0.6, size=k))
+        rlo = rng.random(d) * 0.5
+        rhi = rlo + rng.uniform(0.1, 0.5, size=d)
+        p = find_uncovered(rlo, rhi, lo, hi, rng, "uniform" if trial % 2 else "midpoint")
+        pts = rlo + probe * (rhi - rlo)
+        covered = np.any(np.all((lo[:, None, :] <= pts) & (pts <= hi[:, None, :]), axis=2), axis=0)
+        if p is None:
+            assert covered.all(), "oracle said covered but a sampled point is not"
+            outcomes.add("covered")
+        else:
+            assert np.all((rlo <= p) & (p <= rhi)) and not in_balls(p, lo, hi).any()
+            outcomes.add("uncovered")
+    assert outcomes == {"covered", "uncovered"}
+
+
+def test_uniform_activation_is_uniform_on_the_uncovered_set():
+    lo, hi = ball_boxes(np.array([[0.55]]), np.array([0.35]))          # covers [0.2, 0.9]
+    rng = np.random.default_rng(5)
+    pts = np.array([find_uncovered(np.zeros(1), np.ones(1), lo, hi, rng)[0] for _ in range(4000)])
+    assert np.all((pts < 0.2) | (pts > 0.9))
+    assert abs(np.mean(pts < 0.2) - 2 / 3) < 0.03
+    assert abs(np.mean(pts[pts < 0.2]) - 0.1) < 0.005
+
+
+def test_cover_box_is_an_r_covering():
+    rng = np.random.default_rng(2)
+    for d in (1, 2):
+        c = cover_box(np.full(d, 0.25), np.full(d, 0.75), 0.125)           # dyadic: 2^d children
+        assert c.shape == (2**d, d)
+        assert np.allclose(np.sort(c[:, 0]), np.repeat([0.375, 0.625], 2 ** (d - 1)))
+        lo, hi = rng.random(d) * 0.4, 0.6 + rng.random(d) * 0.4
+        r = 0.07
+        c = cover_box(lo, hi, r)
+        pts = lo + rng.random((5000, d)) * (hi - lo)
+        assert linf_distance(pts[:, None, :], c[None]).min(axis=1).max() <= r + 1e-12
+        assert np.all((c >= lo) & (c <= hi))
+    assert cover_box(np.zeros(2), np.ones(2), 0.5).tolist() == [[0.5, 0.5]]
+
+
+# --- Delayed Zooming ------------------------------------------------------------------------------
+
+class RecordingZooming(DelayedZooming):
+    """Checks Alg. 1's activation rule against a global exact coverage test every round."""
+
+    def act(self, t, context=None):
+        n = self.n_arms
+        lo, hi = self.lo[:n].copy(), self.hi[:n].copy()
+        uncovered = find_uncovered(np.zeros(self.d), np.ones(self.d), lo, hi, rule="midpoint") is not None
+        action = super().act(t, context)
+        assert self.activated_last_round == uncovered
+        if uncovered:
+            assert self.n_arms == n + 1 and not in_balls(self.centers[n], lo, hi).any()
+        else:
+            assert self.n_arms == n
+        return action
+
+
+@pytest.mark.parametrize("function,delay,sigma,lazy_rule,min_arms", [
+    ("triangle", {"kind": "geometric", "mean": 20}, 0.04, "count", 5),
+    ("two_dim", {"kind": "uniform", "low": 0, "high": 40}, 0.04, "count", 20),
+    ("triangle", {"kind": "geometric", "mean": 20}, 0.001, "radius", 60),     # queued boxes get split
+])
+def test_zooming_activates_exactly_when_the_space_is_not_covered(function, delay, sigma, lazy_rule, min_arms,
+                                                                 monkeypatch):
+    import banditbench.policies.lipschitz as module
+
+    splits = []
+    monkeypatch.setattr(module, "split_box", lambda lo, hi: splits.append(1) or split_box(lo, hi))
+    c = cell(function, delay=delay, horizon=3000)
+    env, _, dmodel, drng = build(c)
+    pol = RecordingZooming(Problem(3000, info=env.public_info()), np.random.default_rng(7), sigma=sigma,
+                           lazy_rule=lazy_rule)
+    simulate(env, pol, dmodel, 3000, drng)
+    assert pol.n_arms >= min_arms                                      # the check ran on a real active set
+    if sigma < 0.01:
+        assert splits                                                  # the box-splitting path was exercised
+
+
+class LazyCheckingZooming(DelayedZooming):
+    """After every feedback batch, checks the lazy-update invariant and feedback conservation."""
+
+    def __init__(self, *a, **k):
+        super().__init__(*a, **k)
+        self.arrived_per_round = np.zeros(self.horizon, dtype=np.int64)
+        self.cached_ever = 0
+
+    def observe(self, t, arrived):
+        for fb in arrived:
+            self.arrived_per_round[fb.round - 1] += 1
+        super().observe(t, arrived)
+        n = self.n_arms
+        self.cached_ever = max(self.cached_ever, int(self.cache_n[:n].sum()))
+        arrived_per_arm = np.bincount(self.arm_of_round[: t - 1], self.arrived_per_round[: t - 1], minlength=n)
+        assert np.array_equal(self.v[:n] + self.cache_n[:n], arrived_per_arm.astype(np.int64))
+        v, vs, va = self.v[:n], self.v_at_pull[:n], self.v_after_pull[:n]
+        if self.lazy_rule == "count":
+            # line 5: between pulls a reward is used only while v + 1 <= 4 v_s; the flush may go further
+            assert np.all(v <= np.maximum(4 * vs, va))
+        else:
+            assert np.all(1 + v <= np.maximum(4 * (1 + vs), 1 + va))
+        # hence the radius never falls below half its value right after the last pull
+        r_after = self.scale / np.sqrt(1.0 + va)
+        assert np.all(self.radius[:n] >= 0.5 * r_after - 1e-12)
+
+
+@pytest.mark.parametrize("lazy_rule", ["count", "radius"])
+def test_lazy_update_invariant_under_delays(lazy_rule):
+    # long delays: an arm is pulled many times before its first reward arrives, so v_s stays small
+    c = cell("two_dim", delay={"kind": "uniform", "low": 100, "high": 200}, horizon=4000)
+    env, _, dmodel, drng = build(c)
+    pol = LazyCheckingZooming(Problem(4000, info=env.public_info()), np.random.default_rng(3),
+                              lazy_rule=lazy_rule, sigma=0.1)
+    simulate(env, pol, dmodel, 4000, drng)
+    assert pol.cached_ever > 0                                         # the cache was exercised
+    assert pol.n_arms >= 5
+
+
+def classic_zooming(env, horizon, rng, scale):
+    """Independent textbook zooming (Kleinberg et al. 2008) on ([0,1], |.|), pure Python.
+
+    Rewards are used as soon as they are observed.  Activation: the uncovered set is
+    computed by a global sweep; the new arm is the point with uncovered length
+    ``u * |uncovered|`` to its left, ``u`` uniform on (0, 1)."""
+    centers, n, sums, played = [], [], [], []
+    for t in range(1, horizon + 1):
+        radii = [scale / math.sqrt(1 + k) for k in n]
+        intervals = sorted((max(0.0, c - r), min(1.0, c + r)) for c, r in zip(centers, radii))
+        gaps, reach = [], 0.0
+        for a, b in intervals:
+            if a > reach:
+                gaps.append((reach, a))
+            reach = max(reach, b)
+        if reach < 1.0:
+            gaps.append((reach, 1.0))
+        if gaps:
+            u = rng.random()
+            while u == 0.0:
+                u = rng.random()
+            target = u * sum(b - a for a, b in gaps)
+            for a, b in gaps:
+                if target < b - a:
+                    break
+                target -= b - a
+            centers.append(a + target)
+            n.append(0)
+            sums.append(0.0)
+            i = len(centers) - 1
+        else:
+            index = [(s / k if k else 0.0) + 2 * r for s, k, r in zip(sums, n, radii)]
+            i = max(range(len(index)), key=lambda j: (index[j], -j))
+        fb, _ = env.step(t, centers[i])
+        n[i] += 1
+        sums[i] += fb.reward
+        played.append(centers[i])
+    return np.array(played)
+
+
+@pytest.mark.parametrize("lazy_rule", ["count", "radius"])
+def test_zero_delay_reproduces_classic_zooming(lazy_rule):
+    T, seed = 3000, 11
+    c = cell("triangle", horizon=T, seed=seed, lazy_rule=lazy_rule)
+    env, pol, dmodel, drng = build(c)
+    simulate(env, pol, dmodel, T, drng)
+    ours = pol.centers[pol.arm_of_round, 0]
+    env_ref = LipschitzEnv(np.random.SeedSequence(seed).spawn(3)[0], horizon=T, function="triangle")
+    ref_rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(3)[2])
+    ref = classic_zooming(env_ref, T, ref_rng, math.sqrt(log_term(T, 0.01)))
+    assert pol.n_arms >= 3
+    assert len(np.unique(ref)) == pol.n_arms
+    np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-12)
+
+
+# --- DLPP -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("function,noise,T", [("triangle", 0.2, 8000), ("two_dim", 0.1, 12000)])
+def test_dlpp_credits_feedback_to_its_ball_and_prunes_per_algorithm_2(function, noise, T):
+    # low noise (known to the policy, App. D) so that phases with eliminations fit in T
+    c = cell(function, policy="dlpp", delay={"kind": "geometric", "mean": 50}, horizon=T, noise_sigma=noise)
+    env, _, dmodel, drng = build(c)
+    played, arrivals = [], np.zeros(T, dtype=np.int64)
+
+    class Recording(DLPP):
+        def observe(self, t, arrived):
+            for fb in arrived:
+                arrivals[fb.round - 1] += 1
+            super().observe(t, arrived)
+
+        def act(self, t, context=None):
+            a = super().act(t, context)
+            played.append(np.array(a))
+            return a
+
+    pol = Recording(Problem(T, info=env.public_info()), np.random.default_rng(0), late_feedback="update", sigma=noise)
+    simulate(env, pol, dmodel, T, drng)
+    balls = pol.ball_of_round
+    # every played point lies in the ball it was played for
+    assert all(in_balls(p, pol.lo[b][None], pol.hi[b][None])[0] for p, b in zip(played, balls))
+    assert pol.phase >= 3
+    # current phase: v(B) counts exactly the arrived rewards of the rounds played for B
+    cur = np.arange(pol.phase_start, pol.n_balls)
+    counted = np.bincount(balls, arrivals, minlength=pol.n_balls)
+    assert np.array_equal(pol.v[cur], counted[cur].astype(np.int64))
+    for m in range(1, pol.phase):
+        ids = np.flatnonzero(pol.phase_of[: pol.n_balls] == m)
+        r = 2.0**-m
+        v_m = noise**2 * log_term(T, 0.01) / r**2
+        assert np.all(pol.v[ids] >= v_m)                                     # phase m ended with v_m each
+        assert np.allclose(pol.hi[ids] - pol.lo[ids], 2 * r)
+        keep = pol.mean[ids].max() - pol.mean[ids] < 4 * r                   # elimination at 4 r_m
+        assert pol.eliminated[m - 1] == int((~keep).sum())
+        children = np.concatenate([cover_box(pol.lo[b], pol.hi[b], r / 2) for b in ids[keep]])
+        nxt = np.flatnonzero(pol.phase_of[: pol.n_balls] == m + 1)
+        np.testing.assert_allclose(pol.centers[nxt], children)              # r_m / 2 re-covering
+    assert sum(pol.eliminated) > 0
+
+
+def test_dlpp_freeze_uses_exactly_v_m_observations():
+    T = 6000
+    c = cell("triangle", policy="dlpp", delay={"kind": "uniform", "low": 0, "high": 100}, horizon=T)
+    env, pol, dmodel, drng = build(c)
+    simulate(env, pol, dmodel, T, drng)
+    done = np.flatnonzero(pol.phase_of[: pol.n_balls] < pol.phase)
+    v_m = log_term(T, 0.01) / (2.0 ** -pol.phase_of[done]) ** 2
+    assert np.array_equal(pol.v[done], np.ceil(v_m).astype(np.int64))
+    with pytest.raises(ConfigError, match="late_feedback"):
+        build(cell(policy="dlpp", late_feedback="never"))
+
+
+# --- shared behaviour -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("policy", ["delayed_zooming", "dlpp"])
+@pytest.mark.parametrize("delay", [{"kind": "geometric", "mean": 20}, {"kind": "uniform", "low": 0, "high": 40},
+                                   {"kind": "none"}])
+def test_feedback_never_arrives_early(policy, delay):
+    T = 1500
+    c = cell("sine", policy=policy, delay=delay, horizon=T, seed=4)
+    env, pol, dmodel, drng = build(c)
+    delays = dmodel.sample(build(c)[3], T)            # the runner's delays: same seed, same stream
+    seen = []
+    original = pol.observe
+
+    def observe(t, arrived):
+        seen.extend((t, fb.round) for fb in arrived)
+        original(t, arrived)
+
+    pol.observe = observe
+    simulate(env, pol, dmodel, T, drng)
+    assert len(seen) > T // 2
+    for t, s in seen:
+        assert s < t and t >= s + max(int(delays[s - 1]), 1)
+        assert t == s + max(int(delays[s - 1]), 1)
+
+
+def test_regret_is_sublinear_on_triangle():
+    # noise sigma = 0.2 (known to both policies, App. D) so that DLPP gets past its first eliminations
+    ratios = {}
+    for policy in ("delayed_zooming", "dlpp"):
+        for T in (6000, 12000):
+            regrets = [run_cell(cell("triangle", policy=policy, horizon=T, seed=s, noise_sigma=0.2, sigma=0.2,
+                                     delay={"kind": "geometric", "mean": 20}))[0]["regret"].sum()
+                       for s in range(3)]
+            ratios[policy, T] = np.mean(regrets) / T
+    uniform_play = 0.9 * (0.4**2 + 0.6**2) / 2                    # per-round regret of x ~ U[0, 1]
+    for policy in ("delayed_zooming", "dlpp"):
+        assert ratios[policy, 12000] < 0.92 * ratios[policy, 6000], ratios
+        assert ratios[policy, 12000] < 0.85 * uniform_play, ratios
+
+
+def test_paper_config_validates_and_a_cell_runs():
+    config = load_config_file("config/lipschitz.yaml")
+    grid = load_grid(config)
+    assert sorted(grid.experiments) == ["lipschitz_sine", "lipschitz_triangle", "lipschitz_two_dim"]
+    for name, exp in grid.experiments.items():
+        assert exp.horizon == 60000 and len(exp.seeds) == 30 and len(list(grid.jobs(name))) == 2 * 5 * 30
+    assert make_delay(exp.spec["delays"]["uniform_mean50"]).mean == 50
+    assert make_delay(exp.spec["delays"]["geometric_mean20"]).mean == 20
+    small = load_grid({**config, "horizon": 800})
+    series, meta, _ = run_cell(small.cell("lipschitz_two_dim", "delayed_zooming", "geometric_mean20", "none", 0))
+    assert series["regret"].shape == (800,) and np.all(series["regret"] >= -1e-12)
+    assert meta["summary"]["mu_star"] == pytest.approx(FUNCTIONS["two_dim"][1])
+
+
+@pytest.mark.parametrize("params,match", [({"lazy_rule": "eager"}, "lazy_rule"), ({"delta": 1.5}, "delta"),
+                                          ({"activation": "grid"}, "activation"), ({"sigma": 0}, "sigma")])
+def test_bad_policy_parameters_raise(params, match):
+    with pytest.raises(ConfigError, match=match):
+        build(cell(**params))
