@@ -53,15 +53,18 @@ def test_unequal_seed_counts_are_an_error(tmp_path):
 
 
 def test_written_tables_and_plots(tmp_path):
-    runs = _write_runs(tmp_path, {("a", "d1"): [np.ones(50)] * 3, ("b", "d1"): [np.full(50, 0.5)] * 3,
-                                  ("a", "d2"): [np.ones(50)] * 3, ("b", "d2"): [np.full(50, 0.2)] * 3})
+    runs = _write_runs(tmp_path, {("alg_a", "d1"): [np.ones(50)] * 3, ("alg_b", "d1"): [np.full(50, 0.5)] * 3,
+                                  ("alg_a", "d2"): [np.ones(50)] * 3, ("alg_b", "d2"): [np.full(50, 0.2)] * 3})
     out = {k: tmp_path / f"out.{k}" for k in ("csv", "md", "tex")}
     curves = tmp_path / "curves.csv"
-    aggregate_experiment(runs, "exp", [25, 50], out["csv"], out["md"], out["tex"], curves)
+    aggregate_experiment(runs, "exp", [25, 50], out["csv"], out["md"], out["tex"], curves, "cumulative_regret")
     assert len(pd.read_csv(out["csv"])) == 4 * (2 * 1 + 1)  # 2 horizons of 1 metric + tau, per cell
     md = out["md"].read_text()
-    assert "| d2 | none | b | 5.00 ± 0.00 | 10.00 ± 0.00 |" in md and "## tau" in md
-    assert r"\begin{tabular}" in out["tex"].read_text() and r"cumulative\_regret" in out["tex"].read_text()
+    # headline table: algorithms x delays at the final horizon, as in the papers' result tables
+    assert "## cumulative_regret at T = 50\n\n| algorithm | d1 | d2 |\n|---|---|---|\n| alg_a | 50.00 ± 0.00 | 50.00 ± 0.00 |\n| alg_b | 25.00 ± 0.00 | 10.00 ± 0.00 |" in md
+    assert "| d2 | none | alg_b | 5.00 ± 0.00 | 10.00 ± 0.00 |" in md and "## tau" in md
+    tex = out["tex"].read_text()
+    assert r"\begin{tabular}" in tex and r"cumulative\_regret" in tex and r"alg\_b & 25.00 $\pm$ 0.00" in tex
     pdf, png = tmp_path / "p.pdf", tmp_path / "p.png"
     plot_curves(curves, "cumulative_regret", "exp", [pdf, png])
     assert pdf.read_bytes()[:4] == b"%PDF" and png.read_bytes()[:4] == b"\x89PNG"

@@ -11,7 +11,7 @@ rule aggregate:
         curves="results/curves/{experiment}.csv",
     params:
         horizons=lambda wc: list(GRID.experiments[wc.experiment].table_horizons),
-        horizon=lambda wc: GRID.experiments[wc.experiment].horizon,
+        main_metric=lambda wc: f"cumulative_{GRID.experiments[wc.experiment].plot_metric}",
     log:
         "logs/aggregate/{experiment}.log",
     resources:

@@ -17,4 +17,5 @@ aggregate_experiment(
     markdown=snakemake.output.md,
     latex=snakemake.output.tex,
     curves=snakemake.output.curves,
+    main_metric=snakemake.params.main_metric,
 )

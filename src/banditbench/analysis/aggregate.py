@@ -9,8 +9,11 @@ Outputs
 -------
 * tidy CSV — columns ``experiment, algorithm, delay, budget, t, metric, mean,
   ci_low, ci_high, n`` (the stable interface of DESIGN.md);
-* Markdown and LaTeX — one table per metric, rows (delay, budget, algorithm),
-  columns the table horizons, cells ``mean ± half-width``;
+* Markdown and LaTeX — first a headline table in the layout of the papers'
+  result tables (seed 003 App. D Table 1, seed 004 Tables 1–2): the main
+  metric at the final horizon, one row per algorithm, one column per delay
+  setting and budget; then one table per metric, rows (delay, budget,
+  algorithm), columns the table horizons.  Cells are ``mean ± half-width``;
 * curves CSV — the same statistics on a grid of at most ``curve_points``
   rounds (always including the horizon), read by the plots.
 """
@@ -106,6 +109,19 @@ def _cell(row) -> str:
     return f"{row['mean']:.2f} ± {row['ci_high'] - row['mean']:.2f}"
 
 
+def headline_table(tidy: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """``metric`` at the final horizon: rows algorithms, columns the delay and budget settings that vary."""
+    df = tidy[(tidy["metric"] == metric) & (tidy["t"] == tidy["t"].max())]
+    if df.empty:
+        raise ValueError(f"no rows for metric {metric!r}; have {sorted(set(tidy['metric']))}")
+    varying = [c for c in ("delay", "budget") if df[c].nunique() > 1] or ["delay"]
+    labels = df[varying].astype(str).agg(", ".join, axis=1)
+    if "budget" in varying:
+        labels = labels.str.replace(r"(^|, )(\d[\d.e+-]*)$", r"\1B = \2", regex=True)
+    df = df.assign(cell=df.apply(_cell, axis=1), setting=labels)
+    return df.pivot_table(index="algorithm", columns="setting", values="cell", aggfunc="first", sort=False)
+
+
 def human_tables(tidy: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """One wide table per metric: rows (delay, budget, algorithm), columns ``t = ...``."""
     out = {}
@@ -118,15 +134,20 @@ def human_tables(tidy: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return out
 
 
+def _labels(idx) -> tuple:
+    return idx if isinstance(idx, tuple) else (idx,)
+
+
 def to_markdown(tables: dict[str, pd.DataFrame], experiment: str) -> str:
     lines = [f"# {experiment}", "", "Mean ± 95 % CI half-width across seeds.", ""]
     for metric, wide in tables.items():
         lines += [f"## {metric}", ""]
+        wide = wide.rename_axis(index=[n or "" for n in wide.index.names])
         head = list(wide.index.names) + list(wide.columns)
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "---|" * len(head))
         for idx, row in wide.iterrows():
-            lines.append("| " + " | ".join([*map(str, idx), *map(str, row.values)]) + " |")
+            lines.append("| " + " | ".join([*map(str, _labels(idx)), *map(str, row.values)]) + " |")
         lines.append("")
     return "\n".join(lines)
 
@@ -138,10 +159,11 @@ def _tex_escape(s: str) -> str:
 def to_latex(tables: dict[str, pd.DataFrame], experiment: str) -> str:
     parts = []
     for metric, wide in tables.items():
+        wide = wide.rename_axis(index=[n or "" for n in wide.index.names])
         head = list(wide.index.names) + list(wide.columns)
         body = [" & ".join(_tex_escape(h) for h in head) + r" \\ \midrule"]
         for idx, row in wide.iterrows():
-            cells = [*map(str, idx), *(str(v).replace("±", r"$\pm$") for v in row.values)]
+            cells = [*map(str, _labels(idx)), *(str(v).replace("±", r"$\pm$") for v in row.values)]
             body.append(" & ".join(_tex_escape(c) if "$" not in c else c for c in cells) + r" \\")
         parts.append("\n".join([
             r"\begin{table}[t]", r"\centering",
@@ -158,10 +180,15 @@ def _csv_bytes(df: pd.DataFrame) -> bytes:
 
 
 def aggregate_experiment(runs: Sequence[str], experiment: str, horizons: Sequence[int], csv: str | Path,
-                         markdown: str | Path, latex: str | Path, curves: str | Path) -> pd.DataFrame:
-    """Aggregate ``runs`` and write all table files atomically; return the tidy table."""
+                         markdown: str | Path, latex: str | Path, curves: str | Path,
+                         main_metric: str) -> pd.DataFrame:
+    """Aggregate ``runs`` and write all table files atomically; return the tidy table.
+
+    ``main_metric`` (e.g. ``cumulative_regret``) is the metric of the headline table.
+    """
     tidy, curve_df = aggregate_runs(runs, experiment, horizons)
-    tables = human_tables(tidy)
+    final_t = int(tidy["t"].max())
+    tables = {f"{main_metric} at T = {final_t}": headline_table(tidy, main_metric), **human_tables(tidy)}
     atomic_write_bytes(csv, _csv_bytes(tidy))
     atomic_write_bytes(curves, _csv_bytes(curve_df))
     atomic_write_bytes(markdown, to_markdown(tables, experiment).encode())
