@@ -26,6 +26,9 @@ validate(config, schema="config/schema.yaml")
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/download.smk"
+include: "workflow/rules/preprocess.smk"
+include: "workflow/rules/oracles.smk"
 include: "workflow/rules/simulate.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/report.smk"

@@ -1,0 +1,174 @@
+"""Options and file names of prepared data: processed datasets and fitted oracles.
+
+Light on purpose (no pandas / scikit-learn): environments import it to declare
+the files they read (``required_files``), Snakemake rules to parse wildcards.
+
+A prepared file is named by its options, so different preprocessing choices
+live side by side and a rule can rebuild any of them from its path::
+
+    data/processed/<dataset>/<options>.npz
+    data/oracles/classifiers/<dataset>/<preprocessing options>/<oracle options>.npz
+    data/oracles/prompts/<task>/<oracle options>.npz
+
+``<options>`` is the canonical key ``name=value,name=value`` (names sorted, every
+option present, defaults filled in), e.g. ``image_size=14,scaling=feature,split=test``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..delays import ConfigError
+from .registry import POOL_VARIANTS, SCORED_TASKS, annotation_file, get_dataset, pool_file, score_files
+
+RAW_DIR = "data/raw"
+PROCESSED_DIR = "data/processed"
+ORACLE_DIR = "data/oracles"
+
+_SCALING = ("feature", ("feature", "sample"))
+_CATEGORICAL = {"categorical": ("random", ("random", "onehot")), "encoding_seed": (0, int), "scaling": _SCALING}
+
+#: per dataset: option -> (default, allowed values or ``int`` / ``float``)
+PREPROCESS_OPTIONS: dict[str, dict[str, tuple[Any, Any]]] = {
+    "mnist": {"split": ("test", ("test", "train", "all")), "image_size": (14, (1, 2, 4, 7, 14, 28)),
+              "scaling": _SCALING},
+    "digits": {"image_size": (8, (1, 2, 4, 8)), "scaling": _SCALING},
+    "mushroom": _CATEGORICAL,
+    "car": _CATEGORICAL,
+    "shuttle": {"split": ("all", ("all", "train", "test")), "scaling": _SCALING},
+    "magic": {"scaling": _SCALING},
+    "banknote": {"scaling": _SCALING},
+    "covertype": {"scaling": _SCALING},
+}
+CLASSIFICATION_DATASETS = tuple(PREPROCESS_OPTIONS)
+
+CLASSIFIER_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "model": ("logistic", ("logistic", "mlp", "hist_gradient_boosting")),
+    "test_fraction": (0.25, float),
+    "seed": (0, int),
+}
+
+PROMPT_ORACLE_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "pool": ("query", tuple(POOL_VARIANTS)),
+    "embedding": ("tfidf_word_svd", ("tfidf_word_svd", "tfidf_char_svd")),
+    "embedding_dim": (32, int),
+    "regressor": ("kernel_ridge", ("kernel_ridge", "ridge")),
+    "tolerance": (0.15, float),
+    "seed": (0, int),
+}
+
+
+def _check_value(name: str, value: Any, allowed: Any, where: str) -> Any:
+    if allowed is int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(f"{where}.{name}: need a non-negative integer, got {value!r}")
+        return int(value)
+    if allowed is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise ConfigError(f"{where}.{name}: need a non-negative number, got {value!r}")
+        return float(value)
+    if value not in allowed:
+        raise ConfigError(f"{where}.{name}: {value!r} is not one of {list(allowed)}")
+    return value
+
+
+def resolve(spec: Mapping[str, tuple[Any, Any]], options: Mapping[str, Any] | None, where: str) -> dict[str, Any]:
+    """Fill in defaults and validate ``options`` against ``spec``; unknown names are an error."""
+    options = dict(options or {})
+    unknown = set(options) - set(spec)
+    if unknown:
+        raise ConfigError(f"{where}: unknown option(s) {sorted(unknown)}; known: {sorted(spec)}")
+    return {name: _check_value(name, options.get(name, default), allowed, where)
+            for name, (default, allowed) in spec.items()}
+
+
+def options_key(options: Mapping[str, Any]) -> str:
+    """Canonical file-name key of resolved options (sorted ``name=value`` pairs)."""
+    return ",".join(f"{k}={v!r}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(options.items()))
+
+
+def parse_key(spec: Mapping[str, tuple[Any, Any]], key: str, where: str) -> dict[str, Any]:
+    """Inverse of :func:`options_key`; only canonical keys are accepted (one file per option set)."""
+    raw: dict[str, Any] = {}
+    for part in key.split(","):
+        name, sep, text = part.partition("=")
+        if not sep or name not in spec:
+            raise ConfigError(f"{where}: cannot read option {part!r} of {key!r}; known: {sorted(spec)}")
+        default = spec[name][0]
+        try:
+            raw[name] = type(default)(text) if not isinstance(default, str) else text
+        except ValueError:
+            raise ConfigError(f"{where}: option {name!r} needs a {type(default).__name__}, got {text!r}") from None
+    options = resolve(spec, raw, where)
+    if options_key(options) != key:
+        raise ConfigError(f"{where}: {key!r} is not canonical; expected {options_key(options)!r}")
+    return options
+
+
+def preprocess_options(dataset: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    if dataset not in PREPROCESS_OPTIONS:
+        raise ConfigError(f"dataset: {dataset!r} is not one of {list(CLASSIFICATION_DATASETS)}")
+    return resolve(PREPROCESS_OPTIONS[dataset], options, "preprocessing")
+
+
+def processed_path(dataset: str, options: Mapping[str, Any] | None = None) -> str:
+    return f"{PROCESSED_DIR}/{dataset}/{options_key(preprocess_options(dataset, options))}.npz"
+
+
+def classifier_oracle_path(dataset: str, preprocessing: Mapping[str, Any] | None = None,
+                           oracle: Mapping[str, Any] | None = None) -> str:
+    pkey = options_key(preprocess_options(dataset, preprocessing))
+    okey = options_key(resolve(CLASSIFIER_OPTIONS, oracle, "oracle"))
+    return f"{ORACLE_DIR}/classifiers/{dataset}/{pkey}/{okey}.npz"
+
+
+def prompt_oracle_path(task: str, oracle: Mapping[str, Any] | None = None) -> str:
+    if task not in SCORED_TASKS:
+        raise ConfigError(f"tasks: {task!r} has no LLM-scored instructions; scored tasks: {list(SCORED_TASKS)}")
+    options = resolve(PROMPT_ORACLE_OPTIONS, oracle, "oracle")
+    pool_file(task, options["pool"])            # the task must have a pool of that variant
+    return f"{ORACLE_DIR}/prompts/{task}/{options_key(options)}.npz"
+
+
+def quality_paths(oracle_path: str) -> tuple[str, str]:
+    """The CSV and Markdown fit-quality tables written next to an oracle file."""
+    stem = oracle_path[: -len(".npz")]
+    return f"{stem}.quality.csv", f"{stem}.quality.md"
+
+
+def raw_paths(dataset: str, options: Mapping[str, Any] | None = None) -> list[str]:
+    """Raw files (under ``data/raw``) that preprocessing ``dataset`` with ``options`` reads."""
+    opts = preprocess_options(dataset, options)
+    if dataset == "digits":              # bundled with scikit-learn: nothing to download
+        return []
+    if dataset == "mnist":
+        names = {"test": ["mnist_test"], "train": ["mnist_train"], "all": ["mnist_train", "mnist_test"]}[opts["split"]]
+    else:
+        names = [dataset]
+    return [f"{RAW_DIR}/{f.path}" for name in names for f in get_dataset(name).files]
+
+
+def prompt_raw_paths(task: str, oracle: Mapping[str, Any] | None = None) -> dict[str, list[str]]:
+    """Raw files the prompt oracle of ``task`` reads: its pool, its result logs, its gold instructions."""
+    options = resolve(PROMPT_ORACLE_OPTIONS, oracle, "oracle")
+    gold = annotation_file(task)
+    return {
+        "pool": [f"{RAW_DIR}/{pool_file(task, options['pool']).path}"],
+        "scores": [f"{RAW_DIR}/{f.path}" for f in score_files(task)],
+        "annotations": [f"{RAW_DIR}/{gold.path}"] if gold else [],
+    }
+
+
+def parse_preprocess_key(dataset: str, key: str) -> dict[str, Any]:
+    """Options of a processed file name ``data/processed/<dataset>/<key>.npz``."""
+    if dataset not in PREPROCESS_OPTIONS:
+        raise ConfigError(f"dataset: {dataset!r} is not one of {list(CLASSIFICATION_DATASETS)}")
+    return parse_key(PREPROCESS_OPTIONS[dataset], key, f"preprocessing of {dataset}")
+
+
+def parse_classifier_key(key: str) -> dict[str, Any]:
+    return parse_key(CLASSIFIER_OPTIONS, key, "classifier oracle")
+
+
+def parse_prompt_key(key: str) -> dict[str, Any]:
+    return parse_key(PROMPT_ORACLE_OPTIONS, key, "prompt oracle")

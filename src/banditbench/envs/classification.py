@@ -1,0 +1,209 @@
+"""Classification datasets as K-armed contextual bandits (seed 002 Sec. 7, seed 001 App. E.1.2).
+
+Each round shows one row ``x`` in R^d of a prepared dataset (see
+:mod:`banditbench.data.preprocess`) as ``K`` arms, one per class, with block
+features ``x^(k) = [0, ..., x, ..., 0]`` in R^{dK} (seed 002 Sec. 7).  Only the
+round's K x dK arm matrix is built, when the round starts; the public facts
+``arm_layout = "block"`` and ``context_dimension = d`` let a policy work with
+``x`` itself (arm ``k``'s block ``k`` is ``x``).
+
+Rows are drawn from the environment's context stream: ``sampling: shuffle``
+(default) walks through a random permutation of the dataset and draws a new
+one after each pass; ``uniform`` draws rows independently with replacement.
+
+* :class:`ClassificationBandit` — reward feedback.  ``reward: label`` (seed
+  002): reward 1 for the correct class, else 0; per-round ``regret = 1 - reward``.
+  ``reward: classifier``: Bernoulli rewards with mean ``p(k | x)`` from a fitted
+  classifier oracle; ``regret = max_k p(k | x) - p(a | x)`` (expected).
+* :class:`ClassificationDueling` — preference feedback between two arms with
+  class utilities ``u_k`` (seed 001 App. E.1.2).  ``utility: label`` gives
+  ``u_k = s 1{k = y}``; with the default scale ``s = logit(0.7)`` the correct
+  class beats any other with probability 0.7, the appendix's "baseline of
+  P(i > j) = 0.7".  ``utility: classifier`` gives ``u_k = s p(k | x)``.
+  ``preference: btl`` (Magic, Covertype): ``P(i > j) = sigmoid(u_i - u_j)``.
+  ``preference: deterministic`` (Statlog): the arm with the larger utility always
+  wins; the appendix writes ``P(i > j) = 1 for i > j``, which we read as "for
+  i ranked above j", and between equal utilities the higher-indexed arm wins
+  (its literal reading), so no outcome is random.  Metrics as
+  :mod:`banditbench.envs.dueling`: ``regret = 2 u* - u_i - u_j``,
+  ``average_regret`` (half of it) and ``weak_regret = u* - max(u_i, u_j)``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..api import Environment, register
+from ..data.paths import classifier_oracle_path, processed_path
+from ..delays import ConfigError
+from ..feedback import PreferenceFeedback, RewardFeedback
+
+SAMPLING = ("shuffle", "uniform")
+#: utility gap giving P(correct class beats another) = 0.7 under BTL
+LOGIT_07 = math.log(0.7 / 0.3)
+
+
+def sigmoid(z):
+    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(z)))
+
+
+def block_arms(x: np.ndarray, n_arms: int) -> np.ndarray:
+    """The K x dK matrix whose row k is ``[0, ..., x, ..., 0]`` (x in block k)."""
+    d = x.shape[0]
+    arms = np.zeros((n_arms, n_arms * d))
+    idx = np.arange(n_arms)
+    arms.reshape(n_arms, n_arms, d)[idx, idx] = x
+    return arms
+
+
+def _dataset(params: Mapping[str, Any]) -> str:
+    if "dataset" not in params:
+        raise ConfigError("environment.params.dataset: required (a prepared classification dataset)")
+    return params["dataset"]
+
+
+def _files(params: Mapping[str, Any], mode_key: str) -> list[str]:
+    dataset, prep = _dataset(params), params.get("preprocessing")
+    files = [processed_path(dataset, prep)]
+    if params.get(mode_key, "label") == "classifier":
+        files.append(classifier_oracle_path(dataset, prep, params.get("oracle")))
+    return files
+
+
+class _Classification(Environment):
+    """Rows, labels, optional oracle probabilities and the row schedule."""
+
+    def _setup(self, seed_seq: np.random.SeedSequence, horizon: int, dataset: str,
+               preprocessing: Mapping[str, Any] | None, sampling: str, mode_key: str, mode: str,
+               oracle: Mapping[str, Any] | None) -> None:
+        from ..data.oracles import load_oracle
+        from ..data.preprocess import load_prepared
+
+        if sampling not in SAMPLING:
+            raise ConfigError(f"environment.params.sampling: {sampling!r} is not one of {list(SAMPLING)}")
+        if mode not in ("label", "classifier"):
+            raise ConfigError(f"environment.params.{mode_key}: {mode!r} is not one of ['label', 'classifier']")
+        prepared = load_prepared(processed_path(dataset, preprocessing))
+        self.X, self.y = prepared.X, prepared.y          # float32 rows; a round's arms are float64
+        self.n_arms, self.d = prepared.n_classes, prepared.X.shape[1]
+        self.probs = None
+        if mode == "classifier":
+            arrays, _ = load_oracle(classifier_oracle_path(dataset, preprocessing, oracle))
+            self.probs = arrays["probabilities"].astype(np.float64)
+            if self.probs.shape != (len(self.y), self.n_arms):
+                raise ConfigError(f"environment.params.oracle: oracle probabilities have shape {self.probs.shape}, "
+                                  f"expected {(len(self.y), self.n_arms)}")
+        context_seq, outcome_seq = seed_seq.spawn(2)
+        ctx = np.random.default_rng(context_seq)
+        n = len(self.y)
+        if sampling == "uniform":
+            self.rows = ctx.integers(0, n, size=horizon)
+        else:
+            passes = -(-horizon // n)
+            self.rows = np.concatenate([ctx.permutation(n) for _ in range(passes)])[:horizon]
+        self._out_rng = np.random.default_rng(outcome_seq)
+        self._row = 0
+
+    def public_info(self) -> dict[str, Any]:
+        return {"dimension": self.n_arms * self.d, "n_arms": self.n_arms, "context_dimension": self.d,
+                "arm_layout": "block"}
+
+    def context(self, t: int) -> np.ndarray:
+        self._row = int(self.rows[t - 1])
+        return block_arms(self.X[self._row], self.n_arms)
+
+
+@register("classification_bandit")
+class ClassificationBandit(_Classification):
+    """K-armed contextual bandit from a classification dataset; reward 1 for the correct class (seed 002 Sec. 7).
+
+    Parameters
+    ----------
+    dataset : a prepared dataset (mnist, digits, mushroom, car, shuttle, magic, banknote, covertype).
+    preprocessing : options of :mod:`banditbench.data.preprocess` (defaults filled in).
+    sampling : ``shuffle`` or ``uniform`` row order.
+    reward : ``label`` (deterministic 0/1) or ``classifier`` (Bernoulli with the oracle's p(k | x)).
+    oracle : classifier oracle options (``reward: classifier`` only).
+    """
+
+    feedback_kind = "reward"
+    action_kind = "arm"
+    metrics = ("regret", "reward")
+    primary_metric = "regret"
+
+    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, dataset: str,
+                 preprocessing: Mapping[str, Any] | None = None, sampling: str = "shuffle", reward: str = "label",
+                 oracle: Mapping[str, Any] | None = None):
+        self._setup(seed_seq, horizon, dataset, preprocessing, sampling, "reward", reward, oracle)
+
+    @classmethod
+    def required_files(cls, params: Mapping[str, Any]) -> list[str]:
+        return _files(params, "reward")
+
+    def step(self, t: int, action) -> tuple[RewardFeedback, dict[str, float]]:
+        a = int(action)
+        if self.probs is None:
+            r = float(a == self.y[self._row])
+            regret = 1.0 - r
+        else:
+            p = self.probs[self._row]
+            r = float(self._out_rng.random() < p[a])
+            regret = float(p.max() - p[a])
+        return RewardFeedback(t, r), {"regret": regret, "reward": r}
+
+
+@register("classification_dueling")
+class ClassificationDueling(_Classification):
+    """Contextual dueling bandit from a classification dataset (seed 001 App. E.1.2).
+
+    Class utilities, BTL or deterministic preferences, block arm features.
+
+    Parameters
+    ----------
+    dataset, preprocessing, sampling, oracle : as for ``classification_bandit``.
+    utility : ``label`` (``u_k = s 1{k = y}``) or ``classifier`` (``u_k = s p(k | x)``).
+    utility_scale : ``s``; the default logit(0.7) makes the correct class win 70% of its duels.
+    preference : ``btl`` (sigmoid of the utility difference) or ``deterministic``.
+    """
+
+    feedback_kind = "preference"
+    action_kind = "pair"
+    metrics = ("regret", "average_regret", "weak_regret")
+    primary_metric = "regret"
+
+    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, dataset: str,
+                 preprocessing: Mapping[str, Any] | None = None, sampling: str = "shuffle", utility: str = "label",
+                 oracle: Mapping[str, Any] | None = None, utility_scale: float = LOGIT_07, preference: str = "btl"):
+        if preference not in ("btl", "deterministic"):
+            raise ConfigError(f"environment.params.preference: {preference!r} is not one of ['btl', 'deterministic']")
+        if not utility_scale > 0:
+            raise ConfigError(f"environment.params.utility_scale: must be positive, got {utility_scale}")
+        self._setup(seed_seq, horizon, dataset, preprocessing, sampling, "utility", utility, oracle)
+        self.scale, self.preference = float(utility_scale), preference
+
+    @classmethod
+    def required_files(cls, params: Mapping[str, Any]) -> list[str]:
+        return _files(params, "utility")
+
+    def utilities(self) -> np.ndarray:
+        """Utilities of the current round's K arms."""
+        if self.probs is None:
+            u = np.zeros(self.n_arms)
+            u[self.y[self._row]] = self.scale
+            return u
+        return self.scale * self.probs[self._row]
+
+    def step(self, t: int, action) -> tuple[PreferenceFeedback, dict[str, float]]:
+        i, j = int(action[0]), int(action[1])
+        f = self.utilities()
+        if self.preference == "btl":
+            y = int(self._out_rng.random() < sigmoid(f[i] - f[j]))
+        else:
+            y = int(f[i] > f[j] or (f[i] == f[j] and i > j))
+        best = f.max()
+        regret = 2.0 * best - f[i] - f[j]
+        return PreferenceFeedback(t, y), {"regret": regret, "average_regret": 0.5 * regret,
+                                          "weak_regret": best - max(f[i], f[j])}
