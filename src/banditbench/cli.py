@@ -55,6 +55,7 @@ def _run_one(args) -> int:
 
 def _list(args) -> int:
     from . import registry
+    from .api import feedback_kinds
     from .delays import DELAY_PARAMETERS
 
     if args.what in ("delays", "all"):
@@ -68,7 +69,8 @@ def _list(args) -> int:
         print(f"{what}:")
         for name, entry in sorted(table.items()):
             cls = entry.load()
-            print(f"  {name}  [{cls.feedback_kind} feedback]  {registry.summary_line(cls)}")
+            kinds = " | ".join(feedback_kinds(cls)) if what == "environments" else cls.feedback_kind
+            print(f"  {name}  [{kinds} feedback]  {registry.summary_line(cls)}")
             for pname, default in registry.parameters(cls).items():
                 if pname not in ("horizon",):
                     print(f"      {pname} = {default!r}")
