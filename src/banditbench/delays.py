@@ -64,12 +64,6 @@ class DelayModel(abc.ABC):
     def mean(self) -> float:
         """Mean of the uncensored delay."""
 
-    def describe(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items()}
-        out["kind"] = self.kind
-        out["rho"] = self.rho
-        return out
-
 
 @dataclass(frozen=True)
 class NoDelay(DelayModel):

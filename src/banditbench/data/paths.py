@@ -130,12 +130,6 @@ def prompt_oracle_path(task: str, oracle: Mapping[str, Any] | None = None) -> st
     return f"{ORACLE_DIR}/prompts/{task}/{options_key(options)}.npz"
 
 
-def quality_paths(oracle_path: str) -> tuple[str, str]:
-    """The CSV and Markdown fit-quality tables written next to an oracle file."""
-    stem = oracle_path[: -len(".npz")]
-    return f"{stem}.quality.csv", f"{stem}.quality.md"
-
-
 def raw_paths(dataset: str, options: Mapping[str, Any] | None = None) -> list[str]:
     """Raw files (under ``data/raw``) that preprocessing ``dataset`` with ``options`` reads."""
     opts = preprocess_options(dataset, options)

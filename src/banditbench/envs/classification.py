@@ -40,14 +40,11 @@ from ..api import Environment, register
 from ..data.paths import classifier_oracle_path, processed_path
 from ..delays import ConfigError
 from ..feedback import PreferenceFeedback, RewardFeedback
+from ..links import sigmoid
 
 SAMPLING = ("shuffle", "uniform")
 #: utility gap giving P(correct class beats another) = 0.7 under BTL
 LOGIT_07 = math.log(0.7 / 0.3)
-
-
-def sigmoid(z):
-    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(z)))
 
 
 def block_arms(x: np.ndarray, n_arms: int) -> np.ndarray:

@@ -18,10 +18,7 @@ import numpy as np
 from ..api import Environment, register
 from ..delays import ConfigError
 from ..feedback import PreferenceFeedback
-
-
-def sigmoid(z):
-    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(z)))
+from ..links import sigmoid
 
 
 def _utility(name: str, theta: np.ndarray, x: np.ndarray) -> np.ndarray:

@@ -50,15 +50,12 @@ from scipy.optimize import linprog
 from ..api import Environment, register
 from ..delays import ConfigError
 from ..feedback import PreferenceCostFeedback, RewardCostFeedback
+from ..links import sigmoid
 from .car_oracle import CLASSES, DEFAULT_ORACLE, action_features, load_car_oracle
 
 #: the null action: skip the round (no reward, no cost, no feedback)
 NULL = (-1, -1)
 NOISES = ("bernoulli", "gaussian")
-
-
-def sigmoid(z):
-    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(z)))
 
 
 @dataclass(frozen=True)

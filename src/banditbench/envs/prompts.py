@@ -32,10 +32,7 @@ from ..data.paths import prompt_oracle_path
 from ..data.registry import SCORED_TASKS
 from ..delays import ConfigError
 from ..feedback import PreferenceFeedback
-
-
-def sigmoid(z):
-    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(z)))
+from ..links import sigmoid
 
 
 def _tasks(params: Mapping[str, Any]) -> list[str]:
