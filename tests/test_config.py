@@ -3,7 +3,7 @@ import copy
 import pytest
 
 from banditbench.config import load_config_file, load_grid
-from banditbench.delays import ConfigError
+from banditbench.errors import ConfigError
 from conftest import ROOT
 
 BASE = load_config_file(ROOT / "config.yaml")

@@ -21,7 +21,8 @@ from banditbench.data.oracles import (collect_scores, fit_classifier_oracle, fit
 from banditbench.data.paths import (classifier_oracle_path, options_key, parse_preprocess_key, processed_path,
                                     prompt_oracle_path, prompt_raw_paths)
 from banditbench.data.preprocess import downsample, encode_categorical, load_prepared, prepare, save_prepared
-from banditbench.delays import ConfigError, make_delay
+from banditbench.delays import make_delay
+from banditbench.errors import ConfigError
 from banditbench.envs.classification import LOGIT_07, ClassificationBandit, ClassificationDueling, block_arms
 from banditbench.envs.prompts import PromptDueling
 from banditbench.feedback import RewardFeedback

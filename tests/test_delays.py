@@ -5,7 +5,7 @@ from scipy import stats
 from banditbench.delays import DelayQueue, make_delay
 from banditbench.runner import simulate
 from banditbench.api import Problem
-from banditbench.delays import ConfigError
+from banditbench.errors import ConfigError
 from helpers import CountingEnv, RecordingPolicy
 
 N = 200_000

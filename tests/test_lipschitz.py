@@ -10,7 +10,8 @@ from scipy.optimize import minimize
 
 from banditbench.api import Problem
 from banditbench.config import load_config_file, load_grid
-from banditbench.delays import ConfigError, make_delay
+from banditbench.delays import make_delay
+from banditbench.errors import ConfigError
 from banditbench.envs.lipschitz import FUNCTIONS, LipschitzEnv, mean_reward
 from banditbench.policies.lipschitz import DLPP, DelayedZooming, log_term
 from banditbench.policies.metric_space import (ball_boxes, cover_box, find_uncovered, in_balls, linf_distance,

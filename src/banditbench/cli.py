@@ -18,7 +18,7 @@ import argparse
 import json
 import sys
 
-from .delays import ConfigError
+from .errors import ConfigError
 
 
 def _run_one(args) -> int:

@@ -19,7 +19,8 @@ import yaml
 
 from . import registry
 from .api import feedback_kinds
-from .delays import ConfigError, make_delay
+from .delays import make_delay
+from .errors import ConfigError
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "config" / "schema.yaml"
 NO_BUDGET = "none"

@@ -23,10 +23,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-
-class ConfigError(ValueError):
-    """A configuration value is missing or invalid; the message names the key."""
-
+from .errors import ConfigError
 
 @dataclass(frozen=True)
 class DelayModel(abc.ABC):

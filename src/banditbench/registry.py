@@ -1,7 +1,8 @@
 """Maps config names to environment / policy classes and to the source files a job depends on.
 
-Discovery reads the source of ``banditbench/envs/*.py`` and
-``banditbench/policies/*.py`` with :mod:`ast` and collects classes decorated
+Discovery reads the source of every module under ``banditbench/envs/`` and
+``banditbench/policies/`` (subpackages included, e.g. ``policies/neural/``)
+with :mod:`ast` and collects classes decorated
 with ``@register("name")``: adding an algorithm is adding one module (or one
 class), and nothing is imported until a class is actually used, so a job that
 runs a numpy policy never imports torch.
@@ -102,7 +103,7 @@ def source_closure(modules: tuple[str, ...] | list[str]) -> list[Path]:
 
 def _discover(kind: str, folder: str) -> dict[str, Entry]:
     out: dict[str, Entry] = {}
-    for path in sorted((PACKAGE_DIR / folder).glob("*.py")):
+    for path in sorted((PACKAGE_DIR / folder).rglob("*.py")):
         for node in _parse(path).body:
             if not isinstance(node, ast.ClassDef):
                 continue
@@ -129,7 +130,7 @@ def policies() -> dict[str, Entry]:
 def get(kind: str, name: str, where: str = "") -> Entry:
     table = environments() if kind == "environment" else policies()
     if name not in table:
-        from .delays import ConfigError
+        from .errors import ConfigError
 
         raise ConfigError(f"{where}: unknown {kind} {name!r}; registered: {sorted(table)}")
     return table[name]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..delays import ConfigError
+from ..errors import ConfigError
 from .registry import POOL_VARIANTS, SCORED_TASKS, annotation_file, get_dataset, pool_file, score_files
 
 RAW_DIR = "data/raw"

@@ -42,7 +42,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..delays import ConfigError
+from ..errors import ConfigError
 from ..resultio import atomic_write_bytes
 from .paths import RAW_DIR, preprocess_options, raw_paths
 

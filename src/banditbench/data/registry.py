@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..delays import ConfigError
+from ..errors import ConfigError
 from ._prompt_files import ANNOTATIONS, PROMPT_POOLS, PROMPT_RESULTS, TASK_DATA
 
 _HASH = re.compile(r"^(sha256:[0-9a-f]{64}|md5:[0-9a-f]{32})$")

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..delays import ConfigError
+from ..errors import ConfigError
 from ..policies.linalg import fit_logistic
 
 #: attribute levels in the order of car.names (ordinal from worst to best where it applies)

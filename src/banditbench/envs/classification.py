@@ -38,7 +38,7 @@ import numpy as np
 
 from ..api import Environment, register
 from ..data.paths import classifier_oracle_path, processed_path
-from ..delays import ConfigError
+from ..errors import ConfigError
 from ..feedback import PreferenceFeedback, RewardFeedback
 from ..links import sigmoid
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..api import Environment, register
-from ..delays import ConfigError
+from ..errors import ConfigError
 from ..feedback import PreferenceFeedback
 from ..links import sigmoid
 

@@ -48,7 +48,7 @@ from scipy import sparse
 from scipy.optimize import linprog
 
 from ..api import Environment, register
-from ..delays import ConfigError
+from ..errors import ConfigError
 from ..feedback import PreferenceCostFeedback, RewardCostFeedback
 from ..links import sigmoid
 from .car_oracle import CLASSES, DEFAULT_ORACLE, action_features, load_car_oracle

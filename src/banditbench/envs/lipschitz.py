@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..api import Environment, register
-from ..delays import ConfigError
+from ..errors import ConfigError
 from ..feedback import RewardFeedback
 
 X1 = (0.7, 0.8)

@@ -30,7 +30,7 @@ import numpy as np
 from ..api import Environment, register
 from ..data.paths import prompt_oracle_path
 from ..data.registry import SCORED_TASKS
-from ..delays import ConfigError
+from ..errors import ConfigError
 from ..feedback import PreferenceFeedback
 from ..links import sigmoid
 

@@ -37,7 +37,7 @@ from typing import Sequence
 import numpy as np
 
 from ..api import Policy, Problem, register
-from ..delays import ConfigError
+from ..errors import ConfigError
 from ..feedback import PreferenceFeedback
 from .linalg import InverseGram, fit_logistic, sigmoid
 

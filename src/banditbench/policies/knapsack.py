@@ -62,7 +62,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from ..api import Policy, Problem, register
-from ..delays import ConfigError
+from ..errors import ConfigError
 from ..feedback import PreferenceCostFeedback, RewardCostFeedback
 from .linalg import InverseGram, fit_logistic, sigmoid
 

@@ -26,7 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..api import Policy, Problem, register
-from ..delays import ConfigError
+from ..errors import ConfigError
 from ..feedback import RewardFeedback
 from .linalg import InverseGram
 

@@ -65,7 +65,7 @@ from typing import Sequence
 import numpy as np
 
 from ..api import Policy, Problem, register
-from ..delays import ConfigError
+from ..errors import ConfigError
 from ..feedback import RewardFeedback
 from .metric_space import ACTIVATION_RULES, ball_boxes, cover_box, grid_uncovered, split_box
 
