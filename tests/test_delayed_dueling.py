@@ -10,7 +10,8 @@ from banditbench.api import Problem
 from banditbench.delays import make_delay
 from banditbench.envs.dueling import SyntheticDueling
 from banditbench.feedback import PreferenceFeedback
-from banditbench.policies.delayed_dueling import LDBDF, LDBHeuristic, LDBIgnore
+from banditbench.policies.delayed_dueling import LDBDF, LDBHeuristic, LDBIgnore, LDBZero
+from banditbench.policies.delayed_labels import DuelHistory
 from banditbench.policies.linalg import InverseGram, fit_logistic, logistic_loss, sigmoid
 from banditbench.runner import run_cell, simulate
 
@@ -44,11 +45,11 @@ def test_ipw_weighted_label_is_unbiased_for_the_preference_probability():
     n, p = 400_000, sigmoid(0.8)
     y = rng.random(n) < p
     arrived = model.arrives(model.sample(rng, n))
-    policy = LDBDF(Problem(horizon=n, rho=rho, window=15, info={"dimension": 1}), rng)
-    policy.n_played = n
-    policy.pairs[:, 0] = 1.0
-    policy.observe(n + 15, [PreferenceFeedback(s + 1, int(y[s])) for s in np.flatnonzero(arrived)])
-    _, weighted = policy._mle_data()
+    history = DuelHistory(n, rho, 15)
+    for _ in range(n):
+        history.record_play()
+    history.observe([PreferenceFeedback(s + 1, int(y[s])) for s in np.flatnonzero(arrived)])
+    _, weighted = history.training_set("ipw", n + 15)
     se = np.sqrt(p * (1 / rho - p) / n)
     assert abs(weighted.mean() - p) < 4 * se
     naive = (y & arrived).mean()
@@ -93,29 +94,80 @@ def test_ldb_df_estimate_converges_to_theta(delay, floor):
 
 
 def test_variants_coincide_without_delay():
-    """With every feedback arriving next round (rho = 1) IPW, Ignore and Heuristic use the same data."""
-    runs = [_run(cls, {"kind": "none"}, T=400)[2]["regret"] for cls in (LDBDF, LDBIgnore, LDBHeuristic)]
-    np.testing.assert_allclose(runs[0], runs[1])
-    np.testing.assert_allclose(runs[0], runs[2])
+    """With every feedback arriving next round (rho = 1) IPW, Zero, Ignore and Heuristic use the same data."""
+    runs = [_run(cls, {"kind": "none"}, T=400)[2]["regret"] for cls in (LDBDF, LDBIgnore, LDBHeuristic, LDBZero)]
+    for other in runs[1:]:
+        np.testing.assert_allclose(runs[0], other)
 
 
 def test_baselines_build_their_training_sets_as_described():
     problem = Problem(horizon=10, rho=0.5, window=5, info={"dimension": 2})
     rng = np.random.default_rng(0)
     arms = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
-    pols = [cls(problem, rng) for cls in (LDBDF, LDBIgnore, LDBHeuristic)]
+    pols = [cls(problem, rng) for cls in (LDBDF, LDBIgnore, LDBHeuristic, LDBZero)]
     for pol in pols:
         for t in (1, 2, 3):
             pol.act(t, arms)
         pol.theta = np.array([0.3, -0.2])
         pol.observe(4, [PreferenceFeedback(2, 1)])
-    X_df, a_df = pols[0]._mle_data()
+    X_df, a_df = pols[0].mle_data(4)
     assert X_df.shape[0] == 3 and list(a_df) == [0.0, 2.0, 0.0]             # y / rho for arrived, 0 pending
-    X_ig, a_ig = pols[1]._mle_data()
+    X_ig, a_ig = pols[1].mle_data(4)
     assert X_ig.shape[0] == 1 and list(a_ig) == [1.0]                       # arrived only
-    X_h, a_h = pols[2]._mle_data()
+    X_h, a_h = pols[2].mle_data(4)
     expected = sigmoid(X_h @ pols[2].theta)
     assert a_h[1] == 1.0 and a_h[0] == pytest.approx(expected[0]) and a_h[2] == pytest.approx(expected[2])
+    X_z, a_z = pols[3].mle_data(4)
+    assert X_z.shape[0] == 3 and list(a_z) == [0.0, 1.0, 0.0]               # y' = y 1{arrived}, no reweighting
+    # round 1's feedback (window 5) arrives by round 6 or never: at round 6 the heuristic drops it
+    assert pols[2].mle_data(5)[0].shape[0] == 3
+    X_h7, a_h7 = pols[2].mle_data(6)
+    np.testing.assert_allclose(X_h7, pols[2].pairs[1:3])
+    assert a_h7[0] == 1.0 and a_h7[1] == pytest.approx(sigmoid(pols[2].pairs[2] @ pols[2].theta))
+
+
+def test_heuristic_imputes_only_rounds_that_can_still_arrive():
+    """Feedback of round s arrives by s + max(M, 1) or never; the heuristic imputes exactly the rest."""
+    rng = np.random.default_rng(4)
+    for window in (None, 0, 1, 7):
+        history = DuelHistory(60, 0.5, window)
+        arrival = {}
+        for s in range(1, 41):
+            history.record_play()
+            d = int(rng.integers(0, 12))
+            if window is None or d <= window:
+                arrival[s] = s + max(d, 1)
+        t = 41
+        history.observe([PreferenceFeedback(s, 1) for s, a in arrival.items() if a <= t])
+        rows, labels = history.training_set("heuristic", t, predict=lambda r: np.full(len(r), 0.25))
+        still_possible = {s for s in range(1, 41) if s not in arrival or arrival[s] > t}
+        if window is not None:
+            still_possible = {s for s in still_possible if t < s + max(window, 1)}
+        imputed = {int(r) + 1 for r, a in zip(rows, labels) if a == 0.25}
+        assert imputed == still_possible - {s for s, a in arrival.items() if a <= t}
+        assert {int(r) + 1 for r, a in zip(rows, labels) if a == 1} == {s for s, a in arrival.items() if a <= t}
+
+
+def test_zero_filled_label_is_biased_towards_the_second_arm():
+    """Sec. 3.1: E[y'] = rho mu(Delta f) < mu(Delta f); the zero-filled MLE shrinks the preference and
+    flips it where mu(Delta f) < 1 / 2 ... / rho (Monte Carlo, fixed seed)."""
+    rng = np.random.default_rng(5)
+    model = make_delay({"kind": "geometric", "mean": 20, "window": 10})
+    n = 200_000
+    history = DuelHistory(n, model.rho, 10)
+    for _ in range(n):
+        history.record_play()
+    p = sigmoid(0.5)
+    y = rng.random(n) < p
+    arrived = model.arrives(model.sample(rng, n))
+    history.observe([PreferenceFeedback(s + 1, int(y[s])) for s in np.flatnonzero(arrived)])
+    t = n + 11                                               # every outcome has arrived or is censored
+    zero = history.training_set("zero", t)[1].mean()
+    ipw = history.training_set("ipw", t)[1].mean()
+    assert abs(ipw - p) < 0.01                               # unbiased
+    assert abs(zero - model.rho * p) < 0.01 and p - zero > 0.25   # biased down by the factor rho
+    # the zero-filled MLE of a one-dimensional preference therefore has the wrong sign: logit(rho p) < 0
+    assert np.log(zero / (1 - zero)) < 0 < np.log(ipw / (1 - ipw))
 
 
 def test_design_matrix_counts_every_played_pair_at_play_time():
@@ -123,7 +175,7 @@ def test_design_matrix_counts_every_played_pair_at_play_time():
     pairs = policy.pairs[:200]
     expected = policy.lam / policy.kappa_mu * np.eye(5) + pairs.T @ pairs
     np.testing.assert_allclose(policy.gram.matrix, expected, atol=1e-9)
-    assert policy.arrived.sum() < 100  # most feedback never arrived, V still has all 200 pairs
+    assert policy.history.arrived.sum() < 100  # most feedback never arrived, V still has all 200 pairs
 
 
 def test_theory_beta_is_equation_17():
@@ -139,7 +191,7 @@ def test_learning_policies_beat_random_pairs_under_delay():
             "environment": {"name": "synthetic_dueling", "params": {"dimension": 8, "n_arms": 10}},
             "delay": {"kind": "geometric", "mean": 20, "window": 50}}
     totals = {}
-    for name in ("ldb_df", "ldb_ignore", "ldb_heuristic", "random_pair"):
+    for name in ("ldb_df", "ldb_ignore", "ldb_heuristic", "ldb_zero", "random_pair"):
         totals[name] = np.mean([run_cell(dict(cell, seed=s, policy={"name": name, "params": {}}))[0]["regret"].sum()
                                 for s in range(3)])
     for name in ("ldb_df", "ldb_ignore", "ldb_heuristic"):

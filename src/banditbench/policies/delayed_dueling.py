@@ -7,8 +7,14 @@
 * :class:`LDBIgnore` — baseline of Sec. 5.2: same model, trained only on the
   feedback that has arrived, unweighted.
 * :class:`LDBHeuristic` — baseline of Sec. 5.2 ("hallucination", Verma et al.
-  2022): every played round whose feedback has not arrived is imputed with the
+  2022): every played round whose feedback is still pending is imputed with the
   current model's predicted preference probability as a soft label.
+* :class:`LDBZero` — the naive estimator of Sec. 3.1 (eq. 1): missing feedback
+  treated as a zero label, no reweighting; the comparison under which IPW's
+  correction matters.
+
+The four training sets come from :mod:`banditbench.policies.delayed_labels`,
+shared with the neural family.
 
 Choices the paper leaves open (all exposed as parameters):
 
@@ -24,28 +30,31 @@ Choices the paper leaves open (all exposed as parameters):
 * ``pair_norm_bound``: ``L`` of Assumption A3, 2 for unit-norm features.
 * The MLE of eq. 3 is solved to gradient tolerance ``tol`` by Newton's method
   warm-started at the previous estimate (``max_newton_steps`` per round).
-* Heuristic: pending rounds, and rounds whose feedback was censored by the
-  window, are all imputed — from the learner's view neither has arrived.
+* Heuristic: only rounds whose feedback may still arrive are imputed; once
+  ``t >= s + max(M, 1)`` a missing outcome is known to be censored and the round
+  is dropped (see :mod:`banditbench.policies.delayed_labels`).
 """
 
 from __future__ import annotations
 
-import abc
 import math
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 import numpy as np
 
 from ..api import Policy, Problem, register
 from ..errors import ConfigError
 from ..feedback import PreferenceFeedback
+from .delayed_labels import DuelHistory
 from .linalg import InverseGram, fit_logistic, sigmoid
 
 
 class _LinearDuelingBase(Policy):
-    """Shared selection rule (eqs. 5–6) and design matrix (eq. 4); subclasses choose the MLE data."""
+    """Shared selection rule (eqs. 5–6) and design matrix (eq. 4); subclasses name their delay strategy."""
 
     feedback_kind = "preference"
+    #: how delayed feedback enters the MLE (:data:`banditbench.policies.delayed_labels.STRATEGIES`)
+    delay_strategy: ClassVar[str]
 
     def __init__(self, problem: Problem, rng: np.random.Generator, *, lam: float = 1.0, kappa_mu: float = 0.1,
                  beta: float | str = 1.0, delta: float = 0.05, pair_norm_bound: float = 2.0,
@@ -63,21 +72,19 @@ class _LinearDuelingBase(Policy):
         self.max_newton_steps, self.tol = max_newton_steps, tol
         self.gram = InverseGram(self.d, lam / kappa_mu)          # V_0 = (lam / kappa_mu) I
         self.pairs = np.zeros((self.horizon, self.d))            # Delta phi_s of every played round
-        self.y = np.zeros(self.horizon)
-        self.arrived = np.zeros(self.horizon, dtype=bool)
-        self.n_played = 0
+        self.history = DuelHistory(self.horizon, self.rho, self.window)
         self.theta = np.zeros(self.d)
 
     # --- feedback ---------------------------------------------------------
     def observe(self, t: int, arrived: Sequence[PreferenceFeedback]) -> None:
-        for fb in arrived:
-            self.y[fb.round - 1] = fb.y
-            self.arrived[fb.round - 1] = True
+        self.history.observe(arrived)
 
     # --- estimation -------------------------------------------------------
-    @abc.abstractmethod
-    def _mle_data(self) -> tuple[np.ndarray, np.ndarray]:
-        """Rows and labels of the loss minimised at this round."""
+    def mle_data(self, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rows ``Delta phi_s`` and labels of the loss (eq. 3) minimised at round ``t``."""
+        rows, labels = self.history.training_set(self.delay_strategy, t,
+                                                  predict=lambda r: sigmoid(self.pairs[r] @ self.theta))
+        return self.pairs[rows], labels
 
     def beta_t(self, t: int) -> float:
         if self.beta != "theory":
@@ -89,7 +96,7 @@ class _LinearDuelingBase(Policy):
 
     # --- selection --------------------------------------------------------
     def act(self, t: int, arms: np.ndarray) -> tuple[int, int]:
-        X, labels = self._mle_data()
+        X, labels = self.mle_data(t)
         self.theta = fit_logistic(X, labels, self.lam, self.theta, max_iter=self.max_newton_steps, tol=self.tol)
         scores = arms @ self.theta
         first = int(np.argmax(scores))                                       # eq. 5
@@ -97,31 +104,26 @@ class _LinearDuelingBase(Policy):
         ucb = diff @ self.theta + self.beta_t(t) / self.kappa_mu * self.gram.norms(diff)
         second = int(np.argmax(ucb))                                         # eq. 6
         pair = arms[first] - arms[second]
-        self.pairs[self.n_played] = pair
-        self.n_played += 1
+        self.pairs[self.history.record_play()] = pair
         self.gram.update(pair)                                               # line 10 / eq. 4
         return first, second
 
 
 @register("ldb_df")
 class LDBDF(_LinearDuelingBase):
-    """LDB-DF (seed 000, Algorithm 1): IPW-weighted logistic MLE over all played rounds (eq. 3).
+    """LDB-DF (seed 000, Algorithm 1): IPW-weighted logistic MLE over all played rounds (eqs. 2–3).
 
     Pending rounds enter with ``omega_{s,t} y_s = 0``; arrived ones with ``y_s / rho``.
     """
 
-    def _mle_data(self):
-        n = self.n_played
-        return self.pairs[:n], np.where(self.arrived[:n], self.y[:n] / self.rho, 0.0)
+    delay_strategy = "ipw"
 
 
 @register("ldb_ignore")
 class LDBIgnore(_LinearDuelingBase):
     """LDB-Ignore (seed 000, Sec. 5.2): unweighted MLE on arrived feedback only."""
 
-    def _mle_data(self):
-        mask = self.arrived[: self.n_played]
-        return self.pairs[: self.n_played][mask], self.y[: self.n_played][mask]
+    delay_strategy = "ignore"
 
 
 @register("ldb_heuristic")
@@ -129,8 +131,12 @@ class LDBHeuristic(_LinearDuelingBase):
     """LDB-Heuristic (seed 000, Sec. 5.2): pending outcomes imputed by the current model's
     predicted probability ``mu(theta^T Delta phi_s)`` (soft labels), then the unweighted MLE."""
 
-    def _mle_data(self):
-        n = self.n_played
-        X = self.pairs[:n]
-        soft = sigmoid(X @ self.theta)
-        return X, np.where(self.arrived[:n], self.y[:n], soft)
+    delay_strategy = "heuristic"
+
+
+@register("ldb_zero")
+class LDBZero(_LinearDuelingBase):
+    """LDB-Zero (seed 000, Sec. 3.1 eq. 1): missing feedback counted as ``y' = 0``, unweighted MLE
+    over all played rounds — biased towards the second arm by the factor ``rho``."""
+
+    delay_strategy = "zero"
