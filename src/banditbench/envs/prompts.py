@@ -83,7 +83,7 @@ class PromptDueling(Environment):
         return [prompt_oracle_path(task, params.get("oracle")) for task in _tasks(params)]
 
     def public_info(self) -> dict[str, Any]:
-        return {"dimension": self.arms.shape[1], "n_arms": self.arms.shape[0]}
+        return {"dimension": self.arms.shape[1], "n_arms": self.arms.shape[0], "fixed_arms": True}
 
     def context(self, t: int) -> np.ndarray:
         return self.arms

@@ -1,0 +1,11 @@
+"""Neural bandit policies and their shared machinery — the only modules of the package that import torch.
+
+* :mod:`.nets` — the ReLU network on a flat parameter vector, its NTK-style
+  initialisation, batched per-arm gradient features (``torch.func``) and
+  last-layer features;
+* :mod:`.training` — the warm-started trainer of the weighted logistic losses
+  and its update schedule;
+* one module per algorithm family (e.g. :mod:`.delayed_dueling`).
+
+Confidence matrices are plain numpy: :mod:`banditbench.policies.linalg`.
+"""

@@ -1,0 +1,78 @@
+"""The trainer shared by the neural families: warm-started gradient steps on a weighted logistic loss.
+
+Every neural loss in seeds 000–002 has the form
+
+    L(theta) = sum_s w_s [softplus(z_s(theta)) - a_s z_s(theta)] + lam/2 ||theta - c||^2,
+
+with ``z_s`` the network's logit of sample s (a predicted preference
+difference ``h(x_{s,1}) - h(x_{s,2})`` for dueling, ``h(x_s)`` for logistic
+rewards), ``a_s`` its (possibly IPW-weighted or imputed) label and ``w_s`` a
+per-sample weight; ``softplus(z) - a z`` is the cross-entropy
+``-[a log mu(z) + (1 - a) log mu(-z)]`` written so that it stays convex for
+labels above one.  The centre ``c`` is ``theta_0`` (seed 000 eq. 7) or 0.
+
+Seeds 000–002 do not prescribe the optimiser; we use Adam (learning rate
+``lr``, as seeds 001 and 002 use in practice) warm-started from the previous
+parameters, with its moment estimates kept across updates, and ``steps``
+full-batch steps per update.  The schedule ``every`` is a number of rounds H
+(train when ``(t - 1) % H == 0``) or ``"doubling"`` (train at t = 2, 4, 8, ...).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+
+from ...errors import ConfigError
+
+
+def check_schedule(every, where: str = "policy.params.train_every") -> None:
+    if every != "doubling" and not (isinstance(every, int) and not isinstance(every, bool) and every >= 1):
+        raise ConfigError(f"{where}: must be a positive integer or 'doubling', got {every!r}")
+
+
+class Trainer:
+    """Minimises the weighted logistic loss (module docstring) by warm-started Adam steps."""
+
+    def __init__(self, theta0: torch.Tensor, *, lam: float, lr: float, steps: int, every: int | str = 1,
+                 centre: str = "init", where: str = "policy.params"):
+        if not lam > 0:
+            raise ConfigError(f"{where}.lam: must be positive, got {lam}")
+        if not lr > 0:
+            raise ConfigError(f"{where}.lr: must be positive, got {lr}")
+        if not (isinstance(steps, int) and steps >= 1):
+            raise ConfigError(f"{where}.train_steps: must be a positive integer, got {steps!r}")
+        check_schedule(every, f"{where}.train_every")
+        if centre not in ("init", "zero"):
+            raise ConfigError(f"{where}.regulariser_centre: must be 'init' or 'zero', got {centre!r}")
+        self.lam, self.steps, self.every = lam, steps, every
+        self.centre = theta0.clone() if centre == "init" else torch.zeros_like(theta0)
+        self.theta = theta0.clone().requires_grad_(True)
+        self.optimizer = torch.optim.Adam([self.theta], lr=lr)
+
+    def due(self, t: int) -> bool:
+        """Whether the schedule trains at the start of round ``t``."""
+        if self.every == "doubling":
+            return t >= 2 and t & (t - 1) == 0
+        return (t - 1) % self.every == 0
+
+    def loss(self, logits: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
+        per = F.softplus(logits) - labels * logits
+        if weights is not None:
+            per = per * weights
+        return per.sum() + 0.5 * self.lam * (self.theta - self.centre).square().sum()
+
+    def fit(self, logits_fn: Callable[[torch.Tensor], torch.Tensor], labels: torch.Tensor,
+            weights: torch.Tensor | None = None) -> torch.Tensor:
+        """Run ``steps`` optimiser steps; ``logits_fn(theta)`` gives the samples' logits. Returns theta (detached)."""
+        for _ in range(self.steps):
+            self.optimizer.zero_grad(set_to_none=True)
+            self.loss(logits_fn(self.theta), labels, weights).backward()
+            self.optimizer.step()
+        return self.theta.detach()
+
+    @property
+    def current(self) -> torch.Tensor:
+        return self.theta.detach()
