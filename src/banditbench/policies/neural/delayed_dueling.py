@@ -158,7 +158,7 @@ class _NeuralDuelingBase(Policy):
                 raise ConfigError("environment: publishes fixed_arms but showed a different arm set")
             x = self._arm_tensor
         else:
-            x = torch.from_numpy(np.ascontiguousarray(arms, dtype=np.float64))
+            x = torch.tensor(arms, dtype=DTYPE)
         with torch.no_grad():
             scores = self.net.forward(theta, x).numpy()
         first = int(np.argmax(scores))                                        # eq. 9
