@@ -23,7 +23,8 @@ TINY = {
             "horizon": 60,
             "seeds": 2,
             "table_horizons": [30, 60],
-            "algorithms": {"ldb_df": {"policy": "ldb_df"}, "random": {"policy": "random_pair"}},
+            "algorithms": {"ldb_df": {"policy": "ldb_df"}, "random": {"policy": "random_pair"},
+                           "ndb_df": {"policy": "ndb_df", "params": {"width": 8, "train_steps": 2}}},
             "delays": {"none": {"kind": "none"}, "geo": {"kind": "geometric", "mean": 5, "window": 10}},
         }
     },
@@ -66,7 +67,7 @@ def project(tmp_path_factory):
 
 def test_default_pipeline_produces_tables_and_plots(project):
     tidy = pd.read_csv(project / "results/tables/tiny.csv")
-    assert set(tidy["algorithm"]) == {"ldb_df", "random"} and set(tidy["delay"]) == {"none", "geo"}
+    assert set(tidy["algorithm"]) == {"ldb_df", "random", "ndb_df"} and set(tidy["delay"]) == {"none", "geo"}
     assert set(tidy["t"]) == {30, 60} and (tidy["n"] == 2).all()
     assert {"cumulative_regret", "cumulative_weak_regret"} <= set(tidy["metric"])
     assert "| geo | none | ldb_df |" in (project / "results/tables/tiny.md").read_text()
@@ -77,19 +78,25 @@ def test_default_pipeline_produces_tables_and_plots(project):
     assert bench.read_text().startswith("s\th:m:s")
 
 
-def test_editing_one_algorithm_reruns_only_its_jobs(project):
+@pytest.mark.parametrize("module, rerun", [
+    ("policies/delayed_dueling.py", {"ldb_df"}),                  # one family: only its jobs
+    ("policies/neural/nets.py", {"ndb_df"}),                      # shared neural code: every neural job
+    ("policies/neural/delayed_dueling.py", {"ndb_df"}),
+    ("policies/delayed_labels.py", {"ldb_df", "ndb_df"}),         # shared by the linear and neural families
+])
+def test_editing_one_algorithm_reruns_only_its_jobs(project, module, rerun):
     assert "Nothing to be done" in _smk(project, "-n").stdout
-    module = project / "src/banditbench/policies/delayed_dueling.py"
-    original = module.read_text()
-    module.write_text(original + "\n# an edit\n")
+    path = project / "src/banditbench" / module
+    original = path.read_text()
+    path.write_text(original + "\n# an edit\n")
     try:
         dry = _smk(project, "-n")
         assert dry.returncode == 0, dry.stderr[-2000:]
-        # 2 delays x 2 seeds of ldb_df; none of the random-pair jobs; then tables and plots
-        assert _planned(dry.stdout) == {"all": 1, "simulate": 4, "aggregate": 1, "plot": 1}
-        assert "random" not in re.findall(r"algorithm=(\w+)", dry.stdout)
+        # 2 delays x 2 seeds of each affected algorithm; none of the others; then tables and plots
+        assert _planned(dry.stdout) == {"all": 1, "simulate": 4 * len(rerun), "aggregate": 1, "plot": 1}
+        assert set(re.findall(r"algorithm=(\w+)", dry.stdout)) == rerun
     finally:
-        module.write_text(original)
+        path.write_text(original)
 
 
 def test_a_run_interrupted_midway_resumes_where_it_stopped(project):
