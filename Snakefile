@@ -22,7 +22,7 @@ if "experiments" not in config:
     configfile: "config.yaml"
 
 
-validate(config, schema="config/schema.yaml")
+validate(config, schema="src/banditbench/schema.yaml")
 
 
 include: "workflow/rules/common.smk"

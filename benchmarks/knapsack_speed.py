@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 from scipy import optimize  # noqa: E402
 
 from banditbench.api import Policy, Problem  # noqa: E402
-from banditbench.envs.car_oracle import fit_car_oracle, save_car_oracle  # noqa: E402
+from banditbench.data.car_oracle import fit_car_oracle, save_car_oracle  # noqa: E402
 from banditbench.envs.knapsack import NULL, CarModeration, SyntheticPbBwK  # noqa: E402
 from banditbench.policies.knapsack import OptimisticDuel, kappa_bound  # noqa: E402
 from banditbench.policies.linalg import logistic_loss  # noqa: E402

@@ -9,7 +9,7 @@ from banditbench.api import Problem
 from banditbench.config import load_config_file, load_grid
 from banditbench.delays import make_delay
 from banditbench.errors import ConfigError
-from banditbench.envs.car_oracle import CLASSES, action_features, fit_car_oracle, load_car_oracle, save_car_oracle
+from banditbench.data.car_oracle import CLASSES, action_features, fit_car_oracle, load_car_oracle, save_car_oracle
 from banditbench.envs.knapsack import NULL, CarModeration, SyntheticPbBwK, _DuelKnapsack, offline_lp
 from banditbench.policies.knapsack import (ConstrainedDuelingEXP3, IdealDuel, OptimisticDuel, RandomizedDuel,
                                            knapsack_lp_value)

@@ -22,7 +22,8 @@ from .api import feedback_kinds
 from .delays import make_delay
 from .errors import ConfigError
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "config" / "schema.yaml"
+#: the JSON schema of a config, shipped inside the package (package data)
+SCHEMA_PATH = Path(__file__).resolve().parent / "schema.yaml"
 NO_BUDGET = "none"
 
 

@@ -65,7 +65,7 @@ rule oracle_prompt:
 rule oracle_car:
     input:
         data="data/raw/uci/car/car.data",
-        code=f"{SRC}/banditbench/envs/car_oracle.py",
+        code=f"{SRC}/banditbench/data/car_oracle.py",
     output:
         oracle="data/oracles/car_evaluation.npz",
         csv="data/oracles/car_evaluation.quality.csv",

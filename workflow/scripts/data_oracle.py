@@ -28,7 +28,7 @@ elif kind == "prompt":
                                               parse_prompt_key(snakemake.wildcards.options))
     save_npz(out.oracle, arrays, meta)
 else:
-    from banditbench.envs.car_oracle import fit_car_oracle, save_car_oracle
+    from banditbench.data.car_oracle import fit_car_oracle, save_car_oracle
 
     oracle = fit_car_oracle(snakemake.input.data)
     save_car_oracle(oracle, out.oracle)

@@ -51,7 +51,7 @@ from ..api import Environment, register
 from ..errors import ConfigError
 from ..feedback import PreferenceCostFeedback, RewardCostFeedback
 from ..links import sigmoid
-from .car_oracle import CLASSES, DEFAULT_ORACLE, action_features, load_car_oracle
+from ..data.car_oracle import CLASSES, DEFAULT_ORACLE, action_features, load_car_oracle
 
 #: the null action: skip the round (no reward, no cost, no feedback)
 NULL = (-1, -1)
@@ -241,7 +241,7 @@ class CarModeration(_DuelKnapsack):
 
     Contexts: the 1728 cars, drawn uniformly.  Actions: the four reviews
     (unacc, acc, good, vgood).  Rewards ``r(c, a) = <phi(c, a), theta*>`` in [0, 1] from
-    the oracle file (:mod:`banditbench.envs.car_oracle`).  Costs ``w(c, a) = v(a) r(c, a)``
+    the oracle file (:mod:`banditbench.data.car_oracle`).  Costs ``w(c, a) = v(a) r(c, a)``
     with cost factors ``v = cost_factors`` in the order of the reviews; the paper's
     "{acceptable, good, unacceptable, very good} with {0.3, 0.3, 0.5, 0.5}" gives the
     default ``(0.5, 0.3, 0.3, 0.5)`` (medium ratings are cheaper), so ``w`` lies in

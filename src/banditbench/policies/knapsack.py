@@ -30,7 +30,7 @@ Algorithm 2 samples with covariance ``beta Sigma^-1`` as printed (not ``beta^2``
 Details the paper leaves open, our choices:
 
 * Estimation (10)/(11): ``theta_hat`` minimises (10) by warm-started Newton
-  (:func:`~banditbench.policies.linalg.fit_logistic`), refitted only when new preference
+  (:func:`~banditbench.logistic.fit_logistic`), refitted only when new preference
   feedback has arrived; ``omega_hat = Psi^-1 sum psi W`` is the ridge solution with
   penalty ``lam`` (Abbasi-Yadkori et al., the estimator of Lemma 13; (11) prints
   ``lam/2`` next to an unhalved square loss), kept up to date with Sherman–Morrison.

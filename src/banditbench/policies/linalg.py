@@ -3,8 +3,9 @@
 Nothing here is recomputed from scratch per round when an update rule exists:
 ``InverseGram`` keeps ``V^{-1}`` under rank-one updates with the
 Sherman–Morrison formula (O(d^2) per update instead of O(d^3)), and
-``fit_logistic`` warm-starts Newton's method from the previous estimate, so a
-round typically costs one or two O(n d^2) Newton steps.
+``fit_logistic`` (:mod:`banditbench.logistic`, which the data layer's oracles use
+too) warm-starts Newton's method from the previous estimate, so a round
+typically costs one or two O(n d^2) Newton steps.
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ import numpy as np
 from scipy.linalg import blas
 
 from ..links import sigmoid
+from ..logistic import fit_logistic, logistic_loss, softplus
 
-
-def softplus(z):
-    return np.logaddexp(0.0, z)
+__all__ = ["ArmKernelGram", "DiagonalGram", "InverseGram", "fit_logistic", "logistic_loss", "sigmoid", "softplus"]
 
 
 class InverseGram:
@@ -45,52 +45,6 @@ class InverseGram:
         """``||x||_{V^{-1}}`` for every row of ``rows`` at once."""
         q = ((rows @ self.inverse) * rows).sum(axis=1)
         return np.sqrt(np.maximum(q, 0.0))
-
-
-def logistic_loss(theta, X, labels, lam, weights=None):
-    """``sum_s w_s [softplus(z_s) - a_s z_s] + lam/2 ||theta||^2`` with ``z = X theta``.
-
-    This equals ``-sum_s w_s [a_s log mu(z_s) + (1 - a_s) log mu(-z_s)] + lam/2 ||theta||^2``
-    for any real label ``a_s`` (IPW labels exceed 1), and is convex in theta.
-    """
-    z = X @ theta
-    per = softplus(z) - labels * z
-    if weights is not None:
-        per = per * weights
-    return per.sum() + 0.5 * lam * theta @ theta
-
-
-def fit_logistic(X: np.ndarray, labels: np.ndarray, lam: float, theta0: np.ndarray,
-                 weights: np.ndarray | None = None, max_iter: int = 50, tol: float = 1e-8) -> np.ndarray:
-    """Minimise :func:`logistic_loss` by damped Newton steps started at ``theta0``.
-
-    Stops when the gradient's max-norm falls below ``tol``.  Backtracking halves
-    the step until the loss decreases, which keeps Newton stable for labels
-    outside [0, 1].
-    """
-    theta = np.array(theta0, dtype=float)
-    if X.shape[0] == 0:
-        return np.zeros_like(theta)
-    w = np.ones(X.shape[0]) if weights is None else weights
-    loss = logistic_loss(theta, X, labels, lam, w)
-    for _ in range(max_iter):
-        z = X @ theta
-        p = sigmoid(z)
-        grad = X.T @ (w * (p - labels)) + lam * theta
-        if np.max(np.abs(grad)) < tol:
-            break
-        hess = (X.T * (w * p * (1.0 - p))) @ X
-        hess[np.diag_indices_from(hess)] += lam
-        step = np.linalg.solve(hess, grad)
-        eta = 1.0
-        while True:
-            cand = theta - eta * step
-            new_loss = logistic_loss(cand, X, labels, lam, w)
-            if new_loss <= loss or eta < 1e-10:
-                break
-            eta *= 0.5
-        theta, loss = cand, new_loss
-    return theta
 
 
 class DiagonalGram:

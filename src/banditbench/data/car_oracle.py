@@ -13,7 +13,7 @@ does not give the features; our choices (all documented, all in the ``.npz``):
   norm (Assumption 2: ``||phi|| <= 1``).
 * One binary logistic regression over all (car, review) pairs with label
   ``1{a is the car's class}`` and ridge penalty ``lam/2 ||theta||^2``, solved by
-  Newton's method (:func:`banditbench.policies.linalg.fit_logistic`).  With the
+  Newton's method (:func:`banditbench.logistic.fit_logistic`).  With the
   block features this is one-vs-rest multiclass logistic regression.
 * Rewards in [0, 1] (Assumption 2): the fitted logits are mapped affinely onto
   [0, 1] (min-max over all 1728 x 4 pairs).  Because every block carries an
@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ConfigError
-from ..policies.linalg import fit_logistic
+from ..logistic import fit_logistic
 
 #: attribute levels in the order of car.names (ordinal from worst to best where it applies)
 ATTRIBUTES = (
@@ -153,7 +153,7 @@ def load_car_oracle(path: str | Path) -> dict[str, np.ndarray]:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"environment.params.oracle: {path} does not exist; build it with "
-                          f"banditbench.envs.car_oracle.fit_car_oracle on data/raw car.data "
+                          f"banditbench.data.car_oracle.fit_car_oracle on data/raw car.data "
                           f"(the Snakemake oracle rule does this)")
     with np.load(path) as data:
         out = {k: data[k] for k in data.files}
