@@ -37,3 +37,20 @@ def test_module_entry_point_runs():
     run = subprocess.run([sys.executable, "-m", "banditbench", "list", "delays"], capture_output=True, text=True,
                          env={"PYTHONPATH": str(ROOT / "src"), "PATH": ""})
     assert run.returncode == 0 and "geometric" in run.stdout
+
+
+def test_validate_counts_the_jobs_and_names_a_bad_key(tmp_path, capsys):
+    assert main(["validate", str(ROOT / "config.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "linear_delayed_dueling: " in out and f"{ROOT / 'config.yaml'}: valid" in out
+    bad = tmp_path / "bad.yaml"
+    bad.write_text((ROOT / "config.yaml").read_text().replace("kind: geometric", "kind: poisson", 1))
+    assert main(["validate", str(bad)]) == 2
+    assert "delays" in capsys.readouterr().err
+
+
+def test_list_delays_describes_every_kind_from_its_fields(capsys):
+    assert main(["list", "delays"]) == 0
+    out = capsys.readouterr().out
+    assert "uniform: low (smallest delay; an integer >= 0)" in out
+    assert "mean (" in out and "any kind: window (" in out

@@ -28,6 +28,11 @@ def register(name: str):
     return deco
 
 
+#: the null action of pair action spaces: skip the round (no reward, no cost, no feedback;
+#: the knapsack problems of seed 004, Sec. 2)
+NULL = (-1, -1)
+
+
 @dataclass(frozen=True)
 class Problem:
     """What a policy may know before the first round.
@@ -53,7 +58,9 @@ class Environment(abc.ABC):
 
     Subclasses set ``feedback_kind`` (matched against policies'), ``metrics``
     (names of the per-round truth values ``step`` returns, logged by the runner)
-    and ``action_kind``.
+    and ``action_kind``.  Constructed as ``Environment(seed_seq, *, horizon, **params)``;
+    parameters are declared and inherited as for :class:`Policy`, and bad values are
+    named ``environment.params.<key>``.
     """
 
     feedback_kind: ClassVar[str]
@@ -98,6 +105,12 @@ class Policy(abc.ABC):
 
     All keyword-only constructor parameters are the algorithm's configurable
     parameters: the registry lists them and the config validator checks them.
+    A family declares its shared parameters once, in its base class; a variant
+    declares only its own and forwards the rest, ``def __init__(self, problem, rng,
+    *, own=1.0, **shared): super().__init__(problem, rng, **shared)``, and the
+    registry follows the ``**shared`` up to the base (environments likewise).
+    Constructors name a bad value by its key relative to the job cell,
+    ``policy.params.<key>`` (see :mod:`banditbench.errors`).
     """
 
     feedback_kind: ClassVar[str]

@@ -1,7 +1,11 @@
-"""Command line: ``banditbench run-one`` (used by Snakemake and people) and ``banditbench list``.
+"""Command line: ``banditbench run-one`` (used by Snakemake and people), ``validate`` and ``list``.
 
 Examples
 --------
+Check a config (schema, registered names, parameters, delays, budgets) and count its jobs::
+
+    banditbench validate config/knapsack.yaml
+
 Run one cell of a config interactively (progress bar on a terminal)::
 
     banditbench run-one --config config.yaml --experiment linear_delayed_dueling \\
@@ -53,16 +57,33 @@ def _run_one(args) -> int:
     return 0
 
 
+def _validate(args) -> int:
+    from .config import load_config_file, load_grid
+
+    grid = load_grid(load_config_file(args.config))
+    total = 0
+    for name in grid.experiments:
+        n = sum(1 for _ in grid.jobs(name))
+        total += n
+        print(f"{name}: {n} jobs")
+    print(f"{args.config}: valid, {len(grid.experiments)} experiments, {total} jobs")
+    return 0
+
+
 def _list(args) -> int:
     from . import registry
     from .api import feedback_kinds
-    from .delays import DELAY_PARAMETERS
+    from .delays import DELAY_KINDS, DelayModel
 
     if args.what in ("delays", "all"):
         print("delays (config: delays: {label: {kind: ..., window: M or null, ...}}):")
-        for kind, params in DELAY_PARAMETERS.items():
-            extra = ", ".join(f"{k} ({v})" for k, v in params.items()) or "no parameters"
+        common = DelayModel.parameters()
+        for kind, cls in DELAY_KINDS.items():
+            own = {k: p for k, p in cls.parameters().items() if k not in common}
+            extra = ", ".join(f"{k} ({p})" for k, p in own.items()) or "no parameters"
             print(f"  {kind}: {extra}")
+        for name, param in common.items():
+            print(f"  any kind: {name} ({param})")
     for what, table in (("environments", registry.environments()), ("policies", registry.policies())):
         if args.what not in (what, "all"):
             continue
@@ -95,6 +116,10 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="progress bar (default: when attached to a terminal)")
     run.set_defaults(func=_run_one)
+
+    val = sub.add_parser("validate", help="validate a config file and count its jobs")
+    val.add_argument("config", help="config file (YAML)")
+    val.set_defaults(func=_validate)
 
     lst = sub.add_parser("list", help="list registered environments, policies and delay models")
     lst.add_argument("what", nargs="?", default="all", choices=["all", "policies", "environments", "delays"])

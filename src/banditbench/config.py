@@ -19,8 +19,8 @@ import yaml
 
 from . import registry
 from .api import feedback_kinds
-from .delays import make_delay
-from .errors import ConfigError
+from .delays import delay_schema, make_delay
+from .errors import ConfigError, component_path, key_path, rerooting
 
 #: the JSON schema of a config, shipped inside the package (package data)
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema.yaml"
@@ -28,21 +28,24 @@ NO_BUDGET = "none"
 
 
 def budget_label(budget: float | None) -> str:
+    """The ``{budget}`` wildcard and table label of a budget (``none`` without one)."""
     return NO_BUDGET if budget is None else format(budget, "g")
 
 
-def _path(parts) -> str:
-    return ".".join(str(p) for p in parts) or "<top level>"
+def load_schema(schema_path: Path = SCHEMA_PATH) -> dict[str, Any]:
+    """The config schema, its delay entry generated from :mod:`banditbench.delays`."""
+    schema = yaml.safe_load(schema_path.read_text())
+    schema["$defs"]["delay"] = delay_schema()
+    return schema
 
 
 def validate_schema(config: Mapping[str, Any], schema_path: Path = SCHEMA_PATH) -> None:
     import jsonschema
 
-    schema = yaml.safe_load(schema_path.read_text())
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = jsonschema.Draft202012Validator(load_schema(schema_path))
     errors = sorted(validator.iter_errors(dict(config)), key=lambda e: list(e.absolute_path))
     if errors:
-        lines = [f"  {_path(e.absolute_path)}: {e.message}" for e in errors[:10]]
+        lines = [f"  {key_path(list(e.absolute_path))}: {e.message}" for e in errors[:10]]
         raise ConfigError("invalid configuration:\n" + "\n".join(lines))
 
 
@@ -90,28 +93,30 @@ class ExperimentGrid:
 
     # --- validation -------------------------------------------------------
     def _check(self, name: str, spec: Mapping[str, Any]) -> Experiment:
-        where = f"experiments.{name}"
-        env_entry = registry.get("environment", spec["environment"]["name"], f"{where}.environment.name")
+        where = key_path("experiments", name)
+        env_where = component_path(name, "environment")
+        env_entry = registry.get("environment", spec["environment"]["name"], key_path(env_where, "name"))
         env_cls = env_entry.load()
         env_params = registry.parameters(env_cls)
-        self._check_params(env_cls, spec["environment"].get("params", {}), f"{where}.environment.params",
+        self._check_params(env_cls, spec["environment"].get("params", {}), key_path(env_where, "params"),
                            reserved={"horizon", "budget", "feedback_kind"})
         for label, alg in spec["algorithms"].items():
-            awhere = f"{where}.algorithms.{label}"
-            pol_cls = registry.get("policy", alg["policy"], f"{awhere}.policy").load()
-            self._check_params(pol_cls, alg.get("params", {}), f"{awhere}.params")
+            awhere = component_path(name, "policy", label)
+            pol_cls = registry.get("policy", alg["policy"], key_path(awhere, "policy")).load()
+            self._check_params(pol_cls, alg.get("params", {}), key_path(awhere, "params"))
             if pol_cls.feedback_kind not in feedback_kinds(env_cls):
-                raise ConfigError(f"{awhere}.policy: {alg['policy']!r} learns from {pol_cls.feedback_kind!r} feedback "
+                raise ConfigError(f"{key_path(awhere, 'policy')}: {alg['policy']!r} learns from "
+                                  f"{pol_cls.feedback_kind!r} feedback "
                                   f"but environment {spec['environment']['name']!r} gives "
                                   f"{' or '.join(map(repr, feedback_kinds(env_cls)))}")
         for label, delay in spec["delays"].items():
-            make_delay(delay, where=f"{where}.delays.{label}")
+            make_delay(delay, where=key_path(where, "delays", label))
         budgets = tuple(spec.get("budgets", [None]))
         if any(b is not None for b in budgets) and "budget" not in env_params:
-            raise ConfigError(f"{where}.budgets: environment {spec['environment']['name']!r} has no budget; "
+            raise ConfigError(f"{key_path(where, 'budgets')}: environment {spec['environment']['name']!r} has no budget; "
                               "remove 'budgets' or use [null]")
         if "budget" in env_params and env_params["budget"] is None and None in budgets:
-            raise ConfigError(f"{where}.budgets: environment {spec['environment']['name']!r} needs a budget; "
+            raise ConfigError(f"{key_path(where, 'budgets')}: environment {spec['environment']['name']!r} needs a budget; "
                               "list numbers only")
         horizon = int(self.config.get("horizon") or spec["horizon"])
         seeds_spec = self.config.get("seeds") or spec["seeds"]
@@ -122,11 +127,11 @@ class ExperimentGrid:
             table = tuple(sorted(set(spec.get("table_horizons", [horizon]))))
             too_big = [h for h in table if h > horizon]
             if too_big:
-                raise ConfigError(f"{where}.table_horizons: {too_big} exceed the horizon {horizon}")
+                raise ConfigError(f"{key_path(where, 'table_horizons')}: {too_big} exceed the horizon {horizon}")
         for key, metrics in (("plot_metric", [spec.get("plot_metric")]), ("extra_plots", spec.get("extra_plots", []))):
             unknown = [m for m in metrics if m is not None and m not in env_cls.metrics]
             if unknown:
-                raise ConfigError(f"{where}.{key}: {unknown[0]!r} is not logged by the environment; "
+                raise ConfigError(f"{key_path(where, key)}: {unknown[0]!r} is not logged by the environment; "
                                   f"choose from {list(env_cls.metrics)}")
         return Experiment(name, spec, horizon, seeds, budgets, table)
 
@@ -160,9 +165,10 @@ class ExperimentGrid:
         for key, value, known in (("algorithms", algorithm, exp.algorithms), ("delays", delay, exp.delays),
                                   ("budgets", budget, exp.budget_labels)):
             if value not in known:
-                raise ConfigError(f"experiments.{experiment}.{key}: no entry {value!r}; configured: {known}")
+                raise ConfigError(f"{key_path('experiments', experiment, key)}: no entry {value!r}; configured: {known}")
         if int(seed) not in exp.seeds:
-            raise ConfigError(f"experiments.{experiment}.seeds: seed {seed} is not configured ({list(exp.seeds)})")
+            raise ConfigError(f"{key_path('experiments', experiment, 'seeds')}: seed {seed} is not configured "
+                              f"({list(exp.seeds)})")
         alg = spec["algorithms"][algorithm]
         return {
             "experiment": experiment,
@@ -186,13 +192,14 @@ class ExperimentGrid:
     def data_files(self, experiment: str) -> list[str]:
         """Prepared data files (relative to the working directory) the experiment's environment reads."""
         exp = self.experiments[experiment]
-        return list(exp.env_class().required_files(exp.spec["environment"].get("params", {})))
+        with rerooting("environment", component_path(experiment, "environment")):
+            return list(exp.env_class().required_files(exp.spec["environment"].get("params", {})))
 
 
 def load_config_file(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"config file {path} does not exist")
+        raise ConfigError(f"{path}: config file does not exist")
     return yaml.safe_load(path.read_text()) or {}
 
 

@@ -18,20 +18,63 @@ from __future__ import annotations
 import abc
 import heapq
 import math
-from dataclasses import dataclass
-from typing import Any, Mapping
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from .errors import ConfigError
+from .errors import ConfigError, key_path
+
+
+def parameter(description: str, schema: dict[str, Any], default: Any = MISSING):
+    """A delay parameter: a dataclass field that carries its config description and JSON schema."""
+    return field(default=default, metadata={"description": description, "schema": schema})
+
 
 @dataclass(frozen=True)
+class Parameter:
+    """One config key of a delay kind: what it means, its JSON schema, whether it must be given."""
+
+    description: str
+    schema: dict[str, Any]
+    required: bool
+
+    def __str__(self) -> str:
+        return f"{self.description}; {_describe(self.schema)}"
+
+
+@dataclass(frozen=True, kw_only=True)
 class DelayModel(abc.ABC):
-    """Base class: a distribution over non-negative integer delays plus an optional window."""
+    """Base class: a distribution over non-negative integer delays plus an optional window.
 
-    window: int | None = None
+    The subclasses below are the one description of the delay kinds: their fields
+    (declared with :func:`parameter`) are the config keys of a kind, and the
+    factory (:func:`make_delay`), the config schema (:func:`delay_schema`) and
+    ``banditbench list delays`` are derived from them.
+    """
 
-    kind = "abstract"
+    window: int | None = parameter("observation window M: feedback with D > M never arrives (null: none)",
+                                   {"type": ["integer", "null"], "minimum": 0}, default=None)
+
+    kind: ClassVar[str] = "abstract"
+    #: config keys accepted instead of a field: key -> (field it replaces, description, JSON schema)
+    alternatives: ClassVar[dict[str, tuple[str, str, dict[str, Any]]]] = {}
+
+    @classmethod
+    def parameters(cls) -> dict[str, Parameter]:
+        """Every config key of this kind (besides ``kind``), fields first, then alternatives."""
+        replaced = {target for target, _, _ in cls.alternatives.values()}
+        out = {f.name: Parameter(f.metadata["description"], f.metadata["schema"],
+                                 f.default is MISSING and f.name not in replaced)
+               for f in fields(cls)}
+        out.update({key: Parameter(description, schema, False)
+                    for key, (_, description, schema) in cls.alternatives.items()})
+        return out
+
+    @classmethod
+    def from_config(cls, values: dict[str, Any], where: str) -> DelayModel:
+        """Build from config values that passed their schemas (subclasses check relations between them)."""
+        return cls(**values)
 
     @abc.abstractmethod
     def _sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -62,7 +105,10 @@ class DelayModel(abc.ABC):
         """Mean of the uncensored delay."""
 
 
-@dataclass(frozen=True)
+_ROUNDS = {"type": "integer", "minimum": 0}
+
+
+@dataclass(frozen=True, kw_only=True)
 class NoDelay(DelayModel):
     """Feedback arrives before the next decision."""
 
@@ -79,11 +125,11 @@ class NoDelay(DelayModel):
         return 0.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ConstantDelay(DelayModel):
     """Every delay equals ``value``."""
 
-    value: int = 0
+    value: int = parameter("delay in rounds", _ROUNDS)
     kind = "constant"
 
     def _sample(self, rng, n):
@@ -97,13 +143,19 @@ class ConstantDelay(DelayModel):
         return float(self.value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class UniformDelay(DelayModel):
     """Delays uniform on the integers ``{low, ..., high}`` (inclusive)."""
 
-    low: int = 0
-    high: int = 0
+    low: int = parameter("smallest delay", _ROUNDS)
+    high: int = parameter("largest delay (>= low)", _ROUNDS)
     kind = "uniform"
+
+    @classmethod
+    def from_config(cls, values, where):
+        if values["high"] < values["low"]:
+            raise ConfigError(f"{key_path(where, 'high')}: must be >= low ({values['low']}), got {values['high']}")
+        return cls(**values)
 
     def _sample(self, rng, n):
         return rng.integers(self.low, self.high + 1, size=n)
@@ -117,12 +169,22 @@ class UniformDelay(DelayModel):
         return (self.low + self.high) / 2.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GeometricDelay(DelayModel):
     """Geometric delays on ``{1, 2, ...}``: ``P(D = k) = (1-p)^(k-1) p``, mean ``1/p``."""
 
-    p: float = 1.0
+    p: float = parameter("success probability; or give mean = 1/p instead",
+                         {"type": "number", "exclusiveMinimum": 0, "maximum": 1})
     kind = "geometric"
+    alternatives = {"mean": ("p", "mean delay 1/p (geometric support starts at 1); alternative to p",
+                             {"type": "number", "minimum": 1})}
+
+    @classmethod
+    def from_config(cls, values, where):
+        if ("p" in values) == ("mean" in values):
+            raise ConfigError(f"{where}: geometric delay needs exactly one of 'p' or 'mean'")
+        p = values["p"] if "p" in values else 1.0 / values["mean"]
+        return cls(window=values.get("window"), p=float(p))
 
     def _sample(self, rng, n):
         return rng.geometric(self.p, size=n)
@@ -139,65 +201,65 @@ DELAY_KINDS: dict[str, type[DelayModel]] = {
     cls.kind: cls for cls in (NoDelay, ConstantDelay, UniformDelay, GeometricDelay)
 }
 
-#: parameters each kind accepts (besides ``kind`` and ``window``), with a description
-DELAY_PARAMETERS: dict[str, dict[str, str]] = {
-    "none": {},
-    "constant": {"value": "delay in rounds (int >= 0)"},
-    "uniform": {"low": "smallest delay (int >= 0)", "high": "largest delay (int >= low)"},
-    "geometric": {"p": "success probability in (0, 1]; or give mean = 1/p instead",
-                  "mean": "mean delay (>= 1); alternative to p"},
-}
+
+def delay_schema() -> dict[str, Any]:
+    """JSON schema of one delay entry of a config: a ``kind`` and the keys of the kinds.
+
+    Which keys a kind accepts, and relations between them, are checked by :func:`make_delay`.
+    """
+    properties: dict[str, Any] = {"kind": {"enum": list(DELAY_KINDS)}}
+    for cls in DELAY_KINDS.values():
+        for name, param in cls.parameters().items():
+            if properties.setdefault(name, param.schema) != param.schema:
+                raise RuntimeError(f"delay parameter {name!r} has two schemas; give it one meaning")
+    return {"type": "object", "required": ["kind"], "properties": properties, "additionalProperties": False}
+
+
+def _describe(schema: Mapping[str, Any]) -> str:
+    types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+    text = "an integer" if "integer" in types else "a number"
+    if "exclusiveMinimum" in schema and "maximum" in schema:
+        text += f" in ({schema['exclusiveMinimum']}, {schema['maximum']}]"
+    elif "minimum" in schema:
+        text += f" >= {schema['minimum']}"
+    return text + (" or null" if "null" in types else "")
+
+
+def _conforms(value: Any, schema: Mapping[str, Any]) -> bool:
+    """``value`` against the few JSON-schema keywords the delay parameters use."""
+    types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+    if value is None:
+        return "null" in types
+    if isinstance(value, bool) or not isinstance(value, int if "integer" in types else (int, float)):
+        return False
+    return (value >= schema.get("minimum", -math.inf) and value > schema.get("exclusiveMinimum", -math.inf)
+            and value <= schema.get("maximum", math.inf))
 
 
 def make_delay(spec: Mapping[str, Any], where: str = "delay") -> DelayModel:
     """Build a delay model from a config mapping such as ``{kind: geometric, mean: 20, window: 50}``.
 
-    ``where`` is the config path used in error messages.
+    ``where`` is the mapping's key path in the config, used in error messages.
     """
     spec = dict(spec)
     kind = spec.pop("kind", None)
     if kind not in DELAY_KINDS:
-        raise ConfigError(f"{where}.kind: unknown delay kind {kind!r}; known kinds: {sorted(DELAY_KINDS)}")
-    window = spec.pop("window", None)
-    if window is not None and (not isinstance(window, int) or window < 0):
-        raise ConfigError(f"{where}.window: must be a non-negative integer or null, got {window!r}")
-    allowed = set(DELAY_PARAMETERS[kind])
-    unknown = set(spec) - allowed
+        raise ConfigError(f"{key_path(where, 'kind')}: unknown delay kind {kind!r}; known kinds: {sorted(DELAY_KINDS)}")
+    cls = DELAY_KINDS[kind]
+    params = cls.parameters()
+    unknown = set(spec) - set(params)
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)} for delay kind {kind!r}; allowed: {sorted(allowed | {'kind', 'window'})}")
-
-    def _int(key, low=0):
-        if key not in spec:
-            raise ConfigError(f"{where}.{key}: required for delay kind {kind!r}")
-        v = spec[key]
-        if not isinstance(v, int) or isinstance(v, bool) or v < low:
-            raise ConfigError(f"{where}.{key}: must be an integer >= {low}, got {v!r}")
-        return v
-
-    if kind == "none":
-        model: DelayModel = NoDelay(window=window)
-    elif kind == "constant":
-        model = ConstantDelay(window=window, value=_int("value"))
-    elif kind == "uniform":
-        low, high = _int("low"), _int("high")
-        if high < low:
-            raise ConfigError(f"{where}.high: must be >= low ({low}), got {high}")
-        model = UniformDelay(window=window, low=low, high=high)
-    else:
-        if ("p" in spec) == ("mean" in spec):
-            raise ConfigError(f"{where}: geometric delay needs exactly one of 'p' or 'mean'")
-        if "p" in spec:
-            p = spec["p"]
-            if not isinstance(p, (int, float)) or not 0 < p <= 1:
-                raise ConfigError(f"{where}.p: must be in (0, 1], got {p!r}")
-        else:
-            m = spec["mean"]
-            if not isinstance(m, (int, float)) or m < 1:
-                raise ConfigError(f"{where}.mean: must be >= 1 (geometric support starts at 1), got {m!r}")
-            p = 1.0 / m
-        model = GeometricDelay(window=window, p=float(p))
+        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)} for delay kind {kind!r}; "
+                          f"allowed: {sorted({'kind', *params})}")
+    for name, value in spec.items():
+        if not _conforms(value, params[name].schema):
+            raise ConfigError(f"{key_path(where, name)}: must be {_describe(params[name].schema)}, got {value!r}")
+    for name, param in params.items():
+        if param.required and name not in spec:
+            raise ConfigError(f"{key_path(where, name)}: required for delay kind {kind!r}")
+    model = cls.from_config(spec, where)
     if model.rho <= 0.0:
-        raise ConfigError(f"{where}: the window {window} censors every feedback (rho = P(D <= M) = 0)")
+        raise ConfigError(f"{where}: the window {model.window} censors every feedback (rho = P(D <= M) = 0)")
     return model
 
 

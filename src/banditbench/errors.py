@@ -1,17 +1,52 @@
 """The package's error types and the one key-path format every message uses.
 
-A message about a configuration value starts with the value's full dotted path
-in the config (``experiments.<name>.algorithms.<label>.params.lam: ...``), so
-a user can find the line to fix; :func:`key_path` builds it.
+Every :class:`ConfigError` message reads ``<key path>: <what is wrong>``, with the
+key path dotted as :func:`key_path` writes it, so a user can find the line to fix:
+
+* Code that knows where a value sits in the config writes its full path:
+  ``experiments.<experiment>.algorithms.<label>.params.<key>``,
+  ``experiments.<experiment>.environment.params.<key>``,
+  ``experiments.<experiment>.delays.<label>.<key>`` (:mod:`banditbench.config`).
+* Environments and policies are built from a resolved job cell and do not know
+  their experiment, so their constructors name keys relative to the cell:
+  ``environment.params.<key>`` and ``policy.params.<key>`` (always built from
+  :data:`ENVIRONMENT_PARAMS` / :data:`POLICY_PARAMS`).  The code that builds them
+  from a config (:func:`banditbench.runner.build`, :mod:`banditbench.config`) knows the
+  experiment and the labels and re-roots such an error onto the full path
+  (:meth:`ConfigError.rerooted`): ``policy.params.lam`` becomes
+  ``experiments.<experiment>.algorithms.<label>.params.lam``.
+* A function that checks a mapping of options (preprocessing, oracle options, a
+  delay) takes the mapping's key path from its caller as ``where``; its default is
+  the option group's own name (``preprocessing``, ``oracle``, ``delay``).
+* A problem with a file rather than with a config value starts with the file's path.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from contextlib import contextmanager
+from typing import Iterable, Iterator
+
+#: key path of an environment's parameters inside a job cell (re-rooted by the runner)
+ENVIRONMENT_PARAMS = "environment.params"
+#: key path of a policy's parameters inside a job cell (re-rooted by the runner)
+POLICY_PARAMS = "policy.params"
 
 
 class ConfigError(ValueError):
-    """A configuration value is missing or invalid; the message names the key."""
+    """A configuration value is missing or invalid; the message starts with its key path."""
+
+    def rerooted(self, root: str, new_root: str) -> ConfigError:
+        """This error with the leading key path ``root`` replaced by ``new_root``.
+
+        ``ConfigError("policy.params.lam: must be positive").rerooted("policy",
+        "experiments.e.algorithms.a")`` reads ``experiments.e.algorithms.a.params.lam:
+        must be positive``.  A message whose key path does not start with ``root``
+        is placed under ``new_root`` as a whole (``new_root: <message>``).
+        """
+        message = str(self)
+        if message.startswith((f"{root}.", f"{root}:")):
+            return ConfigError(new_root + message[len(root):])
+        return ConfigError(f"{new_root}: {message}")
 
 
 def key_path(*parts: str | int | Iterable[str | int] | None) -> str:
@@ -28,3 +63,21 @@ def key_path(*parts: str | int | Iterable[str | int] | None) -> str:
         else:
             out.append(str(part))
     return ".".join(out) or "<top level>"
+
+
+def component_path(experiment: str, component: str, label: str | None = None) -> str:
+    """Full key path of a job's ``environment`` entry (``experiments.<experiment>.environment``)
+    or of its ``policy`` entry (``experiments.<experiment>.algorithms.<label>``)."""
+    if component == "policy":
+        return key_path("experiments", experiment, "algorithms", label)
+    return key_path("experiments", experiment, component)
+
+
+@contextmanager
+def rerooting(root: str, new_root: str) -> Iterator[None]:
+    """Re-raise a :class:`ConfigError` of the block with ``root`` replaced by ``new_root``
+    (:meth:`ConfigError.rerooted`)."""
+    try:
+        yield
+    except ConfigError as err:
+        raise err.rerooted(root, new_root) from None

@@ -127,11 +127,16 @@ def policies() -> dict[str, Entry]:
     return _discover("policy", "policies")
 
 
-def get(kind: str, name: str, where: str = "") -> Entry:
+def get(kind: str, name: str, where: str | None = None) -> Entry:
+    """The registered ``kind`` (``environment`` or ``policy``) called ``name``.
+
+    ``where`` is the key path of the name in the config (default: its place in a job cell).
+    """
     table = environments() if kind == "environment" else policies()
     if name not in table:
         from .errors import ConfigError
 
+        where = where or f"{kind}.name"
         raise ConfigError(f"{where}: unknown {kind} {name!r}; registered: {sorted(table)}")
     return table[name]
 
@@ -142,20 +147,38 @@ def job_sources(environment: str, policy: str) -> list[Path]:
     return source_closure([*CORE_MODULES, env.module, pol.module])
 
 
+def _keyword_parameters(cls: type) -> dict[str, inspect.Parameter]:
+    """Keyword-only constructor parameters of ``cls``, those of its family included.
+
+    A family declares its shared parameters once, in the base class's constructor; a
+    variant's constructor declares only its own and forwards the rest as ``**params``
+    to ``super().__init__``.  So while a constructor takes ``**params`` the next
+    constructor up the MRO contributes its keyword-only parameters too (the most
+    derived declaration of a name wins).
+    """
+    out: dict[str, inspect.Parameter] = {}
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        params = inspect.signature(init).parameters.values()
+        for p in params:
+            if p.kind is inspect.Parameter.KEYWORD_ONLY:
+                out.setdefault(p.name, p)
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+            break
+    return out
+
+
 def parameters(cls: type) -> dict[str, Any]:
-    """Configurable parameters of a class: its keyword-only constructor arguments and defaults."""
-    sig = inspect.signature(cls.__init__)
-    return {
-        p.name: (None if p.default is inspect.Parameter.empty else p.default)
-        for p in sig.parameters.values()
-        if p.kind is inspect.Parameter.KEYWORD_ONLY
-    }
+    """Configurable parameters of a class (keyword-only constructor arguments, inherited
+    through ``**params`` forwarding) and their defaults (``None`` when required)."""
+    return {name: (None if p.default is inspect.Parameter.empty else p.default)
+            for name, p in _keyword_parameters(cls).items()}
 
 
 def required_parameters(cls: type) -> set[str]:
-    sig = inspect.signature(cls.__init__)
-    return {p.name for p in sig.parameters.values()
-            if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty}
+    return {name for name, p in _keyword_parameters(cls).items() if p.default is inspect.Parameter.empty}
 
 
 def summary_line(cls: type) -> str:

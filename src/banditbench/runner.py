@@ -1,4 +1,10 @@
-"""The one simulation loop (DESIGN.md) and the entry point that runs one configuration cell.
+"""The one simulation loop (:func:`simulate`) and the entry point that runs one configuration cell.
+
+Each round: feedback whose round plus delay has come is handed to the policy, the
+policy acts on the environment's public context, the environment answers with
+feedback and the round's truth values (logged), and the feedback is queued for its
+arrival round unless the delay's window censors it.  Policies never see the
+environment's hidden truth, and environments never see the policy.
 
 Randomness: the job seed feeds a :class:`numpy.random.SeedSequence` that is
 split into three independent streams — environment, delays, policy — so a job
@@ -17,6 +23,7 @@ import numpy as np
 from . import __version__
 from .api import Environment, Policy, Problem
 from .delays import DelayModel, DelayQueue, make_delay
+from .errors import component_path, key_path, rerooting
 from .registry import get
 
 
@@ -51,19 +58,29 @@ def simulate(env: Environment, policy: Policy, delay: DelayModel, horizon: int,
 
 
 def build(cell: Mapping[str, Any]) -> tuple[Environment, Policy, DelayModel, np.random.Generator]:
-    """Instantiate environment, policy and delay model of a resolved config cell."""
+    """Instantiate environment, policy and delay model of a resolved config cell.
+
+    A :class:`~banditbench.errors.ConfigError` of a constructor names its key relative
+    to the cell (``policy.params.lam``); it is re-raised with the key's full config path
+    (``experiments.<experiment>.algorithms.<label>.params.lam``).
+    """
+    experiment = cell.get("experiment")
+    env_where = component_path(experiment, "environment")
+    pol_where = component_path(experiment, "policy", cell.get("algorithm"))
     env_seq, delay_seq, policy_seq = np.random.SeedSequence(int(cell["seed"])).spawn(3)
-    delay = make_delay(cell["delay"], where=f"delays.{cell.get('delay_label', '?')}")
-    env_cls = get("environment", cell["environment"]["name"]).load()
-    pol_cls = get("policy", cell["policy"]["name"]).load()
+    delay = make_delay(cell["delay"], where=key_path("experiments", experiment, "delays", cell.get("delay_label")))
+    env_cls = get("environment", cell["environment"]["name"], key_path(env_where, "name")).load()
+    pol_cls = get("policy", cell["policy"]["name"], key_path(pol_where, "policy")).load()
     env_params = dict(cell["environment"].get("params", {}))
     if cell.get("budget") is not None:
         env_params["budget"] = cell["budget"]
     if env_cls.feedback_kinds:
         env_params["feedback_kind"] = pol_cls.feedback_kind
-    env = env_cls(env_seq, horizon=int(cell["horizon"]), **env_params)
+    with rerooting("environment", env_where):
+        env = env_cls(env_seq, horizon=int(cell["horizon"]), **env_params)
     problem = Problem(horizon=int(cell["horizon"]), rho=delay.rho, window=delay.window, info=env.public_info())
-    policy = pol_cls(problem, np.random.default_rng(policy_seq), **cell["policy"].get("params", {}))
+    with rerooting("policy", pol_where):
+        policy = pol_cls(problem, np.random.default_rng(policy_seq), **cell["policy"].get("params", {}))
     return env, policy, delay, np.random.default_rng(delay_seq)
 
 

@@ -8,7 +8,7 @@ mean and a 95 % Student-t confidence interval (NaN bounds when only one seed).
 Outputs
 -------
 * tidy CSV — columns ``experiment, algorithm, delay, budget, t, metric, mean,
-  ci_low, ci_high, n`` (the stable interface of DESIGN.md);
+  ci_low, ci_high, n`` (the stable interface described in README.md, "Outputs");
 * Markdown and LaTeX — first a headline table in the layout of the papers'
   result tables (seed 003 App. D Table 1, seed 004 Tables 1–2): the main
   metric at the final horizon, one row per algorithm, one column per delay
@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..config import budget_label
 from ..resultio import atomic_write_bytes, load_result
 
 log = logging.getLogger(__name__)
@@ -56,7 +57,7 @@ def _load_groups(runs: Iterable[str]):
     for path in runs:
         data, meta, _ = load_result(path)
         cell = meta["cell"]
-        key = (cell["algorithm"], cell["delay_label"], "none" if cell["budget"] is None else format(cell["budget"], "g"))
+        key = (cell["algorithm"], cell["delay_label"], budget_label(cell["budget"]))
         horizons.add(int(cell["horizon"]))
         for name in meta.get("metrics", sorted(data)):  # the environment's order: primary metric first
             series[key][f"cumulative_{name}"].append(np.cumsum(data[name]))

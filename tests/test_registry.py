@@ -1,0 +1,183 @@
+"""Registry parameters (families declare shared parameters once), the validator that uses them,
+and the one key-path format of error messages (errors.py)."""
+
+import copy
+
+import numpy as np
+import pytest
+
+from banditbench import registry
+from banditbench.api import Policy
+from banditbench.config import load_config_file, load_grid
+from banditbench.delays import DELAY_KINDS, delay_schema
+from banditbench.envs.classification import ClassificationBandit, ClassificationDueling
+from banditbench.envs.knapsack import CarModeration, SyntheticPbBwK
+from banditbench.errors import ConfigError
+from banditbench.policies.knapsack import IdealDuel, OptimisticDuel, RandomizedDuel
+from banditbench.policies.lipschitz import DLPP, DelayedZooming
+from banditbench.runner import build
+from conftest import ROOT
+
+KNAPSACK_SHARED = {"lam": 1.0, "beta_r": 1.0, "beta_w": 1.0, "p_fail": None, "V": None, "allow_null": False}
+
+
+# --- families declare shared parameters once; every variant lists them ------------------------
+
+class _Base(Policy):
+    feedback_kind = "reward"
+
+    def __init__(self, problem, rng, *, shared=1.0, overridden="base"):
+        self.shared, self.overridden = shared, overridden
+
+    def observe(self, t, arrived):
+        pass
+
+    def act(self, t, context):
+        return 0
+
+
+class _Variant(_Base):
+    def __init__(self, problem, rng, *, own=2, overridden="variant", **shared):
+        super().__init__(problem, rng, overridden=overridden, **shared)
+
+
+class _Leaf(_Variant):
+    """No constructor of its own: inherits the variant's, hence the family's."""
+
+
+class _Closed(_Base):
+    def __init__(self, problem, rng, *, own=3):          # takes no **params: the base's are not its
+        super().__init__(problem, rng)
+
+
+def test_parameters_follow_forwarded_params_up_to_the_family_base():
+    assert registry.parameters(_Variant) == {"own": 2, "overridden": "variant", "shared": 1.0}
+    assert registry.parameters(_Leaf) == registry.parameters(_Variant)
+    assert registry.parameters(_Closed) == {"own": 3}
+    assert registry.required_parameters(_Variant) == set()
+    made = _Leaf(None, None, shared=5.0)
+    assert (made.shared, made.overridden) == (5.0, "variant")
+
+
+@pytest.mark.parametrize("cls, own", [
+    (OptimisticDuel, {"kappa", "theta_norm_bound", "max_newton_steps", "tol"}),
+    (RandomizedDuel, {"kappa", "theta_norm_bound", "max_newton_steps", "tol"}),
+    (IdealDuel, set()),
+])
+def test_knapsack_variants_list_the_family_parameters(cls, own):
+    params = registry.parameters(cls)
+    assert set(params) == set(KNAPSACK_SHARED) | own
+    assert {k: params[k] for k in KNAPSACK_SHARED} == KNAPSACK_SHARED
+
+
+def test_environment_and_lipschitz_families_list_shared_parameters():
+    knapsack_env = {"horizon", "budget", "noise", "noise_std", "feedback_kind"}
+    assert set(registry.parameters(SyntheticPbBwK)) == knapsack_env | {"rewards", "costs"}
+    assert set(registry.parameters(CarModeration)) == knapsack_env | {"oracle", "cost_factors"}
+    assert registry.required_parameters(CarModeration) == {"horizon", "budget"}
+    classification = {"horizon", "dataset", "preprocessing", "sampling", "oracle"}
+    assert set(registry.parameters(ClassificationBandit)) == classification | {"reward"}
+    assert set(registry.parameters(ClassificationDueling)) == classification | {"utility", "utility_scale",
+                                                                                 "preference"}
+    assert registry.required_parameters(ClassificationDueling) == {"horizon", "dataset"}
+    assert set(registry.parameters(DelayedZooming)) == {"delta", "sigma", "lazy_rule", "activation",
+                                                        "initial_capacity"}
+    assert set(registry.parameters(DLPP)) == {"delta", "sigma", "late_feedback"}
+
+
+def test_every_registered_name_lists_only_real_keyword_parameters():
+    for table in (registry.environments(), registry.policies()):
+        for name, entry in table.items():
+            params = registry.parameters(entry.load())
+            assert params is not None and all(p.isidentifier() for p in params), name
+            assert "shared" not in params and "params" not in params, name
+
+
+# --- the validator checks inherited parameters -------------------------------------------------
+
+def _knapsack(params, policy="lincbwk_ideal"):
+    cfg = load_config_file(ROOT / "config.yaml")
+    exp = next(e for e in cfg["experiments"].values() if e["environment"]["name"] == "pbbwk_synthetic")
+    exp["algorithms"] = {"x": {"policy": policy, "params": params}}
+    return cfg
+
+
+def test_validator_accepts_inherited_and_rejects_foreign_parameters():
+    load_grid(_knapsack({"lam": 2.0, "allow_null": True, "beta_w": "theory"}))
+    load_grid(_knapsack({"kappa": 3.0, "lam": 0.5}, policy="pblincbwk_alg1"))
+    with pytest.raises(ConfigError, match=r"algorithms\.x\.params: unknown parameter\(s\) \['kappa'\] for "
+                                          r"'lincbwk_ideal'"):
+        load_grid(_knapsack({"kappa": 3.0}))
+
+
+# --- one key-path format: constructor errors re-rooted to the full config path -----------------
+
+CELL = {"experiment": "e", "algorithm": "ideal", "delay_label": "none", "seed": 0, "horizon": 50, "budget": 20,
+        "environment": {"name": "pbbwk_synthetic", "params": {}},
+        "policy": {"name": "lincbwk_ideal", "params": {}}, "delay": {"kind": "none"}}
+
+
+def _cell(**changes):
+    cell = copy.deepcopy(CELL)
+    for path, value in changes.items():
+        part, key = path.split("__")
+        cell[part]["params"][key] = value
+    return cell
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"policy__lam": -1.0}, "experiments.e.algorithms.ideal.params.lam: must be positive, got -1.0"),
+    ({"environment__noise": "cauchy"}, "experiments.e.environment.params.noise: 'cauchy' is not one of"),
+    ({"environment__costs": [0.1, -0.2, 0.3, 0.4]}, "experiments.e.environment.params.costs: expected costs"),
+])
+def test_constructor_errors_name_the_full_config_path(changes, message):
+    with pytest.raises(ConfigError) as err:
+        build(_cell(**changes))
+    assert str(err.value).startswith(message)
+
+
+def test_bad_delay_and_unknown_names_in_a_cell_name_the_full_path():
+    with pytest.raises(ConfigError, match=r"^experiments\.e\.delays\.none\.value: required"):
+        build(dict(CELL, delay={"kind": "constant"}))
+    with pytest.raises(ConfigError, match=r"^experiments\.e\.algorithms\.ideal\.policy: unknown policy 'nope'"):
+        build(dict(CELL, policy={"name": "nope", "params": {}}))
+
+
+def test_rerooted_replaces_the_leading_path_or_places_the_message_under_it():
+    err = ConfigError("policy.params.lam: must be positive")
+    assert str(err.rerooted("policy", "experiments.e.algorithms.a")) == \
+        "experiments.e.algorithms.a.params.lam: must be positive"
+    assert str(ConfigError("lam must be positive").rerooted("policy", "experiments.e.algorithms.a")) == \
+        "experiments.e.algorithms.a: lam must be positive"
+    # a key that merely starts with the same letters is not re-rooted
+    assert str(ConfigError("policyx: bad").rerooted("policy", "p")) == "p: policyx: bad"
+
+
+# --- delay kinds: one description, from which schema, factory and listing derive ---------------
+
+def test_delay_schema_is_derived_from_the_kinds():
+    schema = delay_schema()
+    assert schema["properties"]["kind"]["enum"] == list(DELAY_KINDS)
+    fields = {name for cls in DELAY_KINDS.values() for name in cls.parameters()}
+    assert set(schema["properties"]) == fields | {"kind"}
+    cfg = load_config_file(ROOT / "config.yaml")
+    exp = next(iter(cfg["experiments"].values()))
+    exp["delays"] = {"bad": {"kind": "geometric", "mean": 0.5}}
+    with pytest.raises(ConfigError, match=r"delays\.bad\.mean: 0\.5 is less than the minimum of 1"):
+        load_grid(cfg)
+    exp["delays"] = {"bad": {"kind": "constant", "p": 0.5}}        # a key of another kind
+    with pytest.raises(ConfigError, match=r"delays\.bad: unknown key\(s\) \['p'\] for delay kind 'constant'"):
+        load_grid(cfg)
+
+
+def test_delay_factory_builds_each_kind_from_its_fields():
+    from banditbench.delays import make_delay
+
+    model = make_delay({"kind": "uniform", "low": 2, "high": 6, "window": 5})
+    assert (type(model).kind, model.low, model.high, model.window) == ("uniform", 2, 6, 5)
+    assert make_delay({"kind": "geometric", "mean": 4}).p == 0.25
+    with pytest.raises(ConfigError, match=r"^d\.value: must be an integer >= 0, got 1\.5"):
+        make_delay({"kind": "constant", "value": 1.5}, where="d")
+    with pytest.raises(ConfigError, match=r"^d\.window: must be an integer >= 0 or null, got -1"):
+        make_delay({"kind": "none", "window": -1}, where="d")
+    assert np.all(make_delay({"kind": "constant", "value": 3}).sample(np.random.default_rng(0), 5) == 3)
