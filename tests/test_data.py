@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from banditbench.api import Environment, Problem
-from banditbench.data.fetch import MIRROR_ENV, fetch
-from banditbench.data.oracles import (collect_scores, fit_classifier_oracle, fit_prompt_oracle, load_oracle,
-                                      save_npz)
+from banditbench.data.fetch import fetch
+from banditbench.data.files import load_npz, save_npz
+from banditbench.data.oracles import collect_scores, fit_classifier_oracle, fit_prompt_oracle
 from banditbench.data.paths import (classifier_oracle_path, options_key, parse_preprocess_key, processed_path,
                                     prompt_oracle_path, prompt_raw_paths)
 from banditbench.data.preprocess import downsample, encode_categorical, load_prepared, prepare, save_prepared
@@ -30,9 +29,8 @@ from banditbench.policies.baselines import RandomPair
 from banditbench.policies.delayed_dueling import LDBDF
 from banditbench.policies.linucb import LinUCB
 from banditbench.runner import simulate
+from conftest import MIRROR
 
-ROOT = Path(__file__).resolve().parents[1]
-MIRROR = Path(os.environ.get(MIRROR_ENV) or ROOT.parent / "shared" / "datasets")
 NEEDED = ("mnist_test", "mushroom", "shuttle", "car", "magic", "banknote", "prompt_pools", "prompt_scores",
           "instruction_annotations")
 
@@ -216,7 +214,7 @@ def test_linucb_block_path_equals_shared_linucb_on_full_features(at_work):
         fb, _ = env.step(t, a)
         fast.observe(t + 1, [fb])
         plain.observe(t + 1, [fb])
-    np.testing.assert_allclose(plain.theta.reshape(info["n_arms"], -1), fast.model.theta, atol=1e-8)
+    np.testing.assert_allclose(plain.ridge.estimate.reshape(info["n_arms"], -1), fast.model.theta, atol=1e-8)
 
 
 class _ArmIdentityEnv(Environment):
@@ -353,7 +351,7 @@ def test_prompt_oracle_quality_and_environment(at_work):
     assert np.all(logs["regret"] >= -1e-12)
     env = PromptDueling(np.random.SeedSequence(4), horizon=300, tasks=["antonyms", "sum"])
     assert env.task == "antonyms"
-    np.testing.assert_allclose(env.f, 10.0 * load_oracle(prompt_oracle_path("antonyms"))[0]["utility"])
+    np.testing.assert_allclose(env.f, 10.0 * load_npz(prompt_oracle_path("antonyms"), "prompt oracle")[0]["utility"])
     ldb, rnd = run(env, LDBDF, 300), run(PromptDueling(np.random.SeedSequence(4), horizon=300, tasks=["antonyms"]),
                                          RandomPair, 300)
     assert ldb["regret"][-100:].mean() < 0.5 * rnd["regret"][-100:].mean()

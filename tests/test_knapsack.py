@@ -1,7 +1,5 @@
 """Seed 004 (preference-based linear contextual bandits with knapsacks): environments, LP, policies."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -9,14 +7,16 @@ from banditbench.api import Problem
 from banditbench.config import load_config_file, load_grid
 from banditbench.delays import make_delay
 from banditbench.errors import ConfigError
-from banditbench.data.car_oracle import CLASSES, action_features, fit_car_oracle, load_car_oracle, save_car_oracle
-from banditbench.envs.knapsack import NULL, CarModeration, SyntheticPbBwK, _DuelKnapsack, offline_lp
+from banditbench.api import NULL
+from banditbench.data.car_oracle import CLASSES, action_features, fit_car_oracle
+from banditbench.data.files import load_npz, save_npz
+from banditbench.envs.knapsack import CarModeration, SyntheticPbBwK, _DuelKnapsack, offline_lp
 from banditbench.policies.knapsack import (ConstrainedDuelingEXP3, IdealDuel, OptimisticDuel, RandomizedDuel,
                                            knapsack_lp_value)
 from banditbench.runner import build, run_cell, simulate
+from conftest import MIRROR, ROOT
 
-CAR_DATA = Path("/work/shared/datasets/uci/car/car.data")
-ROOT = Path(__file__).resolve().parents[1]
+CAR_DATA = MIRROR / "uci" / "car" / "car.data"
 
 
 def make(policy_cls, env, seed=0, **params):
@@ -175,8 +175,8 @@ class _RandomContexts(_DuelKnapsack):
         phi /= np.linalg.norm(phi, axis=-1, keepdims=True)
         self.theta_star, self.omega_star = np.array([2.0, -1.5, 1.0]), np.array([0.3, 0.2, -0.1])
         r, w = phi @ self.theta_star, phi @ self.omega_star
-        self._setup(seed_seq, horizon, budget, "gaussian", 0.1, phi, phi, r, w, np.full(40, 1 / 40),
-                    "preference_cost")
+        super().__init__(seed_seq, horizon=horizon, budget=budget, noise="gaussian", noise_std=0.1)
+        self._setup(phi, phi, r, w, np.full(40, 1 / 40))
 
 
 def test_algorithm1_estimates_converge_on_an_easy_instance():
@@ -302,13 +302,15 @@ def test_theory_radii_run():
 
 @pytest.fixture(scope="module")
 def car_oracle(tmp_path_factory):
+    if not CAR_DATA.is_file():
+        pytest.skip(f"car.data absent from the offline mirror {MIRROR}")
     path = tmp_path_factory.mktemp("oracles") / "car_evaluation.npz"
-    save_car_oracle(fit_car_oracle(CAR_DATA), path)
+    save_npz(path, fit_car_oracle(CAR_DATA), {"dataset": "car"})
     return path
 
 
 def test_car_oracle_predicts_held_out_classes_and_has_documented_ranges(car_oracle):
-    oracle = load_car_oracle(car_oracle)
+    oracle, _ = load_npz(car_oracle, "car oracle")
     assert oracle["contexts"].shape == (1728, 22) and oracle["theta"].shape == (88,)
     # held-out accuracy of argmax_a p(c, a): majority class (unacc) is about 0.70
     assert oracle["test_accuracy"] > oracle["majority_accuracy"] + 0.1

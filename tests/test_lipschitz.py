@@ -29,7 +29,7 @@ def cell(function="triangle", policy="delayed_zooming", delay=None, horizon=2000
 
 @pytest.mark.parametrize("function", sorted(FUNCTIONS))
 def test_mu_star_is_the_exact_maximum(function):
-    d, mu_star, arg = FUNCTIONS[function]
+    d, mu_star, arg, _ = FUNCTIONS[function]
     assert mean_reward(function, np.array(arg)) == pytest.approx(mu_star, abs=1e-15)
     rng = np.random.default_rng(0)
     starts = rng.random((40, d))

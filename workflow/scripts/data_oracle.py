@@ -1,12 +1,9 @@
 """Snakemake script: fit one oracle and write its fit-quality tables (logic in banditbench.data.oracles)."""
 
 import logging
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))
-
-from banditbench.data.oracles import fit_classifier_oracle, fit_prompt_oracle, save_npz, write_quality
+from banditbench.data.files import save_npz
+from banditbench.data.oracles import fit_classifier_oracle, fit_prompt_oracle, write_quality
 from banditbench.data.paths import parse_classifier_key, parse_preprocess_key, parse_prompt_key
 from banditbench.data.preprocess import load_prepared
 
@@ -28,11 +25,11 @@ elif kind == "prompt":
                                               parse_prompt_key(snakemake.wildcards.options))
     save_npz(out.oracle, arrays, meta)
 else:
-    from banditbench.data.car_oracle import fit_car_oracle, save_car_oracle
+    from banditbench.data.car_oracle import fit_car_oracle
 
     oracle = fit_car_oracle(snakemake.input.data)
-    save_car_oracle(oracle, out.oracle)
     quality = {"oracle": "car_evaluation", "model": "logistic (one-vs-rest, block features)",
                **{k: float(oracle[k]) for k in ("train_accuracy", "test_accuracy", "majority_accuracy")}}
+    save_npz(out.oracle, oracle, {"dataset": "car", "quality": quality})
 logging.info("quality: %s", quality)
 write_quality([quality], out.csv, out.md)

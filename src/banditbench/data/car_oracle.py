@@ -54,10 +54,10 @@ def read_car_data(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """Parse ``car.data``; return the one-hot context encodings with intercept (n, 22) and class ids (n,)."""
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"car_data_path: {path} does not exist (the UCI car evaluation file car.data)")
+        raise ConfigError(f"{path}: does not exist (the UCI car evaluation file car.data)")
     rows = [line.strip().split(",") for line in path.read_text().splitlines() if line.strip()]
     if len(rows) != N_ROWS or any(len(r) != 7 for r in rows):
-        raise ConfigError(f"car_data_path: {path} is not the UCI car evaluation data "
+        raise ConfigError(f"{path}: not the UCI car evaluation data "
                           f"(expected {N_ROWS} rows of 7 comma-separated fields)")
     raw = np.array(rows)
     blocks = []
@@ -66,14 +66,14 @@ def read_car_data(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         try:
             idx = np.array([lookup[v] for v in raw[:, j]])
         except KeyError as err:
-            raise ConfigError(f"car_data_path: unknown level {err} of attribute {name!r} in {path}") from None
+            raise ConfigError(f"{path}: unknown level {err} of attribute {name!r}") from None
         blocks.append(np.eye(len(levels))[idx])
     blocks.append(np.ones((len(raw), 1)))
     labels = {c: i for i, c in enumerate(CLASSES)}
     try:
         y = np.array([labels[v] for v in raw[:, 6]])
     except KeyError as err:
-        raise ConfigError(f"car_data_path: unknown class {err} in {path}") from None
+        raise ConfigError(f"{path}: unknown class {err}") from None
     return np.hstack(blocks), y
 
 
@@ -106,7 +106,8 @@ def _stratified_split(y: np.ndarray, test_fraction: float, rng: np.random.Genera
 
 def fit_car_oracle(car_data_path: str | Path, *, lam: float = 1.0, test_fraction: float = 0.25,
                    seed: int = 0) -> dict[str, np.ndarray]:
-    """Fit the moderator oracle on ``car.data``; return the arrays :func:`save_car_oracle` stores.
+    """Fit the moderator oracle on ``car.data``; return the arrays of its oracle file
+    (:func:`banditbench.data.files.save_npz`, read by :class:`banditbench.envs.knapsack.CarModeration`).
 
     Keys: ``contexts`` (1728, 22) one-hot encodings with intercept, ``labels`` (1728,),
     ``theta`` (88,) the reward parameter with ``r = phi @ theta`` in [0, 1],
@@ -115,9 +116,9 @@ def fit_car_oracle(car_data_path: str | Path, *, lam: float = 1.0, test_fraction
     ``lam``, ``test_fraction``, ``seed``.
     """
     if lam <= 0:
-        raise ConfigError(f"lam: the ridge penalty must be positive, got {lam}")
+        raise ConfigError(f"oracle.lam: the ridge penalty must be positive, got {lam}")
     if not 0 < test_fraction < 1:
-        raise ConfigError(f"test_fraction: must lie in (0, 1), got {test_fraction}")
+        raise ConfigError(f"oracle.test_fraction: must lie in (0, 1), got {test_fraction}")
     x, y = read_car_data(car_data_path)
     train, test = _stratified_split(y, test_fraction, np.random.default_rng(seed))
     theta_split = _fit(x[train], y[train], lam)
@@ -139,25 +140,3 @@ def fit_car_oracle(car_data_path: str | Path, *, lam: float = 1.0, test_fraction
         "majority_accuracy": np.float64((y[test] == np.bincount(y[train]).argmax()).mean()),
         "lam": np.float64(lam), "test_fraction": np.float64(test_fraction), "seed": np.int64(seed),
     }
-
-
-def save_car_oracle(oracle: dict[str, np.ndarray], path: str | Path) -> None:
-    """Write the oracle arrays to an ``.npz`` (parent folders are created)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, **oracle)
-
-
-def load_car_oracle(path: str | Path) -> dict[str, np.ndarray]:
-    """Read an oracle written by :func:`save_car_oracle`; a missing file is a clear error."""
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"environment.params.oracle: {path} does not exist; build it with "
-                          f"banditbench.data.car_oracle.fit_car_oracle on data/raw car.data "
-                          f"(the Snakemake oracle rule does this)")
-    with np.load(path) as data:
-        out = {k: data[k] for k in data.files}
-    missing = {"contexts", "theta"} - set(out)
-    if missing:
-        raise ConfigError(f"environment.params.oracle: {path} lacks {sorted(missing)}; refit it")
-    return out

@@ -42,7 +42,6 @@ is treated as evaluation noise (averaged, see above).
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import os
@@ -59,23 +58,7 @@ from .preprocess import Prepared
 log = logging.getLogger(__name__)
 
 
-# --- files ----------------------------------------------------------------------
-def save_npz(path: str | os.PathLike, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> None:
-    buf = io.BytesIO()
-    np.savez(buf, **arrays, meta=np.array(json.dumps(meta, sort_keys=True)))
-    atomic_write_bytes(path, buf.getvalue())
-
-
-def load_oracle(path: str | os.PathLike) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """Arrays and meta of an oracle file; a missing file is a clear error."""
-    if not Path(path).is_file():
-        raise ConfigError(f"oracle {path} does not exist; build it with the Snakemake oracle rules (snakemake {path})")
-    with np.load(path, allow_pickle=False) as data:
-        arrays = {k: data[k] for k in data.files if k != "meta"}
-        meta = json.loads(str(data["meta"]))
-    return arrays, meta
-
-
+# --- fit-quality tables (oracle files: banditbench.data.files) ---------------------
 def write_quality(rows: Sequence[Mapping[str, Any]], csv_path: str | os.PathLike, md_path: str | os.PathLike) -> None:
     """The fit-quality table as CSV and Markdown (numbers to 4 significant digits in Markdown)."""
     import pandas as pd

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..errors import ConfigError
+from ..errors import ConfigError, key_path
 from .registry import POOL_VARIANTS, SCORED_TASKS, annotation_file, get_dataset, pool_file, score_files
 
 RAW_DIR = "data/raw"
@@ -61,19 +61,21 @@ PROMPT_ORACLE_OPTIONS: dict[str, tuple[Any, Any]] = {
 def _check_value(name: str, value: Any, allowed: Any, where: str) -> Any:
     if allowed is int:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ConfigError(f"{where}.{name}: need a non-negative integer, got {value!r}")
+            raise ConfigError(f"{key_path(where, name)}: need a non-negative integer, got {value!r}")
         return int(value)
     if allowed is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise ConfigError(f"{where}.{name}: need a non-negative number, got {value!r}")
+            raise ConfigError(f"{key_path(where, name)}: need a non-negative number, got {value!r}")
         return float(value)
     if value not in allowed:
-        raise ConfigError(f"{where}.{name}: {value!r} is not one of {list(allowed)}")
+        raise ConfigError(f"{key_path(where, name)}: {value!r} is not one of {list(allowed)}")
     return value
 
 
 def resolve(spec: Mapping[str, tuple[Any, Any]], options: Mapping[str, Any] | None, where: str) -> dict[str, Any]:
-    """Fill in defaults and validate ``options`` against ``spec``; unknown names are an error."""
+    """Fill in defaults and validate ``options`` against ``spec``; unknown names are an error.
+
+    ``where`` is the key path of ``options`` (see :mod:`banditbench.errors`)."""
     options = dict(options or {})
     unknown = set(options) - set(spec)
     if unknown:
@@ -105,28 +107,32 @@ def parse_key(spec: Mapping[str, tuple[Any, Any]], key: str, where: str) -> dict
     return options
 
 
-def preprocess_options(dataset: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+# The path functions below take ``where``, the key path of the parameters that hold
+# ``dataset``, ``preprocessing``, ``oracle`` or ``tasks`` (an environment passes
+# ``environment.params``), so their errors name the config key.
+def preprocess_options(dataset: str, options: Mapping[str, Any] | None = None, where: str = "") -> dict[str, Any]:
     if dataset not in PREPROCESS_OPTIONS:
-        raise ConfigError(f"dataset: {dataset!r} is not one of {list(CLASSIFICATION_DATASETS)}")
-    return resolve(PREPROCESS_OPTIONS[dataset], options, "preprocessing")
+        raise ConfigError(f"{key_path(where, 'dataset')}: {dataset!r} is not one of {list(CLASSIFICATION_DATASETS)}")
+    return resolve(PREPROCESS_OPTIONS[dataset], options, key_path(where, "preprocessing"))
 
 
-def processed_path(dataset: str, options: Mapping[str, Any] | None = None) -> str:
-    return f"{PROCESSED_DIR}/{dataset}/{options_key(preprocess_options(dataset, options))}.npz"
+def processed_path(dataset: str, options: Mapping[str, Any] | None = None, where: str = "") -> str:
+    return f"{PROCESSED_DIR}/{dataset}/{options_key(preprocess_options(dataset, options, where))}.npz"
 
 
 def classifier_oracle_path(dataset: str, preprocessing: Mapping[str, Any] | None = None,
-                           oracle: Mapping[str, Any] | None = None) -> str:
-    pkey = options_key(preprocess_options(dataset, preprocessing))
-    okey = options_key(resolve(CLASSIFIER_OPTIONS, oracle, "oracle"))
+                           oracle: Mapping[str, Any] | None = None, where: str = "") -> str:
+    pkey = options_key(preprocess_options(dataset, preprocessing, where))
+    okey = options_key(resolve(CLASSIFIER_OPTIONS, oracle, key_path(where, "oracle")))
     return f"{ORACLE_DIR}/classifiers/{dataset}/{pkey}/{okey}.npz"
 
 
-def prompt_oracle_path(task: str, oracle: Mapping[str, Any] | None = None) -> str:
+def prompt_oracle_path(task: str, oracle: Mapping[str, Any] | None = None, where: str = "") -> str:
     if task not in SCORED_TASKS:
-        raise ConfigError(f"tasks: {task!r} has no LLM-scored instructions; scored tasks: {list(SCORED_TASKS)}")
-    options = resolve(PROMPT_ORACLE_OPTIONS, oracle, "oracle")
-    pool_file(task, options["pool"])            # the task must have a pool of that variant
+        raise ConfigError(f"{key_path(where, 'tasks')}: {task!r} has no LLM-scored instructions; "
+                          f"scored tasks: {list(SCORED_TASKS)}")
+    options = resolve(PROMPT_ORACLE_OPTIONS, oracle, key_path(where, "oracle"))
+    pool_file(task, options["pool"], key_path(where, "tasks"))     # the task must have a pool of that variant
     return f"{ORACLE_DIR}/prompts/{task}/{options_key(options)}.npz"
 
 
@@ -156,13 +162,13 @@ def prompt_raw_paths(task: str, oracle: Mapping[str, Any] | None = None) -> dict
 def parse_preprocess_key(dataset: str, key: str) -> dict[str, Any]:
     """Options of a processed file name ``data/processed/<dataset>/<key>.npz``."""
     if dataset not in PREPROCESS_OPTIONS:
-        raise ConfigError(f"dataset: {dataset!r} is not one of {list(CLASSIFICATION_DATASETS)}")
-    return parse_key(PREPROCESS_OPTIONS[dataset], key, f"preprocessing of {dataset}")
+        raise ConfigError(f"data/processed/{dataset}: {dataset!r} is not one of {list(CLASSIFICATION_DATASETS)}")
+    return parse_key(PREPROCESS_OPTIONS[dataset], key, f"data/processed/{dataset}/{key}")
 
 
 def parse_classifier_key(key: str) -> dict[str, Any]:
-    return parse_key(CLASSIFIER_OPTIONS, key, "classifier oracle")
+    return parse_key(CLASSIFIER_OPTIONS, key, f"classifier oracle file name {key}")
 
 
 def parse_prompt_key(key: str) -> dict[str, Any]:
-    return parse_key(PROMPT_ORACLE_OPTIONS, key, "prompt oracle")
+    return parse_key(PROMPT_ORACLE_OPTIONS, key, f"prompt oracle file name {key}")

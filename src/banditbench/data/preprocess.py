@@ -34,7 +34,6 @@ Every dataset becomes ``X`` (n x d, float32, every feature in [-1, 1]), labels
 from __future__ import annotations
 
 import gzip
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,11 +42,11 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..errors import ConfigError
-from ..resultio import atomic_write_bytes
+from .car_oracle import CLASSES as CAR_CLASSES
+from .files import load_npz, save_npz
 from .paths import RAW_DIR, preprocess_options, raw_paths
 
 MUSHROOM_CLASSES = ("poisonous", "edible")
-CAR_CLASSES = ("unacc", "acc", "good", "vgood")
 SHUTTLE_CLASSES = ("Rad Flow", "Fpv Close", "Fpv Open", "High", "Bypass", "Bpv Close", "Bpv Open")
 MAGIC_CLASSES = ("hadron", "gamma")
 BANKNOTE_CLASSES = ("0", "1")
@@ -183,14 +182,15 @@ def prepare(dataset: str, options: Mapping[str, Any] | None = None, raw_dir: str
     files = [str(Path(raw_dir) / Path(p).relative_to(RAW_DIR)) for p in raw_paths(dataset, opts)]
     missing = [f for f in files if not Path(f).is_file()]
     if missing:
-        raise ConfigError(f"dataset {dataset!r}: raw file(s) {missing} missing; fetch them first "
-                          f"(banditbench.data.fetch or the Snakemake download rules)")
+        raise ConfigError(f"{missing[0]}: raw file of dataset {dataset!r} missing (all missing: {missing}); "
+                          f"fetch them first (banditbench.data.fetch or the Snakemake download rules)")
     features, y, classes, categorical = _load(dataset, opts, files)
     if categorical:
         features = encode_categorical(features, opts["categorical"], opts["encoding_seed"])
     X = minmax_scale(features, opts["scaling"]).astype(np.float32)
     if y.min() < 0 or y.max() >= len(classes):
-        raise ConfigError(f"dataset {dataset!r}: labels outside 0..{len(classes) - 1}")
+        raise ConfigError(f"{files[0] if files else dataset}: labels of dataset {dataset!r} outside "
+                          f"0..{len(classes) - 1}")
     meta = {"dataset": dataset, "options": opts, "n_rows": int(X.shape[0]), "n_features": int(X.shape[1]),
             "class_counts": np.bincount(y, minlength=len(classes)).tolist(),
             "raw_files": [Path(f).name for f in files]}
@@ -199,19 +199,11 @@ def prepare(dataset: str, options: Mapping[str, Any] | None = None, raw_dir: str
 
 def save_prepared(path: str | os.PathLike, prepared: Prepared) -> None:
     """Write ``X``, ``y``, class names and meta to an uncompressed ``.npz`` (atomically)."""
-    import io
-
-    buf = io.BytesIO()
-    np.savez(buf, X=prepared.X, y=prepared.y, class_names=np.array(prepared.class_names),
-             meta=np.array(json.dumps(prepared.meta, sort_keys=True)))
-    atomic_write_bytes(path, buf.getvalue())
+    save_npz(path, {"X": prepared.X, "y": prepared.y, "class_names": np.array(prepared.class_names)},
+             prepared.meta)
 
 
 def load_prepared(path: str | os.PathLike) -> Prepared:
     """Read a file written by :func:`save_prepared`; a missing file is a clear error."""
-    if not Path(path).is_file():
-        raise ConfigError(f"prepared data {path} does not exist; build it with the Snakemake preprocess rule "
-                          f"(snakemake {path}) or banditbench.data.preprocess.prepare + save_prepared")
-    with np.load(path, allow_pickle=False) as data:
-        return Prepared(data["X"], data["y"], tuple(str(c) for c in data["class_names"]),
-                        json.loads(str(data["meta"])))
+    arrays, meta = load_npz(path, "prepared dataset", required=("X", "y", "class_names"))
+    return Prepared(arrays["X"], arrays["y"], tuple(str(c) for c in arrays["class_names"]), meta)

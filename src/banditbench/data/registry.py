@@ -64,7 +64,7 @@ class Dataset:
         for f in self.files:
             if f.path == path:
                 return f
-        raise ConfigError(f"dataset {self.name!r} has no file {path!r}")
+        raise ConfigError(f"{self.name}: the registered dataset has no file {path!r}")
 
 
 def _github(repo: str, commit: str, path: str) -> str:
@@ -192,16 +192,17 @@ def get_dataset(name: str, where: str = "dataset") -> Dataset:
     return DATASETS[name]
 
 
-def pool_file(task: str, variant: str = "query") -> RemoteFile:
-    """The candidate pool of ``task`` (``variant`` ``query`` or ``induction_query``)."""
+def pool_file(task: str, variant: str = "query", where: str = "tasks") -> RemoteFile:
+    """The candidate pool of ``task`` (``variant`` ``query`` or ``induction_query``); ``where``
+    is the key path of the task name in the config."""
     if variant not in POOL_VARIANTS:
-        raise ConfigError(f"pool: {variant!r} is not one of {sorted(POOL_VARIANTS)}")
+        raise ConfigError(f"oracle.pool: {variant!r} is not one of {sorted(POOL_VARIANTS)}")
     path = f"prompts/candidates/federated-apohf/{POOL_VARIANTS[variant]}/{task}_500.json"
     for f in DATASETS["prompt_pools"].files:
         if f.path == path:
             return f
     have = sorted(t for v, t, _ in PROMPT_POOLS if v == POOL_VARIANTS[variant])
-    raise ConfigError(f"tasks: no {variant!r} candidate pool for task {task!r}; pools exist for {have}")
+    raise ConfigError(f"{where}: no {variant!r} candidate pool for task {task!r}; pools exist for {have}")
 
 
 def score_files(task: str) -> list[RemoteFile]:

@@ -25,7 +25,7 @@ one after each pass; ``uniform`` draws rows independently with replacement.
   wins; the appendix writes ``P(i > j) = 1 for i > j``, which we read as "for
   i ranked above j", and between equal utilities the higher-indexed arm wins
   (its literal reading), so no outcome is random.  Metrics as
-  :mod:`banditbench.envs.dueling`: ``regret = 2 u* - u_i - u_j``,
+  :func:`banditbench.envs.preference.duel_metrics`: ``regret = 2 u* - u_i - u_j``,
   ``average_regret`` (half of it) and ``weak_regret = u* - max(u_i, u_j)``.
 """
 
@@ -38,11 +38,13 @@ import numpy as np
 
 from ..api import Environment, register
 from ..data.paths import classifier_oracle_path, processed_path
-from ..errors import ConfigError
+from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceFeedback, RewardFeedback
 from ..links import sigmoid
+from .preference import DuelingEnvironment, duel_metrics
 
 SAMPLING = ("shuffle", "uniform")
+MODES = ("label", "classifier")
 #: utility gap giving P(correct class beats another) = 0.7 under BTL
 LOGIT_07 = math.log(0.7 / 0.3)
 
@@ -56,42 +58,34 @@ def block_arms(x: np.ndarray, n_arms: int) -> np.ndarray:
     return arms
 
 
-def _dataset(params: Mapping[str, Any]) -> str:
-    if "dataset" not in params:
-        raise ConfigError("environment.params.dataset: required (a prepared classification dataset)")
-    return params["dataset"]
-
-
-def _files(params: Mapping[str, Any], mode_key: str) -> list[str]:
-    dataset, prep = _dataset(params), params.get("preprocessing")
-    files = [processed_path(dataset, prep)]
-    if params.get(mode_key, "label") == "classifier":
-        files.append(classifier_oracle_path(dataset, prep, params.get("oracle")))
-    return files
-
-
 class _Classification(Environment):
-    """Rows, labels, optional oracle probabilities and the row schedule."""
+    """Rows, labels, optional oracle probabilities and the row schedule; declares the family's
+    shared parameters.  ``mode_key`` names the variant's parameter that picks label-based
+    (``label``) or oracle-based (``classifier``) outcomes; the variant passes its value first."""
 
-    def _setup(self, seed_seq: np.random.SeedSequence, horizon: int, dataset: str,
-               preprocessing: Mapping[str, Any] | None, sampling: str, mode_key: str, mode: str,
-               oracle: Mapping[str, Any] | None) -> None:
-        from ..data.oracles import load_oracle
+    mode_key: str
+
+    def __init__(self, seed_seq: np.random.SeedSequence, mode: str, /, *, horizon: int, dataset: str,
+                 preprocessing: Mapping[str, Any] | None = None, sampling: str = "shuffle",
+                 oracle: Mapping[str, Any] | None = None):
+        from ..data.files import load_npz
         from ..data.preprocess import load_prepared
 
         if sampling not in SAMPLING:
-            raise ConfigError(f"environment.params.sampling: {sampling!r} is not one of {list(SAMPLING)}")
-        if mode not in ("label", "classifier"):
-            raise ConfigError(f"environment.params.{mode_key}: {mode!r} is not one of ['label', 'classifier']")
-        prepared = load_prepared(processed_path(dataset, preprocessing))
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'sampling')}: {sampling!r} is not one of "
+                              f"{list(SAMPLING)}")
+        if mode not in MODES:
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, self.mode_key)}: {mode!r} is not one of {list(MODES)}")
+        prepared = load_prepared(processed_path(dataset, preprocessing, ENVIRONMENT_PARAMS))
         self.X, self.y = prepared.X, prepared.y          # float32 rows; a round's arms are float64
         self.n_arms, self.d = prepared.n_classes, prepared.X.shape[1]
         self.probs = None
         if mode == "classifier":
-            arrays, _ = load_oracle(classifier_oracle_path(dataset, preprocessing, oracle))
+            path = classifier_oracle_path(dataset, preprocessing, oracle, ENVIRONMENT_PARAMS)
+            arrays, _ = load_npz(path, "classifier oracle", required=("probabilities",))
             self.probs = arrays["probabilities"].astype(np.float64)
             if self.probs.shape != (len(self.y), self.n_arms):
-                raise ConfigError(f"environment.params.oracle: oracle probabilities have shape {self.probs.shape}, "
+                raise ConfigError(f"{path}: oracle probabilities have shape {self.probs.shape}, "
                                   f"expected {(len(self.y), self.n_arms)}")
         context_seq, outcome_seq = seed_seq.spawn(2)
         ctx = np.random.default_rng(context_seq)
@@ -103,6 +97,17 @@ class _Classification(Environment):
             self.rows = np.concatenate([ctx.permutation(n) for _ in range(passes)])[:horizon]
         self._out_rng = np.random.default_rng(outcome_seq)
         self._row = 0
+
+    @classmethod
+    def required_files(cls, params: Mapping[str, Any]) -> list[str]:
+        if "dataset" not in params:
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'dataset')}: required (a prepared classification "
+                              f"dataset)")
+        dataset, prep = params["dataset"], params.get("preprocessing")
+        files = [processed_path(dataset, prep, ENVIRONMENT_PARAMS)]
+        if params.get(cls.mode_key, "label") == "classifier":
+            files.append(classifier_oracle_path(dataset, prep, params.get("oracle"), ENVIRONMENT_PARAMS))
+        return files
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.n_arms * self.d, "n_arms": self.n_arms, "context_dimension": self.d,
@@ -130,15 +135,10 @@ class ClassificationBandit(_Classification):
     action_kind = "arm"
     metrics = ("regret", "reward")
     primary_metric = "regret"
+    mode_key = "reward"
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, dataset: str,
-                 preprocessing: Mapping[str, Any] | None = None, sampling: str = "shuffle", reward: str = "label",
-                 oracle: Mapping[str, Any] | None = None):
-        self._setup(seed_seq, horizon, dataset, preprocessing, sampling, "reward", reward, oracle)
-
-    @classmethod
-    def required_files(cls, params: Mapping[str, Any]) -> list[str]:
-        return _files(params, "reward")
+    def __init__(self, seed_seq: np.random.SeedSequence, *, reward: str = "label", **shared):
+        super().__init__(seed_seq, reward, **shared)
 
     def step(self, t: int, action) -> tuple[RewardFeedback, dict[str, float]]:
         a = int(action)
@@ -153,7 +153,7 @@ class ClassificationBandit(_Classification):
 
 
 @register("classification_dueling")
-class ClassificationDueling(_Classification):
+class ClassificationDueling(DuelingEnvironment, _Classification):
     """Contextual dueling bandit from a classification dataset (seed 001 App. E.1.2).
 
     Class utilities, BTL or deterministic preferences, block arm features.
@@ -166,24 +166,17 @@ class ClassificationDueling(_Classification):
     preference : ``btl`` (sigmoid of the utility difference) or ``deterministic``.
     """
 
-    feedback_kind = "preference"
-    action_kind = "pair"
-    metrics = ("regret", "average_regret", "weak_regret")
-    primary_metric = "regret"
+    mode_key = "utility"
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, dataset: str,
-                 preprocessing: Mapping[str, Any] | None = None, sampling: str = "shuffle", utility: str = "label",
-                 oracle: Mapping[str, Any] | None = None, utility_scale: float = LOGIT_07, preference: str = "btl"):
+    def __init__(self, seed_seq: np.random.SeedSequence, *, utility: str = "label", utility_scale: float = LOGIT_07,
+                 preference: str = "btl", **shared):
         if preference not in ("btl", "deterministic"):
-            raise ConfigError(f"environment.params.preference: {preference!r} is not one of ['btl', 'deterministic']")
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'preference')}: {preference!r} is not one of "
+                              f"['btl', 'deterministic']")
         if not utility_scale > 0:
-            raise ConfigError(f"environment.params.utility_scale: must be positive, got {utility_scale}")
-        self._setup(seed_seq, horizon, dataset, preprocessing, sampling, "utility", utility, oracle)
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'utility_scale')}: must be positive, got {utility_scale}")
+        super().__init__(seed_seq, utility, **shared)
         self.scale, self.preference = float(utility_scale), preference
-
-    @classmethod
-    def required_files(cls, params: Mapping[str, Any]) -> list[str]:
-        return _files(params, "utility")
 
     def utilities(self) -> np.ndarray:
         """Utilities of the current round's K arms."""
@@ -200,7 +193,4 @@ class ClassificationDueling(_Classification):
             y = int(self._out_rng.random() < sigmoid(f[i] - f[j]))
         else:
             y = int(f[i] > f[j] or (f[i] == f[j] and i > j))
-        best = f.max()
-        regret = 2.0 * best - f[i] - f[j]
-        return PreferenceFeedback(t, y), {"regret": regret, "average_regret": 0.5 * regret,
-                                          "weak_regret": best - max(f[i], f[j])}
+        return PreferenceFeedback(t, y), duel_metrics(f, i, j)

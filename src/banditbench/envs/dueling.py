@@ -2,11 +2,8 @@
 
 Each round shows ``K`` arms with feature vectors in R^d; the learner picks a
 pair ``(i, j)`` and observes ``y ~ Bernoulli(sigmoid(f(x_i) - f(x_j)))`` (the
-Bradley–Terry–Luce model).  Per round the environment logs
-
-* ``regret``          ``2 f(x*) - f(x_i) - f(x_j)`` (seed 000, Sec. 2),
-* ``average_regret``  that divided by two (seed 001's average regret),
-* ``weak_regret``     ``f(x*) - max(f(x_i), f(x_j))``.
+Bradley–Terry–Luce model).  Per-round metrics: :func:`banditbench.envs.preference.duel_metrics`
+(``regret``, ``average_regret``, ``weak_regret``).
 """
 
 from __future__ import annotations
@@ -15,10 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from ..api import Environment, register
-from ..errors import ConfigError
+from ..api import register
+from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceFeedback
 from ..links import sigmoid
+from .preference import DuelingEnvironment, duel_metrics
 
 
 def _utility(name: str, theta: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -36,7 +34,7 @@ def _utility(name: str, theta: np.ndarray, x: np.ndarray) -> np.ndarray:
         return 10.0 * z**2
     if name == "quadratic_form":     # seed 001: x^T Theta Theta^T x
         return np.einsum("...i,i,j,...j->...", x, theta, theta, x)
-    raise ConfigError(f"unknown utility {name!r}")
+    raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'utility')}: unknown utility {name!r}")
 
 
 UTILITIES = ("linear", "quadratic", "cubic", "cosine", "square", "quadratic_form")
@@ -52,7 +50,7 @@ def sample_arms(rng: np.random.Generator, n: int, d: int, distribution: str) -> 
 
 
 @register("synthetic_dueling")
-class SyntheticDueling(Environment):
+class SyntheticDueling(DuelingEnvironment):
     """Contextual dueling bandit with K fresh arms per round and a BTL preference model.
 
     Parameters
@@ -65,20 +63,15 @@ class SyntheticDueling(Environment):
         (U([-1,1]^d), seed 001).  Drawn once per seed from the environment stream.
     """
 
-    feedback_kind = "preference"
-    action_kind = "pair"
-    metrics = ("regret", "average_regret", "weak_regret")
-    primary_metric = "regret"
-
     def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, dimension: int = 20, n_arms: int = 20,
                  utility: str = "linear", arm_distribution: str = "sphere", theta_distribution: str = "sphere"):
         for key, value, allowed in (("utility", utility, UTILITIES),
                                     ("arm_distribution", arm_distribution, ARM_DISTRIBUTIONS),
                                     ("theta_distribution", theta_distribution, THETA_DISTRIBUTIONS)):
             if value not in allowed:
-                raise ConfigError(f"environment.params.{key}: {value!r} is not one of {list(allowed)}")
+                raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, key)}: {value!r} is not one of {list(allowed)}")
         if dimension < 1 or n_arms < 2:
-            raise ConfigError(f"environment.params: need dimension >= 1 and n_arms >= 2, got {dimension}, {n_arms}")
+            raise ConfigError(f"{ENVIRONMENT_PARAMS}: need dimension >= 1 and n_arms >= 2, got {dimension}, {n_arms}")
         instance_seq, context_seq, outcome_seq = seed_seq.spawn(3)
         inst = np.random.default_rng(instance_seq)
         if theta_distribution == "sphere":
@@ -110,10 +103,4 @@ class SyntheticDueling(Environment):
         i, j = int(action[0]), int(action[1])
         f = self._f
         y = int(self._out_rng.random() < sigmoid(f[i] - f[j]))
-        best = f.max()
-        regret = 2.0 * best - f[i] - f[j]
-        return PreferenceFeedback(t, y), {
-            "regret": regret,
-            "average_regret": 0.5 * regret,
-            "weak_regret": best - max(f[i], f[j]),
-        }
+        return PreferenceFeedback(t, y), duel_metrics(f, i, j)

@@ -47,14 +47,13 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-from ..api import Environment, register
-from ..errors import ConfigError
+from ..api import NULL, Environment, register
+from ..data.car_oracle import CLASSES, DEFAULT_ORACLE, action_features
+from ..data.files import load_npz
+from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceCostFeedback, RewardCostFeedback
 from ..links import sigmoid
-from ..data.car_oracle import CLASSES, DEFAULT_ORACLE, action_features, load_car_oracle
 
-#: the null action: skip the round (no reward, no cost, no feedback)
-NULL = (-1, -1)
 NOISES = ("bernoulli", "gaussian")
 
 
@@ -121,7 +120,11 @@ class KnapsackContext:
 
 
 class _DuelKnapsack(Environment):
-    """Shared simulation of a finite-context PbLinCBwK instance (see the module docstring)."""
+    """Shared simulation of a finite-context PbLinCBwK instance (see the module docstring).
+
+    Declares the family's shared parameters; a variant builds its instance (features,
+    expected rewards and costs, context distribution) and hands it to :meth:`_setup`.
+    """
 
     feedback_kind = "preference_cost"
     feedback_kinds = ("preference_cost", "reward_cost")
@@ -129,32 +132,38 @@ class _DuelKnapsack(Environment):
     metrics = ("reward", "regret", "cost", "active")
     primary_metric = "reward"
 
-    def _setup(self, seed_seq: np.random.SeedSequence, horizon: int, budget: float, noise: str, noise_std: float,
-               phi: np.ndarray, psi: np.ndarray, r: np.ndarray, w: np.ndarray, p_c: np.ndarray,
-               feedback_kind: str) -> None:
+    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, budget: float, noise: str = "bernoulli",
+                 noise_std: float = 0.1, feedback_kind: str = "preference_cost"):
         if feedback_kind not in self.feedback_kinds:
-            raise ConfigError(f"feedback_kind: {feedback_kind!r} is not one of {list(self.feedback_kinds)}")
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'feedback_kind')}: {feedback_kind!r} is not one of "
+                              f"{list(self.feedback_kinds)}")
         self.feedback_kind = feedback_kind
         if budget is None or not budget > 0:
-            raise ConfigError(f"environment.params.budget: a positive total budget B is required, got {budget!r}")
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'budget')}: a positive total budget B is required, "
+                              f"got {budget!r}")
         if noise not in NOISES:
-            raise ConfigError(f"environment.params.noise: {noise!r} is not one of {list(NOISES)}")
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise')}: {noise!r} is not one of {list(NOISES)}")
         if noise == "gaussian" and not noise_std > 0:
-            raise ConfigError(f"environment.params.noise_std: must be positive, got {noise_std!r}")
-        if noise == "bernoulli" and (r.min() < 0 or r.max() > 1 or w.min() < 0 or w.max() > 1):
-            raise ConfigError("environment.params.noise: 'bernoulli' needs rewards and costs in [0, 1]")
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise_std')}: must be positive, got {noise_std!r}")
+        self._streams = seed_seq.spawn(3)           # contexts, outcomes, costs
         self.horizon, self.budget, self.noise, self.noise_std = int(horizon), float(budget), noise, float(noise_std)
+
+    def _setup(self, phi: np.ndarray, psi: np.ndarray, r: np.ndarray, w: np.ndarray, p_c: np.ndarray) -> None:
+        """The instance: features ``phi`` (C, K, d), ``psi`` (C, K, d_w), expected rewards ``r`` and costs
+        ``w`` (C, K), context probabilities ``p_c`` (C,)."""
+        if self.noise == "bernoulli" and (r.min() < 0 or r.max() > 1 or w.min() < 0 or w.max() > 1):
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise')}: 'bernoulli' needs rewards and costs in [0, 1]")
         self.phi, self.psi, self.r, self.w, self.p_c = phi, psi, r, w, p_c
         self.n_arms = r.shape[1]
         self.per_round_budget = self.budget / self.horizon
         self.lp = offline_lp(p_c, r, w, self.per_round_budget)
         self.v_star = self.lp.value
-        ctx_seq, outcome_seq, cost_seq = seed_seq.spawn(3)
+        ctx_seq, outcome_seq, cost_seq = self._streams
         # every random number of the run, drawn up front: independent of the policy
         self._ctx = np.random.default_rng(ctx_seq).choice(len(p_c), size=self.horizon, p=p_c)
         self._outcome_u = self._draw_outcomes(np.random.default_rng(outcome_seq))
         cost_rng = np.random.default_rng(cost_seq)
-        self._cost_u = (cost_rng.random((self.horizon, 2)) if noise == "bernoulli"
+        self._cost_u = (cost_rng.random((self.horizon, 2)) if self.noise == "bernoulli"
                         else cost_rng.standard_normal((self.horizon, 2)))
         self.spent = 0.0
         self.tau: int | None = None
@@ -220,19 +229,19 @@ class SyntheticPbBwK(_DuelKnapsack):
     Defaults are the paper's: rewards [0.1, 0.2, 0.4, 0.7], costs [0.05, 0.4, 0.5, 0.7].
     """
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, budget: float,
-                 rewards: Sequence[float] = (0.1, 0.2, 0.4, 0.7), costs: Sequence[float] = (0.05, 0.4, 0.5, 0.7),
-                 noise: str = "bernoulli", noise_std: float = 0.1, feedback_kind: str = "preference_cost"):
+    def __init__(self, seed_seq: np.random.SeedSequence, *, rewards: Sequence[float] = (0.1, 0.2, 0.4, 0.7),
+                 costs: Sequence[float] = (0.05, 0.4, 0.5, 0.7), **shared):
+        super().__init__(seed_seq, **shared)
         r = np.asarray(rewards, dtype=float)
         w = np.asarray(costs, dtype=float)
         if r.ndim != 1 or r.shape != w.shape or len(r) < 2:
-            raise ConfigError(f"environment.params.rewards/costs: need two lists of equal length >= 2, "
-                              f"got {list(r)} and {list(w)}")
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'rewards')}: rewards and costs need to be two lists "
+                              f"of equal length >= 2, got {list(r)} and {list(w)}")
         if w.min() < 0:
-            raise ConfigError(f"environment.params.costs: expected costs must be non-negative, got {list(w)}")
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'costs')}: expected costs must be non-negative, "
+                              f"got {list(w)}")
         eye = np.eye(len(r))[None]
-        self._setup(seed_seq, horizon, budget, noise, noise_std, eye, eye, r[None], w[None], np.ones(1),
-                    feedback_kind)
+        self._setup(eye, eye, r[None], w[None], np.ones(1))
 
 
 @register("car_moderation")
@@ -250,19 +259,18 @@ class CarModeration(_DuelKnapsack):
     by block, and the learner is not told ``v``.
     """
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, budget: float,
-                 oracle: str = DEFAULT_ORACLE, cost_factors: Sequence[float] = (0.5, 0.3, 0.3, 0.5),
-                 noise: str = "bernoulli", noise_std: float = 0.1, feedback_kind: str = "preference_cost"):
+    def __init__(self, seed_seq: np.random.SeedSequence, *, oracle: str = DEFAULT_ORACLE,
+                 cost_factors: Sequence[float] = (0.5, 0.3, 0.3, 0.5), **shared):
+        super().__init__(seed_seq, **shared)
         v = np.asarray(cost_factors, dtype=float)
         if v.shape != (len(CLASSES),) or v.min() < 0:
-            raise ConfigError(f"environment.params.cost_factors: need {len(CLASSES)} non-negative factors "
-                              f"(order {list(CLASSES)}), got {cost_factors!r}")
-        data = load_car_oracle(oracle)
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'cost_factors')}: need {len(CLASSES)} non-negative "
+                              f"factors (order {list(CLASSES)}), got {cost_factors!r}")
+        data, _ = load_npz(oracle, "car oracle", required=("contexts", "theta"))
         phi = action_features(data["contexts"])
         r = phi @ data["theta"]
         n = len(r)
-        self._setup(seed_seq, horizon, budget, noise, noise_std, phi, phi, r, v[None, :] * r, np.full(n, 1.0 / n),
-                    feedback_kind)
+        self._setup(phi, phi, r, v[None, :] * r, np.full(n, 1.0 / n))
 
     @classmethod
     def required_files(cls, params) -> list[str]:

@@ -20,37 +20,47 @@ so it does not depend on what the policy plays.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
 from ..api import Environment, register
-from ..errors import ConfigError
+from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback
 
 X1 = (0.7, 0.8)
 X2 = (0.0, 0.1)
 
 
+class RewardFunction(NamedTuple):
+    """A reward function of Sec. 7: its dimension, exact maximum ``mu*``, a maximiser, and its
+    formula ``formula(x, m)`` of the coordinates ``x[0], x[1], ...`` written once for ``m = math``
+    (one point, scalar arithmetic: the per-round path) and ``m = numpy`` (arrays of points)."""
+
+    dimension: int
+    mu_star: float
+    maximiser: tuple[float, ...]
+    formula: Callable[[Any, Any], Any]
+
+
+FUNCTIONS: dict[str, RewardFunction] = {
+    "triangle": RewardFunction(1, 0.8, (0.4,), lambda x, m: 0.8 - 0.9 * abs(x[0] - 0.4)),
+    "sine": RewardFunction(1, 2.0 / 3.0, (0.3,), lambda x, m: (2.0 / 3.0) * abs(m.sin(5.0 * m.pi * x[0] / 3.0))),
+    "two_dim": RewardFunction(2, 1.0 - 0.4 * math.hypot(X1[0] - X2[0], X1[1] - X2[1]), X1,
+                              lambda x, m: (1.0 - 0.7 * m.hypot(x[0] - X1[0], x[1] - X1[1])
+                                            - 0.4 * m.hypot(x[0] - X2[0], x[1] - X2[1]))),
+}
+
+
+def _function(name: str) -> RewardFunction:
+    if name not in FUNCTIONS:
+        raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'function')}: {name!r} is not one of {list(FUNCTIONS)}")
+    return FUNCTIONS[name]
+
+
 def mean_reward(function: str, x: np.ndarray) -> np.ndarray:
     """``mu(x)`` of the named function; ``x`` has shape ``(..., d)``."""
-    x = np.asarray(x, dtype=float)
-    if function == "triangle":
-        return 0.8 - 0.9 * np.abs(x[..., 0] - 0.4)
-    if function == "sine":
-        return (2.0 / 3.0) * np.abs(np.sin(5.0 * np.pi * x[..., 0] / 3.0))
-    if function == "two_dim":
-        return (1.0 - 0.7 * np.linalg.norm(x - np.array(X1), axis=-1)
-                - 0.4 * np.linalg.norm(x - np.array(X2), axis=-1))
-    raise ConfigError(f"environment.params.function: unknown function {function!r}; choose from {list(FUNCTIONS)}")
-
-
-#: name -> (dimension, exact maximum mu*, a maximiser)
-FUNCTIONS: dict[str, tuple[int, float, tuple[float, ...]]] = {
-    "triangle": (1, 0.8, (0.4,)),
-    "sine": (1, 2.0 / 3.0, (0.3,)),
-    "two_dim": (2, 1.0 - 0.4 * math.hypot(X1[0] - X2[0], X1[1] - X2[1]), X1),
-}
+    return _function(function).formula(np.moveaxis(np.asarray(x, dtype=float), -1, 0), np)
 
 
 @register("lipschitz")
@@ -72,14 +82,14 @@ class LipschitzEnv(Environment):
 
     def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, function: str = "triangle",
                  noise_sigma: float = 1.0):
-        if function not in FUNCTIONS:
-            raise ConfigError(f"environment.params.function: {function!r} is not one of {list(FUNCTIONS)}")
+        self._formula = _function(function).formula
         if not isinstance(noise_sigma, (int, float)) or noise_sigma < 0:
-            raise ConfigError(f"environment.params.noise_sigma: must be a number >= 0, got {noise_sigma!r}")
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise_sigma')}: must be a number >= 0, "
+                              f"got {noise_sigma!r}")
         if horizon < 1:
             raise ConfigError(f"horizon: must be >= 1, got {horizon}")
         self.function = function
-        self.dimension, self.mu_star, self.maximiser = FUNCTIONS[function]
+        self.dimension, self.mu_star, self.maximiser = FUNCTIONS[function][:3]
         self.noise_sigma = float(noise_sigma)
         (noise_seq,) = seed_seq.spawn(1)
         self._noise = self.noise_sigma * np.random.default_rng(noise_seq).standard_normal(horizon)
@@ -97,12 +107,8 @@ class LipschitzEnv(Environment):
         return x
 
     def mu(self, x: tuple[float, ...]) -> float:
-        """``mu(x)`` of one point, in scalar arithmetic (same formulas as :func:`mean_reward`)."""
-        if self.function == "triangle":
-            return 0.8 - 0.9 * abs(x[0] - 0.4)
-        if self.function == "sine":
-            return (2.0 / 3.0) * abs(math.sin(5.0 * math.pi * x[0] / 3.0))
-        return 1.0 - 0.7 * math.hypot(x[0] - X1[0], x[1] - X1[1]) - 0.4 * math.hypot(x[0] - X2[0], x[1] - X2[1])
+        """``mu(x)`` of one point, in scalar arithmetic (the formula of :data:`FUNCTIONS`)."""
+        return self._formula(x, math)
 
     def step(self, t: int, action) -> tuple[RewardFeedback, dict[str, float]]:
         mu = self.mu(self._point(action))

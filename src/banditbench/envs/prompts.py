@@ -10,7 +10,7 @@ LLM-scored instructions) and ``s`` is ``utility_scale``; the learner duels two
 instructions and observes ``y ~ Bernoulli(sigmoid(f_i - f_j))`` (BTL).  The
 default ``s = 10`` is the ``magnitude`` recorded in the Federated-APOHF runs
 that produced the scores; seed 000 does not state one.  Metrics as
-:mod:`banditbench.envs.dueling` (in utility units): ``regret = 2 f* - f_i - f_j``,
+:func:`banditbench.envs.preference.duel_metrics` (in utility units): ``regret = 2 f* - f_i - f_j``,
 ``average_regret``, ``weak_regret``.
 
 Several tasks: seed 000 averages over tasks.  With ``tasks`` listing ``n``
@@ -27,23 +27,25 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..api import Environment, register
+from ..api import register
 from ..data.paths import prompt_oracle_path
 from ..data.registry import SCORED_TASKS
-from ..errors import ConfigError
+from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceFeedback
 from ..links import sigmoid
+from .preference import DuelingEnvironment, duel_metrics
 
 
 def _tasks(params: Mapping[str, Any]) -> list[str]:
     tasks = list(params.get("tasks", SCORED_TASKS))
     if not tasks or len(set(tasks)) != len(tasks):
-        raise ConfigError(f"environment.params.tasks: need a non-empty list of distinct tasks, got {tasks!r}")
+        raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'tasks')}: need a non-empty list of distinct tasks, "
+                          f"got {tasks!r}")
     return tasks
 
 
 @register("prompt_dueling")
-class PromptDueling(Environment):
+class PromptDueling(DuelingEnvironment):
     """Prompt optimisation over 500 fixed instructions with BTL preference feedback (seed 000 Sec. 5.1).
 
     Parameters
@@ -54,24 +56,20 @@ class PromptDueling(Environment):
     utility_scale : ``s`` in ``f = s * accuracy``.
     """
 
-    feedback_kind = "preference"
-    action_kind = "pair"
-    metrics = ("regret", "average_regret", "weak_regret")
-    primary_metric = "regret"
-
     def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, tasks: Sequence[str] = SCORED_TASKS,
                  oracle: Mapping[str, Any] | None = None, utility_scale: float = 10.0):
-        from ..data.oracles import load_oracle
+        from ..data.files import load_npz
 
         task_list = _tasks({"tasks": tasks})
         if not utility_scale > 0:
-            raise ConfigError(f"environment.params.utility_scale: must be positive, got {utility_scale}")
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'utility_scale')}: must be positive, got {utility_scale}")
         entropy = seed_seq.entropy
         if not isinstance(entropy, (int, np.integer)):
-            raise ConfigError("prompt_dueling needs an integer job seed to pick its task")
+            raise ConfigError("seed: prompt_dueling needs an integer job seed to pick its task")
         self.task_index = int(entropy) % len(task_list)
         self.task = task_list[self.task_index]
-        arrays, _ = load_oracle(prompt_oracle_path(self.task, oracle))
+        arrays, _ = load_npz(prompt_oracle_path(self.task, oracle, ENVIRONMENT_PARAMS), "prompt oracle",
+                             required=("features", "utility"))
         self.arms = np.ascontiguousarray(arrays["features"], dtype=np.float64)
         self.arms.flags.writeable = False            # the same arm set is shown every round
         self.f = float(utility_scale) * arrays["utility"].astype(np.float64)
@@ -80,7 +78,7 @@ class PromptDueling(Environment):
 
     @classmethod
     def required_files(cls, params: Mapping[str, Any]) -> list[str]:
-        return [prompt_oracle_path(task, params.get("oracle")) for task in _tasks(params)]
+        return [prompt_oracle_path(task, params.get("oracle"), ENVIRONMENT_PARAMS) for task in _tasks(params)]
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.arms.shape[1], "n_arms": self.arms.shape[0], "fixed_arms": True}
@@ -92,9 +90,7 @@ class PromptDueling(Environment):
         i, j = int(action[0]), int(action[1])
         f = self.f
         y = int(self._out_rng.random() < sigmoid(f[i] - f[j]))
-        regret = 2.0 * self.best - f[i] - f[j]
-        return PreferenceFeedback(t, y), {"regret": regret, "average_regret": 0.5 * regret,
-                                          "weak_regret": self.best - max(f[i], f[j])}
+        return PreferenceFeedback(t, y), duel_metrics(f, i, j, self.best)
 
     def summary(self) -> dict[str, float]:
         return {"task_index": float(self.task_index)}

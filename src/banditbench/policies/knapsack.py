@@ -61,13 +61,10 @@ from typing import Sequence
 import numpy as np
 from scipy.optimize import linprog
 
-from ..api import Policy, Problem, register
-from ..errors import ConfigError
+from ..api import NULL, Policy, Problem, register
+from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceCostFeedback, RewardCostFeedback
-from .linalg import InverseGram, fit_logistic, sigmoid
-
-#: the null action (skip the round), as the knapsack environments expect it
-NULL = (-1, -1)
+from .linalg import InverseGram, Ridge, fit_logistic, sigmoid
 
 
 def kappa_bound(theta_norm_bound: float) -> float:
@@ -91,7 +88,7 @@ def _radius(value, name: str):
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
         return float(value)
-    raise ConfigError(f"policy.params.{name}: must be a non-negative number or 'theory', got {value!r}")
+    raise ConfigError(f"{key_path(POLICY_PARAMS, name)}: must be a non-negative number or 'theory', got {value!r}")
 
 
 def gaussian_draws(inverse: np.ndarray, reg: float, rows: np.ndarray, scale: float, rng: np.random.Generator,
@@ -106,43 +103,15 @@ def gaussian_draws(inverse: np.ndarray, reg: float, rows: np.ndarray, scale: flo
     return math.sqrt(scale) * (inverse @ z)
 
 
-class RidgeEstimate:
-    """``A = lam I + sum x x^T``, ``u = sum x v`` and ``A^-1 u``: least squares updated in O(d^2) per row.
-
-    The observed rows are kept (``rows[:n]``) for :func:`gaussian_draws`.
-    """
-
-    def __init__(self, dimension: int, lam: float, capacity: int):
-        self.lam = lam
-        self.gram = InverseGram(dimension, lam)
-        self.u = np.zeros(dimension)
-        self.rows = np.zeros((capacity, dimension))
-        self.n = 0
-        self._estimate: np.ndarray | None = np.zeros(dimension)
-
-    def add(self, rows: np.ndarray, values: np.ndarray) -> None:
-        for row in rows:                              # rank-one Sherman–Morrison per observed row
-            self.gram.update(row)
-        self.rows[self.n:self.n + len(rows)] = rows
-        self.n += len(rows)
-        self.u += values @ rows
-        self._estimate = None
-
-    @property
-    def estimate(self) -> np.ndarray:
-        if self._estimate is None:
-            self._estimate = self.gram.inverse @ self.u
-        return self._estimate
-
-
 class _PrimalDualDuel(Policy):
     """Shared parts of Algorithms 1-2 and the ideal baseline: cost learning (11), radii and the
-    virtual queue (12)."""
+    virtual queue (12).  Declares the family's shared parameters."""
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, lam: float, beta_r, beta_w,
-                 p_fail: float | None, V: float | None, allow_null: bool):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, lam: float = 1.0,
+                 beta_r: float | str = 1.0, beta_w: float | str = 1.0, p_fail: float | None = None,
+                 V: float | None = None, allow_null: bool = False):
         if not lam > 0:
-            raise ConfigError(f"policy.params.lam: must be positive, got {lam!r}")
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'lam')}: must be positive, got {lam!r}")
         self.beta_r, self.beta_w = _radius(beta_r, "beta_r"), _radius(beta_w, "beta_w")
         self.rng = rng
         self.d, self.dw = int(problem["dimension"]), int(problem["cost_dimension"])
@@ -151,12 +120,12 @@ class _PrimalDualDuel(Policy):
         self.b = float(problem["budget"]) / self.horizon                      # b = B / T
         self.V = self.b * math.sqrt(self.horizon) if V is None else float(V)  # V = b sqrt(T)
         if not self.V > 0:
-            raise ConfigError(f"policy.params.V: must be positive, got {V!r}")
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'V')}: must be positive, got {V!r}")
         self.p_fail = 1.0 / self.horizon**2 if p_fail is None else float(p_fail)
         if not 0 < self.p_fail < 1:
-            raise ConfigError(f"policy.params.p_fail: must lie in (0, 1), got {p_fail!r}")
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'p_fail')}: must lie in (0, 1), got {p_fail!r}")
         self.lam, self.allow_null = float(lam), bool(allow_null)
-        self.cost = RidgeEstimate(self.dw, self.lam, 2 * self.horizon)       # Psi_t, omega_hat
+        self.cost = Ridge(self.dw, self.lam, 2 * self.horizon)              # Psi_t, omega_hat
         self.psi_played = np.zeros((self.horizon, 2, self.dw))
         self.Q = 0.0
         self.queue_trace = np.zeros(self.horizon + 1)                         # [t] = Q_{t+1}; [0] = Q_1 = 0
@@ -200,20 +169,19 @@ class _PreferenceDuel(_PrimalDualDuel):
 
     feedback_kind = "preference_cost"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, lam: float = 1.0,
-                 kappa: float | str = "theory", theta_norm_bound: float = 1.0, beta_r: float | str = 1.0,
-                 beta_w: float | str = 1.0, p_fail: float | None = None, V: float | None = None,
-                 allow_null: bool = False, max_newton_steps: int = 20, tol: float = 1e-6):
-        super().__init__(problem, rng, lam=lam, beta_r=beta_r, beta_w=beta_w, p_fail=p_fail, V=V,
-                         allow_null=allow_null)
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, kappa: float | str = "theory",
+                 theta_norm_bound: float = 1.0, max_newton_steps: int = 20, tol: float = 1e-6, **shared):
+        super().__init__(problem, rng, **shared)
         if kappa == "theory":
             if not theta_norm_bound > 0:
-                raise ConfigError(f"policy.params.theta_norm_bound: must be positive, got {theta_norm_bound!r}")
+                raise ConfigError(f"{key_path(POLICY_PARAMS, 'theta_norm_bound')}: must be positive, "
+                                  f"got {theta_norm_bound!r}")
             self.kappa = kappa_bound(theta_norm_bound)
         elif isinstance(kappa, (int, float)) and not isinstance(kappa, bool) and kappa > 0:
             self.kappa = float(kappa)
         else:
-            raise ConfigError(f"policy.params.kappa: must be a positive number or 'theory', got {kappa!r}")
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'kappa')}: must be a positive number or 'theory', "
+                              f"got {kappa!r}")
         self.max_newton_steps, self.tol = int(max_newton_steps), float(tol)
         self.sigma = InverseGram(self.d, self.kappa * self.lam)                # Sigma_1 = kappa lam I
         self.diff_played = np.zeros((self.horizon, self.d))                    # phi^-(c_s, x_s, y_s)
@@ -318,12 +286,9 @@ class IdealDuel(_PrimalDualDuel):
 
     feedback_kind = "reward_cost"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, lam: float = 1.0,
-                 beta_r: float | str = 1.0, beta_w: float | str = 1.0, p_fail: float | None = None,
-                 V: float | None = None, allow_null: bool = False):
-        super().__init__(problem, rng, lam=lam, beta_r=beta_r, beta_w=beta_w, p_fail=p_fail, V=V,
-                         allow_null=allow_null)
-        self.reward = RidgeEstimate(self.d, self.lam, 2 * self.horizon)
+    def __init__(self, problem: Problem, rng: np.random.Generator, **shared):
+        super().__init__(problem, rng, **shared)
+        self.reward = Ridge(self.d, self.lam, 2 * self.horizon)
         self.phi_played = np.zeros((self.horizon, 2, self.d))
 
     def beta_r_t(self, t: int) -> float:
@@ -404,15 +369,16 @@ class ConstrainedDuelingEXP3(Policy):
         k, T = self.k, self.horizon
         self.t0 = math.ceil(math.sqrt(k * T)) if warmup_rounds is None else int(warmup_rounds)
         if not 0 <= self.t0 < T:
-            raise ConfigError(f"policy.params.warmup_rounds: must lie in [0, horizon), got {warmup_rounds!r}")
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'warmup_rounds')}: must lie in [0, horizon), "
+                              f"got {warmup_rounds!r}")
         self.eta = math.log(k) ** (2 / 3) * k ** (-1 / 3) * T ** (-2 / 3) if eta is None else float(eta)
         self.gamma = min(1.0, math.sqrt(self.eta * k)) if gamma is None else float(gamma)
         self.dual_lr = math.sqrt(math.log(2) / T) if dual_lr is None else float(dual_lr)
         if not (self.eta > 0 and 0 < self.gamma <= 1 and self.dual_lr > 0):
-            raise ConfigError(f"policy.params: need eta > 0, gamma in (0, 1], dual_lr > 0; got "
+            raise ConfigError(f"{POLICY_PARAMS}: need eta > 0, gamma in (0, 1], dual_lr > 0; got "
                               f"{self.eta}, {self.gamma}, {self.dual_lr}")
         if z is not None and not z >= 0:
-            raise ConfigError(f"policy.params.z: must be non-negative or null (estimated), got {z!r}")
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'z')}: must be non-negative or null (estimated), got {z!r}")
         self.fixed_z = z
         # warm-up statistics
         self.wins = np.zeros((k, k))

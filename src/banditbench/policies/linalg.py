@@ -1,9 +1,9 @@
 """Shared linear-algebra building blocks: incremental inverses and a logistic MLE solver.
 
 Nothing here is recomputed from scratch per round when an update rule exists:
-``InverseGram`` keeps ``V^{-1}`` under rank-one updates with the
-Sherman–Morrison formula (O(d^2) per update instead of O(d^3)), and
-``fit_logistic`` (:mod:`banditbench.logistic`, which the data layer's oracles use
+:func:`sherman_morrison` is the one rank-one update of an inverse (O(d^2) per
+update instead of O(d^3)); ``InverseGram`` keeps ``V^{-1}`` with it and ``Ridge``
+a ridge regression on top; ``fit_logistic`` (:mod:`banditbench.logistic`, which the data layer's oracles use
 too) warm-starts Newton's method from the previous estimate, so a round
 typically costs one or two O(n d^2) Newton steps.
 """
@@ -16,7 +16,22 @@ from scipy.linalg import blas
 from ..links import sigmoid
 from ..logistic import fit_logistic, logistic_loss, softplus
 
-__all__ = ["ArmKernelGram", "DiagonalGram", "InverseGram", "fit_logistic", "logistic_loss", "sigmoid", "softplus"]
+__all__ = ["ArmKernelGram", "DiagonalGram", "InverseGram", "Ridge", "fit_logistic", "logistic_loss",
+           "sherman_morrison", "sigmoid", "softplus"]
+
+
+def sherman_morrison(inverse: np.ndarray, x: np.ndarray, weight: float = 1.0) -> None:
+    """In place: turn ``inverse = V^{-1}`` into ``(V + weight x x^T)^{-1}`` (Sherman–Morrison, O(d^2)).
+
+    ``inverse`` must be a C-contiguous float64 array (one arm's slice of a C-contiguous
+    stack of inverses is); BLAS updates it in place, with no d x d temporaries.
+    """
+    if not (inverse.flags.c_contiguous and inverse.dtype == np.float64):
+        raise ValueError("sherman_morrison needs a C-contiguous float64 inverse")
+    v = inverse @ x
+    c = weight / (1.0 + weight * (x @ v))
+    # V^{-1} is symmetric, so its transpose is the Fortran-ordered view BLAS updates in place
+    blas.dger(-c, v, v, a=inverse.T, overwrite_a=True)
 
 
 class InverseGram:
@@ -34,10 +49,7 @@ class InverseGram:
 
     def update(self, x: np.ndarray, weight: float = 1.0) -> None:
         """``V += weight * x x^T`` (Sherman–Morrison on the inverse, in place: no p x p temporaries)."""
-        v = self.inverse @ x
-        c = weight / (1.0 + weight * (x @ v))
-        # V^{-1} is symmetric, so its transpose is the Fortran-ordered view BLAS updates in place
-        blas.dger(-c, v, v, a=self.inverse.T, overwrite_a=True)
+        sherman_morrison(self.inverse, x, weight)
         if self.matrix is not None:
             blas.dger(weight, x, x, a=self.matrix.T, overwrite_a=True)
 
@@ -45,6 +57,39 @@ class InverseGram:
         """``||x||_{V^{-1}}`` for every row of ``rows`` at once."""
         q = ((rows @ self.inverse) * rows).sum(axis=1)
         return np.sqrt(np.maximum(q, 0.0))
+
+
+class Ridge:
+    """Ridge regression kept up to date: ``A = lam I + sum x x^T``, ``u = sum x v`` and the
+    estimate ``A^{-1} u`` (computed when asked for), O(d^2) per observed row.
+
+    With ``capacity > 0`` the observed rows are kept (``rows[:n]``), e.g. for sampling
+    from ``N(0, A^{-1})`` without factorising ``A``.
+    """
+
+    def __init__(self, dimension: int, lam: float, capacity: int = 0):
+        self.lam = lam
+        self.gram = InverseGram(dimension, lam, keep_matrix=False)
+        self.u = np.zeros(dimension)
+        self.rows = np.zeros((capacity, dimension))
+        self.n = 0
+        self._estimate: np.ndarray | None = np.zeros(dimension)
+
+    def add(self, rows: np.ndarray, values: np.ndarray) -> None:
+        """Observe ``values[i]`` at ``rows[i]``."""
+        for row in rows:                              # rank-one Sherman–Morrison per observed row
+            self.gram.update(row)
+        if len(self.rows):
+            self.rows[self.n:self.n + len(rows)] = rows
+        self.n += len(rows)
+        self.u += values @ rows
+        self._estimate = None
+
+    @property
+    def estimate(self) -> np.ndarray:
+        if self._estimate is None:
+            self._estimate = self.gram.inverse @ self.u
+        return self._estimate
 
 
 class DiagonalGram:

@@ -26,13 +26,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..api import Policy, Problem, register
-from ..errors import ConfigError
+from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback
-from .linalg import InverseGram
+from .linalg import Ridge, sherman_morrison
 
 
 class _PerArmRidge:
-    """K independent ridge regressions on d features: ``A_k^{-1}``, ``b_k`` and ``theta_k = A_k^{-1} b_k``."""
+    """K independent ridge regressions on d features: ``A_k^{-1}``, ``b_k`` and ``theta_k = A_k^{-1} b_k``,
+    stacked so that the UCBs of all arms are one vectorised pass."""
 
     def __init__(self, n_arms: int, d: int, lam: float):
         self.inverse = np.broadcast_to(np.eye(d) / lam, (n_arms, d, d)).copy()
@@ -47,11 +48,9 @@ class _PerArmRidge:
         return np.einsum("kd,kd->k", self.theta, X) + alpha * width
 
     def update(self, k: int, x: np.ndarray, r: float) -> None:
-        inv = self.inverse[k]
-        v = inv @ x
-        inv -= np.outer(v, v) / (1.0 + x @ v)
+        sherman_morrison(self.inverse[k], x)
         self.b[k] += r * x
-        self.theta[k] = inv @ self.b[k]
+        self.theta[k] = self.inverse[k] @ self.b[k]
 
 
 @register("linucb")
@@ -71,10 +70,12 @@ class LinUCB(Policy):
 
     def __init__(self, problem: Problem, rng: np.random.Generator, *, alpha: float = 1.0, lam: float = 1.0,
                  mode: str = "shared"):
-        if alpha < 0 or lam <= 0:
-            raise ConfigError(f"alpha must be >= 0 and lam > 0, got alpha={alpha}, lam={lam}")
+        if alpha < 0:
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'alpha')}: must be >= 0, got {alpha!r}")
+        if lam <= 0:
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'lam')}: must be > 0, got {lam!r}")
         if mode not in ("shared", "disjoint"):
-            raise ConfigError(f"mode: {mode!r} is not one of ['shared', 'disjoint']")
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'mode')}: {mode!r} is not one of ['shared', 'disjoint']")
         self.rng, self.alpha, self.mode = rng, float(alpha), mode
         self.n_arms, self.dimension = int(problem["n_arms"]), int(problem["dimension"])
         info: dict[str, Any] = dict(problem.info)
@@ -85,9 +86,7 @@ class LinUCB(Policy):
         elif mode == "disjoint":
             self.model = _PerArmRidge(self.n_arms, self.dimension, lam)
         else:
-            self.gram = InverseGram(self.dimension, lam)
-            self.b = np.zeros(self.dimension)
-            self.theta = np.zeros(self.dimension)
+            self.ridge = Ridge(self.dimension, lam)
         self.pending: dict[int, tuple[int, np.ndarray]] = {}
 
     def observe(self, t: int, arrived: Sequence[RewardFeedback]) -> None:
@@ -96,9 +95,7 @@ class LinUCB(Policy):
             if self.block or self.mode == "disjoint":
                 self.model.update(arm, x, fb.reward)
             else:
-                self.gram.update(x)
-                self.b += fb.reward * x
-                self.theta = self.gram.inverse @ self.b
+                self.ridge.add(x[None], np.array([fb.reward]))
 
     def act(self, t: int, arms: np.ndarray) -> int:
         if self.block:
@@ -107,7 +104,7 @@ class LinUCB(Policy):
         elif self.mode == "disjoint":
             ucb = self.model.ucb(arms, self.alpha)
         else:
-            ucb = arms @ self.theta + self.alpha * self.gram.norms(arms)
+            ucb = arms @ self.ridge.estimate + self.alpha * self.ridge.gram.norms(arms)
         best = np.flatnonzero(ucb >= ucb.max() - 1e-12)
         arm = int(best[0] if len(best) == 1 else self.rng.choice(best))
         self.pending[t] = (arm, np.array(x if self.block else arms[arm]))

@@ -65,7 +65,7 @@ from typing import Sequence
 import numpy as np
 
 from ..api import Policy, Problem, register
-from ..errors import ConfigError
+from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback
 from .metric_space import ACTIVATION_RULES, ball_boxes, cover_box, grid_uncovered, split_box
 
@@ -74,20 +74,6 @@ LAZY_RULES = ("count", "radius")
 #: changes only which uncovered point gets activated, never whether one is)
 MAX_BOXES_PER_CHECK = 32
 LATE_FEEDBACK = ("freeze", "update")
-
-
-def _space_dimension(problem: Problem) -> int:
-    if problem["metric"] != "linf" or problem["action_space"] != "unit_cube":
-        raise ConfigError(f"policy: needs the action space ([0,1]^d, l_inf), the environment publishes "
-                          f"{problem['action_space']!r} with metric {problem['metric']!r}")
-    return int(problem["dimension"])
-
-
-def _check_confidence(delta, sigma) -> None:
-    if not isinstance(delta, (int, float)) or not 0 < delta < 1:
-        raise ConfigError(f"params.delta: must be in (0, 1), got {delta!r}")
-    if not isinstance(sigma, (int, float)) or sigma <= 0:
-        raise ConfigError(f"params.sigma: must be > 0, got {sigma!r}")
 
 
 def log_term(horizon: int, delta: float) -> float:
@@ -113,8 +99,29 @@ def _as_action(point: np.ndarray):
     return float(point[0]) if point.shape[0] == 1 else point.copy()
 
 
+class _LipschitzPolicy(Policy):
+    """What both algorithms share: the action space ``([0,1]^d, l_inf)`` and the confidence
+    parameters ``delta`` and ``sigma`` (declared once for the family)."""
+
+    feedback_kind = "reward"
+
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, delta: float = 0.01, sigma: float = 1.0):
+        if not isinstance(delta, (int, float)) or not 0 < delta < 1:
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'delta')}: must be in (0, 1), got {delta!r}")
+        if not isinstance(sigma, (int, float)) or sigma <= 0:
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'sigma')}: must be > 0, got {sigma!r}")
+        if problem["metric"] != "linf" or problem["action_space"] != "unit_cube":
+            raise ConfigError(f"policy: needs the action space ([0,1]^d, l_inf), the environment publishes "
+                              f"{problem['action_space']!r} with metric {problem['metric']!r}")
+        self.rng = rng
+        self.d = int(problem["dimension"])
+        self.horizon = problem.horizon
+        self.sigma = float(sigma)
+        self.log_term = log_term(self.horizon, delta)                # 4 log T + 2 log(2/delta)
+
+
 @register("delayed_zooming")
-class DelayedZooming(Policy):
+class DelayedZooming(_LipschitzPolicy):
     """Delayed Zooming (seed 003, Algorithm 1) with the lazy-update cache; classic zooming without delay.
 
     Public state (read by tests, never by the environment): for active arm ``i < n_arms``,
@@ -123,21 +130,18 @@ class DelayedZooming(Policy):
     (after the flush), ``radius[i]``, ``index[i]``; ``arm_of_round[s-1]``.
     """
 
-    feedback_kind = "reward"
-
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, delta: float = 0.01, sigma: float = 1.0,
-                 lazy_rule: str = "count", activation: str = "uniform", initial_capacity: int = 64):
-        _check_confidence(delta, sigma)
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, lazy_rule: str = "count",
+                 activation: str = "uniform", initial_capacity: int = 64, **shared):
+        super().__init__(problem, rng, **shared)
         if lazy_rule not in LAZY_RULES:
-            raise ConfigError(f"params.lazy_rule: {lazy_rule!r} is not one of {list(LAZY_RULES)}")
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'lazy_rule')}: {lazy_rule!r} is not one of {list(LAZY_RULES)}")
         if activation not in ACTIVATION_RULES:
-            raise ConfigError(f"params.activation: {activation!r} is not one of {list(ACTIVATION_RULES)}")
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'activation')}: {activation!r} is not one of "
+                              f"{list(ACTIVATION_RULES)}")
         if not isinstance(initial_capacity, int) or initial_capacity < 1:
-            raise ConfigError(f"params.initial_capacity: must be an integer >= 1, got {initial_capacity!r}")
-        self.rng = rng
-        self.d = _space_dimension(problem)
-        self.horizon = problem.horizon
-        self.scale = sigma * math.sqrt(log_term(self.horizon, delta))   # r = scale / sqrt(1 + v)
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'initial_capacity')}: must be an integer >= 1, "
+                              f"got {initial_capacity!r}")
+        self.scale = self.sigma * math.sqrt(self.log_term)               # r = scale / sqrt(1 + v)
         self.lazy_rule, self.activation = lazy_rule, activation
         self.n_arms = 0
         self._alloc(initial_capacity)
@@ -261,7 +265,7 @@ class DelayedZooming(Policy):
 
 
 @register("dlpp")
-class DLPP(Policy):
+class DLPP(_LipschitzPolicy):
     """Delayed Lipschitz Phased Pruning (seed 003, Algorithm 2).
 
     Public state (for tests): ball ``b < n_balls`` has ``centers[b]``, ``lo[b]``,
@@ -270,18 +274,13 @@ class DLPP(Policy):
     phase's balls are ``range(phase_start, n_balls)``; ``ball_of_round[s-1]``.
     """
 
-    feedback_kind = "reward"
-
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, delta: float = 0.01, sigma: float = 1.0,
-                 late_feedback: str = "freeze"):
-        _check_confidence(delta, sigma)
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, late_feedback: str = "freeze", **shared):
+        super().__init__(problem, rng, **shared)
         if late_feedback not in LATE_FEEDBACK:
-            raise ConfigError(f"params.late_feedback: {late_feedback!r} is not one of {list(LATE_FEEDBACK)}")
-        self.rng = rng
-        self.d = _space_dimension(problem)
-        self.horizon = problem.horizon
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'late_feedback')}: {late_feedback!r} is not one of "
+                              f"{list(LATE_FEEDBACK)}")
         self.freeze = late_feedback == "freeze"
-        self.v_scale = sigma**2 * log_term(self.horizon, delta)      # v_m = v_scale / r_m^2
+        self.v_scale = self.sigma**2 * self.log_term                 # v_m = v_scale / r_m^2
         self.ball_of_round = np.full(self.horizon, -1, dtype=np.int64)
         self.n_balls = 0
         cap = 16
