@@ -22,8 +22,9 @@ test: install  ## install, then run the whole test suite
 test-fast: install  ## skip the end-to-end Snakemake runs
 	$(PY) -m pytest -q -m "not slow"
 
-lint: install
+lint: install  ## snakemake --lint and snakefmt --check (also run by make test)
 	$(VENV)/bin/snakemake --lint
+	$(VENV)/bin/snakefmt --check Snakefile workflow/
 
 clean:
 	rm -rf results logs .snakemake

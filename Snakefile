@@ -5,16 +5,35 @@ in src/banditbench.  `--configfile config/<family>.yaml` replaces the default
 grid instead of being merged into it.
 """
 
-import sys
+import os
 from pathlib import Path
 
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
 
-# the library, importable without installation (jobs get it through their PYTHONPATH)
-SRC = str(Path(workflow.basedir) / "src")
-sys.path.insert(0, SRC)
+# Every step runs this checkout's library, src/.  Jobs get it first on their PYTHONPATH
+# (script and shell rules inherit it, --use-conda envs included; `envvars` passes it on to
+# cluster jobs), and the workflow itself refuses a banditbench imported from anywhere else,
+# so another installed copy can never plan or run the jobs of this one (README, "Development").
+SRC = Path(workflow.basedir).resolve() / "src"
+if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != str(SRC):
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))
+
+
+envvars:
+    "PYTHONPATH",
+
+
+import banditbench
+
+if Path(banditbench.__file__).resolve().parent != SRC / "banditbench":
+    raise WorkflowError(
+        f"banditbench is imported from {Path(banditbench.__file__).parent}, not from this "
+        f"checkout's {SRC}: install the checkout in editable mode (make install, or "
+        f"pip install -e .) or start Snakemake with PYTHONPATH={SRC}"
+    )
 
 
 if "experiments" not in config:

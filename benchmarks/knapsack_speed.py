@@ -10,7 +10,7 @@ all duels with one matrix expression.  Both run the same environment and seed (n
 delays, one BLAS thread); the script reports rounds per second, the ratio, and the
 share of rounds in which both chose the same duel.
 
-    python benchmarks/knapsack_speed.py [--env car|synthetic] [--horizon 1000] [--budget 450]
+    .venv/bin/python benchmarks/knapsack_speed.py [--env car|synthetic] [--horizon 1000] [--budget 450]
         [--oracle data/oracles/car_evaluation.npz] [--car-data PATH/car.data]
 """
 
@@ -24,14 +24,14 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 
 import numpy as np  # noqa: E402
 from scipy import optimize  # noqa: E402
 
-from banditbench.api import Policy, Problem  # noqa: E402
-from banditbench.data.car_oracle import fit_car_oracle, save_car_oracle  # noqa: E402
-from banditbench.envs.knapsack import NULL, CarModeration, SyntheticPbBwK  # noqa: E402
+from banditbench.api import NULL, Policy, Problem  # noqa: E402
+from banditbench.data.car_oracle import fit_car_oracle  # noqa: E402
+from banditbench.data.files import save_npz  # noqa: E402
+from banditbench.envs.knapsack import CarModeration, SyntheticPbBwK  # noqa: E402
 from banditbench.policies.knapsack import OptimisticDuel, kappa_bound  # noqa: E402
 from banditbench.policies.linalg import logistic_loss  # noqa: E402
 
@@ -115,7 +115,7 @@ def main():
             if args.car_data is None:
                 sys.exit(f"{oracle} does not exist; pass --car-data PATH/car.data to fit it")
             oracle = os.path.join(tempfile.mkdtemp(), "car_evaluation.npz")
-            save_car_oracle(fit_car_oracle(args.car_data), oracle)
+            save_npz(oracle, fit_car_oracle(args.car_data), {"dataset": "car"})
 
         def make_env():
             return CarModeration(np.random.SeedSequence(0), horizon=T, budget=B, oracle=oracle)

@@ -8,19 +8,17 @@ Newton's method, keeps V^{-1} by Sherman–Morrison updates and vectorises eq. 6
 Both run the same environment, delays and seed; the script checks that they
 choose (almost) the same arms and reports rounds per second and the ratio.
 
-    python benchmarks/ldb_speed.py [--horizon 1000] [--dimension 20] [--arms 20]
+    .venv/bin/python benchmarks/ldb_speed.py [--horizon 1000] [--dimension 20] [--arms 20]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 
 import numpy as np  # noqa: E402
 from scipy import optimize  # noqa: E402

@@ -8,20 +8,18 @@ inverses, vectorised over arms).  Both run the same environment and seed on
 scikit-learn's bundled digits (offline); the script checks that they choose the
 same arms and reports rounds per second and the ratio.
 
-    python benchmarks/linucb_speed.py [--horizon 300] [--image-size 8]
+    .venv/bin/python benchmarks/linucb_speed.py [--horizon 300] [--image-size 8]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 
 import numpy as np  # noqa: E402
 

@@ -28,14 +28,11 @@ import argparse
 import itertools
 import json
 import math
-import sys
 import time
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from banditbench.api import Policy, Problem  # noqa: E402
 from banditbench.delays import DelayQueue  # noqa: E402

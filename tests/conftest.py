@@ -1,5 +1,7 @@
+"""Shared test settings: one BLAS thread, the checkout's root, the offline dataset mirror, and a
+check that the tests exercise this checkout's ``src/`` (installed editable by ``make install``)."""
+
 import os
-import sys
 from pathlib import Path
 
 # one BLAS / OpenMP thread, as in every pipeline job: bit-identical results and no
@@ -7,5 +9,16 @@ from pathlib import Path
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
+import pytest  # noqa: E402
+
+import banditbench  # noqa: E402
+from banditbench.data.fetch import MIRROR_ENV  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+#: the offline dataset mirror: $BANDITBENCH_DATA_MIRROR, else ``../shared/datasets`` next to the checkout
+MIRROR = Path(os.environ.get(MIRROR_ENV) or ROOT.parent / "shared" / "datasets")
+needs_mirror = pytest.mark.skipif(not (MIRROR / "manifest.json").is_file(), reason=f"offline mirror {MIRROR} absent")
+
+if Path(banditbench.__file__).resolve().parent != ROOT / "src" / "banditbench":
+    pytest.exit(f"the tests import banditbench from {Path(banditbench.__file__).parent}, not from this checkout's "
+                f"src/; install the checkout in editable mode (make install, or pip install -e .)", returncode=4)

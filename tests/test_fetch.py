@@ -15,12 +15,9 @@ import pytest
 from banditbench.data import fetch as fetch_mod
 from banditbench.data.fetch import MIRROR_ENV, DataFetchError, fetch, fetch_file
 from banditbench.data.registry import DATASETS, Dataset, RemoteFile
+from conftest import MIRROR, needs_mirror
 
-ROOT = Path(__file__).resolve().parents[1]
-MIRROR = ROOT.parent / "shared" / "datasets"
 SMALL = ("uci/car/car.data", "uci/banknote/data_banknote_authentication.txt")
-
-needs_mirror = pytest.mark.skipif(not (MIRROR / "manifest.json").is_file(), reason=f"offline mirror {MIRROR} absent")
 
 
 def sha256(path: Path) -> str:

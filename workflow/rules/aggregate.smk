@@ -9,15 +9,15 @@ rule aggregate:
         md="results/tables/{experiment}.md",
         tex="results/tables/{experiment}.tex",
         curves="results/curves/{experiment}.csv",
-    params:
-        horizons=lambda wc: list(GRID.experiments[wc.experiment].table_horizons),
-        main_metric=lambda wc: f"cumulative_{GRID.experiments[wc.experiment].plot_metric}",
     log:
         "logs/aggregate/{experiment}.log",
+    conda:
+        "../../envs/banditbench.yaml"
     resources:
         mem_mb=2000,
         runtime=10,
-    conda:
-        "../../envs/banditbench.yaml"
+    params:
+        horizons=lambda wc: list(GRID.experiments[wc.experiment].table_horizons),
+        main_metric=lambda wc: f"cumulative_{GRID.experiments[wc.experiment].plot_metric}",
     script:
         "../scripts/aggregate.py"

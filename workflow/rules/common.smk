@@ -1,5 +1,7 @@
 """Shared definitions: the validated experiment grid and path helpers."""
 
+import sys
+
 from snakemake.settings.types import DeploymentMethod
 
 from banditbench.config import load_grid
@@ -9,6 +11,7 @@ GRID = load_grid(config)
 
 # Jobs run with the interpreter that runs Snakemake, unless --use-conda gives each its env.
 PYTHON = "python" if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method else sys.executable
+
 
 wildcard_constraints:
     experiment=r"[A-Za-z0-9][A-Za-z0-9_.-]*",

@@ -14,15 +14,15 @@ for _dataset in RAW_DATASETS.values():
             f"download_{_dataset.name}"
         output:
             [f"data/raw/{f.path}" for f in _dataset.files],
-        params:
-            dataset=_dataset.name,
         log:
             f"logs/download/{_dataset.name}.log",
         localrule: True
+        conda:
+            "../../envs/banditbench.yaml"
         resources:
             mem_mb=500,
             runtime=30,
-        conda:
-            "../../envs/banditbench.yaml"
+        params:
+            dataset=_dataset.name,
         script:
             "../scripts/data_fetch.py"

@@ -21,19 +21,19 @@ rule oracle_classifier:
         oracle="data/oracles/classifiers/{dataset}/{options}/{oracle}.npz",
         csv="data/oracles/classifiers/{dataset}/{options}/{oracle}.quality.csv",
         md="data/oracles/classifiers/{dataset}/{options}/{oracle}.quality.md",
-    params:
-        kind="classifier",
+    log:
+        "logs/oracles/classifiers/{dataset}/{options}/{oracle}.log",
     wildcard_constraints:
         dataset="|".join(CLASSIFICATION_DATASETS),
         options=r"[A-Za-z0-9_.=,-]+",
         oracle=r"[A-Za-z0-9_.=,-]+",
-    log:
-        "logs/oracles/classifiers/{dataset}/{options}/{oracle}.log",
+    conda:
+        "../../envs/banditbench.yaml"
     resources:
         mem_mb=8000,
         runtime=60,
-    conda:
-        "../../envs/banditbench.yaml"
+    params:
+        kind="classifier",
     script:
         "../scripts/data_oracle.py"
 
@@ -46,18 +46,18 @@ rule oracle_prompt:
         oracle="data/oracles/prompts/{task}/{options}.npz",
         csv="data/oracles/prompts/{task}/{options}.quality.csv",
         md="data/oracles/prompts/{task}/{options}.quality.md",
-    params:
-        kind="prompt",
+    log:
+        "logs/oracles/prompts/{task}/{options}.log",
     wildcard_constraints:
         task="|".join(SCORED_TASKS),
         options=r"[A-Za-z0-9_.=,-]+",
-    log:
-        "logs/oracles/prompts/{task}/{options}.log",
+    conda:
+        "../../envs/banditbench.yaml"
     resources:
         mem_mb=2000,
         runtime=30,
-    conda:
-        "../../envs/banditbench.yaml"
+    params:
+        kind="prompt",
     script:
         "../scripts/data_oracle.py"
 
@@ -70,14 +70,14 @@ rule oracle_car:
         oracle="data/oracles/car_evaluation.npz",
         csv="data/oracles/car_evaluation.quality.csv",
         md="data/oracles/car_evaluation.quality.md",
-    params:
-        kind="car",
     log:
         "logs/oracles/car_evaluation.log",
+    conda:
+        "../../envs/banditbench.yaml"
     resources:
         mem_mb=1000,
         runtime=10,
-    conda:
-        "../../envs/banditbench.yaml"
+    params:
+        kind="car",
     script:
         "../scripts/data_oracle.py"

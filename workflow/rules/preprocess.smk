@@ -14,15 +14,15 @@ rule preprocess:
         code=f"{SRC}/banditbench/data/preprocess.py",
     output:
         "data/processed/{dataset}/{options}.npz",
+    log:
+        "logs/preprocess/{dataset}/{options}.log",
     wildcard_constraints:
         dataset="|".join(CLASSIFICATION_DATASETS),
         options=r"[A-Za-z0-9_.=,-]+",
-    log:
-        "logs/preprocess/{dataset}/{options}.log",
+    conda:
+        "../../envs/banditbench.yaml"
     resources:
         mem_mb=4000,
         runtime=30,
-    conda:
-        "../../envs/banditbench.yaml"
     script:
         "../scripts/data_preprocess.py"

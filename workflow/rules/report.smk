@@ -7,16 +7,16 @@ rule plot:
     output:
         pdf="results/plots/{experiment}.pdf",
         png=report("results/plots/{experiment}.png", caption="../report/plot.rst", category="Plots"),
-    params:
-        metric=lambda wc: f"cumulative_{GRID.experiments[wc.experiment].plot_metric}",
-        title=lambda wc: wc.experiment,
     log:
         "logs/plot/{experiment}.log",
+    conda:
+        "../../envs/banditbench.yaml"
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        "../../envs/banditbench.yaml"
+    params:
+        metric=lambda wc: f"cumulative_{GRID.experiments[wc.experiment].plot_metric}",
+        title=lambda wc: wc.experiment,
     script:
         "../scripts/plot.py"
 
@@ -27,15 +27,15 @@ rule plot_extra:
     output:
         pdf="results/plots/{experiment}/{metric}.pdf",
         png=report("results/plots/{experiment}/{metric}.png", caption="../report/plot.rst", category="Plots"),
-    params:
-        metric=lambda wc: f"cumulative_{wc.metric}",
-        title=lambda wc: f"{wc.experiment}: cumulative {wc.metric}",
     log:
         "logs/plot/{experiment}/{metric}.log",
+    conda:
+        "../../envs/banditbench.yaml"
     resources:
         mem_mb=1000,
         runtime=5,
-    conda:
-        "../../envs/banditbench.yaml"
+    params:
+        metric=lambda wc: f"cumulative_{wc.metric}",
+        title=lambda wc: f"{wc.experiment}: cumulative {wc.metric}",
     script:
         "../scripts/plot.py"

@@ -9,22 +9,21 @@ rule simulate:
         data=lambda wc: GRID.data_files(wc.experiment),
     output:
         "results/runs/{experiment}/{algorithm}/{delay}/{budget}/{seed}.npz",
-    params:
-        cell=lambda wc: GRID.cell_json(wc.experiment, wc.algorithm, wc.delay, wc.budget, wc.seed),
-        python=PYTHON,
-        src=SRC,
     log:
         "logs/simulate/{experiment}/{algorithm}/{delay}/{budget}/{seed}.log",
     benchmark:
         "results/runs/{experiment}/{algorithm}/{delay}/{budget}/{seed}.benchmark.tsv"
-    resources:
-        mem_mb=lambda wc: experiment_resources(wc, "mem_mb", 500),
-        runtime=lambda wc: experiment_resources(wc, "runtime", 10),
     conda:
         "../../envs/banditbench.yaml"
     threads: 1
+    resources:
+        mem_mb=lambda wc: experiment_resources(wc, "mem_mb", 500),
+        runtime=lambda wc: experiment_resources(wc, "runtime", 10),
+    params:
+        cell=lambda wc: GRID.cell_json(wc.experiment, wc.algorithm, wc.delay, wc.budget, wc.seed),
+        python=PYTHON,
     shell:
         # one BLAS thread per job: jobs run in parallel, and results are bit-identical
-        # only for a fixed thread count
-        "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONPATH={params.src:q} "
+        # only for a fixed thread count; this checkout's src/ is on PYTHONPATH (Snakefile)
+        "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "
         "{params.python} -m banditbench run-one --cell {params.cell:q} --output {output} 2> {log}"

@@ -1,10 +1,6 @@
 """Snakemake script: aggregate one experiment's runs (logic in banditbench.analysis.aggregate)."""
 
 import logging
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))
 
 from banditbench.analysis.aggregate import aggregate_experiment
 

@@ -1,10 +1,6 @@
 """Snakemake script: fetch one registered dataset into data/raw/ (logic in banditbench.data.fetch)."""
 
 import logging
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))
 
 from banditbench.data.fetch import fetch
 

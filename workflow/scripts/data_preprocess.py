@@ -1,10 +1,6 @@
 """Snakemake script: build one processed dataset (logic in banditbench.data.preprocess)."""
 
 import logging
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))
 
 from banditbench.data.paths import parse_preprocess_key
 from banditbench.data.preprocess import prepare, save_prepared

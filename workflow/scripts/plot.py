@@ -1,10 +1,6 @@
 """Snakemake script: plot one experiment's curves (logic in banditbench.analysis.plots)."""
 
 import logging
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(snakemake.scriptdir).parents[1] / "src"))
 
 from banditbench.analysis.plots import plot_curves
 
