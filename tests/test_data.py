@@ -346,7 +346,7 @@ def test_prompt_oracle_quality_and_environment(at_work):
     env = PromptDueling(np.random.SeedSequence(3), horizon=40, tasks=["antonyms", "sum"],
                         oracle={"regressor": "ridge", "embedding_dim": 8})
     assert env.task == "sum" and env.summary() == {"task_index": 1.0}
-    assert env.public_info() == {"dimension": 8, "n_arms": 500}
+    assert env.public_info() == {"dimension": 8, "n_arms": 500, "fixed_arms": True}
     logs = run(env, LDBDF, 40, delay={"kind": "geometric", "mean": 5, "window": 20})
     assert np.all(logs["regret"] >= -1e-12)
     env = PromptDueling(np.random.SeedSequence(4), horizon=300, tasks=["antonyms", "sum"])

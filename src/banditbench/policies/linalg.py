@@ -69,7 +69,7 @@ class Ridge:
 
     def __init__(self, dimension: int, lam: float, capacity: int = 0):
         self.lam = lam
-        self.gram = InverseGram(dimension, lam, keep_matrix=False)
+        self.gram = InverseGram(dimension, lam)
         self.u = np.zeros(dimension)
         self.rows = np.zeros((capacity, dimension))
         self.n = 0
