@@ -21,7 +21,7 @@ m = 32), so they run over the first ``--ref-horizon`` rounds and are compared wi
 banditbench over the same rounds; banditbench's rate over the full ``--horizon``
 is reported too (its per-round cost grows with the training set).
 
-    python benchmarks/ndb_speed.py [--horizon 2000] [--ref-horizon 40] [--width 32] [--refit-steps 100]
+    .venv/bin/python benchmarks/ndb_speed.py [--horizon 2000] [--ref-horizon 40] [--width 32] [--refit-steps 100]
 """
 
 from __future__ import annotations

@@ -139,7 +139,8 @@ def test_a_copy_refuses_to_run_with_another_checkouts_library(tmp_path):
 def test_slurm_profile_is_valid(project):
     dry = _smk(project, "--workflow-profile", str(project / "workflow/profiles/slurm"), "-n", "--forceall")
     assert dry.returncode == 0, dry.stderr[-2000:]
-    assert _planned(dry.stdout)["simulate"] == 8
+    tiny = TINY["experiments"]["tiny"]
+    assert _planned(dry.stdout)["simulate"] == len(tiny["algorithms"]) * len(tiny["delays"]) * tiny["seeds"]
 
 
 @needs_mirror
