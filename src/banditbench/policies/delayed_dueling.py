@@ -43,7 +43,7 @@ from typing import ClassVar, Sequence
 import numpy as np
 
 from ..api import Policy, Problem, register
-from ..errors import ConfigError
+from ..errors import POLICY_PARAMS, ConfigError
 from ..feedback import PreferenceFeedback
 from .delayed_labels import DuelHistory
 from .linalg import InverseGram, fit_logistic, sigmoid
@@ -59,10 +59,11 @@ class _LinearDuelingBase(Policy):
     def __init__(self, problem: Problem, rng: np.random.Generator, *, lam: float = 1.0, kappa_mu: float = 0.1,
                  beta: float | str = 1.0, delta: float = 0.05, pair_norm_bound: float = 2.0,
                  max_newton_steps: int = 50, tol: float = 1e-6):
-        if lam <= 0 or kappa_mu <= 0:
-            raise ConfigError(f"lam and kappa_mu must be positive, got lam={lam}, kappa_mu={kappa_mu}")
-        if not (beta == "theory" or (isinstance(beta, (int, float)) and beta >= 0)):
-            raise ConfigError(f"beta must be a non-negative number or 'theory', got {beta!r}")
+        for key, value in (("lam", lam), ("kappa_mu", kappa_mu)):
+            if not (isinstance(value, (int, float)) and value > 0):
+                raise ConfigError(f"{POLICY_PARAMS}.{key}: must be positive, got {value!r}")
+        if not (beta == "theory" or (isinstance(beta, (int, float)) and not isinstance(beta, bool) and beta >= 0)):
+            raise ConfigError(f"{POLICY_PARAMS}.beta: must be a non-negative number or 'theory', got {beta!r}")
         self.d = int(problem["dimension"])
         self.horizon = problem.horizon
         self.rho = problem.rho

@@ -38,7 +38,7 @@ class DuelHistory:
 
     def __init__(self, horizon: int, rho: float, window: int | None):
         if not 0.0 < rho <= 1.0:
-            raise ConfigError(f"delays: observation probability rho must lie in (0, 1], got {rho}")
+            raise ConfigError(f"delay: the observation probability rho = P(D <= M) must lie in (0, 1], got {rho}")
         self.rho, self.window = float(rho), window
         self.y = np.zeros(horizon)
         self.arrived = np.zeros(horizon, dtype=bool)
@@ -87,4 +87,4 @@ class DuelHistory:
             if imputed.any():
                 labels[imputed] = predict(rows[imputed])
             return rows, labels
-        raise ConfigError(f"unknown delay strategy {strategy!r}; known: {list(STRATEGIES)}")
+        raise ValueError(f"unknown delay strategy {strategy!r}; known: {list(STRATEGIES)}")

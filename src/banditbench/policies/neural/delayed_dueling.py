@@ -48,7 +48,7 @@ import numpy as np
 import torch
 
 from ...api import Policy, Problem, register
-from ...errors import ConfigError
+from ...errors import POLICY_PARAMS, ConfigError
 from ...feedback import PreferenceFeedback
 from ..delayed_labels import DuelHistory
 from ..linalg import ArmKernelGram, DiagonalGram, InverseGram
@@ -69,7 +69,7 @@ class _NeuralDuelingBase(Policy):
                  delta: float = 0.05, effective_dimension: float | None = None, norm_bound: float = 1.0,
                  lr: float = 0.01, train_steps: int = 10, train_every: int | str = 1, confidence: str = "full",
                  regulariser_scale: str = "width"):
-        where = "policy.params"
+        where = POLICY_PARAMS
         if not kappa_mu > 0:
             raise ConfigError(f"{where}.kappa_mu: must be positive, got {kappa_mu}")
         if regulariser_scale not in ("width", "one"):
