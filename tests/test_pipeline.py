@@ -155,6 +155,7 @@ def test_reduced_real_data_grid_runs_end_to_end_through_the_mirror(tmp_path):
         tidy = pd.read_csv(work / f"results/tables/{name}.csv")
         assert len(tidy) and tidy["mean"].notna().all(), name
         assert (work / f"results/plots/{name}.png").stat().st_size > 10_000
+    assert "ndb_df" in set(pd.read_csv(work / "results/tables/ci_prompt.csv")["algorithm"])  # neural, fixed arms
     assert any((work / "data/oracles").rglob("*.quality.csv"))
     assert (work / "data/raw/uci/banknote/data_banknote_authentication.txt").is_file()
 
