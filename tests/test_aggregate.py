@@ -70,3 +70,29 @@ def test_written_tables_and_plots(tmp_path):
     assert pdf.read_bytes()[:4] == b"%PDF" and png.read_bytes()[:4] == b"\x89PNG"
     with pytest.raises(ValueError, match="no curve for metric 'cumulative_reward'"):
         plot_curves(curves, "cumulative_reward", "exp", [png])
+
+
+def test_runs_spread_over_tasks_get_a_per_task_table(tmp_path):
+    """Seed 000's prompt benchmark: seed s plays tasks[s mod n]; the tables break the final regret down by task."""
+    paths = []
+    for alg, per_task in (("ldb", {0: 1.0, 1: 3.0}), ("ndb", {0: 2.0, 1: 5.0})):
+        for seed in range(4):
+            task = seed % 2
+            cell = {"algorithm": alg, "delay_label": "none", "budget": None, "horizon": 10, "seed": seed,
+                    "environment": {"name": "prompt_dueling", "params": {"tasks": ["sum", "antonyms"]}}}
+            path = tmp_path / f"{alg}_{seed}.npz"
+            save_result(path, {"regret": np.full(10, per_task[task] + 0.01 * seed)},
+                        {"cell": cell, "metrics": ["regret"], "summary": {"task_index": float(task)}},
+                        {"wall_time_s": 0.1})
+            paths.append(str(path))
+    out = {k: tmp_path / f"out.{k}" for k in ("csv", "md", "tex", "curves")}
+    aggregate_experiment(paths, "prompts", [10], out["csv"], out["md"], out["tex"], out["curves"],
+                         "cumulative_regret")
+    md = out["md"].read_text()
+    assert "cumulative_regret at T = 10, by task" in md
+    assert "| none, sum | none, antonyms |" in md
+    assert "| ldb | 10.10 ± 1.27 | 30.20 ± 1.27 |" in md     # seeds 0, 2 play sum; 1, 3 antonyms
+    # an experiment without tasks gets no such table
+    plain = _write_runs(tmp_path, {("a", "none"): [np.ones(4), np.ones(4)]})
+    aggregate_experiment(plain, "plain", [4], out["csv"], out["md"], out["tex"], out["curves"], "cumulative_regret")
+    assert "by task" not in out["md"].read_text()

@@ -12,7 +12,8 @@ Outputs
 * Markdown and LaTeX — first a headline table in the layout of the papers'
   result tables (seed 003 App. D Table 1, seed 004 Tables 1–2): the main
   metric at the final horizon, one row per algorithm, one column per delay
-  setting and budget; then one table per metric, rows (delay, budget,
+  setting and budget; for experiments whose seeds are spread over tasks (the
+  prompt benchmark) the same broken down by task; then one table per metric, rows (delay, budget,
   algorithm), columns the table horizons.  Cells are ``mean ± half-width``;
 * curves CSV — the same statistics on a grid of at most ``curve_points``
   rounds (always including the horizon), read by the plots.
@@ -49,10 +50,20 @@ def mean_ci(values: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.nda
     return mean, mean - half, mean + half
 
 
+def _task_name(cell, summary) -> str | None:
+    """The task a run played, for environments that spread seeds over tasks (``task_index`` in the summary)."""
+    if "task_index" not in summary:
+        return None
+    index = int(summary["task_index"])
+    tasks = cell["environment"].get("params", {}).get("tasks")
+    return str(tasks[index]) if tasks and index < len(tasks) else f"task {index}"
+
+
 def _load_groups(runs: Iterable[str]):
-    """Group runs by (algorithm, delay, budget); return series stacks and summaries."""
+    """Group runs by (algorithm, delay, budget); return series stacks, summaries and each run's task."""
     series = defaultdict(lambda: defaultdict(list))
     summaries = defaultdict(lambda: defaultdict(list))
+    tasks = defaultdict(list)
     horizons = set()
     for path in runs:
         data, meta, _ = load_result(path)
@@ -63,9 +74,10 @@ def _load_groups(runs: Iterable[str]):
             series[key][f"cumulative_{name}"].append(np.cumsum(data[name]))
         for name, value in meta.get("summary", {}).items():
             summaries[key][name].append(float(value))
+        tasks[key].append(_task_name(cell, meta.get("summary", {})))
     if len(horizons) > 1:
         raise ValueError(f"runs of one experiment have different horizons {sorted(horizons)}; re-run the stale jobs")
-    return series, summaries
+    return series, summaries, tasks
 
 
 def _check_complete(series) -> None:
@@ -80,7 +92,7 @@ def aggregate_runs(runs: Sequence[str], experiment: str, horizons: Sequence[int]
     """Return the tidy table and the curves table of one experiment's runs."""
     if not runs:
         raise ValueError(f"experiment {experiment!r}: no run files to aggregate")
-    series, summaries = _load_groups(runs)
+    series, summaries, _ = _load_groups(runs)
     _check_complete(series)
     rows, curve_rows = [], []
     for (alg, delay, budget), metrics in series.items():  # config order
@@ -102,6 +114,26 @@ def aggregate_runs(runs: Sequence[str], experiment: str, horizons: Sequence[int]
             m, a, b = mean_ci(np.asarray(values)[:, None])
             rows.append((experiment, alg, delay, budget, int(T), name, m[0], a[0], b[0], len(values)))
     return pd.DataFrame(rows, columns=COLUMNS), pd.DataFrame(curve_rows, columns=COLUMNS)
+
+
+def task_table(runs: Sequence[str], metric: str) -> pd.DataFrame | None:
+    """``metric`` at the final horizon per task (rows algorithms, columns delay and task), for experiments
+    whose seeds are spread over tasks (seed 000's prompt benchmark); None for any other experiment."""
+    series, _, tasks = _load_groups(runs)
+    rows = []
+    for (alg, delay, budget), metrics in series.items():
+        if metric not in metrics or None in tasks[(alg, delay, budget)]:
+            return None
+        final = np.array([s[-1] for s in metrics[metric]])
+        names = np.array(tasks[(alg, delay, budget)])
+        for task in dict.fromkeys(names):
+            m, lo, hi = mean_ci(final[names == task][:, None])
+            rows.append({"algorithm": alg, "setting": f"{delay}, {task}", "mean": m[0], "ci_high": hi[0]})
+    if not rows:
+        return None
+    df = pd.DataFrame(rows)
+    df["cell"] = df.apply(_cell, axis=1)
+    return df.pivot_table(index="algorithm", columns="setting", values="cell", aggfunc="first", sort=False)
 
 
 def _cell(row) -> str:
@@ -189,7 +221,11 @@ def aggregate_experiment(runs: Sequence[str], experiment: str, horizons: Sequenc
     """
     tidy, curve_df = aggregate_runs(runs, experiment, horizons)
     final_t = int(tidy["t"].max())
-    tables = {f"{main_metric} at T = {final_t}": headline_table(tidy, main_metric), **human_tables(tidy)}
+    tables = {f"{main_metric} at T = {final_t}": headline_table(tidy, main_metric)}
+    per_task = task_table(runs, main_metric)
+    if per_task is not None:
+        tables[f"{main_metric} at T = {final_t}, by task"] = per_task
+    tables.update(human_tables(tidy))
     atomic_write_bytes(csv, _csv_bytes(tidy))
     atomic_write_bytes(curves, _csv_bytes(curve_df))
     atomic_write_bytes(markdown, to_markdown(tables, experiment).encode())
