@@ -11,7 +11,7 @@ round (1-d: sort-and-sweep; 2-d: every elementary cell against every ball),
 a Python ``max`` for the index, dicts for the round -> arm/ball maps — runs
 the same environment, noise and delays for as many rounds as fit in
 ``--ref-budget`` seconds (or the horizon); both are compared at that equal
-number of rounds.  Scenarios: the paper's setting (sigma = 1, geometric delays
+number of rounds.  Scenarios: the theory constants (sigma = 1, geometric delays
 of mean 20; the active set stays small), and a stress setting where the policy
 assumes a small sigma (0.001 in 1-d, 0.004 in 2-d; ``lazy_rule = radius``) so
 that the zooming active set grows to about two hundred / two thousand arms.
@@ -54,7 +54,7 @@ class RefDelayedZooming(Policy):
 
     feedback_kind = "reward"
 
-    def __init__(self, problem: Problem, rng, *, delta=0.01, sigma=1.0, lazy_rule="count"):
+    def __init__(self, problem: Problem, rng, *, delta=0.01, sigma=1.0, lazy_rule="radius"):
         self.d, self.rng, self.lazy_rule = int(problem["dimension"]), rng, lazy_rule
         self.scale = sigma * math.sqrt(log_term(problem.horizon, delta))
         self.centers, self.v, self.sums, self.cache_n, self.cache_sum, self.v_at_pull = [], [], [], [], [], []
@@ -64,7 +64,7 @@ class RefDelayedZooming(Policy):
         for fb in arrived:
             i = self.arm_of_round.pop(fb.round)
             vs = self.v_at_pull[i]
-            ok = self.v[i] + 1 <= 4 * vs if self.lazy_rule == "count" else self.v[i] + 2 <= 4 * (1 + vs)
+            ok = self.v[i] + 1 <= 4 * vs if self.lazy_rule == "count" and vs else self.v[i] + 2 <= 4 * (1 + vs)
             if ok:
                 self.v[i] += 1
                 self.sums[i] += fb.reward

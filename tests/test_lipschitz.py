@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -185,8 +186,9 @@ class LazyCheckingZooming(DelayedZooming):
         assert np.array_equal(self.v[:n] + self.cache_n[:n], arrived_per_arm.astype(np.int64))
         v, vs, va = self.v[:n], self.v_at_pull[:n], self.v_after_pull[:n]
         if self.lazy_rule == "count":
-            # line 5: between pulls a reward is used only while v + 1 <= 4 v_s; the flush may go further
-            assert np.all(v <= np.maximum(4 * vs, va))
+            # line 5: between pulls a reward is used only while v + 1 <= 4 v_s (v_s > 0), or while the
+            # radius stays >= r_0 / 2 (v_s = 0: v <= 3); the flush may go further
+            assert np.all(v <= np.maximum(np.where(vs > 0, 4 * vs, 3), va))
         else:
             assert np.all(1 + v <= np.maximum(4 * (1 + vs), 1 + va))
         # hence the radius never falls below half its value right after the last pull
@@ -259,6 +261,102 @@ def test_zero_delay_reproduces_classic_zooming(lazy_rule):
     assert pol.n_arms >= 3
     assert len(np.unique(ref)) == pol.n_arms
     np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-12)
+
+
+def _shipped_zooming_settings():
+    """(function, environment noise, policy sigma) of every ``delayed_zooming`` cell in the shipped configs."""
+    root = Path(__file__).resolve().parents[1]
+    found = set()
+    for path in [root / "config.yaml", *sorted((root / "config").glob("lipschitz*.yaml"))]:
+        for exp in load_config_file(path)["experiments"].values():
+            env = exp["environment"]
+            if env["name"] != "lipschitz":
+                continue
+            for alg in exp["algorithms"].values():
+                if alg["policy"] == "delayed_zooming":
+                    found.add((env["params"]["function"], float(env["params"].get("noise_sigma", 1.0)),
+                               float(alg.get("params", {}).get("sigma", 1.0))))
+    return sorted(found)
+
+
+SHIPPED_ZOOMING = _shipped_zooming_settings()
+
+
+class ClassicZoomingCheck(DelayedZooming):
+    """Delayed Zooming that, every round, checks its state against textbook zooming (Kleinberg et al.)
+    run on the same history: every observed reward is used at once (``n`` = pulls so far), the
+    radius is ``scale / sqrt(1 + n)``, the index ``mean + 2 r``, a new arm is activated only at a
+    point no reference ball contains, otherwise the pulled arm is the reference index's argmax."""
+
+    def __init__(self, *a, **k):
+        super().__init__(*a, **k)
+        self.ref_n, self.ref_sum, self.ref_centers = [], [], []
+        self.selections = 0
+
+    def observe(self, t, arrived):
+        for fb in arrived:
+            i = int(self.arm_of_round[fb.round - 1])
+            self.ref_n[i] += 1
+            self.ref_sum[i] += fb.reward
+        super().observe(t, arrived)
+
+    def act(self, t, context=None):
+        n = np.array(self.ref_n, dtype=np.int64)
+        k = len(n)
+        radii = self.scale / np.sqrt(1.0 + n)
+        assert np.array_equal(self.v[:k], n) and not self.cache_n[:k].any()       # every reward used at once
+        np.testing.assert_allclose(self.radius[:k], radii, rtol=1e-13)
+        lo, hi = ball_boxes(np.array(self.ref_centers).reshape(k, self.d), radii)
+        action = super().act(t, context)
+        if self.activated_last_round:
+            assert self.n_arms == k + 1 and not in_balls(self.centers[k], lo, hi).any()
+            self.ref_n.append(0)
+            self.ref_sum.append(0.0)
+            self.ref_centers.append(self.centers[k].copy())
+        else:
+            index = np.where(n > 0, np.array(self.ref_sum) / np.maximum(n, 1), 0.0) + 2.0 * radii
+            assert self.arm_of_round[t - 1] == int(np.argmax(index))
+            self.selections += 1
+            if t % (10 if self.d == 1 else 100) == 0:                          # the reference balls cover the space
+                assert find_uncovered(np.zeros(self.d), np.ones(self.d), lo, hi, rule="midpoint") is None
+        return action
+
+
+@pytest.mark.parametrize("lazy_rule", ["radius", "count"])
+@pytest.mark.parametrize("function,noise,sigma", SHIPPED_ZOOMING)
+def test_without_delay_delayed_zooming_is_classic_zooming_at_every_shipped_sigma(function, noise, sigma, lazy_rule):
+    """Sec. 4: "if the delays are zero, this algorithm reduces to the original zooming algorithm" —
+    for both lazy rules (``count`` at v_s = 0 included) and every (function, noise, sigma) in the configs."""
+    T = 1500
+    env, _, dmodel, drng = build(cell(function, horizon=T, seed=2, noise_sigma=noise))
+    pol = ClassicZoomingCheck(Problem(T, info=env.public_info()), np.random.default_rng(5), sigma=sigma,
+                              lazy_rule=lazy_rule)
+    simulate(env, pol, dmodel, T, drng)
+    assert pol.n_arms >= 2
+    assert pol.selections > 0 or pol.n_arms == T                           # tiny sigma in 2-d: activation only
+
+
+def test_shipped_settings_include_the_theory_constants_and_small_sigmas():
+    sigmas = {s for _, _, s in SHIPPED_ZOOMING}
+    assert 1.0 in sigmas and min(sigmas) <= 0.01
+
+
+def test_count_rule_uses_an_arms_first_reward_and_keeps_the_printed_test_afterwards():
+    """``lazy_rule="count"``: with ``v_s = 0`` the printed ``v + 1 <= 4 v_s`` would cache every reward; the
+    radius guarantee lets up to three in (r >= r_0 / 2), and with ``v_s >= 1`` the printed test applies."""
+    T = 100
+    env = LipschitzEnv(np.random.SeedSequence(0), horizon=T, function="triangle", noise_sigma=0.1)
+    pol = DelayedZooming(Problem(T, info=env.public_info()), np.random.default_rng(0), sigma=0.1,
+                         lazy_rule="count")
+    pol.act(1)                                                   # first arm, v_s = 0
+    fb = [env.step(s, pol.centers[0, 0])[0] for s in range(1, 6)]
+    pol.arm_of_round[:5] = 0                                     # five rounds of arm 0, rewards arrive late
+    pol.observe(6, fb)
+    assert pol.v[0] == 3 and pol.cache_n[0] == 2                 # 1 + v <= 4 (1 + 0) -> 3 used
+    pol.v_at_pull[0] = 2                                         # now pulled with v_s = 2: v + 1 <= 8
+    pol.cache_n[0] = 0
+    pol.observe(7, fb * 2)
+    assert pol.v[0] == 8 and pol.cache_n[0] == 5
 
 
 # --- DLPP -------------------------------------------------------------------------------------------
@@ -360,15 +458,49 @@ def test_regret_is_sublinear_on_triangle():
 def test_paper_config_validates_and_a_cell_runs():
     config = load_config_file("config/lipschitz.yaml")
     grid = load_grid(config)
-    assert sorted(grid.experiments) == ["lipschitz_sine", "lipschitz_triangle", "lipschitz_two_dim"]
+    functions = ["sine", "triangle", "two_dim"]
+    assert sorted(grid.experiments) == sorted([f"lipschitz_{f}" for f in functions]
+                                              + [f"lipschitz_{f}_theory_constants" for f in functions])
     for name, exp in grid.experiments.items():
         assert exp.horizon == 60000 and len(exp.seeds) == 30 and len(list(grid.jobs(name))) == 2 * 5 * 30
+        noise = exp.spec["environment"]["params"]["noise_sigma"]
+        assert noise == (1.0 if name.endswith("_theory_constants") else 0.1)
+        # the policies are told the environment's noise level (App. D)
+        assert [a["params"]["sigma"] for a in exp.spec["algorithms"].values()] == [noise, noise]
     assert make_delay(exp.spec["delays"]["uniform_mean50"]).mean == 50
     assert make_delay(exp.spec["delays"]["geometric_mean20"]).mean == 20
     small = load_grid({**config, "horizon": 800})
     series, meta, _ = run_cell(small.cell("lipschitz_two_dim", "delayed_zooming", "geometric_mean20", "none", 0))
     assert series["regret"].shape == (800,) and np.all(series["regret"] >= -1e-12)
     assert meta["summary"]["mu_star"] == pytest.approx(FUNCTIONS["two_dim"][1])
+
+
+def _run_paper_dlpp(experiment, delay):
+    grid = load_grid(load_config_file("config/lipschitz.yaml"))
+    c = grid.cell(experiment, "dlpp", delay, "none", 0)
+    env, pol, dmodel, drng = build(c)
+    logs = simulate(env, pol, dmodel, c["horizon"], drng)
+    return pol, logs
+
+
+@pytest.mark.parametrize("experiment,delays", [
+    ("lipschitz_triangle", ["none", "uniform_mean20", "uniform_mean50", "geometric_mean20", "geometric_mean50"]),
+    ("lipschitz_two_dim", ["geometric_mean50"]),
+])
+def test_dlpp_eliminates_balls_within_the_horizon_at_the_paper_default(experiment, delays):
+    for delay in delays:
+        pol, _ = _run_paper_dlpp(experiment, delay)
+        assert sum(pol.eliminated) >= 1, delay                        # Sec. 7: "surviving active balls"
+        assert pol.phase >= 5
+
+
+def test_dlpp_never_eliminates_at_the_theory_constants():
+    """Why sigma = 1 is only a named variant: no ball can be eliminated before phase 4, which needs
+    ~128k rounds, so DLPP plays uniformly on [0, 1] for all 60,000 rounds."""
+    pol, logs = _run_paper_dlpp("lipschitz_triangle_theory_constants", "none")
+    assert sum(pol.eliminated) == 0 and pol.phase == 4
+    uniform_play = 0.9 * (0.4**2 + 0.6**2) / 2                          # E[Delta(U)], U ~ U[0, 1]
+    assert logs["regret"].mean() == pytest.approx(uniform_play, rel=0.02)
 
 
 @pytest.mark.parametrize("params,match", [({"lazy_rule": "eager"}, "lazy_rule"), ({"delta": 1.5}, "delta"),

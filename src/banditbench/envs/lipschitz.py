@@ -1,8 +1,11 @@
 """Lipschitz bandit environments of seed 003 (Liu, Kang & Lee), Sec. 7.
 
 The learner plays a point ``x_t`` of ``([0,1]^d, ||.||_inf)`` and receives
-``y_t = mu(x_t) + eps_t`` with Gaussian noise ``eps_t ~ N(0, noise_sigma^2)``
-(the paper's sigma = 1, Sec. 3).  Reward functions (Sec. 7):
+``y_t = mu(x_t) + eps_t`` with Gaussian noise ``eps_t ~ N(0, noise_sigma^2)``.  The
+paper's analysis takes the sub-Gaussian parameter sigma = 1 "for simplicity" (Sec. 3) and
+Sec. 7 does not state the experiments' noise; ``noise_sigma`` is the environment's, and the
+policies' sigma (App. D) is a separate policy parameter (config/lipschitz.yaml explains the
+default).  Reward functions (Sec. 7):
 
 * ``triangle``  ``mu(x) = 0.8 - 0.9 |x - 0.4|`` on ``[0,1]``; ``mu* = 0.8`` at ``x = 0.4``;
 * ``sine``      ``mu(x) = (2/3) |sin(5 pi x / 3)|`` on ``[0,1]``; ``mu* = 2/3`` at ``x = 0.3, 0.9``;
@@ -70,7 +73,7 @@ class LipschitzEnv(Environment):
     Parameters
     ----------
     function : ``triangle``, ``sine`` (d = 1) or ``two_dim`` (d = 2).
-    noise_sigma : standard deviation of the Gaussian reward noise (paper: 1).
+    noise_sigma : standard deviation of the Gaussian reward noise (not stated in Sec. 7).
 
     An action is a point: a float (d = 1) or a length-``d`` array, inside ``[0,1]^d``.
     """

@@ -18,20 +18,28 @@ arrives.
 
 Choices where the paper is open (parameters):
 
-* ``lazy_rule`` (zooming).  ``"count"`` (default) is Alg. 1 line 5 as printed:
-  an arriving reward of ``x`` is used iff ``v_t(x) + 1 <= 4 v_s(x)``, ``s`` the
-  last pull of ``x``; otherwise it is cached until ``x`` is pulled again.
-  ``v_s(x)`` is recorded at the pull *before* the cache is flushed (line 16,
-  then lines 17–18).  ``"radius"`` uses the condition the text says the rule
-  guarantees, ``r_t(x) >= r_s(x) / 2``, i.e. ``1 + v_t(x) + 1 <= 4 (1 + v_s(x))``.
-  The two differ only for small ``v_s``: with ``v_s(x) = 0`` the printed rule
-  caches every reward until the next pull.  An arm without used rewards has
-  ``mu_t(x) = 0`` and radius ``r_0 = sigma sqrt(4 log T + 2 log(2/delta))``; when
-  ``r_0`` exceeds the reward range (paper: ``r_0 ~ 7.4``) a fresh arm has the top
-  index and is pulled again at once, and both rules reproduce the classic zooming
-  algorithm under zero delay (the paper's Sec. 4 claim; tested).  With a small
-  ``sigma`` a fresh arm whose first reward is cached may never be pulled again;
-  ``"radius"`` avoids that.
+* ``lazy_rule`` (zooming).  Alg. 1 line 5 prints the test ``v_t(x) + 1 <= 4 v_s(x)``
+  (``s`` the last pull of ``x``; an arriving reward of ``x`` is used iff it holds,
+  otherwise cached until ``x`` is pulled again), and the text says what it is for:
+  "the confidence radius associated with arm x does not fall below half of its value
+  from the last time the arm was pulled".  ``v_s(x)`` is recorded at the pull *before*
+  the cache is flushed (line 16, then lines 17–18).
+
+  - ``"radius"`` (default) is that guarantee, for the paper's radius
+    ``r = c / sqrt(1 + v)``: ``r_t(x) >= r_s(x) / 2`` after the update, i.e.
+    ``1 + v_t(x) + 1 <= 4 (1 + v_s(x))``.
+  - ``"count"`` is line 5 as printed.  It is the same guarantee for a radius
+    ``c / sqrt(v)`` and is degenerate at ``v_s(x) = 0`` (an arm's first pull): ``4 v_s = 0``
+    forbids every update, so the first reward would be cached until the next pull, and
+    with zero delay the algorithm would not be the classic zooming algorithm that Sec. 4
+    says it reduces to (at small ``sigma`` a fresh arm whose index ``2 r_0`` is below the
+    leaders' is then never pulled again).  There the guarantee of the text applies:
+    with ``v_s(x) = 0`` a reward is used while ``1 + v_t(x) + 1 <= 4``.
+
+  The printed test is the stricter one (``v + 1 <= 4 v_s`` implies the radius test), so
+  both keep the radius at least half its value at the last pull; with zero delay (each
+  reward arrives before the next decision, ``v_t = v_s``) both use every reward at once
+  and reproduce classic zooming (tested at every ``sigma`` the configs use).
 * ``activation`` (zooming).  Line 12 lets the oracle pick *any* uncovered arm;
   ``"uniform"`` draws it uniformly from the uncovered part of the region checked
   (see :func:`metric_space.find_uncovered`), ``"midpoint"`` takes the centre of the
@@ -130,7 +138,7 @@ class DelayedZooming(_LipschitzPolicy):
     (after the flush), ``radius[i]``, ``index[i]``; ``arm_of_round[s-1]``.
     """
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, lazy_rule: str = "count",
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, lazy_rule: str = "radius",
                  activation: str = "uniform", initial_capacity: int = 64, **shared):
         super().__init__(problem, rng, **shared)
         if lazy_rule not in LAZY_RULES:
@@ -186,10 +194,11 @@ class DelayedZooming(_LipschitzPolicy):
         self._pending.append((old_lo, old_hi, (self.lo[i].copy(), self.hi[i].copy())))
 
     def _may_use(self, i: int) -> bool:
-        """Lazy-update test of Alg. 1 line 5 for one more reward of arm ``i``."""
-        if self.lazy_rule == "count":
-            return self.v[i] + 1 <= 4 * self.v_at_pull[i]
-        return self.v[i] + 2 <= 4 * (1 + self.v_at_pull[i])
+        """Lazy-update test of Alg. 1 line 5 for one more reward of arm ``i`` (see ``lazy_rule``)."""
+        vs = self.v_at_pull[i]
+        if self.lazy_rule == "count" and vs:
+            return self.v[i] + 1 <= 4 * vs
+        return self.v[i] + 2 <= 4 * (1 + vs)
 
     # --- feedback (Alg. 1 lines 4–10) ---------------------------------------
     def observe(self, t: int, arrived: Sequence[RewardFeedback]) -> None:
