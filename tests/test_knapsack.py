@@ -317,10 +317,14 @@ def test_car_oracle_predicts_held_out_classes_and_has_documented_ranges(car_orac
     assert oracle["test_accuracy"] > 0.8
     phi = action_features(oracle["contexts"])
     assert np.allclose(np.linalg.norm(phi, axis=-1), 1.0)
-    r = phi @ oracle["theta"]
+    score = phi @ oracle["logit_theta"]
+    r = phi @ oracle["theta"]                                           # the [0, 1] option
     assert r.min() == pytest.approx(0.0, abs=1e-12) and r.max() == pytest.approx(1.0, abs=1e-12)
+    assert np.allclose(r, oracle["alpha"] * score + oracle["beta"])     # an increasing affine map of the score
     assert (r.argmax(axis=1) == oracle["labels"]).mean() > 0.8          # reward ranks the true review first
-    env = CarModeration(np.random.SeedSequence(0), horizon=100, budget=30, oracle=str(car_oracle))
+    env = CarModeration(np.random.SeedSequence(0), horizon=100, budget=30, oracle=str(car_oracle),
+                        reward_scale="unit_interval", noise="bernoulli")
+    assert np.allclose(env.r, r)
     assert np.allclose(env.w, np.array([0.5, 0.3, 0.3, 0.5]) * env.r)
     assert env.w.min() >= 0 and env.w.max() <= 0.5
     info = env.public_info()
@@ -328,9 +332,79 @@ def test_car_oracle_predicts_held_out_classes_and_has_documented_ranges(car_orac
     assert CarModeration.required_files({}) == ["data/oracles/car_evaluation.npz"]
 
 
+def test_car_expected_reward_is_the_fitted_models_score(car_oracle):
+    """Sec. 6: ``r(c, a) = <phi(c, a), theta*>`` with theta* the logistic regression's weights.
+
+    The regression is refitted here independently (scikit-learn, same features, labels and ridge
+    penalty); over 2000 rounds of random duels the environment's expected reward is the sum of
+    the two reviews' scores, its cost ``v(a)`` times the score, and its preference bits follow
+    the BT model (1) on the scores."""
+    from sklearn.linear_model import LogisticRegression
+
+    oracle, _ = load_npz(car_oracle, "car oracle")
+    phi = action_features(oracle["contexts"])
+    labels = (oracle["labels"][:, None] == np.arange(len(CLASSES))).ravel()
+    model = LogisticRegression(C=1.0, fit_intercept=False, solver="newton-cholesky", tol=1e-10, max_iter=200)
+    model.fit(phi.reshape(-1, phi.shape[-1]), labels)                  # C = 1 <-> ridge lam = 1
+    T = 2000
+    env = CarModeration(np.random.SeedSequence(5), horizon=T, budget=1e9, oracle=str(car_oracle))
+    assert env.reward_scale == "logit" and env.noise == "gaussian"      # the paper's construction is the default
+    v = np.array([0.5, 0.3, 0.3, 0.5])
+    rng = np.random.default_rng(0)
+    bits, probs, negative = [], [], 0
+    for t in range(1, T + 1):
+        ctx = env.context(t)
+        score = model.decision_function(ctx.phi)                        # the fitted model's score per review
+        x, y = (int(a) for a in rng.integers(len(CLASSES), size=2))
+        fb, truth = env.step(t, (x, y))
+        assert truth["reward"] == pytest.approx(score[x] + score[y], abs=1e-6)
+        assert env.w[env._ctx[t - 1], [x, y]] == pytest.approx(v[[x, y]] * score[[x, y]], abs=1e-6)
+        bits.append(fb.y)
+        probs.append(1.0 / (1.0 + np.exp(-(score[x] - score[y]))))
+        negative += truth["reward"] < 0
+    probs = np.array(probs)
+    assert abs(np.sum(bits) - probs.sum()) < 4 * np.sqrt(np.sum(probs * (1 - probs)))
+    assert negative > 0.3 * T                                           # raw scores: wrong reviews score < 0
+    with pytest.raises(ConfigError, match="bernoulli"):
+        CarModeration(np.random.SeedSequence(0), horizon=10, budget=5, oracle=str(car_oracle), noise="bernoulli")
+    with pytest.raises(ConfigError, match="reward_scale"):
+        CarModeration(np.random.SeedSequence(0), horizon=10, budget=5, oracle=str(car_oracle), reward_scale="prob")
+
+
+def _dual_value(r, w, b):
+    """``min_{lam >= 0} lam b + E_c max(0, max_a 2 (r - lam w))``: the LP dual of (4)-(6), a convex
+    piecewise-linear function of ``lam``, minimised by a bounded scalar search."""
+    from scipy.optimize import minimize_scalar
+
+    def g(lam):
+        return lam * b + np.maximum(0.0, (2.0 * (r - lam * w)).max(axis=1)).mean()
+
+    res = minimize_scalar(g, bounds=(0.0, 50.0), method="bounded", options={"xatol": 1e-12})
+    return min(res.fun, g(0.0)), res.x
+
+
+@pytest.mark.parametrize("reward_scale", ["logit", "unit_interval"])
+def test_car_v_star_is_recomputed_for_the_reward_construction(car_oracle, reward_scale):
+    T, values = 2000, []
+    for B in (300, 500, 700, 900):
+        env = CarModeration(np.random.SeedSequence(0), horizon=T, budget=B, oracle=str(car_oracle),
+                            reward_scale=reward_scale)
+        dual, lam = _dual_value(env.r, env.w, B / T)
+        assert env.v_star == pytest.approx(dual, abs=1e-7)                # strong duality, independent solve
+        assert env.v_star <= 2 * np.maximum(env.r.max(axis=1), 0).mean() + 1e-9   # unconstrained optimum
+        values.append(env.v_star)
+        if reward_scale == "logit":
+            # w = v(a) r: every review returns 1 / v(a) reward per unit of budget, so the multiplier is
+            # 1 / max v = 2 and each extra unit of per-round budget is worth 2 (documented in CarModeration)
+            assert env.lp.multiplier == pytest.approx(2.0, abs=1e-6) and lam == pytest.approx(2.0, abs=1e-4)
+    if reward_scale == "logit":
+        assert np.allclose(np.diff(values), 2.0 * 200 / T, atol=1e-7)
+    assert np.all(np.diff(values) > 0)
+
+
 def test_car_cell_runs_end_to_end_through_run_cell(car_oracle):
     params = {"oracle": str(car_oracle)}
-    for policy, env_name in (("pblincbwk_alg2", "car_moderation"), ("cd_exp3", "car_moderation"),
+    for policy, env_name in (("pblincbwk_alg2", "car_moderation"), ("cd_exp3_reconstructed", "car_moderation"),
                              ("lincbwk_ideal", "car_moderation")):
         series, meta, timing = run_cell(cell(env_name, policy, 40, 3, 300, params,
                                              delay={"kind": "geometric", "mean": 10}))
@@ -350,6 +424,28 @@ def test_paper_grid_validates():
     grid = load_grid(load_config_file(ROOT / "config" / "knapsack.yaml"))
     assert set(grid.experiments) == {"knapsack_synthetic", "knapsack_car"}
     exp = grid.experiments["knapsack_car"]
-    assert exp.algorithms == ["alg1", "alg2", "cd_exp3", "ideal"]
+    assert exp.algorithms == ["alg1", "alg2", "cd_exp3_reconstructed", "ideal"]
     assert exp.budgets == (300, 500, 700, 900) and exp.horizon == 2000 and len(exp.seeds) == 200
     assert grid.data_files("knapsack_car") == ["data/oracles/car_evaluation.npz"]
+    params = exp.spec["environment"]["params"]
+    assert params["reward_scale"] == "logit" and params["noise"] == "gaussian"
+
+
+def test_the_reconstructed_baseline_is_labelled_as_such_everywhere():
+    """CD-EXP3 is our reconstruction: its registered name, and so every table row and plot legend
+    built from a config label, must say so (the plain name is not registered)."""
+    from banditbench import registry
+
+    assert registry.get("policy", "cd_exp3_reconstructed").load() is ConstrainedDuelingEXP3
+    with pytest.raises(ConfigError, match="cd_exp3"):
+        registry.get("policy", "cd_exp3")
+    uses = 0
+    for path in [ROOT / "config.yaml", *sorted((ROOT / "config").glob("*.yaml"))]:
+        if path.name == "schema.yaml":
+            continue
+        for name, exp in load_config_file(path)["experiments"].items():
+            for label, alg in exp["algorithms"].items():
+                if alg["policy"] == "cd_exp3_reconstructed":
+                    uses += 1
+                    assert "reconstructed" in label, f"{path.name}: {name}.{label}"
+    assert uses >= 3                                                  # default grid + both paper experiments

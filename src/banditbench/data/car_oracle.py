@@ -15,12 +15,15 @@ does not give the features; our choices (all documented, all in the ``.npz``):
   ``1{a is the car's class}`` and ridge penalty ``lam/2 ||theta||^2``, solved by
   Newton's method (:func:`banditbench.logistic.fit_logistic`).  With the
   block features this is one-vs-rest multiclass logistic regression.
-* Rewards in [0, 1] (Assumption 2): the fitted logits are mapped affinely onto
-  [0, 1] (min-max over all 1728 x 4 pairs).  Because every block carries an
-  intercept, ``alpha * logit + beta`` is still linear in ``phi``:
-  ``theta* = alpha * theta_LR + beta * sqrt(7) * (sum of the intercept unit
-  vectors)``, so ``r(c, a) = <phi(c, a), theta*>`` exactly, with min 0 and max 1,
-  and the order of the reviews per car is the regression's.
+* The reward is the fitted score itself, ``r(c, a) = <phi(c, a), theta_LR>``
+  (``logit_theta``; seed 004 Sec. 6), the default of
+  :class:`~banditbench.envs.knapsack.CarModeration`.  For the option
+  ``reward_scale = "unit_interval"`` (Assumption 2's ``r in [0, 1]``) the file also
+  holds ``theta``: the scores mapped affinely onto [0, 1] (min-max over all 1728 x 4
+  pairs).  Because every block carries an intercept, ``alpha * score + beta`` is still
+  linear in ``phi``: ``theta = alpha * theta_LR + beta * sqrt(7) * (sum of the intercept
+  unit vectors)``, with min 0 and max 1, and the order of the reviews per car is the
+  regression's.
 * ``theta*`` is fitted on all rows; the held-out accuracy stored with it comes
   from a second fit on a stratified train split (``test_fraction``), evaluated on
   the remaining rows by ``argmax_a p(c, a)``.
@@ -110,8 +113,8 @@ def fit_car_oracle(car_data_path: str | Path, *, lam: float = 1.0, test_fraction
     (:func:`banditbench.data.files.save_npz`, read by :class:`banditbench.envs.knapsack.CarModeration`).
 
     Keys: ``contexts`` (1728, 22) one-hot encodings with intercept, ``labels`` (1728,),
-    ``theta`` (88,) the reward parameter with ``r = phi @ theta`` in [0, 1],
-    ``logit_theta`` (88,) the raw regression weights, ``alpha``/``beta`` the affine map,
+    ``logit_theta`` (88,) the regression weights (``r = phi @ logit_theta``, the paper's reward),
+    ``theta`` (88,) the [0, 1]-mapped parameter, ``alpha``/``beta`` the affine map,
     ``test_accuracy``, ``train_accuracy``, ``majority_accuracy`` (of the held-out rows),
     ``lam``, ``test_fraction``, ``seed``.
     """

@@ -11,8 +11,9 @@
   absolute rewards of both actions: ``theta`` by ridge least squares like ``omega`` and
   the value-feedback bonus ``beta_r (||phi_x|| + ||phi_y||)_{Sigma_r^-1}`` (the shape of
   ``b_w``, as the paper explains for value feedback).
-* :class:`ConstrainedDuelingEXP3` — CD-EXP3 (Deb, Saha & Banerjee, AISTATS 2024), the
-  baseline of Sec. 6; see its docstring for what it is built from.
+* :class:`ConstrainedDuelingEXP3` (registered ``cd_exp3_reconstructed``) — our reconstruction
+  of CD-EXP3 (Deb, Saha & Banerjee, AISTATS 2024), the baseline of Sec. 6; see its
+  docstring for what it is built from.
 
 Confidence radii (App. F.1), all exposed as parameters: ``kappa = sup 1/sigma'(<theta, phi>)``
 over ``||theta|| <= S``, ``||phi|| <= 1``, i.e. ``1/sigma'(S)`` (``kappa="theory"``;
@@ -325,9 +326,12 @@ def knapsack_lp_value(rewards: np.ndarray, costs: np.ndarray, b: float) -> float
     return float(-res.fun)
 
 
-@register("cd_exp3")
+@register("cd_exp3_reconstructed")
 class ConstrainedDuelingEXP3(Policy):
-    """CD-EXP3 (Constrained D-EXP3; Deb, Saha & Banerjee, AISTATS 2024), context-free.
+    """CD-EXP3 (Constrained D-EXP3; Deb, Saha & Banerjee, AISTATS 2024), context-free — a reconstruction.
+
+    Registered as ``cd_exp3_reconstructed`` so that every config label, table row and plot
+    legend says that this is our reconstruction from the pieces below, not the authors' code.
 
     Which description we followed: the full text of Deb et al. could not be retrieved
     here (only its abstract: "an EXP3 based dueling algorithm that also considers the
