@@ -464,7 +464,7 @@ def test_paper_config_validates_and_a_cell_runs():
     for name, exp in grid.experiments.items():
         assert exp.horizon == 60000 and len(exp.seeds) == 30 and len(list(grid.jobs(name))) == 2 * 5 * 30
         noise = exp.spec["environment"]["params"]["noise_sigma"]
-        assert noise == (1.0 if name.endswith("_theory_constants") else 0.1)
+        assert noise == (1.0 if name.endswith("_theory_constants") else 0.01)
         # the policies are told the environment's noise level (App. D)
         assert [a["params"]["sigma"] for a in exp.spec["algorithms"].values()] == [noise, noise]
     assert make_delay(exp.spec["delays"]["uniform_mean50"]).mean == 50
