@@ -1,6 +1,6 @@
 """The regularised logistic MLE (Newton), shared by the policies and the data layer's oracles.
 
-``fit_logistic`` minimises ``sum_s w_s [softplus(z_s) - a_s z_s] + lam/2 ||theta||^2``
+``fit_logistic`` minimises ``sum_s w_s [softplus(z_s) - a_s z_s] + lam/2 ||theta - c||^2``
 by damped Newton steps warm-started from the previous estimate, so a bandit round
 typically costs one or two O(n d^2) steps.  Neutral ground: the policies use it
 (through :mod:`banditbench.policies.linalg`) and so does the car oracle
@@ -18,22 +18,25 @@ def softplus(z):
     return np.logaddexp(0.0, z)
 
 
-def logistic_loss(theta, X, labels, lam, weights=None):
-    """``sum_s w_s [softplus(z_s) - a_s z_s] + lam/2 ||theta||^2`` with ``z = X theta``.
+def logistic_loss(theta, X, labels, lam, weights=None, centre=None):
+    """``sum_s w_s [softplus(z_s) - a_s z_s] + lam/2 ||theta - c||^2`` with ``z = X theta`` (``c = 0`` by default).
 
-    This equals ``-sum_s w_s [a_s log mu(z_s) + (1 - a_s) log mu(-z_s)] + lam/2 ||theta||^2``
+    This equals ``-sum_s w_s [a_s log mu(z_s) + (1 - a_s) log mu(-z_s)] + lam/2 ||theta - c||^2``
     for any real label ``a_s`` (IPW labels exceed 1), and is convex in theta.
     """
     z = X @ theta
     per = softplus(z) - labels * z
     if weights is not None:
         per = per * weights
-    return per.sum() + 0.5 * lam * theta @ theta
+    gap = theta if centre is None else theta - centre
+    return per.sum() + 0.5 * lam * gap @ gap
 
 
 def fit_logistic(X: np.ndarray, labels: np.ndarray, lam: float, theta0: np.ndarray,
-                 weights: np.ndarray | None = None, max_iter: int = 50, tol: float = 1e-8) -> np.ndarray:
-    """Minimise :func:`logistic_loss` by damped Newton steps started at ``theta0``.
+                 weights: np.ndarray | None = None, max_iter: int = 50, tol: float = 1e-8,
+                 centre: np.ndarray | None = None) -> np.ndarray:
+    """Minimise :func:`logistic_loss` (ridge centred at ``centre``, default 0) by damped Newton
+    steps started at ``theta0``.
 
     Stops when the gradient's max-norm falls below ``tol``.  Backtracking halves
     the step until the loss decreases, which keeps Newton stable for labels
@@ -41,13 +44,13 @@ def fit_logistic(X: np.ndarray, labels: np.ndarray, lam: float, theta0: np.ndarr
     """
     theta = np.array(theta0, dtype=float)
     if X.shape[0] == 0:
-        return np.zeros_like(theta)
+        return np.zeros_like(theta) if centre is None else np.array(centre, dtype=float)
     w = np.ones(X.shape[0]) if weights is None else weights
-    loss = logistic_loss(theta, X, labels, lam, w)
+    loss = logistic_loss(theta, X, labels, lam, w, centre)
     for _ in range(max_iter):
         z = X @ theta
         p = sigmoid(z)
-        grad = X.T @ (w * (p - labels)) + lam * theta
+        grad = X.T @ (w * (p - labels)) + lam * (theta if centre is None else theta - centre)
         if np.max(np.abs(grad)) < tol:
             break
         hess = (X.T * (w * p * (1.0 - p))) @ X
@@ -56,7 +59,7 @@ def fit_logistic(X: np.ndarray, labels: np.ndarray, lam: float, theta0: np.ndarr
         eta = 1.0
         while True:
             cand = theta - eta * step
-            new_loss = logistic_loss(cand, X, labels, lam, w)
+            new_loss = logistic_loss(cand, X, labels, lam, w, centre)
             if new_loss <= loss or eta < 1e-10:
                 break
             eta *= 0.5

@@ -77,6 +77,7 @@ class _NeuralDuelingBase(Policy):
         if confidence not in CONFIDENCES:
             raise ConfigError(f"{where}.confidence: {confidence!r} is not one of {list(CONFIDENCES)}")
         configure_torch()
+        self.rng = rng
         self.d, self.horizon = int(problem["dimension"]), problem.horizon
         self.lam, self.kappa_mu = lam, kappa_mu
         self.net = MLP(self.d, width, depth, init, generator_from(rng), where)
@@ -147,6 +148,10 @@ class _NeuralDuelingBase(Policy):
     def _bonus_scale(self) -> float:
         return self.nu * math.sqrt(self.lam / self.kappa_mu)                # nu_T sigma (eqs. 10, 12)
 
+    def _second_arm(self, scores: np.ndarray, first: int, norms: np.ndarray) -> int:
+        """The UCB challenger of eq. 10: ``argmax_x h(x; theta_t) + nu_T sigma_{t-1}(x, x_{t,1})``."""
+        return int(np.argmax(scores + self._bonus_scale() * norms))
+
     def act(self, t: int, arms: np.ndarray) -> tuple[int, int]:
         if self.history.n_played and self.trainer.due(t):
             self._train(t)
@@ -168,7 +173,7 @@ class _NeuralDuelingBase(Policy):
             phi = self._features if self.fixed_arms else (
                 self.net.gradients(self.net.theta0, x).numpy() / math.sqrt(self.net.width))
             norms = self.gram.norms(phi - phi[first])
-        second = int(np.argmax(scores + self._bonus_scale() * norms))        # eq. 10
+        second = self._second_arm(scores, first, norms)                      # eq. 10
         row = self.history.record_play()
         if self.fixed_arms:
             self.played[row] = first, second

@@ -16,8 +16,20 @@ Initialisation (``init``):
   ``x_j = x_{j + d/2}``); we build such an input from any arm as
   ``[x; x] / sqrt(2)``, which keeps ``||x|| = 1``.  The first layer therefore
   has ``2 d m`` parameters.
+* ``"block"`` — the same draws applied to the raw input (seed 001 eq. 3 as
+  written, ``W^1`` in R^{m x d}): the first layer's two diagonal blocks act on
+  the two halves of ``x`` (zero-padded to even length when d is odd), so the
+  output at ``theta_0`` is not zero.
 * ``"independent"`` — every entry drawn from N(0, 2/m) on the raw input
   (pre-activations of the same variance as above, ``h(x; theta_0) != 0``).
+
+Outputs: ``outputs = 1`` (default) is the scalar network above.  ``outputs = D``
+with ``output_relu = True`` is seed 001's feature map
+``phi(x; W) = sqrt(m) ReLU(W^L ReLU(... ReLU(W^1 x)))`` in R^D (eq. 2), whose
+last layer ``W^L`` is ``(omega, -omega)`` with ``omega`` in R^{D x m/2} under the
+paired initialisations.  With the symmetric input such a ``phi`` is 0 at
+``W_0`` and the ReLU passes no gradient there, so the network could never
+leave its initialisation: that combination is refused.
 
 All randomness comes from a ``torch.Generator`` seeded from the policy's numpy
 stream (:func:`generator_from`), and :func:`configure_torch` pins one thread
@@ -35,7 +47,7 @@ from torch.func import grad, vmap
 from ...errors import ConfigError
 
 DTYPE = torch.float64
-INITS = ("symmetric", "independent")
+INITS = ("symmetric", "block", "independent")
 
 
 def configure_torch() -> None:
@@ -57,29 +69,42 @@ class MLP:
     Parameters
     ----------
     input_dim : arm feature dimension d.
-    width : hidden width m (even for the symmetric initialisation).
+    width : hidden width m (even for the paired initialisations).
     depth : number of weight matrices L.
-    init : ``"symmetric"`` or ``"independent"`` (module docstring).
+    init : ``"symmetric"``, ``"block"`` or ``"independent"`` (module docstring).
     generator : the source of the initial weights.
+    outputs, output_relu : output dimension D and whether the output layer is ReLU'd
+        (seed 001's feature map, module docstring); :meth:`gradients` needs a scalar network.
+    dtype : the parameters' precision (float64 by default; the initial draws are made in
+        float64 and rounded, so they do not depend on it).
     """
 
     def __init__(self, input_dim: int, width: int, depth: int, init: str, generator: torch.Generator,
-                 where: str = "policy.params"):
+                 where: str = "policy.params", outputs: int = 1, output_relu: bool = False,
+                 dtype: torch.dtype = DTYPE):
         if depth < 2:
             raise ConfigError(f"{where}.depth: the network needs depth >= 2, got {depth}")
         if init not in INITS:
             raise ConfigError(f"{where}.init: {init!r} is not one of {list(INITS)}")
-        if width < 2 or (init == "symmetric" and width % 2):
-            raise ConfigError(f"{where}.width: need an even width >= 2 for the symmetric initialisation, got {width}")
+        if width < 2 or (init != "independent" and width % 2):
+            raise ConfigError(f"{where}.width: need an even width >= 2 for the {init} initialisation, got {width}")
+        if outputs < 1:
+            raise ConfigError(f"{where}.feature_dim: must be a positive integer, got {outputs}")
+        if output_relu and init == "symmetric":
+            raise ConfigError(f"{where}.init: with the symmetric initialisation a ReLU output layer is 0 with zero "
+                              f"gradient at theta_0 and never trains; use 'block' or 'independent'")
         self.width, self.depth, self.init = width, depth, init
+        self.outputs, self.output_relu = outputs, output_relu
+        self.input_dim = input_dim
         self.symmetric = init == "symmetric"
-        in_dim = 2 * input_dim if self.symmetric else input_dim
-        self.shapes = [(width, in_dim)] + [(width, width)] * (depth - 2) + [(1, width)]
+        in_dim = {"symmetric": 2 * input_dim, "block": input_dim + input_dim % 2}.get(init, input_dim)
+        self.shapes = [(width, in_dim)] + [(width, width)] * (depth - 2) + [(outputs, width)]
         sizes = [r * c for r, c in self.shapes]
         self.offsets = np.concatenate([[0], np.cumsum(sizes)]).tolist()
         self.n_params = int(self.offsets[-1])
         self.scale = math.sqrt(width)
-        self.theta0 = self._initial_parameters(generator)
+        self.dtype = dtype
+        self.theta0 = self._initial_parameters(generator).to(dtype)        # the same draws in any precision
         self._grad_one = vmap(grad(self._forward_one), in_dims=(None, 0))
 
     def _initial_parameters(self, gen: torch.Generator) -> torch.Tensor:
@@ -87,10 +112,10 @@ class MLP:
         blocks = []
         for i, (rows, cols) in enumerate(self.shapes):
             last = i == len(self.shapes) - 1
-            if not self.symmetric:
+            if self.init == "independent":
                 blocks.append(torch.randn(rows, cols, generator=gen, dtype=DTYPE) * math.sqrt(2.0 / m))
             elif last:
-                w = torch.randn(1, m // 2, generator=gen, dtype=DTYPE) * math.sqrt(2.0 / m)
+                w = torch.randn(rows, m // 2, generator=gen, dtype=DTYPE) * math.sqrt(2.0 / m)
                 blocks.append(torch.cat([w, -w], dim=1))
             else:
                 half = torch.randn(m // 2, cols // 2, generator=gen, dtype=DTYPE) * math.sqrt(4.0 / m)
@@ -98,8 +123,12 @@ class MLP:
         return torch.cat([b.reshape(-1) for b in blocks])
 
     def embed(self, x: torch.Tensor) -> torch.Tensor:
-        """The network's input: ``[x; x] / sqrt(2)`` for the symmetric construction, else x."""
-        return torch.cat([x, x], dim=-1) / math.sqrt(2.0) if self.symmetric else x
+        """The network's input: ``[x; x] / sqrt(2)`` (symmetric), x zero-padded to even length (block), else x."""
+        if self.symmetric:
+            return torch.cat([x, x], dim=-1) / math.sqrt(2.0)
+        if self.init == "block" and self.input_dim % 2:
+            return torch.nn.functional.pad(x, (0, 1))
+        return x
 
     def weights(self, theta: torch.Tensor) -> list[torch.Tensor]:
         return [theta[a:b].view(shape) for a, b, shape in zip(self.offsets[:-1], self.offsets[1:], self.shapes)]
@@ -112,9 +141,14 @@ class MLP:
         return h
 
     def forward(self, theta: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        """``h(x; theta)`` for every row of ``x`` (shape ``x.shape[:-1]``)."""
+        """``h(x; theta)`` for every row of ``x``: shape ``x.shape[:-1]`` (one output) or ``(..., outputs)``."""
         W_L = self.weights(theta)[-1]
-        return self.scale * (self.hidden(theta, x) @ W_L[0])
+        if self.outputs == 1 and not self.output_relu:
+            return self.scale * (self.hidden(theta, x) @ W_L[0])
+        out = self.scale * (self.hidden(theta, x) @ W_L.T)
+        if self.output_relu:
+            out = torch.relu(out)
+        return out[..., 0] if self.outputs == 1 else out
 
     def _forward_one(self, theta: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         return self.forward(theta, x)

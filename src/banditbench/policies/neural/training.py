@@ -9,7 +9,9 @@ difference ``h(x_{s,1}) - h(x_{s,2})`` for dueling, ``h(x_s)`` for logistic
 rewards), ``a_s`` its (possibly IPW-weighted or imputed) label and ``w_s`` a
 per-sample weight; ``softplus(z) - a z`` is the cross-entropy
 ``-[a log mu(z) + (1 - a) log mu(-z)]`` written so that it stays convex for
-labels above one.  The centre ``c`` is ``theta_0`` (seed 000 eq. 7) or 0.
+labels above one.  The centre ``c`` is ``theta_0`` (seed 000 eq. 7) or 0; the
+ridge may cover only part of the parameter vector (``penalised``: seed 001 eq. 4
+regularises the last layer ``theta`` and not the feature weights ``W``).
 
 Seeds 000–002 do not prescribe the optimiser; we use Adam (learning rate
 ``lr``, as seeds 001 and 002 use in practice) warm-started from the previous
@@ -37,7 +39,7 @@ class Trainer:
     """Minimises the weighted logistic loss (module docstring) by warm-started Adam steps."""
 
     def __init__(self, theta0: torch.Tensor, *, lam: float, lr: float, steps: int, every: int | str = 1,
-                 centre: str = "init", where: str = "policy.params"):
+                 centre: str = "init", penalised: slice = slice(None), where: str = "policy.params"):
         if not lam > 0:
             raise ConfigError(f"{where}.lam: must be positive, got {lam}")
         if not lr > 0:
@@ -47,7 +49,7 @@ class Trainer:
         check_schedule(every, f"{where}.train_every")
         if centre not in ("init", "zero"):
             raise ConfigError(f"{where}.regulariser_centre: must be 'init' or 'zero', got {centre!r}")
-        self.lam, self.steps, self.every = lam, steps, every
+        self.lam, self.steps, self.every, self.penalised = lam, steps, every, penalised
         self.centre = theta0.clone() if centre == "init" else torch.zeros_like(theta0)
         self.theta = theta0.clone().requires_grad_(True)
         self.optimizer = torch.optim.Adam([self.theta], lr=lr)
@@ -62,7 +64,8 @@ class Trainer:
         per = F.softplus(logits) - labels * logits
         if weights is not None:
             per = per * weights
-        return per.sum() + 0.5 * self.lam * (self.theta - self.centre).square().sum()
+        gap = (self.theta - self.centre)[self.penalised]
+        return per.sum() + 0.5 * self.lam * gap.square().sum()
 
     def fit(self, logits_fn: Callable[[torch.Tensor], torch.Tensor], labels: torch.Tensor,
             weights: torch.Tensor | None = None) -> torch.Tensor:
@@ -72,6 +75,12 @@ class Trainer:
             self.loss(logits_fn(self.theta), labels, weights).backward()
             self.optimizer.step()
         return self.theta.detach()
+
+    def assign(self, index: slice, values: torch.Tensor) -> None:
+        """Overwrite part of the parameters in place (e.g. an exact refit of the last layer);
+        the optimiser's moment estimates are kept."""
+        with torch.no_grad():
+            self.theta[index] = values
 
     @property
     def current(self) -> torch.Tensor:

@@ -1,0 +1,124 @@
+"""Linear contextual dueling bandits: the linear baselines of seed 001 (Oh et al., Sec. 6, App. E.3).
+
+Both model ``P(x beats y) = mu(theta^T (x - y))`` (BTL), estimate ``theta`` by the
+regularised logistic MLE over the observed duels (Newton, warm-started; ridge
+``lam/2 ||theta||^2``) and keep ``V = lam I + sum_s (x_s - y_s)(x_s - y_s)^T`` by
+Sherman–Morrison.
+
+* :class:`CoLSTIM` — Bengs, Saha & Hüllermeier (ICML 2022).  After
+  ``exploration_rounds`` random duels, the first arm maximises the *perturbed*
+  utility ``theta^T x + eps_x ||x||_{V^{-1}}`` with ``eps_x`` a standard Gumbel draw
+  (the noise of the logistic link) clipped to ``[-threshold, threshold]``; the second
+  arm is the strongest challenger ``argmax_y theta^T (y - x_1) + c ||y - x_1||_{V^{-1}}``.
+  The paper's text was not available to us; the defaults ``threshold = c =
+  sqrt(d log T)`` and ``exploration_rounds`` follow the public implementation of the
+  authors' group (the CoLSTIM class of the multi-dueling bandit code), which clips
+  the Gumbel draws the same way.  The second arm may equal the first (seed 001's
+  arg-maxes over all arms); ``distinct_arms: true`` excludes it.
+* :class:`MaxInP` — Saha (AISTATS 2021): candidates ``C_t`` are the arms no other
+  arm beats with confidence, ``theta^T (x - y) + beta ||x - y||_{V^{-1}} >= 0`` for
+  all y, and the pair is the widest ``argmax_{C_t x C_t} ||x - y||_{V^{-1}}`` — the
+  linear form of seed 001's CSYM rule (:mod:`banditbench.policies.pair_selection`;
+  it uses ``>``, Saha ``>=``, equal outside ties).  ``beta = 1`` as seed 001's ``a_t``.
+
+With delayed feedback both fit the outcomes that have arrived.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from ..api import Policy, Problem, register
+from ..errors import POLICY_PARAMS, ConfigError, key_path
+from ..feedback import PreferenceFeedback
+from .linalg import InverseGram, fit_logistic
+from .pair_selection import pair_widths, select_pair
+
+
+def _non_negative(value, key: str) -> float:
+    if not (isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0):
+        raise ConfigError(f"{key_path(POLICY_PARAMS, key)}: must be a non-negative number, got {value!r}")
+    return float(value)
+
+
+class _LinearDueling(Policy):
+    """Logistic MLE on observed duels and the design matrix of played differences."""
+
+    feedback_kind = "preference"
+
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, lam: float = 1.0, newton_steps: int = 50):
+        if not lam > 0:
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'lam')}: must be positive, got {lam}")
+        self.rng, self.lam, self.newton_steps = rng, lam, newton_steps
+        self.d, self.horizon = int(problem["dimension"]), problem.horizon
+        self.gram = InverseGram(self.d, lam)
+        self.pairs = np.zeros((self.horizon, self.d))
+        self.labels = np.zeros(self.horizon)
+        self.arrived = np.zeros(self.horizon, dtype=bool)
+        self.theta = np.zeros(self.d)
+
+    def observe(self, t: int, arrived: Sequence[PreferenceFeedback]) -> None:
+        for fb in arrived:
+            self.labels[fb.round - 1] = fb.y
+            self.arrived[fb.round - 1] = True
+
+    def _fit(self) -> np.ndarray:
+        rows = np.flatnonzero(self.arrived)
+        self.theta = fit_logistic(self.pairs[rows], self.labels[rows], self.lam, self.theta,
+                                  max_iter=self.newton_steps)
+        return self.theta
+
+    def _record(self, t: int, arms: np.ndarray, first: int, second: int) -> tuple[int, int]:
+        self.pairs[t - 1] = arms[first] - arms[second]
+        self.gram.update(self.pairs[t - 1])
+        return first, second
+
+
+@register("colstim")
+class CoLSTIM(_LinearDueling):
+    """CoLSTIM (Bengs et al. 2022): Gumbel-perturbed first arm, UCB challenger second arm (module docstring)."""
+
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, threshold: float | str = "auto",
+                 confidence_width: float | str = "auto", exploration_rounds: int | str = "auto",
+                 distinct_arms: bool = False, **shared):
+        super().__init__(problem, rng, **shared)
+        auto = math.sqrt(self.d * math.log(max(self.horizon, 2)))
+        self.threshold = auto if threshold == "auto" else _non_negative(threshold, "threshold")
+        self.width = auto if confidence_width == "auto" else _non_negative(confidence_width, "confidence_width")
+        if exploration_rounds == "auto":
+            exploration_rounds = self.d
+        if not (isinstance(exploration_rounds, int) and exploration_rounds >= 0):
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'exploration_rounds')}: must be a non-negative integer or 'auto', "
+                              f"got {exploration_rounds!r}")
+        self.exploration_rounds, self.distinct_arms = exploration_rounds, bool(distinct_arms)
+
+    def act(self, t: int, arms: np.ndarray) -> tuple[int, int]:
+        if t <= self.exploration_rounds:
+            i, j = self.rng.choice(len(arms), size=2, replace=False)
+            return self._record(t, arms, int(i), int(j))
+        theta = self._fit()
+        eps = np.clip(self.rng.gumbel(size=len(arms)), -self.threshold, self.threshold)
+        first = int(np.argmax(arms @ theta + eps * self.gram.norms(arms)))
+        diff = arms - arms[first]
+        challenge = diff @ theta + self.width * self.gram.norms(diff)
+        if self.distinct_arms:
+            challenge[first] = -np.inf
+        return self._record(t, arms, first, int(np.argmax(challenge)))
+
+
+@register("maxinp")
+class MaxInP(_LinearDueling):
+    """MaxInP (Saha 2021): the widest pair among the arms not beaten with confidence (module docstring)."""
+
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, beta: float = 1.0, **shared):
+        super().__init__(problem, rng, **shared)
+        self.beta = _non_negative(beta, "beta")
+
+    def act(self, t: int, arms: np.ndarray) -> tuple[int, int]:
+        theta = self._fit()
+        widths = pair_widths(arms, self.gram.inverse)
+        first, second = select_pair("ucb_csym", arms @ theta, widths, self.beta, self.rng, t)
+        return self._record(t, arms, first, second)

@@ -1,0 +1,303 @@
+"""Variance-aware neural dueling bandits with shallow exploration (seed 001: Oh et al., Algorithm 1).
+
+The utility model is ``f(x; theta, W) = theta^T phi(x; W)`` (eq. 2) with
+``phi(x; W) = sqrt(m) ReLU(W^L ... ReLU(W^1 x))`` in R^D the network's last layer
+(:class:`~banditbench.policies.neural.nets.MLP` with ``outputs = D``,
+``output_relu = True``) and ``theta`` in R^D; ``theta_0 ~ N(0, 1/D)`` (eq. 3).
+Exploration is *shallow*: the confidence matrix lives in the D-dimensional
+feature space,
+
+    V_t = lam I + sum_{i <= t} Delta phi_i Delta phi_i^T / zeta_i^2          (eq. 6)
+
+with ``Delta phi_i = phi(x_{i,1}; W_{i-1}) - phi(x_{i,2}; W_{i-1})`` the features
+the pair was chosen with, updated by Sherman–Morrison (Algorithm 1 line 13) — no
+full-gradient pass.  Each round (Algorithm 1):
+
+1. the pair is chosen by one of the six strategies of Sec. 4.2
+   (:mod:`banditbench.policies.pair_selection`) from ``u_k = theta^T phi(x_k; W)``
+   and the pair widths ``||Delta phi||_{V^{-1}}``;
+2. every ``H`` rounds (``episode_length``) ``(theta, W)`` take ``train_steps``
+   Adam steps (learning rate ``lr``, App. E.2.1) on the loss of eq. 4,
+   ``sum_i [softplus(Delta f_i) - o_i Delta f_i] / zeta_i^2 + lam/2 ||theta - theta_0||^2``
+   (line 9), and then ``theta`` alone is refit to the minimiser of eq. 4 with ``W``
+   fixed — a convex logistic regression on the features, solved by Newton's method
+   (line 10, ``refit_theta``);
+3. ``zeta_t = max(sigma_t, epsilon)`` with ``sigma_t^2 = mu(Delta f_t)(1 - mu(Delta f_t))``
+   under the updated parameters (eq. 5, line 12) for NVLDB, ``zeta_t = 1`` for the
+   variance-agnostic NLDB; ``V`` takes the round's term (line 13).
+
+Eq. 4's ``L_t`` sums over ``i <= t - 1``: the outcome of round t enters the training
+of round t + 1, after its weight ``zeta_t`` has been set (line 12 comes after line 9).
+With delayed feedback a round joins the loss and ``V`` once its outcome has arrived.
+
+Choices seed 001 leaves open or states ambiguously (all exposed as parameters):
+
+* ``init``: eq. 3 draws block-diagonal hidden layers and a last layer ``(omega, -omega)``
+  (NeuralUCB's construction).  On the symmetric inputs ``[x; x]`` it assumes
+  (``phi(x; W_0) = 0``, used in App. B) the ReLU features and all their gradients
+  vanish, so gradient steps could never leave ``W_0``; we apply the same draws to
+  the raw input (``"block"``, default; ``"independent"`` is He-style).
+* ``feature_dim`` D: eq. 2 has ``W^L`` in R^{d x m}, so D = d (the arm dimension) by
+  default.  ``depth`` counts the weight matrices of ``phi``: App. E.2.1's "two hidden
+  layers of 32 units" is depth 3 (Sec. 6's L = 3), width m = 32.
+* ``epsilon`` (eq. 5) is not reported.  The weights ``1/zeta^2`` lie in
+  ``[4, 1/epsilon^2]``; the default 0.05 lets a confident comparison count up to 100
+  times a coin flip (the theory's ``epsilon = O(1/sqrt(d))`` would leave the weights
+  within a factor of 1.25 at d = 5 and make the variance-awareness inert).
+* ``a`` = a_t = 1 (App. E.2.1), ``lam = 1``, ``train_steps = 20``,
+  ``episode_length = 1``, ``lr = 0.01`` (App. E.2.1; Sec. 6 says 1e-3).  Adam's
+  moments are kept across rounds (warm start, :mod:`.training`).
+* ``gram``: ``"incremental"`` (default) is eq. 6 / line 13.  App. E.2.1 says the
+  authors "reinitialize ... V_{t-1} to its initial state at the beginning of each
+  round"; we read it as rebuilding ``V_{t-1} = lam I + sum_i Delta phi_i Delta phi_i^T / zeta_i^2``
+  from all past pairs with the current features ``phi(.; W_{t-1})`` (``"rebuild"``,
+  O(t) per round), and also offer the literal reading ``V_{t-1} = lam I``
+  (``"reset"``, no memory of past pairs).  We follow Algorithm 1 by default.
+* ``csym_sample``: TS-CSYM's draw, by Sec. 4.2.2's equation (default) or by Listing 4
+  (:mod:`banditbench.policies.pair_selection`).
+* ``precision``: the network computes in float32 (PyTorch's default, which the authors'
+  code uses; half the cost of float64); ``V``, the Newton refit of line 10 and the
+  selection rules work in float64.  ``"float64"`` is available.
+* The oracle variance of line 12 needs the environment's hidden truth, which a policy
+  never sees; it is not offered.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar, Sequence
+
+import numpy as np
+import torch
+
+from ...api import Policy, Problem, register
+from ...errors import POLICY_PARAMS, ConfigError
+from ...feedback import PreferenceFeedback
+from ...links import sigmoid
+from ..linalg import InverseGram, fit_logistic
+from ..pair_selection import check_strategy, pair_widths, select_pair
+from .nets import MLP, configure_torch, generator_from
+from .training import Trainer
+
+GRAMS = ("incremental", "rebuild", "reset")
+PRECISIONS = {"float32": torch.float32, "float64": torch.float64}
+
+
+def _positive_int(value, key: str, where: str) -> int:
+    if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        raise ConfigError(f"{where}.{key}: must be a positive integer, got {value!r}")
+    return value
+
+
+class _NeuralLinearDueling(Policy):
+    """Algorithm 1 of seed 001; subclasses name the arm-selection strategy and the variance weighting."""
+
+    feedback_kind = "preference"
+    strategy: ClassVar[str]
+    variance_aware: ClassVar[bool]
+
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, width: int = 32, depth: int = 3,
+                 feature_dim: int | None = None, init: str = "block", lam: float = 1.0, a: float = 1.0,
+                 epsilon: float = 0.05, lr: float = 0.01, train_steps: int = 20, episode_length: int = 1,
+                 refit_theta: bool = True, newton_steps: int = 50, gram: str = "incremental",
+                 csym_sample: str = "equation", precision: str = "float32"):
+        where = POLICY_PARAMS
+        check_strategy(self.strategy, csym_sample, where)
+        if precision not in PRECISIONS:
+            raise ConfigError(f"{where}.precision: {precision!r} is not one of {list(PRECISIONS)}")
+        if gram not in GRAMS:
+            raise ConfigError(f"{where}.gram: {gram!r} is not one of {list(GRAMS)}")
+        if not (isinstance(a, (int, float)) and not isinstance(a, bool) and a >= 0):
+            raise ConfigError(f"{where}.a: must be a non-negative number, got {a!r}")
+        if not 0 < epsilon <= 0.5:
+            raise ConfigError(f"{where}.epsilon: must lie in (0, 0.5] (sigma <= 1/2), got {epsilon}")
+        d, T = int(problem["dimension"]), problem.horizon
+        D = d if feature_dim is None else _positive_int(feature_dim, "feature_dim", where)
+        _positive_int(newton_steps, "newton_steps", where)
+        if not isinstance(refit_theta, bool):
+            raise ConfigError(f"{where}.refit_theta: must be true or false, got {refit_theta!r}")
+        configure_torch()
+        self.rng, self.a, self.lam, self.epsilon = rng, float(a), lam, epsilon
+        self.gram_mode, self.csym_sample, self.refit_theta, self.newton_steps = gram, csym_sample, refit_theta, newton_steps
+        gen = generator_from(rng)
+        self.dtype = PRECISIONS[precision]
+        self.net = MLP(d, width, depth, init, gen, where, outputs=D, output_relu=True, dtype=self.dtype)
+        theta0 = (torch.randn(D, generator=gen, dtype=torch.float64) / math.sqrt(D)).to(self.dtype)    # eq. 3
+        self.last = slice(self.net.n_params, None)                                     # theta within [W; theta]
+        self.trainer = Trainer(torch.cat([self.net.theta0, theta0]), lam=lam, lr=lr, steps=train_steps,
+                               every=_positive_int(episode_length, "episode_length", where),
+                               penalised=self.last, where=where)
+        self.theta0 = theta0.numpy().astype(np.float64)
+        self.gram = InverseGram(D, lam, keep_matrix=False)                             # V_0 = lam I
+        self.x_first = torch.zeros(T, d, dtype=self.dtype)
+        self.x_second = torch.zeros(T, d, dtype=self.dtype)
+        self.dphi = np.zeros((T, D))                  # Delta phi_s with the features it was chosen with
+        self.labels = np.zeros(T)
+        self.zeta2 = np.ones(T)                       # zeta_s^2 (eq. 5)
+        self.arrived = np.zeros(T, dtype=bool)        # outcome o_s known
+        self.weighted = np.zeros(T, dtype=bool)       # zeta_s set: in V and in the loss
+
+    # --- feedback ---------------------------------------------------------------
+    def observe(self, t: int, arrived: Sequence[PreferenceFeedback]) -> None:
+        for fb in arrived:
+            self.labels[fb.round - 1] = fb.y
+            self.arrived[fb.round - 1] = True
+
+    # --- model ------------------------------------------------------------------
+    def features(self, params: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """``phi(x; W)`` of every row of ``x`` (the network's last layer, shape ``(n, D)``)."""
+        return self.net.forward(params[: self.last.start], x)
+
+    def _played(self, rows: np.ndarray) -> torch.Tensor:
+        """The first arms of the given played rounds stacked on their second arms, ``(2n, d)``."""
+        idx = torch.from_numpy(rows)
+        return torch.cat([self.x_first[idx], self.x_second[idx]])
+
+    def _pair_features(self, params: torch.Tensor, played: torch.Tensor) -> torch.Tensor:
+        """``phi(x_{s,1}; W) - phi(x_{s,2}; W)`` of stacked played pairs (:meth:`_played`), one forward pass."""
+        phi = self.features(params, played)
+        n = len(played) // 2
+        return phi[:n] - phi[n:]
+
+    def _train(self, rows: np.ndarray) -> None:
+        """Lines 9–10: gradient steps on eq. 4 for ``(theta, W)``, then ``theta`` refit with ``W`` fixed."""
+        played = self._played(rows)
+        labels = torch.from_numpy(self.labels[rows]).to(self.dtype)
+        weights = torch.from_numpy(1.0 / self.zeta2[rows]).to(self.dtype) if self.variance_aware else None
+        last = self.last
+        self.trainer.fit(lambda params: self._pair_features(params, played) @ params[last], labels, weights)
+        if self.refit_theta:
+            with torch.no_grad():
+                X = self._pair_features(self.trainer.current, played).double().numpy()
+            theta = fit_logistic(X, self.labels[rows], self.lam, self.trainer.current[last].double().numpy(),
+                                 weights=None if weights is None else 1.0 / self.zeta2[rows],
+                                 max_iter=self.newton_steps, centre=self.theta0)
+            self.trainer.assign(last, torch.from_numpy(theta).to(self.dtype))
+
+    def _set_weights(self, rows: np.ndarray) -> None:
+        """Lines 12–13: ``zeta_s`` by eq. 5 under the current parameters, then ``V += Delta phi Delta phi^T / zeta^2``."""
+        if self.variance_aware:
+            params = self.trainer.current
+            with torch.no_grad():
+                delta_f = (self._pair_features(params, self._played(rows)) @ params[self.last]).double().numpy()
+            p = sigmoid(delta_f)
+            self.zeta2[rows] = np.maximum(np.sqrt(p * (1.0 - p)), self.epsilon) ** 2
+        for s in rows:
+            self.gram.update(self.dphi[s], 1.0 / self.zeta2[s])
+        self.weighted[rows] = True
+
+    def _inverse(self, params: torch.Tensor) -> np.ndarray:
+        """``V_{t-1}^{-1}`` as ``gram`` says (module docstring)."""
+        if self.gram_mode == "incremental":
+            return self.gram.inverse
+        D = len(self.theta0)
+        V = self.lam * np.eye(D)
+        rows = np.flatnonzero(self.weighted)
+        if self.gram_mode == "rebuild" and len(rows):
+            with torch.no_grad():
+                X = self._pair_features(params, self._played(rows)).double().numpy()
+            V += (X.T / self.zeta2[rows]) @ X
+        return np.linalg.inv(V)
+
+    # --- selection ----------------------------------------------------------------
+    def act(self, t: int, arms: np.ndarray) -> tuple[int, int]:
+        ready = np.flatnonzero(self.weighted)          # rounds i <= t - 2 with zeta_i set: eq. 4's L_{t-1}
+        if len(ready) and self.trainer.due(t):
+            self._train(ready)
+        pending = np.flatnonzero(self.arrived & ~self.weighted)
+        if len(pending):
+            self._set_weights(pending)
+        params = self.trainer.current
+        x = torch.tensor(arms, dtype=self.dtype)        # a copy: the arm set is read-only
+        with torch.no_grad():
+            phi = self.features(params, x).double().numpy()
+        u = phi @ params[self.last].double().numpy()
+        widths = pair_widths(phi, self._inverse(params))
+        first, second = select_pair(self.strategy, u, widths, self.a, self.rng, t, self.csym_sample)
+        self.x_first[t - 1], self.x_second[t - 1] = x[first], x[second]
+        self.dphi[t - 1] = phi[first] - phi[second]
+        return first, second
+
+
+@register("nvldb_ucb_asym")
+class NVLDBUcbAsym(_NeuralLinearDueling):
+    """NVLDB-UCB-ASYM (seed 001, Algorithm 1): greedy first arm, UCB second arm (Sec. 4.2.1), variance-aware."""
+
+    strategy, variance_aware = "ucb_asym", True
+
+
+@register("nvldb_ucb_osym")
+class NVLDBUcbOsym(_NeuralLinearDueling):
+    """NVLDB-UCB-OSYM (seed 001): the pair maximising summed utilities plus the pair width, variance-aware."""
+
+    strategy, variance_aware = "ucb_osym", True
+
+
+@register("nvldb_ucb_csym")
+class NVLDBUcbCsym(_NeuralLinearDueling):
+    """NVLDB-UCB-CSYM (seed 001): the widest pair among the candidate set C_t, variance-aware."""
+
+    strategy, variance_aware = "ucb_csym", True
+
+
+@register("nvldb_ts_asym")
+class NVLDBTsAsym(_NeuralLinearDueling):
+    """NVLDB-TS-ASYM (seed 001, Sec. 4.2.2): greedy first arm, Thompson-sampled second arm, variance-aware."""
+
+    strategy, variance_aware = "ts_asym", True
+
+
+@register("nvldb_ts_osym")
+class NVLDBTsOsym(_NeuralLinearDueling):
+    """NVLDB-TS-OSYM (seed 001): both arms from one Gaussian draw per pair, variance-aware."""
+
+    strategy, variance_aware = "ts_osym", True
+
+
+@register("nvldb_ts_csym")
+class NVLDBTsCsym(_NeuralLinearDueling):
+    """NVLDB-TS-CSYM (seed 001): sampled pair width among the candidate set C_t, variance-aware."""
+
+    strategy, variance_aware = "ts_csym", True
+
+
+@register("nldb_ucb_asym")
+class NLDBUcbAsym(_NeuralLinearDueling):
+    """NLDB-UCB-ASYM (seed 001, App. E.3): NVLDB-UCB-ASYM with zeta = 1 (variance-agnostic)."""
+
+    strategy, variance_aware = "ucb_asym", False
+
+
+@register("nldb_ucb_osym")
+class NLDBUcbOsym(_NeuralLinearDueling):
+    """NLDB-UCB-OSYM (seed 001, App. E.3): NVLDB-UCB-OSYM with zeta = 1 (variance-agnostic)."""
+
+    strategy, variance_aware = "ucb_osym", False
+
+
+@register("nldb_ucb_csym")
+class NLDBUcbCsym(_NeuralLinearDueling):
+    """NLDB-UCB-CSYM (seed 001, App. E.3): NVLDB-UCB-CSYM with zeta = 1 (variance-agnostic)."""
+
+    strategy, variance_aware = "ucb_csym", False
+
+
+@register("nldb_ts_asym")
+class NLDBTsAsym(_NeuralLinearDueling):
+    """NLDB-TS-ASYM (seed 001, App. E.3): NVLDB-TS-ASYM with zeta = 1 (variance-agnostic)."""
+
+    strategy, variance_aware = "ts_asym", False
+
+
+@register("nldb_ts_osym")
+class NLDBTsOsym(_NeuralLinearDueling):
+    """NLDB-TS-OSYM (seed 001, App. E.3): NVLDB-TS-OSYM with zeta = 1 (variance-agnostic)."""
+
+    strategy, variance_aware = "ts_osym", False
+
+
+@register("nldb_ts_csym")
+class NLDBTsCsym(_NeuralLinearDueling):
+    """NLDB-TS-CSYM (seed 001, App. E.3): NVLDB-TS-CSYM with zeta = 1 (variance-agnostic)."""
+
+    strategy, variance_aware = "ts_csym", False
