@@ -96,3 +96,15 @@ def test_runs_spread_over_tasks_get_a_per_task_table(tmp_path):
     plain = _write_runs(tmp_path, {("a", "none"): [np.ones(4), np.ones(4)]})
     aggregate_experiment(plain, "plain", [4], out["csv"], out["md"], out["tex"], out["curves"], "cumulative_regret")
     assert "by task" not in out["md"].read_text()
+
+
+def test_per_round_metrics_are_running_averages_in_the_papers_layout(tmp_path):
+    """``per_round_regret`` is cumulative regret / t (seed 001's R(T)/T), tabulated per algorithm and horizon."""
+    runs = _write_runs(tmp_path, {("a", "none"): [np.array([4.0, 2.0, 0.0, 2.0])] * 2,
+                                  ("b", "none"): [np.ones(4), np.full(4, 3.0)]})
+    tidy, curves = aggregate_runs(runs, "exp", [2, 4], per_round=["regret"])
+    rate = tidy[tidy.metric == "per_round_regret"].set_index(["algorithm", "t"])["mean"]
+    assert rate[("a", 2)] == 3.0 and rate[("a", 4)] == 2.0 and rate[("b", 4)] == 2.0
+    assert set(curves.metric) == {"cumulative_regret", "per_round_regret"}
+    with pytest.raises(ValueError, match="per-round metric 'reward' is not in the run"):
+        aggregate_runs(runs, "exp", [4], per_round=["reward"])

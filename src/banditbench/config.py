@@ -81,6 +81,10 @@ class Experiment:
     def extra_plots(self) -> list[str]:
         return list(self.spec.get("extra_plots", []))
 
+    @property
+    def per_round_metrics(self) -> list[str]:
+        return list(self.spec.get("per_round_metrics", []))
+
 
 class ExperimentGrid:
     """The validated set of experiments with their jobs."""
@@ -128,7 +132,8 @@ class ExperimentGrid:
             too_big = [h for h in table if h > horizon]
             if too_big:
                 raise ConfigError(f"{key_path(where, 'table_horizons')}: {too_big} exceed the horizon {horizon}")
-        for key, metrics in (("plot_metric", [spec.get("plot_metric")]), ("extra_plots", spec.get("extra_plots", []))):
+        for key, metrics in (("plot_metric", [spec.get("plot_metric")]), ("extra_plots", spec.get("extra_plots", [])),
+                             ("per_round_metrics", spec.get("per_round_metrics", []))):
             unknown = [m for m in metrics if m is not None and m not in env_cls.metrics]
             if unknown:
                 raise ConfigError(f"{key_path(where, key)}: {unknown[0]!r} is not logged by the environment; "

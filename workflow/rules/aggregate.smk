@@ -19,5 +19,6 @@ rule aggregate:
     params:
         horizons=lambda wc: list(GRID.experiments[wc.experiment].table_horizons),
         main_metric=lambda wc: f"cumulative_{GRID.experiments[wc.experiment].plot_metric}",
+        per_round=lambda wc: GRID.experiments[wc.experiment].per_round_metrics,
     script:
         "../scripts/aggregate.py"

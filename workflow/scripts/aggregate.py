@@ -14,4 +14,5 @@ aggregate_experiment(
     latex=snakemake.output.tex,
     curves=snakemake.output.curves,
     main_metric=snakemake.params.main_metric,
+    per_round=snakemake.params.per_round,
 )

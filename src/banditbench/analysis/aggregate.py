@@ -1,7 +1,10 @@
 """Aggregate per-job result files into tables and curves.
 
 Every per-round metric ``m`` logged by an environment becomes the cumulative
-series ``cumulative_m``; scalar run summaries (e.g. a stopping time) are
+series ``cumulative_m``; metrics listed in an experiment's ``per_round_metrics``
+also give ``per_round_m``, the running average ``cumulative_m(t) / t`` (seed 001's
+``R(T)/T``, Tables E.2–E.3, whose rows are algorithms and columns horizons in the
+per-metric tables below); scalar run summaries (e.g. a stopping time) are
 reported at the final horizon under their own name.  Statistics across seeds:
 mean and a 95 % Student-t confidence interval (NaN bounds when only one seed).
 
@@ -59,7 +62,7 @@ def _task_name(cell, summary) -> str | None:
     return str(tasks[index]) if tasks and index < len(tasks) else f"task {index}"
 
 
-def _load_groups(runs: Iterable[str]):
+def _load_groups(runs: Iterable[str], per_round: Sequence[str] = ()):
     """Group runs by (algorithm, delay, budget); return series stacks, summaries and each run's task."""
     series = defaultdict(lambda: defaultdict(list))
     summaries = defaultdict(lambda: defaultdict(list))
@@ -72,6 +75,10 @@ def _load_groups(runs: Iterable[str]):
         horizons.add(int(cell["horizon"]))
         for name in meta.get("metrics", sorted(data)):  # the environment's order: primary metric first
             series[key][f"cumulative_{name}"].append(np.cumsum(data[name]))
+        for name in per_round:
+            if name not in data:
+                raise ValueError(f"{path}: per-round metric {name!r} is not in the run (it has {sorted(data)})")
+            series[key][f"per_round_{name}"].append(np.cumsum(data[name]) / np.arange(1, len(data[name]) + 1))
         for name, value in meta.get("summary", {}).items():
             summaries[key][name].append(float(value))
         tasks[key].append(_task_name(cell, meta.get("summary", {})))
@@ -88,11 +95,11 @@ def _check_complete(series) -> None:
 
 
 def aggregate_runs(runs: Sequence[str], experiment: str, horizons: Sequence[int],
-                   curve_points: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
+                   curve_points: int = 300, per_round: Sequence[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return the tidy table and the curves table of one experiment's runs."""
     if not runs:
         raise ValueError(f"experiment {experiment!r}: no run files to aggregate")
-    series, summaries, _ = _load_groups(runs)
+    series, summaries, _ = _load_groups(runs, per_round)
     _check_complete(series)
     rows, curve_rows = [], []
     for (alg, delay, budget), metrics in series.items():  # config order
@@ -214,12 +221,13 @@ def _csv_bytes(df: pd.DataFrame) -> bytes:
 
 def aggregate_experiment(runs: Sequence[str], experiment: str, horizons: Sequence[int], csv: str | Path,
                          markdown: str | Path, latex: str | Path, curves: str | Path,
-                         main_metric: str) -> pd.DataFrame:
+                         main_metric: str, per_round: Sequence[str] = ()) -> pd.DataFrame:
     """Aggregate ``runs`` and write all table files atomically; return the tidy table.
 
-    ``main_metric`` (e.g. ``cumulative_regret``) is the metric of the headline table.
+    ``main_metric`` (e.g. ``cumulative_regret``) is the metric of the headline table;
+    ``per_round`` lists the per-round metrics also reported as running averages.
     """
-    tidy, curve_df = aggregate_runs(runs, experiment, horizons)
+    tidy, curve_df = aggregate_runs(runs, experiment, horizons, per_round=per_round)
     final_t = int(tidy["t"].max())
     tables = {f"{main_metric} at T = {final_t}": headline_table(tidy, main_metric)}
     per_task = task_table(runs, main_metric)
