@@ -24,7 +24,8 @@ TINY = {
             "seeds": 2,
             "table_horizons": [30, 60],
             "algorithms": {"ldb_df": {"policy": "ldb_df"}, "random": {"policy": "random_pair"},
-                           "ndb_df": {"policy": "ndb_df", "params": {"width": 8, "train_steps": 2}}},
+                           "ndb_df": {"policy": "ndb_df", "params": {"width": 8, "train_steps": 2}},
+                           "nvldb": {"policy": "nvldb_ts_osym", "params": {"width": 8, "train_steps": 2}}},
             "delays": {"none": {"kind": "none"}, "geo": {"kind": "geometric", "mean": 5, "window": 10}},
         }
     },
@@ -72,7 +73,7 @@ def project(tmp_path_factory):
 
 def test_default_pipeline_produces_tables_and_plots(project):
     tidy = pd.read_csv(project / "results/tables/tiny.csv")
-    assert set(tidy["algorithm"]) == {"ldb_df", "random", "ndb_df"} and set(tidy["delay"]) == {"none", "geo"}
+    assert set(tidy["algorithm"]) == {"ldb_df", "random", "ndb_df", "nvldb"} and set(tidy["delay"]) == {"none", "geo"}
     assert set(tidy["t"]) == {30, 60} and (tidy["n"] == 2).all()
     assert {"cumulative_regret", "cumulative_weak_regret"} <= set(tidy["metric"])
     assert "| geo | none | ldb_df |" in (project / "results/tables/tiny.md").read_text()
@@ -85,8 +86,10 @@ def test_default_pipeline_produces_tables_and_plots(project):
 
 @pytest.mark.parametrize("module, rerun", [
     ("policies/delayed_dueling.py", {"ldb_df"}),                  # one family: only its jobs
-    ("policies/neural/nets.py", {"ndb_df"}),                      # shared neural code: every neural job
+    ("policies/neural/nets.py", {"ndb_df", "nvldb"}),             # shared neural code: every neural job
     ("policies/neural/delayed_dueling.py", {"ndb_df"}),
+    ("policies/neural/variance_dueling.py", {"nvldb"}),
+    ("policies/pair_selection.py", {"nvldb"}),
     ("policies/delayed_labels.py", {"ldb_df", "ndb_df"}),         # shared by the linear and neural families
 ])
 def test_editing_one_algorithm_reruns_only_its_jobs(project, module, rerun):

@@ -1,0 +1,155 @@
+"""Speed of NVLDB (seed 001) against NDB and a transcription of App. E's pseudo-code, in one run.
+
+Instance: seed 001's synthetic square task, ``10 (Theta^T x)^2``, d = 5, K = 5
+(App. E.1.1), one seed, no delays; one thread.  Times are the process's CPU time
+(``time.process_time``), which a busy machine inflates far less than wall-clock
+time; wall-clock time is printed next to it.
+
+1. NVLDB-UCB-ASYM with the policy defaults (Algorithm 1: accumulated V) and as the
+   paper grid runs it (``gram: reset``) over ``--horizon`` rounds — seed 001 reports
+   1.71 min per 2,000 rounds on a GPU; we run on one CPU core.
+2. NDB-UCB (Verma et al. 2024, full-gradient features, seed 000's machinery) at the
+   same width over the same rounds: the NVLDB / NDB time ratio.
+3. The reference — App. E.2.2's pseudo-code transcribed: the last-layer gradient of
+   each arm by its own backward pass, Listing 2's loop over arms with
+   ``torch.inverse(V)`` for every arm, and ``V`` re-initialised at the beginning of
+   each round and rebuilt pair by pair from the whole history (App. E.2.1) —
+   against banditbench with the same reading (``gram: rebuild``) and precision
+   (float64), so both make the same choices; and the reference that also retrains
+   the network from its initial parameters on the whole history every round
+   (``--retrain-steps`` Adam steps, the pattern of code without warm starts).  The
+   references cost O(t) backward passes per round, so they run over the first
+   ``--ref-horizon`` rounds and are compared with banditbench over the same rounds.
+
+    python benchmarks/nvldb_speed.py [--horizon 2000] [--ref-horizon 300] [--width 32] [--retrain-steps 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from banditbench.api import Problem  # noqa: E402
+from banditbench.delays import make_delay  # noqa: E402
+from banditbench.envs.dueling import SyntheticDueling  # noqa: E402
+from banditbench.policies.neural.neural_dueling import NDBUCB  # noqa: E402
+from banditbench.policies.neural.training import Trainer  # noqa: E402
+from banditbench.policies.neural.variance_dueling import NVLDBUcbAsym  # noqa: E402
+from banditbench.runner import simulate  # noqa: E402
+from ndb_speed import Recorder  # noqa: E402  (benchmarks/ is on the path when run as a script)
+
+PAPER_MINUTES_PER_2000 = 1.71          # seed 001 App. E.3, NVLDB-UCB-ASYM on an RTX 3060 GPU
+PAPER_NDB_MINUTES_PER_2000 = 48.8
+
+
+class ReferenceNVLDB(NVLDBUcbAsym):
+    """NVLDB-UCB-ASYM as App. E's pseudo-code writes it (module docstring, item 3)."""
+
+    def __init__(self, problem, rng, retrain_steps: int = 0, **params):
+        super().__init__(problem, rng, gram="rebuild", precision="float64", **params)
+        self.retrain_steps, self.lr = retrain_steps, params.get("lr", 0.01)
+        self.initial = self.trainer.current.clone()
+
+    def _grad_list(self, params, x):
+        """``d f(x_k) / d theta`` of each row, one backward pass per row."""
+        rows = []
+        for k in range(len(x)):
+            p = params.clone().requires_grad_(True)
+            (self.features(p, x[k:k + 1]) @ p[self.last]).sum().backward()
+            rows.append(p.grad[self.last].clone())
+        return torch.stack(rows)
+
+    def act(self, t, arms):
+        ready = np.flatnonzero(self.weighted)
+        if len(ready) and self.trainer.due(t):
+            if self.retrain_steps:                  # retrain from the initial parameters on the whole history
+                self.trainer = Trainer(self.initial, lam=self.lam, lr=self.lr, steps=self.retrain_steps,
+                                       penalised=self.last)
+            self._train(ready)
+        pending = np.flatnonzero(self.arrived & ~self.weighted)
+        if len(pending):
+            self._set_weights(pending)
+        params = self.trainer.current
+        V = torch.eye(len(self.theta0), dtype=torch.float64) * self.lam          # re-initialised ...
+        for s in np.flatnonzero(self.weighted):                                    # ... and rebuilt pair by pair
+            g = self._grad_list(params, torch.stack([self.x_first[s], self.x_second[s]]))
+            z = g[0] - g[1]
+            V += torch.outer(z, z) / float(self.zeta2[s])
+        x = torch.tensor(arms, dtype=torch.float64)
+        with torch.no_grad():
+            utilities = self.features(params, x) @ params[self.last]
+        grad_list = self._grad_list(params, x)
+        at_1 = int(torch.argmax(utilities))                                        # Listing 2
+        at_2, max_score = 1, -np.inf
+        for j in range(len(utilities)):
+            zt = grad_list[j] - grad_list[at_1]
+            conf = torch.clamp(zt @ torch.inverse(V) @ zt, min=0)
+            score = utilities[j].item() + (self.a * torch.sqrt(conf)).item()
+            if score > max_score:
+                max_score, at_2 = score, j
+        self.x_first[t - 1], self.x_second[t - 1] = x[at_1], x[at_2]
+        self.dphi[t - 1] = (grad_list[at_1] - grad_list[at_2]).numpy()
+        return at_1, at_2
+
+
+def run(policy_cls, horizon, d=5, K=5, **params):
+    env = SyntheticDueling(np.random.SeedSequence(0), horizon=horizon, dimension=d, n_arms=K, utility="square",
+                           arm_distribution="normalized_cube", theta_distribution="cube")
+    delay = make_delay({"kind": "none"})
+    problem = Problem(horizon, info=env.public_info())
+    policy = Recorder(policy_cls(problem, np.random.default_rng(1), **params))
+    wall, cpu = time.perf_counter(), time.process_time()
+    logs = simulate(env, policy, delay, horizon, np.random.default_rng(2))
+    return time.process_time() - cpu, time.perf_counter() - wall, policy.choices, logs["average_regret"].sum()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--horizon", type=int, default=2000)
+    ap.add_argument("--ref-horizon", type=int, default=300)
+    ap.add_argument("--width", type=int, default=32)
+    ap.add_argument("--retrain-steps", type=int, default=100)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    T, R, m = args.horizon, args.ref_horizon, args.width
+    print(f"square utility, d = 5, K = 5, width m = {m}, one thread; CPU seconds (wall seconds)\n")
+    print("| implementation | rounds | CPU s | wall s | min per 2,000 rounds (CPU) | R(T)/T |")
+    print("|---|---|---|---|---|---|")
+    cpu = {}
+    for label, cls, params in (("NVLDB-UCB-ASYM (Algorithm 1, V accumulated)", NVLDBUcbAsym, {}),
+                               ("NVLDB-UCB-ASYM (App. E practice, V reset)", NVLDBUcbAsym, {"gram": "reset"}),
+                               ("NDB-UCB (full-gradient V, p x p)", NDBUCB, {})):
+        c, w, _, regret = run(cls, T, width=m, **params)
+        cpu[label] = c
+        print(f"| {label} | {T} | {c:,.1f} | {w:,.1f} | {c / 60 * 2000 / T:.2f} | {regret / T:.3f} |", flush=True)
+    nv, ndb = cpu["NVLDB-UCB-ASYM (Algorithm 1, V accumulated)"], cpu["NDB-UCB (full-gradient V, p x p)"]
+    print(f"\nseed 001 (GPU): NVLDB-UCB-ASYM {PAPER_MINUTES_PER_2000} min, NDB {PAPER_NDB_MINUTES_PER_2000} min per "
+          f"2,000 rounds; here on one CPU core: {nv / 60 * 2000 / T:.2f} min, "
+          f"{PAPER_MINUTES_PER_2000 * 60 / (nv * 2000 / T):.1f}x faster than the paper's figure; "
+          f"NDB / NVLDB time ratio at width {m}: {ndb / nv:.2f}\n")
+    print(f"Against the pseudo-code transcription over the first {R} rounds (same choices where the math is the same):\n")
+    print("| implementation | rounds | CPU s | rounds/s (CPU) | same pairs as banditbench | speed-up |")
+    print("|---|---|---|---|---|---|")
+    ours_c, _, ours_choices, _ = run(NVLDBUcbAsym, R, width=m, gram="rebuild", precision="float64")
+    print(f"| banditbench (V rebuilt each round, float64) | {R} | {ours_c:,.1f} | {R / ours_c:,.1f} | — | 1x |", flush=True)
+    default_c, _, _, _ = run(NVLDBUcbAsym, R, width=m)
+    print(f"| banditbench default (V accumulated, float32) | {R} | {default_c:,.1f} | {R / default_c:,.1f} | — | "
+          f"{ours_c / default_c:.1f}x faster than the line above |", flush=True)
+    ref_c, _, ref_choices, _ = run(ReferenceNVLDB, R, width=m)
+    same = np.mean([a == b for a, b in zip(ours_choices, ref_choices)])
+    print(f"| pseudo-code: loops over arms, inverse per arm, V rebuilt pair by pair | {R} | {ref_c:,.1f} | "
+          f"{R / ref_c:,.2f} | {same:.0%} | {ref_c / ours_c:,.1f}x |", flush=True)
+    re_c, _, _, _ = run(ReferenceNVLDB, R, width=m, retrain_steps=args.retrain_steps)
+    print(f"| the same + retrain from (theta_0, W_0) every round ({args.retrain_steps} steps) | {R} | {re_c:,.1f} | "
+          f"{R / re_c:,.2f} | — | {re_c / ours_c:,.1f}x |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
