@@ -134,11 +134,13 @@ def main():
           f"2,000 rounds; here on one CPU core: {nv / 60 * 2000 / T:.2f} min, "
           f"{PAPER_MINUTES_PER_2000 * 60 / (nv * 2000 / T):.1f}x faster than the paper's figure; "
           f"NDB / NVLDB time ratio at width {m}: {ndb / nv:.2f}\n")
-    print(f"Against the pseudo-code transcription over the first {R} rounds (same choices where the math is the same):\n")
+    print(f"Against the pseudo-code transcription over the first {R} rounds "
+          f"(same choices where the math is the same):\n")
     print("| implementation | rounds | CPU s | rounds/s (CPU) | same pairs as banditbench | speed-up |")
     print("|---|---|---|---|---|---|")
     ours_c, _, ours_choices, _ = run(NVLDBUcbAsym, R, width=m, gram="rebuild", precision="float64")
-    print(f"| banditbench (V rebuilt each round, float64) | {R} | {ours_c:,.1f} | {R / ours_c:,.1f} | — | 1x |", flush=True)
+    print(f"| banditbench (V rebuilt each round, float64) | {R} | {ours_c:,.1f} | {R / ours_c:,.1f} | — | 1x |",
+          flush=True)
     default_c, _, _, _ = run(NVLDBUcbAsym, R, width=m)
     print(f"| banditbench default (V accumulated, float32) | {R} | {default_c:,.1f} | {R / default_c:,.1f} | — | "
           f"{ours_c / default_c:.1f}x faster than the line above |", flush=True)

@@ -180,7 +180,8 @@ def test_theta_refit_solves_eq_4_with_w_fixed():
         z = X @ theta
         y = torch.from_numpy(pol.labels[rows])
         w = torch.from_numpy(1 / pol.zeta2[rows])
-        loss = (w * (torch.nn.functional.softplus(z) - y * z)).sum() + 0.5 * (theta - torch.from_numpy(pol.theta0)).square().sum()
+        ridge = 0.5 * (theta - torch.from_numpy(pol.theta0)).square().sum()
+        loss = (w * (torch.nn.functional.softplus(z) - y * z)).sum() + ridge
         loss.backward()
         gaps[refit] = float(theta.grad.abs().max())
     assert gaps[True] < 1e-6 < 1e-2 < gaps[False]

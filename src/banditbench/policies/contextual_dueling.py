@@ -91,8 +91,8 @@ class CoLSTIM(_LinearDueling):
         if exploration_rounds == "auto":
             exploration_rounds = self.d
         if not (isinstance(exploration_rounds, int) and exploration_rounds >= 0):
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'exploration_rounds')}: must be a non-negative integer or 'auto', "
-                              f"got {exploration_rounds!r}")
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'exploration_rounds')}: must be a non-negative integer "
+                              f"or 'auto', got {exploration_rounds!r}")
         self.exploration_rounds, self.distinct_arms = exploration_rounds, bool(distinct_arms)
 
     def act(self, t: int, arms: np.ndarray) -> tuple[int, int]:

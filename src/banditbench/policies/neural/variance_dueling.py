@@ -122,7 +122,8 @@ class _NeuralLinearDueling(Policy):
             raise ConfigError(f"{where}.refit_theta: must be true or false, got {refit_theta!r}")
         configure_torch()
         self.rng, self.a, self.lam, self.epsilon = rng, float(a), lam, epsilon
-        self.gram_mode, self.csym_sample, self.refit_theta, self.newton_steps = gram, csym_sample, refit_theta, newton_steps
+        self.gram_mode, self.csym_sample = gram, csym_sample
+        self.refit_theta, self.newton_steps = refit_theta, newton_steps
         gen = generator_from(rng)
         self.dtype = PRECISIONS[precision]
         self.net = MLP(d, width, depth, init, gen, where, outputs=D, output_relu=True, dtype=self.dtype)
@@ -179,7 +180,8 @@ class _NeuralLinearDueling(Policy):
             self.trainer.assign(last, torch.from_numpy(theta).to(self.dtype))
 
     def _set_weights(self, rows: np.ndarray) -> None:
-        """Lines 12–13: ``zeta_s`` by eq. 5 under the current parameters, then ``V += Delta phi Delta phi^T / zeta^2``."""
+        """Lines 12–13: ``zeta_s`` by eq. 5 under the current parameters, then
+        ``V += Delta phi Delta phi^T / zeta^2``."""
         if self.variance_aware:
             params = self.trainer.current
             with torch.no_grad():
