@@ -24,3 +24,19 @@ class RandomPair(Policy):
     def act(self, t: int, arms: np.ndarray) -> tuple[int, int]:
         i, j = self.rng.choice(len(arms), size=2, replace=False)
         return int(i), int(j)
+
+
+@register("random_arm")
+class RandomArm(Policy):
+    """Plays one arm drawn uniformly at random each round (the reference line of reward-feedback experiments)."""
+
+    feedback_kind = "reward"
+
+    def __init__(self, problem: Problem, rng: np.random.Generator):
+        self.rng = rng
+
+    def observe(self, t: int, arrived: Sequence) -> None:
+        """Learns nothing."""
+
+    def act(self, t: int, arms: np.ndarray) -> int:
+        return int(self.rng.integers(len(arms)))

@@ -20,18 +20,21 @@ __all__ = ["ArmKernelGram", "DiagonalGram", "InverseGram", "Ridge", "fit_logisti
            "sherman_morrison", "sigmoid", "softplus"]
 
 
-def sherman_morrison(inverse: np.ndarray, x: np.ndarray, weight: float = 1.0) -> None:
+def sherman_morrison(inverse: np.ndarray, x: np.ndarray, weight: float = 1.0) -> float:
     """In place: turn ``inverse = V^{-1}`` into ``(V + weight x x^T)^{-1}`` (Sherman–Morrison, O(d^2)).
 
     ``inverse`` must be a C-contiguous float64 array (one arm's slice of a C-contiguous
     stack of inverses is); BLAS updates it in place, with no d x d temporaries.
+    Returns ``x^T V^{-1} x`` before the update.
     """
     if not (inverse.flags.c_contiguous and inverse.dtype == np.float64):
         raise ValueError("sherman_morrison needs a C-contiguous float64 inverse")
     v = inverse @ x
-    c = weight / (1.0 + weight * (x @ v))
+    q = float(x @ v)
+    c = weight / (1.0 + weight * q)
     # V^{-1} is symmetric, so its transpose is the Fortran-ordered view BLAS updates in place
     blas.dger(-c, v, v, a=inverse.T, overwrite_a=True)
+    return q
 
 
 class InverseGram:
@@ -47,11 +50,16 @@ class InverseGram:
         self.matrix = reg * np.eye(dimension) if keep_matrix else None
         self.inverse = np.eye(dimension) / reg
 
-    def update(self, x: np.ndarray, weight: float = 1.0) -> None:
-        """``V += weight * x x^T`` (Sherman–Morrison on the inverse, in place: no p x p temporaries)."""
-        sherman_morrison(self.inverse, x, weight)
+    def update(self, x: np.ndarray, weight: float = 1.0) -> float:
+        """``V += weight * x x^T`` (Sherman–Morrison on the inverse, in place: no p x p temporaries).
+
+        Returns ``x^T V^{-1} x`` before the update, so that callers can follow
+        ``log det V`` by the matrix determinant lemma (it grows by ``log(1 + weight x^T V^{-1} x)``).
+        """
+        q = sherman_morrison(self.inverse, x, weight)
         if self.matrix is not None:
             blas.dger(weight, x, x, a=self.matrix.T, overwrite_a=True)
+        return q
 
     def norms(self, rows: np.ndarray) -> np.ndarray:
         """``||x||_{V^{-1}}`` for every row of ``rows`` at once."""

@@ -1,0 +1,372 @@
+"""Neural logistic bandits (seed 002: Bae and Lee, "Neural Logistic Bandits") and the NCBF-UCB baseline.
+
+Every policy here fits a network ``f(x; theta)`` (:mod:`.nets`) to Bernoulli rewards by
+the regularised cross-entropy of Subroutine TrainNN (:mod:`.training`) and selects
+``argmax_x mean(x) + radius_{t-1} * ||phi(x)||_{M_{t-1}^{-1}}`` (UCB) or the argmax of
+``N(mean(x), (radius_{t-1} ||phi(x)||_{M_{t-1}^{-1}})^2)`` samples (TS):
+
+=====================  ===================================  =====================================  ==========
+policy                 mean(x)                              confidence matrix ``M_t``              radius
+=====================  ===================================  =====================================  ==========
+NeuralLog-UCB-1        ``mu(f(x; theta_{t-1}))``            ``V_t = sum phi phi^T + kappa lam_t I``  ``R sqrt(kappa) nu^(1)``
+NeuralLog-TS-1         ``f(x; theta_{t-1})`` (sampled)      ``V_t``                                ``sqrt(kappa) nu^(1)``
+NeuralLog-UCB-2        ``g(x)^T (theta_{t-1} - theta_0)``   ``W_t = sum mu'(f(x_i; theta_i)) phi phi^T + lam_t I``  ``nu^(2)``
+NeuralLog-TS-2         ``g(x)^T (theta_{t-1} - theta_0)``   ``W_t``                                ``nu^(2)``
+NCBF-UCB               ``f(x; theta_{t-1})``                ``V_t`` (fixed ``lam``)                 Verma et al.
+=====================  ===================================  =====================================  ==========
+
+* NeuralLog-UCB-1: Algorithm 1 line 2 with ``nu^(1)`` of eq. 1 and ``iota_t`` of eq. 2;
+  NeuralLog-UCB-2: Algorithm 2 line 2 (eq. 5) with ``nu^(2)`` of eq. 4.
+* NeuralLog-TS-1 / -2 (App. I and J): ``sigma_t(x)^2 = kappa lam_t ||phi||^2_{V_t^{-1}}`` and
+  ``nu_t = nu^(1)_t lam_t^{-1/2}``, so the sampling deviation ``nu sigma`` is
+  ``sqrt(kappa) nu^(1) ||phi||_{V^{-1}}``; TS-2 likewise ``nu^(2) ||phi||_{W^{-1}}`` (App. I's
+  ``sigma'_t(x)^2 = lam_t ||phi||_{W^{-1}}`` lacks the square on the norm that its TS-1 analogue has;
+  we read it with the square).  The appendix samples with ``nu_T``, the radius at the horizon,
+  which is unknown at round t; we use the running ``nu_{t-1}`` as the UCB variants do.
+* NCBF-UCB (Verma et al. 2025, neural contextual bandits with binary feedback): the
+  latent UCB ``f(x; theta) + nu_T sigma_{t-1}(x)`` with ``sigma = sqrt(kappa lam) ||phi||_{V^{-1}}``,
+  ``V = sum phi phi^T + kappa lam I`` (``lam / kappa_mu`` with ``kappa_mu = 1 / kappa``) and
+  ``nu_T = (beta + S sqrt(kappa lam) + 1) / (kappa lam)``, ``beta = kappa sqrt(d_t + 2 log(1/delta))``,
+  i.e. radius ``(beta + S sqrt(kappa lam) + 1) / sqrt(kappa lam)``; its effective dimension is
+  ``d_t = log det(I + sum phi phi^T / (kappa lam))`` (Verma et al.; seed 002 App. A writes it at lam = 1).
+
+Parameters and choices (all family parameters, declared once in the base class):
+
+* ``mean``: ``"algorithm"`` takes each algorithm's estimate literally (table above);
+  ``"network"`` (default) follows App. A's form of every UCB in the experiments,
+  ``mean(x; theta_{t-1}) + sigma(...)``: NeuralLog-UCB-2 and -TS-2 then use the network's
+  output ``f(x; theta_{t-1})``, which ``g(x; theta_0)^T (theta - theta_0)`` linearises
+  (``f(x; theta_0) = 0``).  The two agree in the NTK regime; once Sec. 7 moves the
+  gradient to ``theta_t`` and the regulariser to ``lam ||theta||^2`` the network leaves the
+  neighbourhood of ``theta_0`` and the linearisation is a poor estimate (on h1 its greedy
+  regret is about twice the network's).  The other three variants already use the network.
+* ``radius``: ``"order"`` (default) follows seed 002 App. A: the bonus keeps the dependence
+  of the theoretical radius on S, lam, kappa and the running effective dimension
+  ``d_t = log det(I + (R / lam_0) sum phi phi^T)`` (eq. 2's log-determinant, App. A's
+  ``log det(sum R g g^T + I)``) and drops absolute constants, L, delta and log t factors,
+  then is multiplied by the exploration parameter ``nu``: NeuralLog ``nu^(1) = nu^(2) ->
+  S^2 (sqrt(d_t) + lam_0^{-1/2})`` (App. I: ``nu_T^(1) = O(S^2 sqrt(d) + S^2.5)`` with
+  ``lam_0 = O(1/S)``), NCBF ``-> sqrt(kappa d_t / lam) + S``.  ``"theory"`` evaluates eqs. 1, 2 and
+  4 (Verma's ``nu_T``) as written, with the absolute constants ``C_1 = c1`` and
+  ``C_6 = C_7 = c_nu`` (default 1) — radii in the thousands, which is why the paper's
+  experiments rescale them.
+* ``nu`` and ``lam`` (Sec. 7: "fixed values of nu and lam with the best parameter values
+  using grid search over {0.01, 0.1, 1, 10, 100}"): defaults ``nu = 0.01``, ``lam = 10``,
+  the best pair for every variant in our run of that search on h1 (one tuning seed, 1000,
+  not used by the experiments; README "Neural logistic bandits").
+* ``lam``: a number fixes ``lam_t = lam``; ``"adaptive"`` follows eq. 3 with
+  ``lam_0 = 8 sqrt(2) C_1 sqrt(L) log(4 / delta) / S`` (Algorithm 1, line 0).  With a fixed
+  ``lam`` the log-determinant and eq. 2 use ``lam_0 = lam``.  ``t`` in ``log(4 t^2 / delta)``
+  counts the observations so far (at least 1, so that round 1 is defined).
+* Sec. 7's practical adjustments, each its own option, defaulting to the experiments:
+  ``gradient_at: current`` uses ``g(x; theta_{t-1})`` at play time (``initial``: ``g(x; theta_0)``);
+  ``gradient_scale: one`` uses ``phi = g`` instead of ``g / sqrt(m)`` (``inverse_sqrt_width``);
+  ``regulariser: l2`` uses ``lam ||theta||^2`` instead of TrainNN's ``(m lam / 2) ||theta - theta_0||^2``
+  (``ntk``); ``confidence: diagonal`` keeps ``diag(M_t)`` (the experiments) and the
+  Hadamard bound ``sum_j log(1 + (R / lam_0) sum_i phi_ij^2)`` of the log-determinant;
+  ``full`` keeps ``M_t^{-1}`` and the log-determinant exactly by Sherman–Morrison and the
+  matrix determinant lemma (O(p^2) per round, two p x p matrices for NeuralLog).  With
+  ``lam: adaptive`` the full ridge ``kappa lam_t`` / ``lam_t`` is refreshed (one O(p^3)
+  inversion) whenever the network retrains, the diagonal one every round.
+* Training (App. A, Sec. 7): width ``m = 20``, depth 2, ``train_every = 50`` rounds,
+  ``train_steps = 100`` Adam steps (:mod:`.training`) at ``lr = 0.01``, full batch, warm-started.
+  ``kappa = 10``, ``norm_bound = S = 1``; ``delta = 0.05`` (not stated by the paper).
+* ``W_t``'s weight ``mu'(f(x_i; theta_i))`` is taken with the parameters current when
+  round i's feedback is absorbed (after the retraining that round triggers, if any).
+
+Feedback is absorbed at the start of the next ``act`` in the order of Algorithm 1 lines 4–6
+(radius and ``lam_t``, training, confidence matrix).  Calling ``act`` twice in one round (a
+replay environment that declined the first choice) replaces that round's pending choice.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar, Sequence
+
+import numpy as np
+import torch
+
+from ...api import Policy, Problem, register
+from ...errors import ConfigError
+from ...feedback import RewardFeedback
+from ...links import sigmoid
+from ..linalg import DiagonalGram, InverseGram
+from .nets import DTYPE, MLP, configure_torch, generator_from
+from .training import Trainer
+
+#: upper bound of mu' for the logistic link (seed 002 Sec. 2: R <= 1/4)
+R = 0.25
+CHOICES = {
+    "mean": ("network", "algorithm"),
+    "radius": ("order", "theory"),
+    "gradient_at": ("current", "initial"),
+    "gradient_scale": ("one", "inverse_sqrt_width"),
+    "regulariser": ("l2", "ntk"),
+    "confidence": ("diagonal", "full"),
+}
+
+
+class Design:
+    """``M = sum_i w_i phi_i phi_i^T + ridge I`` (full inverse or diagonal) and ``log det(M / ridge_0)``.
+
+    The log-determinant is exact for the full matrix (determinant lemma, while the
+    ridge stays at its initial value) and the Hadamard bound ``sum_j log(M_jj / ridge_0)``
+    for the diagonal one.  :meth:`set_ridge` moves the ridge (an O(p^3) re-inversion
+    for the full matrix, O(p) for the diagonal).
+    """
+
+    def __init__(self, dimension: int, ridge: float, full: bool):
+        self.full, self.ridge, self.ridge0 = full, float(ridge), float(ridge)
+        self.gram = InverseGram(dimension, ridge, keep_matrix=True) if full else DiagonalGram(dimension, ridge)
+        self._log_det = 0.0
+
+    def update(self, phi: np.ndarray, weight: float = 1.0) -> None:
+        if self.full:
+            self._log_det += math.log1p(weight * self.gram.update(phi, weight))
+        else:
+            self.gram.update(phi, weight)
+
+    def norms(self, rows: np.ndarray) -> np.ndarray:
+        return self.gram.norms(rows)
+
+    @property
+    def log_det(self) -> float:
+        """``log det(M) - p log(ridge_0)`` (exact or Hadamard bound, class docstring)."""
+        if self.full:
+            if self.ridge != self.ridge0:
+                raise RuntimeError("the exact log-determinant is tracked only at the initial ridge")
+            return self._log_det
+        return float(np.log(self.gram.diagonal - self.ridge + self.ridge0).sum() - len(self.gram.diagonal)
+                     * math.log(self.ridge0))
+
+    def set_ridge(self, ridge: float) -> None:
+        if ridge == self.ridge:
+            return
+        if self.full:
+            self.gram.matrix[np.diag_indices_from(self.gram.matrix)] += ridge - self.ridge
+            self.gram.inverse = np.linalg.inv(self.gram.matrix)
+        else:
+            self.gram.diagonal += ridge - self.ridge
+        self.ridge = float(ridge)
+
+
+def _choice(name: str, value, where: str) -> str:
+    if value not in CHOICES[name]:
+        raise ConfigError(f"{where}.{name}: {value!r} is not one of {list(CHOICES[name])}")
+    return value
+
+
+def _positive(name: str, value, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ConfigError(f"{where}.{name}: must be a positive number, got {value!r}")
+    return float(value)
+
+
+class _NeuralLogisticBase(Policy):
+    """The shared loop of the family (module docstring); subclasses set the four class attributes."""
+
+    feedback_kind = "reward"
+    #: "V" (Algorithm 1, ridge kappa lam_t) or "W" (Algorithm 2, mu'-weighted, ridge lam_t)
+    design: ClassVar[str] = "V"
+    #: mean of an arm: "probability" mu(f), "latent" f, or "linearised" g^T (theta - theta_0)
+    mean: ClassVar[str] = "probability"
+    #: Thompson sampling instead of the upper confidence bound
+    sampling: ClassVar[bool] = False
+    #: the radius of seed 002 eqs. 1/4 ("neurallog") or of Verma et al. ("ncbf")
+    radius_kind: ClassVar[str] = "neurallog"
+
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, width: int = 20, depth: int = 2,
+                 init: str = "symmetric", nu: float = 0.01, lam: float | str = 10.0, kappa: float = 10.0,
+                 norm_bound: float = 1.0, delta: float = 0.05, radius: str = "order", c1: float = 1.0,
+                 c_nu: float = 1.0, mean: str = "network", gradient_at: str = "current", gradient_scale: str = "one",
+                 regulariser: str = "l2", confidence: str = "diagonal", lr: float = 0.01, train_steps: int = 100,
+                 train_every: int | str = 50):
+        where = "policy.params"
+        self.radius = _choice("radius", radius, where)
+        literal = _choice("mean", mean, where) == "algorithm"
+        self.mean_kind = "latent" if self.mean == "linearised" and not literal else self.mean
+        self.gradient_at = _choice("gradient_at", gradient_at, where)
+        self.regulariser = _choice("regulariser", regulariser, where)
+        full = _choice("confidence", confidence, where) == "full"
+        scale = _choice("gradient_scale", gradient_scale, where)
+        if isinstance(nu, bool) or not isinstance(nu, (int, float)) or nu < 0:
+            raise ConfigError(f"{where}.nu: must be a non-negative number, got {nu!r}")
+        self.nu = float(nu)
+        self.kappa, self.S = _positive("kappa", kappa, where), _positive("norm_bound", norm_bound, where)
+        self.c1, self.c_nu = _positive("c1", c1, where), _positive("c_nu", c_nu, where)
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
+            raise ConfigError(f"{where}.delta: must lie in (0, 1), got {delta!r}")
+        self.delta, self.depth = float(delta), depth
+        self.adaptive = lam == "adaptive"
+        if self.adaptive:
+            if self.radius_kind == "ncbf":
+                raise ConfigError(f"{where}.lam: NCBF-UCB uses a constant lam (Verma et al.); got 'adaptive'")
+            self.lam0 = 8.0 * math.sqrt(2.0) * self.c1 * math.sqrt(depth) * math.log(4.0 / self.delta) / self.S
+        else:
+            if isinstance(lam, str):
+                raise ConfigError(f"{where}.lam: must be a positive number or 'adaptive', got {lam!r}")
+            self.lam0 = _positive("lam", lam, where)
+        self.lam_t = self.lam0
+
+        configure_torch()
+        self.rng, self.horizon = rng, problem.horizon
+        self.net = MLP(int(problem["dimension"]), width, depth, init, generator_from(rng), where)
+        self.phi_scale = 1.0 if scale == "one" else 1.0 / math.sqrt(width)
+        ntk = self.regulariser == "ntk"
+        self.trainer = Trainer(self.net.theta0, lam=self._loss_weight(), lr=lr, steps=train_steps,
+                               every=train_every, centre="init" if ntk else "zero", where=where)
+        p = self.net.n_params
+        self.matrix = Design(p, self._ridge(), full)
+        if self.radius_kind == "ncbf":
+            self.log_det_design = self.matrix              # d_t = log det(I + sum phi phi^T / (kappa lam))
+        else:
+            self.log_det_design = Design(p, self.lam0 / R, full)   # eq. 2: log det(I + (R / lam_0) sum phi phi^T)
+        self.X = torch.zeros(self.horizon, int(problem["dimension"]), dtype=DTYPE)
+        self.y = torch.zeros(self.horizon, dtype=DTYPE)
+        self.n = 0                                      # observations absorbed
+        self.pending: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.arrived: list[tuple[np.ndarray, np.ndarray, float]] = []
+        self.conf_radius = self._radius()
+        self._trained_at = 0
+
+    # --- eqs. 1-4 ------------------------------------------------------------
+    def _log_term(self) -> float:
+        return math.log(4.0 * max(self.n, 1) ** 2 / self.delta)
+
+    def _adaptive_lambda(self) -> float:
+        """Eq. 3."""
+        S, L, lt = self.S, self.depth, self._log_term()
+        return (64.0 / S**2) * self.log_det_design.log_det * lt + 16.0 * self.c1**2 * L / (S**2 * self.lam0) * lt**2
+
+    def _iota(self) -> float:
+        """Eq. 2."""
+        lt = self._log_term()
+        return (16.0 * math.sqrt(self.log_det_design.log_det * lt)
+                + 8.0 * self.c1 * math.sqrt(self.depth / self.lam0) * lt)
+
+    def _radius(self) -> float:
+        """The multiplier of ``||phi||_{M^{-1}}`` (before ``nu``), from the data absorbed so far."""
+        d_t, S, kappa = self.log_det_design.log_det, self.S, self.kappa
+        if self.radius_kind == "ncbf":
+            kl = kappa * self.lam0
+            if self.radius == "order":
+                return math.sqrt(kappa * d_t / self.lam0) + S
+            beta = kappa * math.sqrt(d_t + 2.0 * math.log(1.0 / self.delta))
+            return (beta + S * math.sqrt(kl) + 1.0) / math.sqrt(kl)
+        if self.radius == "order":
+            nu_t = S**2 * (math.sqrt(d_t) + 1.0 / math.sqrt(self.lam0))
+        else:
+            L = self.depth
+            nu_t = self.c_nu * (1.0 + math.sqrt(L) * S + L * S**2) * self._iota() + 1.0     # eqs. 1 and 4
+        if self.design == "W":
+            return nu_t
+        return math.sqrt(kappa) * nu_t * (1.0 if self.sampling else R)
+
+    def _ridge(self) -> float:
+        return self.kappa * self.lam_t if self.design == "V" else self.lam_t
+
+    def _loss_weight(self) -> float:
+        """The Trainer's ``lam`` for ``(lam/2) ||theta - c||^2``: ``2 lam_t`` (``l2``) or ``m lam_t`` (``ntk``)."""
+        return (self.net.width if self.regulariser == "ntk" else 2.0) * self.lam_t
+
+    # --- feedback ------------------------------------------------------------
+    def observe(self, t: int, arrived: Sequence[RewardFeedback]) -> None:
+        for fb in arrived:
+            phi, x = self.pending.pop(fb.round)
+            self.arrived.append((phi, x, float(fb.reward)))
+
+    def _absorb(self, t: int) -> None:
+        """Algorithm 1/2 lines 4–6 for the feedback that arrived: radius and lam_t, TrainNN, M_t."""
+        new = self.arrived
+        self.arrived = []
+        for phi, x, r in new:
+            self.X[self.n], self.y[self.n] = torch.from_numpy(x), r
+            self.n += 1
+            if self.log_det_design is not self.matrix:
+                self.log_det_design.update(phi)
+        if new and self.adaptive:
+            self.lam_t = self._adaptive_lambda()
+        trained = self.n > 0 and t != self._trained_at and self.trainer.due(t)
+        if trained:
+            self._trained_at = t
+            self.trainer.lam = self._loss_weight()
+            X, y = self.X[: self.n], self.y[: self.n]
+            self.trainer.fit(lambda theta: self.net.forward(theta, X), y)
+        if new:
+            weights = np.ones(len(new))
+            if self.design == "W":
+                with torch.no_grad():
+                    f = self.net.forward(self.trainer.current, self.X[self.n - len(new): self.n]).numpy()
+                s = sigmoid(f)
+                weights = s * (1.0 - s)
+            for (phi, _, _), w in zip(new, weights):
+                self.matrix.update(phi, float(w))
+            if not self.matrix.full or trained:
+                self.matrix.set_ridge(self._ridge())
+            self.conf_radius = self._radius()
+
+    # --- selection -----------------------------------------------------------
+    def act(self, t: int, arms: np.ndarray) -> int:
+        self._absorb(t)
+        theta = self.trainer.current
+        x = torch.tensor(arms, dtype=DTYPE)                       # a copy: environments' arrays are read-only
+        at = theta if self.gradient_at == "current" else self.net.theta0
+        g = self.net.gradients(at, x).numpy()
+        phi = g * self.phi_scale if self.phi_scale != 1.0 else g
+        if self.mean_kind == "linearised":                          # Algorithm 2, line 2
+            centre = g @ (theta - self.net.theta0).numpy()
+        else:
+            with torch.no_grad():
+                centre = self.net.forward(theta, x).numpy()
+            if self.mean_kind == "probability":                     # Algorithm 1, line 2
+                centre = sigmoid(centre)
+        width = self.nu * self.conf_radius * self.matrix.norms(phi)
+        if self.sampling:
+            scores = centre + width * self.rng.standard_normal(len(centre))
+        else:
+            scores = centre + width
+        arm = int(np.argmax(scores))
+        self.pending[t] = (phi[arm].copy(), np.array(arms[arm], dtype=np.float64))
+        return arm
+
+
+@register("neurallog_ucb1")
+class NeuralLogUCB1(_NeuralLogisticBase):
+    """NeuralLog-UCB-1 (seed 002 Algorithm 1): ``mu(f(x; theta)) + R sqrt(kappa) nu^(1) ||phi(x)||_{V^{-1}}``."""
+
+
+@register("neurallog_ucb2")
+class NeuralLogUCB2(_NeuralLogisticBase):
+    """NeuralLog-UCB-2 (seed 002 Algorithm 2, eq. 5): ``g(x)^T (theta - theta_0) + nu^(2) ||phi(x)||_{W^{-1}}``
+    with ``W`` weighted by the network's variance estimate ``mu'(f(x_i; theta_i))``."""
+
+    design = "W"
+    mean = "linearised"
+
+
+@register("neurallog_ts1")
+class NeuralLogTS1(_NeuralLogisticBase):
+    """NeuralLog-TS-1 (seed 002 App. I): argmax of ``N(f(x; theta), (sqrt(kappa) nu^(1) ||phi(x)||_{V^{-1}})^2)`` samples."""
+
+    mean = "latent"
+    sampling = True
+
+
+@register("neurallog_ts2")
+class NeuralLogTS2(_NeuralLogisticBase):
+    """NeuralLog-TS-2 (seed 002 App. I, Remark I.2): argmax of
+    ``N(g(x)^T (theta - theta_0), (nu^(2) ||phi(x)||_{W^{-1}})^2)`` samples."""
+
+    design = "W"
+    mean = "linearised"
+    sampling = True
+
+
+@register("ncbf_ucb")
+class NCBFUCB(_NeuralLogisticBase):
+    """NCBF-UCB (Verma et al. 2025, binary feedback): ``f(x; theta) + nu_T sigma(x)`` with the
+    worst-case-variance matrix ``V = sum phi phi^T + kappa lam I`` and a constant ``lam``."""
+
+    mean = "latent"
+    radius_kind = "ncbf"

@@ -1,0 +1,239 @@
+"""Neural logistic bandits (seed 002): the synthetic environment, NeuralLog-UCB/TS, NCBF-UCB and the
+linear logistic baselines against a transcription of their reference implementation."""
+
+import importlib.util
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from banditbench.api import Problem
+from banditbench.envs.logistic import SyntheticLogistic, latent_reward
+from banditbench.errors import ConfigError
+from banditbench.feedback import RewardFeedback
+from banditbench.links import sigmoid
+from banditbench.policies.logistic import AdaOFUECOLog, LogisticUCB1
+from banditbench.policies.neural.logistic import R, NeuralLogTS2, NeuralLogUCB1, NeuralLogUCB2
+from banditbench.runner import run_cell
+from conftest import ROOT
+
+NEURAL = ("neurallog_ucb1", "neurallog_ucb2", "neurallog_ts1", "neurallog_ts2", "ncbf_ucb")
+
+
+def _reference():
+    spec = importlib.util.spec_from_file_location("logistic_reference", ROOT / "benchmarks/logistic_reference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _cell(policy, seed=0, T=500, env=None, **params):
+    return {"experiment": "e", "algorithm": policy, "delay_label": "none", "horizon": T, "budget": None,
+            "seed": seed, "delay": {"kind": "none"},
+            "environment": {"name": "synthetic_logistic", "params": env or {"latent": "h1", "dimension": 10,
+                                                                              "n_contexts": None}},
+            "policy": {"name": policy, "params": params}}
+
+
+# --- environment ------------------------------------------------------------------
+def test_latent_functions_follow_their_formulas():
+    rng = np.random.default_rng(0)
+    x, theta, Theta = rng.uniform(-1, 1, (7, 4)), rng.uniform(-1, 1, 4), rng.uniform(-1, 1, (4, 4))
+    z = x @ theta
+    expected = {"h1": 0.2 * z**4, "h2": 20 * np.cos(z), "h3": 5 * np.array([v @ Theta @ v for v in x]),
+                "h4": 10 * z**2, "h5": np.array([v @ Theta.T @ Theta @ v for v in x]), "h6": np.cos(3 * z),
+                "linear": z}
+    for name, value in expected.items():
+        np.testing.assert_allclose(latent_reward(name, x, theta, Theta), value, rtol=1e-12)
+
+
+def test_rewards_are_bernoulli_with_mean_mu_of_h_and_regret_is_in_mu_units():
+    T = 6000
+    env = SyntheticLogistic(np.random.SeedSequence(5), horizon=T, latent="h6", dimension=6, n_arms=5)
+    rewards, means, regrets = np.zeros(T), np.zeros(T), np.zeros(T)
+    for t in range(1, T + 1):
+        arms = env.context(t)
+        a = t % 5
+        mu = sigmoid(latent_reward("h6", arms, env.theta, env.Theta))
+        fb, truth = env.step(t, a)
+        rewards[t - 1], means[t - 1], regrets[t - 1] = fb.reward, mu[a], truth["regret"]
+        assert truth["regret"] == pytest.approx(mu.max() - mu[a])
+    z = (rewards - means).sum() / math.sqrt((means * (1 - means)).sum())
+    assert abs(z) < 4 and set(np.unique(rewards)) == {0.0, 1.0}
+    assert 0.1 < means.mean() < 0.9 and regrets.min() >= 0
+
+
+def test_context_pool_limits_the_distinct_vectors_and_keeps_each_round_distinct():
+    for n_contexts, expected in ((10, 10), (50, 50), (None, 300 * 5)):
+        env = SyntheticLogistic(np.random.SeedSequence(1), horizon=300, n_contexts=n_contexts)
+        sets = np.stack([env.context(t) for t in range(1, 301)])
+        assert len(np.unique(sets.reshape(-1, 20), axis=0)) == expected
+        assert all(len(np.unique(s, axis=0)) == 5 for s in sets)
+    cube = SyntheticLogistic(np.random.SeedSequence(1), horizon=5, contexts="cube").context(1)
+    sphere = SyntheticLogistic(np.random.SeedSequence(1), horizon=5, contexts="sphere").context(1)
+    assert np.abs(cube).max() <= 1 and np.linalg.norm(cube, axis=1).min() > 1.2
+    np.testing.assert_allclose(np.linalg.norm(sphere, axis=1), 1.0)
+    with pytest.raises(ConfigError, match="environment.params.n_contexts"):
+        SyntheticLogistic(np.random.SeedSequence(1), horizon=5, n_contexts=3)
+    with pytest.raises(ConfigError, match="environment.params.latent"):
+        SyntheticLogistic(np.random.SeedSequence(1), horizon=5, latent="h7")
+
+
+# --- NeuralLog: equations ---------------------------------------------------------------
+def _feed(policy, T, seed=0, d=4, K=3):
+    """Play ``T`` rounds against h1 rewards; return the played features phi_i and the contexts."""
+    rng = np.random.default_rng(seed)
+    phis, xs = [], []
+    for t in range(1, T + 1):
+        arms = rng.uniform(-1, 1, (K, d))
+        a = policy.act(t, arms)
+        phis.append(policy.pending[t][0].copy())
+        xs.append(arms[a])
+        r = float(rng.random() < sigmoid(0.2 * (arms[a].sum()) ** 4))
+        policy.observe(t + 1, [RewardFeedback(t, r)])
+    policy.act(T + 1, rng.uniform(-1, 1, (K, d)))          # absorbs round T
+    return np.array(phis), np.array(xs)
+
+
+def test_adaptive_lambda_iota_and_nu_follow_equations_1_to_3():
+    problem = Problem(30, info={"dimension": 4})
+    pol = NeuralLogUCB1(problem, np.random.default_rng(0), width=6, lam="adaptive", radius="theory",
+                        confidence="full", gradient_at="initial", gradient_scale="inverse_sqrt_width",
+                        regulariser="ntk", delta=0.1, norm_bound=2.0, c1=0.5, c_nu=0.7, kappa=5.0,
+                        train_every=1, train_steps=2)
+    L, S, delta, C1, kappa = 2, 2.0, 0.1, 0.5, 5.0
+    lam0 = 8 * math.sqrt(2) * C1 * math.sqrt(L) / S * math.log(4 / delta)
+    assert pol.lam0 == pytest.approx(lam0)
+    phis, _ = _feed(pol, 12)
+    # the features are g(x; theta_0) / sqrt(m) (the theory's choices)
+    t = len(phis)
+    G = phis.T @ phis
+    log_det = np.linalg.slogdet(np.eye(len(G)) + R / lam0 * G)[1]            # eq. 2's log-determinant
+    lt = math.log(4 * t**2 / delta)
+    lam_t = 64 / S**2 * log_det * lt + 16 * C1**2 * L / (S**2 * lam0) * lt**2   # eq. 3
+    iota = 16 * math.sqrt(log_det * lt) + 8 * C1 * math.sqrt(L / lam0) * lt      # eq. 2
+    nu1 = 0.7 * (1 + math.sqrt(L) * S + L * S**2) * iota + 1                    # eq. 1
+    assert pol.log_det_design.log_det == pytest.approx(log_det, rel=1e-9)
+    assert pol.lam_t == pytest.approx(lam_t, rel=1e-9)
+    assert pol.conf_radius == pytest.approx(R * math.sqrt(kappa) * nu1, rel=1e-9)
+    # V_t = sum phi phi^T + kappa lam_t I (line 6), refreshed with the training every round here
+    np.testing.assert_allclose(pol.matrix.gram.inverse, np.linalg.inv(G + kappa * lam_t * np.eye(len(G))),
+                               rtol=1e-7, atol=1e-12)
+    assert pol.trainer.lam == pytest.approx(6 * lam_t)                           # (m lam_t / 2)||theta - theta_0||^2
+    assert torch.equal(pol.trainer.centre, pol.net.theta0)
+
+
+def test_ucb2_weights_w_by_the_networks_variance_and_uses_nu2():
+    problem = Problem(30, info={"dimension": 4})
+    pol = NeuralLogUCB2(problem, np.random.default_rng(1), width=6, lam=2.0, radius="theory", confidence="full",
+                        train_every=1, train_steps=3, delta=0.2)
+    weights = []
+    rng = np.random.default_rng(7)
+    phis = []
+    for t in range(1, 11):
+        arms = rng.uniform(-1, 1, (3, 4))
+        a = pol.act(t, arms)
+        if t > 1:                      # round t - 1 was absorbed with the parameters trained at round t
+            with torch.no_grad():
+                f = float(pol.net.forward(pol.trainer.current, torch.from_numpy(last)))
+            weights.append(sigmoid(f) * (1 - sigmoid(f)))
+        phis.append(pol.pending[t][0].copy())
+        last = arms[a].copy()
+        pol.observe(t + 1, [RewardFeedback(t, float(t % 3 == 0))])
+    Phi = np.array(phis[:-1])
+    W = (Phi.T * np.array(weights)) @ Phi + 2.0 * np.eye(Phi.shape[1])
+    np.testing.assert_allclose(pol.matrix.gram.inverse, np.linalg.inv(W), rtol=1e-7, atol=1e-12)
+    log_det = np.linalg.slogdet(np.eye(Phi.shape[1]) + R / 2.0 * Phi.T @ Phi)[1]
+    lt = math.log(4 * 9**2 / 0.2)
+    iota = 16 * math.sqrt(log_det * lt) + 8 * math.sqrt(2 / 2.0) * lt
+    assert pol.conf_radius == pytest.approx((1 + math.sqrt(2) + 2) * iota + 1, rel=1e-9)     # eq. 4, no kappa
+
+
+def test_order_radius_diagonal_log_det_and_practical_regulariser():
+    problem = Problem(30, info={"dimension": 4})
+    pol = NeuralLogTS2(problem, np.random.default_rng(2), width=6, lam=0.5, norm_bound=1.5)
+    phis, _ = _feed(pol, 8)
+    hadamard = np.log1p(R / 0.5 * (phis**2).sum(0)).sum()
+    assert pol.log_det_design.log_det == pytest.approx(hadamard, rel=1e-10)
+    assert pol.conf_radius == pytest.approx(1.5**2 * (math.sqrt(hadamard) + 1 / math.sqrt(0.5)), rel=1e-10)
+    assert pol.trainer.lam == pytest.approx(2 * 0.5) and not pol.trainer.centre.any()   # lam ||theta||^2
+
+
+def test_bad_parameters_name_their_key():
+    problem = Problem(10, info={"dimension": 3})
+    for params, key in (({"lam": "often"}, "policy.params.lam"), ({"confidence": "sparse"}, "policy.params.confidence"),
+                        ({"delta": 1.5}, "policy.params.delta"), ({"nu": -1}, "policy.params.nu"),
+                        ({"mean": "median"}, "policy.params.mean")):
+        with pytest.raises(ConfigError, match=key):
+            NeuralLogUCB1(problem, np.random.default_rng(0), width=4, **params)
+    with pytest.raises(ConfigError, match="policy.params.lam"):
+        run_cell(_cell("ncbf_ucb", T=3, lam="adaptive"))
+
+
+# --- NeuralLog: behaviour -------------------------------------------------------------
+@pytest.mark.parametrize("policy", NEURAL)
+def test_each_variant_learns_h1(policy):
+    """Last-quarter regret per round well below uniform random, on two fixed seeds (d = 10, T = 500)."""
+    q, ours, rand = 125, [], []
+    for seed in (0, 1):
+        ours.append(run_cell(_cell(policy, seed=seed, train_every=25, train_steps=30))[0]["regret"][-q:].mean())
+        rand.append(run_cell(_cell("random_arm", seed=seed))[0]["regret"][-q:].mean())
+    assert np.mean(ours) < 0.5 * np.mean(rand)
+
+
+def test_same_cell_same_bytes_and_full_and_diagonal_both_run():
+    a = run_cell(_cell("neurallog_ts1", T=120, train_every=20, train_steps=5))[0]
+    b = run_cell(_cell("neurallog_ts1", T=120, train_every=20, train_steps=5))[0]
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    full = run_cell(_cell("neurallog_ucb2", T=120, confidence="full", train_every=20, train_steps=5))[0]
+    diag = run_cell(_cell("neurallog_ucb2", T=120, train_every=20, train_steps=5))[0]
+    assert not np.array_equal(full["regret"], diag["regret"])
+
+
+# --- linear baselines against the reference transcription --------------------------------
+def _play_both(ours, ref, T, seed, latent="linear", S_env=None):
+    env_a = SyntheticLogistic(np.random.SeedSequence(seed), horizon=T, latent=latent, dimension=6, n_arms=5,
+                              contexts="sphere", n_contexts=None)
+    env_b = SyntheticLogistic(np.random.SeedSequence(seed), horizon=T, latent=latent, dimension=6, n_arms=5,
+                              contexts="sphere", n_contexts=None)
+    same, fb = [], None
+    for t in range(1, T + 1):
+        arms = env_a.context(t)
+        if fb is not None:
+            ours.observe(t, [fb])
+        a = ours.act(t, arms)
+        fb, _ = env_a.step(t, a)
+        b = ref.pull(list(env_b.context(t)))
+        fb_b, _ = env_b.step(t, b)
+        ref.learn(env_b.context(t)[b], fb_b.reward)
+        same.append(a == b)
+    ours.observe(T + 1, [fb])
+    return np.array(same)
+
+
+@pytest.mark.parametrize("S", [1.0, 3.0])
+def test_linear_baselines_make_the_reference_choices(S):
+    ref = _reference()
+    T, d = 300, 6
+    problem = Problem(T, info={"dimension": d})
+    ucb = LogisticUCB1(problem, np.random.default_rng(3), norm_bound=S)
+    ref_ucb = ref.RefLogisticUCB1(d, S, 1.0, 0.05, np.random.default_rng(3).standard_normal(d))
+    assert _play_both(ucb, ref_ucb, T, seed=4).all()
+    np.testing.assert_allclose(ucb.theta, ref_ucb.theta, rtol=1e-6, atol=1e-8)
+    eco = AdaOFUECOLog(problem, np.random.default_rng(0), norm_bound=S, strict=False)
+    ref_eco = ref.RefECOLog(d, S, 0.05, strict=False)
+    assert _play_both(eco, ref_eco, T, seed=5).all()
+    np.testing.assert_allclose(eco.theta, ref_eco.theta, rtol=1e-5, atol=1e-7)
+    assert eco.cum_loss == pytest.approx(ref_eco.cum_loss, rel=1e-5, abs=1e-6)
+
+
+def test_linear_baselines_learn_a_linear_latent_and_ecolog_stops_when_its_condition_fails():
+    env = {"latent": "linear", "dimension": 10, "contexts": "sphere", "n_contexts": None}
+    q = 250
+    rand = run_cell(_cell("random_arm", T=1000, env=env))[0]["regret"][-q:].mean()
+    for policy, params in (("logistic_ucb1", {"norm_bound": 3.0}), ("ada_ofu_ecolog", {"norm_bound": 3.0})):
+        regret = run_cell(_cell(policy, T=1000, env=env, **params))[0]["regret"]
+        assert regret[-q:].mean() < 0.5 * rand
+    with pytest.raises(RuntimeError, match="strict: false"):
+        run_cell(_cell("ada_ofu_ecolog", seed=1, T=2000, env={"latent": "h1"}))
