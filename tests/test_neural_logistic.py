@@ -167,7 +167,7 @@ def test_bad_parameters_name_their_key():
                         ({"mean": "median"}, "policy.params.mean")):
         with pytest.raises(ConfigError, match=key):
             NeuralLogUCB1(problem, np.random.default_rng(0), width=4, **params)
-    with pytest.raises(ConfigError, match="policy.params.lam"):
+    with pytest.raises(ConfigError, match=r"^experiments\.e\.algorithms\.ncbf_ucb\.params\.lam: NCBF-UCB"):
         run_cell(_cell("ncbf_ucb", T=3, lam="adaptive"))
 
 

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from ..api import Environment, register
-from ..errors import ConfigError
+from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback
 from ..links import sigmoid
 
@@ -66,7 +66,7 @@ def latent_reward(name: str, x: np.ndarray, theta: np.ndarray, Theta: np.ndarray
         return 10.0 * z**2
     if name == "h6":
         return np.cos(3.0 * z)
-    raise ConfigError(f"environment.params.latent: {name!r} is not one of {list(LATENTS)}")
+    raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'latent')}: {name!r} is not one of {list(LATENTS)}")
 
 
 def context_vectors(rng: np.random.Generator, n: int, d: int, distribution: str) -> np.ndarray:
@@ -96,7 +96,7 @@ class SyntheticLogistic(Environment):
 
     def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, latent: str = "h1", dimension: int = 20,
                  n_arms: int = 5, contexts: str = "cube", n_contexts: int | None = 2500):
-        where = "environment.params"
+        where = ENVIRONMENT_PARAMS
         if latent not in LATENTS:
             raise ConfigError(f"{where}.latent: {latent!r} is not one of {list(LATENTS)}")
         if contexts not in CONTEXTS:

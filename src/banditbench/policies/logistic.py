@@ -44,15 +44,15 @@ from scipy.linalg.lapack import dposv
 from scipy.special import gammainc
 
 from ..api import Policy, Problem, register
-from ..errors import ConfigError
+from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback
 from ..links import sigmoid
 from .linalg import InverseGram, softplus
 
 
-def _positive(name: str, value, where: str = "policy.params") -> float:
+def _positive(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ConfigError(f"{where}.{name}: must be a positive number, got {value!r}")
+        raise ConfigError(f"{key_path(POLICY_PARAMS, name)}: must be a positive number, got {value!r}")
     return float(value)
 
 
@@ -73,9 +73,9 @@ class _LinearLogistic(Policy):
         self.S = _positive("norm_bound", norm_bound)
         self.L = _positive("arm_norm_bound", arm_norm_bound)
         if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
-            raise ConfigError(f"policy.params.delta: must lie in (0, 1), got {delta!r}")
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'delta')}: must lie in (0, 1), got {delta!r}")
         if isinstance(nu, bool) or not isinstance(nu, (int, float)) or nu < 0:
-            raise ConfigError(f"policy.params.nu: must be a non-negative number, got {nu!r}")
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'nu')}: must be a non-negative number, got {nu!r}")
         self.delta, self.nu = float(delta), float(nu)
         self.pending: dict[int, np.ndarray] = {}
 
@@ -109,9 +109,9 @@ class LogisticUCB1(_LinearLogistic):
         super().__init__(problem, rng, **shared)
         for name, value in (("newton_steps", newton_steps), ("lazy_every", lazy_every)):
             if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-                raise ConfigError(f"policy.params.{name}: must be a positive integer, got {value!r}")
+                raise ConfigError(f"{key_path(POLICY_PARAMS, name)}: must be a positive integer, got {value!r}")
         if not (isinstance(eager_rounds, int) and not isinstance(eager_rounds, bool) and eager_rounds >= 0):
-            raise ConfigError(f"policy.params.eager_rounds: must be a non-negative integer, got {eager_rounds!r}")
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'eager_rounds')}: must be a non-negative integer, got {eager_rounds!r}")
         self.newton_steps, self.lazy_every, self.eager_rounds = newton_steps, lazy_every, eager_rounds
         d = self.d
         self.lam = float(d)
@@ -178,7 +178,7 @@ class AdaOFUECOLog(_LinearLogistic):
         super().__init__(problem, rng, **shared)
         self.lam = _positive("lam", lam)
         if not isinstance(strict, bool):
-            raise ConfigError(f"policy.params.strict: must be true or false, got {strict!r}")
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'strict')}: must be true or false, got {strict!r}")
         self.strict = strict
         self.vtilde = InverseGram(self.d, self.lam, keep_matrix=True)
         self.theta = np.zeros(self.d)

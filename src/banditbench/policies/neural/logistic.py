@@ -88,7 +88,7 @@ import numpy as np
 import torch
 
 from ...api import Policy, Problem, register
-from ...errors import ConfigError
+from ...errors import POLICY_PARAMS, ConfigError
 from ...feedback import RewardFeedback
 from ...links import sigmoid
 from ..linalg import DiagonalGram, InverseGram
@@ -182,7 +182,7 @@ class _NeuralLogisticBase(Policy):
                  c_nu: float = 1.0, mean: str = "network", gradient_at: str = "current", gradient_scale: str = "one",
                  regulariser: str = "l2", confidence: str = "diagonal", lr: float = 0.01, train_steps: int = 100,
                  train_every: int | str = 50):
-        where = "policy.params"
+        where = POLICY_PARAMS
         self.radius = _choice("radius", radius, where)
         literal = _choice("mean", mean, where) == "algorithm"
         self.mean_kind = "latent" if self.mean == "linearised" and not literal else self.mean
