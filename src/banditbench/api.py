@@ -81,8 +81,13 @@ class Environment(abc.ABC):
         """What the learner sees at the start of round ``t`` (1-based)."""
 
     @abc.abstractmethod
-    def step(self, t: int, action: Any) -> tuple[Any | None, Mapping[str, float]]:
-        """Play ``action`` in round ``t``; return (feedback or None, per-round truth values)."""
+    def step(self, t: int, action: Any) -> tuple[Any | None, Mapping[str, float] | None]:
+        """Play ``action`` in round ``t``; return (feedback or None, per-round truth values).
+
+        A replay environment returns ``(None, None)`` to skip a logged event: the round is
+        not consumed and the policy acts again in round ``t`` (so ``Policy.act`` may be called
+        more than once per round; the last call's action is the round's).
+        """
 
     @classmethod
     def required_files(cls, params: Mapping[str, Any]) -> list[str]:
@@ -121,5 +126,10 @@ class Policy(abc.ABC):
 
     @abc.abstractmethod
     def act(self, t: int, context: Any) -> Any:
-        """Choose the action of round ``t``."""
+        """Choose the action of round ``t``.
+
+        Called again in the same round when a replay environment skipped the event
+        (:meth:`Environment.step`); a policy that plays against replay environments must
+        let the later call replace what the earlier one recorded for round ``t``.
+        """
 

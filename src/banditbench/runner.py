@@ -32,7 +32,10 @@ def simulate(env: Environment, policy: Policy, delay: DelayModel, horizon: int,
     """Run ``horizon`` rounds; return one array per metric of ``env.metrics``.
 
     Feedback of round ``s`` with delay ``D_s`` is pushed to the queue for round
-    ``s + max(D_s, 1)`` unless the window censors it (``D_s > M``).
+    ``s + max(D_s, 1)`` unless the window censors it (``D_s > M``).  A replay
+    environment answers ``(None, None)`` when it skips a logged event (the action was
+    not the logged one); the round is then not consumed and the policy acts again, in
+    the same round, on the environment's next context.
     """
     delays = delay.sample(delay_rng, horizon)
     arrives = delay.arrives(delays)
@@ -49,6 +52,9 @@ def simulate(env: Environment, policy: Policy, delay: DelayModel, horizon: int,
             policy.observe(t, arrived)
         action = policy.act(t, env.context(t))
         feedback, truth = env.step(t, action)
+        while truth is None:                # a replay environment skipped the event: next one, same round
+            action = policy.act(t, env.context(t))
+            feedback, truth = env.step(t, action)
         d = delays[t - 1]
         if feedback is not None and arrives[t - 1]:
             queue.push(feedback, t, t + max(int(d), 1))

@@ -5,7 +5,13 @@ so each variant an experiment asks for is built once and the rule reads its opti
 from the path.
 """
 
-from banditbench.data.paths import CLASSIFICATION_DATASETS, parse_preprocess_key, raw_paths
+from banditbench.data.paths import (
+    CLASSIFICATION_DATASETS,
+    REPLAY_DATASET,
+    parse_preprocess_key,
+    raw_paths,
+    replay_raw_paths,
+)
 
 
 rule preprocess:
@@ -26,3 +32,22 @@ rule preprocess:
         runtime=30,
     script:
         "../scripts/data_preprocess.py"
+
+
+rule preprocess_replay:
+    input:
+        raw=replay_raw_paths(),
+        code=f"{SRC}/banditbench/data/replay.py",
+    output:
+        f"data/processed/{REPLAY_DATASET}/{{options}}.npz",
+    log:
+        f"logs/preprocess/{REPLAY_DATASET}/{{options}}.log",
+    wildcard_constraints:
+        options=r"[A-Za-z0-9_.=,-]+",
+    conda:
+        "../../envs/banditbench.yaml"
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    script:
+        "../scripts/data_replay.py"

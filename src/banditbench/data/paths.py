@@ -9,6 +9,7 @@ live side by side and a rule can rebuild any of them from its path::
     data/processed/<dataset>/<options>.npz
     data/oracles/classifiers/<dataset>/<preprocessing options>/<oracle options>.npz
     data/oracles/prompts/<task>/<oracle options>.npz
+    data/processed/obd_random_all/<replay options>.npz     (logged events for replay)
 
 ``<options>`` is the canonical key ``name=value,name=value`` (names sorted, every
 option present, defaults filled in), e.g. ``image_size=14,scaling=feature,split=test``.
@@ -41,6 +42,15 @@ PREPROCESS_OPTIONS: dict[str, dict[str, tuple[Any, Any]]] = {
     "covertype": {"scaling": _SCALING},
 }
 CLASSIFICATION_DATASETS = tuple(PREPROCESS_OPTIONS)
+
+#: the Open Bandit Dataset prepared for replay (banditbench.data.replay)
+REPLAY_DATASET = "obd_random_all"
+REPLAY_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "n_actions": (5, int),
+    "user_dim": (16, int),
+    "item_dim": (8, int),
+    "seed": (0, int),
+}
 
 CLASSIFIER_OPTIONS: dict[str, tuple[Any, Any]] = {
     "model": ("logistic", ("logistic", "mlp", "hist_gradient_boosting")),
@@ -134,6 +144,23 @@ def prompt_oracle_path(task: str, oracle: Mapping[str, Any] | None = None, where
     options = resolve(PROMPT_ORACLE_OPTIONS, oracle, key_path(where, "oracle"))
     pool_file(task, options["pool"], key_path(where, "tasks"))     # the task must have a pool of that variant
     return f"{ORACLE_DIR}/prompts/{task}/{options_key(options)}.npz"
+
+
+def replay_options(options: Mapping[str, Any] | None = None, where: str = "preprocessing") -> dict[str, Any]:
+    return resolve(REPLAY_OPTIONS, options, where)
+
+
+def replay_path(options: Mapping[str, Any] | None = None, where: str = "preprocessing") -> str:
+    return f"{PROCESSED_DIR}/{REPLAY_DATASET}/{options_key(replay_options(options, where))}.npz"
+
+
+def replay_raw_paths() -> list[str]:
+    """The logged events and the item table of the random / all campaign (under ``data/raw``)."""
+    return [f"{RAW_DIR}/{f.path}" for f in get_dataset(REPLAY_DATASET).files]
+
+
+def parse_replay_key(key: str) -> dict[str, Any]:
+    return parse_key(REPLAY_OPTIONS, key, "replay preprocessing")
 
 
 def raw_paths(dataset: str, options: Mapping[str, Any] | None = None) -> list[str]:

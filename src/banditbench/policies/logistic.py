@@ -102,10 +102,12 @@ class LogisticUCB1(_LinearLogistic):
     newton_steps : Newton steps per update (reference: 5).
     lazy_every, eager_rounds : update every round while fewer than ``eager_rounds`` rewards
         are observed, then every ``lazy_every``-th (reference: 10 and 200).
+    kappa : null (the reference's ``1 / mu'(S L)``) or a given value (seed 002 App. J.1 sets
+        kappa for every algorithm).
     """
 
     def __init__(self, problem: Problem, rng: np.random.Generator, *, newton_steps: int = 5, lazy_every: int = 10,
-                 eager_rounds: int = 200, **shared):
+                 eager_rounds: int = 200, kappa: float | None = None, **shared):
         super().__init__(problem, rng, **shared)
         for name, value in (("newton_steps", newton_steps), ("lazy_every", lazy_every)):
             if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
@@ -118,7 +120,7 @@ class LogisticUCB1(_LinearLogistic):
         self.design = InverseGram(d, self.lam, keep_matrix=False)       # V_t = d I + sum x x^T
         self.theta = rng.standard_normal(d)
         self.hessian_log_det = d * math.log(self.lam)
-        self.kappa = 1.0 / float(_mu_dot(self.S * self.L))
+        self.kappa = 1.0 / float(_mu_dot(self.S * self.L)) if kappa is None else _positive("kappa", kappa)
         self.X = np.zeros((problem.horizon, d))
         self.y = np.zeros(problem.horizon)
         self.n = 0

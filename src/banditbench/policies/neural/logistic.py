@@ -137,8 +137,8 @@ class Design:
             if self.ridge != self.ridge0:
                 raise RuntimeError("the exact log-determinant is tracked only at the initial ridge")
             return self._log_det
-        return float(np.log(self.gram.diagonal - self.ridge + self.ridge0).sum() - len(self.gram.diagonal)
-                     * math.log(self.ridge0))
+        added = np.maximum(self.gram.diagonal - self.ridge, 0.0)          # sum_i w_i phi_ij^2 (>= 0 up to rounding)
+        return float(np.log1p(added / self.ridge0).sum())
 
     def set_ridge(self, ridge: float) -> None:
         if ridge == self.ridge:
