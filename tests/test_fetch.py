@@ -206,11 +206,11 @@ def test_every_registered_file_resolves_through_the_mirror(tmp_path, monkeypatch
             path = fetch_file(ds, f, cache_dir=tmp_path)
             assert sha256(path) == manifest[f.path]
             n += 1
-    # every data file of the mirror is registered (not: documentation, the derived JSONL, the OBD sample)
+    # every data file of the mirror is registered (not: documentation, the derived JSONL)
     registered = {f.path for ds in DATASETS.values() for f in ds.files}
     unregistered = {p for p in manifest if p not in registered}
-    assert all(p.endswith((".names", ".doc", ".jsonl")) or p.startswith("obd/") for p in unregistered)
-    assert n == len(manifest) - len(unregistered) == 209 + 9
+    assert all(p.endswith((".names", ".doc", ".jsonl")) for p in unregistered)
+    assert n == len(manifest) - len(unregistered) == 209 + 9 + 2          # + the Open Bandit Dataset sample
 
 
 def test_unmirrored_files_have_published_checksums():

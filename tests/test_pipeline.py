@@ -27,7 +27,17 @@ TINY = {
                            "ndb_df": {"policy": "ndb_df", "params": {"width": 8, "train_steps": 2}},
                            "nvldb": {"policy": "nvldb_ts_osym", "params": {"width": 8, "train_steps": 2}}},
             "delays": {"none": {"kind": "none"}, "geo": {"kind": "geometric", "mean": 5, "window": 10}},
-        }
+        },
+        "tinylog": {
+            "environment": {"name": "synthetic_logistic",
+                            "params": {"latent": "h1", "dimension": 4, "n_arms": 3, "n_contexts": None}},
+            "horizon": 40,
+            "seeds": 2,
+            "algorithms": {"neurallog_ucb2": {"policy": "neurallog_ucb2",
+                                              "params": {"width": 4, "train_every": 10, "train_steps": 2}},
+                           "logistic_ucb1": {"policy": "logistic_ucb1"}, "random": {"policy": "random_arm"}},
+            "delays": {"none": {"kind": "none"}},
+        },
     },
 }
 
@@ -85,12 +95,15 @@ def test_default_pipeline_produces_tables_and_plots(project):
 
 
 @pytest.mark.parametrize("module, rerun", [
-    ("policies/delayed_dueling.py", {"ldb_df"}),                  # one family: only its jobs
-    ("policies/neural/nets.py", {"ndb_df", "nvldb"}),             # shared neural code: every neural job
-    ("policies/neural/delayed_dueling.py", {"ndb_df"}),
-    ("policies/neural/variance_dueling.py", {"nvldb"}),
-    ("policies/pair_selection.py", {"nvldb"}),
-    ("policies/delayed_labels.py", {"ldb_df", "ndb_df"}),         # shared by the linear and neural families
+    ("policies/delayed_dueling.py", {"tiny": {"ldb_df"}}),                   # one family: only its jobs
+    ("policies/neural/nets.py", {"tiny": {"ndb_df", "nvldb"}, "tinylog": {"neurallog_ucb2"}}),  # every neural job
+    ("policies/neural/delayed_dueling.py", {"tiny": {"ndb_df"}}),
+    ("policies/neural/variance_dueling.py", {"tiny": {"nvldb"}}),
+    ("policies/pair_selection.py", {"tiny": {"nvldb"}}),
+    ("policies/delayed_labels.py", {"tiny": {"ldb_df", "ndb_df"}}),  # shared by the linear and neural families
+    ("policies/neural/logistic.py", {"tinylog": {"neurallog_ucb2"}}),
+    ("policies/logistic.py", {"tinylog": {"logistic_ucb1"}}),
+    ("envs/logistic.py", {"tinylog": {"neurallog_ucb2", "logistic_ucb1", "random"}}),   # every job on it
 ])
 def test_editing_one_algorithm_reruns_only_its_jobs(project, module, rerun):
     assert "Nothing to be done" in _smk(project, "-n").stdout
@@ -100,9 +113,12 @@ def test_editing_one_algorithm_reruns_only_its_jobs(project, module, rerun):
     try:
         dry = _smk(project, "-n")
         assert dry.returncode == 0, dry.stderr[-2000:]
-        # 2 delays x 2 seeds of each affected algorithm; none of the others; then tables and plots
-        assert _planned(dry.stdout) == {"all": 1, "simulate": 4 * len(rerun), "aggregate": 1, "plot": 1}
-        assert set(re.findall(r"algorithm=(\w+)", dry.stdout)) == rerun
+        # every delay x seed of each affected algorithm; none of the others; then those tables and plots
+        jobs = sum(len(algs) * len(TINY["experiments"][e]["delays"]) * TINY["experiments"][e]["seeds"]
+                   for e, algs in rerun.items())
+        assert _planned(dry.stdout) == {"all": 1, "simulate": jobs, "aggregate": len(rerun), "plot": len(rerun)}
+        planned = set(re.findall(r"experiment=(\w+), algorithm=(\w+)", dry.stdout))
+        assert planned == {(e, a) for e, algs in rerun.items() for a in algs}
     finally:
         path.write_text(original)
 
@@ -142,8 +158,8 @@ def test_a_copy_refuses_to_run_with_another_checkouts_library(tmp_path):
 def test_slurm_profile_is_valid(project):
     dry = _smk(project, "--workflow-profile", str(project / "workflow/profiles/slurm"), "-n", "--forceall")
     assert dry.returncode == 0, dry.stderr[-2000:]
-    tiny = TINY["experiments"]["tiny"]
-    assert _planned(dry.stdout)["simulate"] == len(tiny["algorithms"]) * len(tiny["delays"]) * tiny["seeds"]
+    assert _planned(dry.stdout)["simulate"] == sum(len(e["algorithms"]) * len(e["delays"]) * e["seeds"]
+                                                   for e in TINY["experiments"].values())
 
 
 @needs_mirror
@@ -159,6 +175,9 @@ def test_reduced_real_data_grid_runs_end_to_end_through_the_mirror(tmp_path):
         assert len(tidy) and tidy["mean"].notna().all(), name
         assert (work / f"results/plots/{name}.png").stat().st_size > 10_000
     assert "ndb_df" in set(pd.read_csv(work / "results/tables/ci_prompt.csv")["algorithm"])  # neural, fixed arms
+    replay = pd.read_csv(work / "results/tables/ci_obd_replay.csv")
+    assert {"cumulative_reward", "ctr", "events_used"} <= set(replay["metric"])
+    assert (replay[replay["metric"] == "events_used"]["mean"] > 150).all()         # skipped events were replayed
     assert any((work / "data/oracles").rglob("*.quality.csv"))
     assert (work / "data/raw/uci/banknote/data_banknote_authentication.txt").is_file()
 

@@ -51,9 +51,9 @@ Parameters and choices (all family parameters, declared once in the base class):
   ``C_6 = C_7 = c_nu`` (default 1) — radii in the thousands, which is why the paper's
   experiments rescale them.
 * ``nu`` and ``lam`` (Sec. 7: "fixed values of nu and lam with the best parameter values
-  using grid search over {0.01, 0.1, 1, 10, 100}"): defaults ``nu = 0.01``, ``lam = 10``,
-  the best pair for every variant in our run of that search on h1 (one tuning seed, 1000,
-  not used by the experiments; README "Neural logistic bandits").
+  using grid search over {0.01, 0.1, 1, 10, 100}"): defaults ``nu = 0.01``, ``lam = 10``
+  (NCBF-UCB: ``nu = 0.1``), the best pairs in our run of that search on h1 (one tuning
+  seed, 1000, not used by the experiments; README "Neural logistic bandits").
 * ``lam``: a number fixes ``lam_t = lam``; ``"adaptive"`` follows eq. 3 with
   ``lam_0 = 8 sqrt(2) C_1 sqrt(L) log(4 / delta) / S`` (Algorithm 1, line 0).  With a fixed
   ``lam`` the log-determinant and eq. 2 use ``lam_0 = lam``.  ``t`` in ``log(4 t^2 / delta)``
@@ -370,3 +370,6 @@ class NCBFUCB(_NeuralLogisticBase):
 
     mean = "latent"
     radius_kind = "ncbf"
+
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, nu: float = 0.1, **params):
+        super().__init__(problem, rng, nu=nu, **params)
