@@ -188,6 +188,7 @@ class AdaOFUECOLog(_LinearLogistic):
         self.ctr = 1
         self.step = 1.0 / (0.25 + 2.0 / (2.0 + self.S)) / 2.0
         self._eigen: tuple[np.ndarray, np.ndarray] | None = None
+        self._dual = 0.0
 
     def _iterations(self) -> int:
         S = self.S
@@ -199,20 +200,23 @@ class AdaOFUECOLog(_LinearLogistic):
         ``l S^2 + sum_i c_i^2 / (e_i + l)`` (``e``: eigenvalues of ``V~``, ``c``: ``V~ theta`` in its
         eigenbasis).  The reference searches ``l`` with a bounded Brent method; the dual is convex,
         so we solve its stationarity condition ``sum_i c_i^2 / (e_i + l)^2 = S^2`` by Newton's
-        method from ``l = 0`` (monotone convergence, machine precision)."""
+        method from ``l = 0``, or from the previous projection's ``l`` when that lies left of
+        the root (monotone convergence either way, to machine precision)."""
         if self._eigen is None:
             self._eigen = np.linalg.eigh(self.vtilde.matrix)
         evals, evecs = self._eigen
         c = evals * (evecs.T @ theta)
         c2 = c * c
-        S2, l = self.S**2, 0.0
+        S2 = self.S**2
+        l = self._dual if c2 @ (1.0 / (evals + self._dual) ** 2) > S2 else 0.0   # warm start left of the root
         for _ in range(100):
-            q = c2 / (evals + l) ** 2
-            excess = q.sum() - S2
+            w = 1.0 / (evals + l)
+            cw = c2 * w * w
+            excess = cw.sum() - S2
             if excess <= 1e-12 * S2:
                 break
-            l += excess / (2.0 * (q / (evals + l)).sum())
-        l = min(l, 1000.0)
+            l += excess / (2.0 * (cw @ w))
+        self._dual = l = min(l, 1000.0)
         return evecs @ (c / (evals + l))
 
     def _descend(self, anchor: np.ndarray, direction: np.ndarray, a: np.ndarray, target: float | None,
@@ -243,7 +247,7 @@ class AdaOFUECOLog(_LinearLogistic):
     def learn(self, a: np.ndarray, r: float) -> None:
         direction = self.vtilde.inverse @ a          # V~^{-1} a
         iters = self._iterations()
-        self._eigen = None                           # of V~, computed if a projection needs it
+        self._eigen, self._dual = None, 0.0          # of V~, computed if a projection needs it
         theta = self._descend(self.theta, direction, a, r, iters)
         theta_bar = self._descend(theta, direction, a, None, 4 * iters)
         diff = theta - theta_bar

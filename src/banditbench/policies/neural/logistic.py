@@ -62,12 +62,20 @@ Parameters and choices (all family parameters, declared once in the base class):
   ``gradient_at: current`` uses ``g(x; theta_{t-1})`` at play time (``initial``: ``g(x; theta_0)``);
   ``gradient_scale: one`` uses ``phi = g`` instead of ``g / sqrt(m)`` (``inverse_sqrt_width``);
   ``regulariser: l2`` uses ``lam ||theta||^2`` instead of TrainNN's ``(m lam / 2) ||theta - theta_0||^2``
-  (``ntk``); ``confidence: diagonal`` keeps ``diag(M_t)`` (the experiments) and the
-  Hadamard bound ``sum_j log(1 + (R / lam_0) sum_i phi_ij^2)`` of the log-determinant;
-  ``full`` keeps ``M_t^{-1}`` and the log-determinant exactly by Sherman–Morrison and the
-  matrix determinant lemma (O(p^2) per round, two p x p matrices for NeuralLog).  With
-  ``lam: adaptive`` the full ridge ``kappa lam_t`` / ``lam_t`` is refreshed (one O(p^3)
-  inversion) whenever the network retrains, the diagonal one every round.
+  (``ntk``).
+* ``confidence``: ``diagonal`` (default) keeps ``diag(M_t)`` — the paper's approximation
+  "to reduce the computational burden" — and the Hadamard bound
+  ``sum_j log(1 + (R / lam_0) sum_i phi_ij^2)`` of the log-determinant; ``full`` keeps
+  ``M_t^{-1}`` and the log-determinant exactly by Sherman–Morrison and the matrix
+  determinant lemma (O(p^2) per round; two p x p matrices for NeuralLog, one for
+  NCBF-UCB, one more with ``lam: adaptive``).  Measured on h1 (d = 20, m = 20, p = 820,
+  T = 2000, three seeds; ``benchmarks/neurallog_speed.py``, README) ``full`` lowers the
+  Thompson variants' regret by about 30 % but raises the UCB variants' by 5–16 % at the
+  defaults (which were tuned with the diagonal), for up to 3x the time of a job; we ship
+  the paper's ``diagonal``.  A full matrix needing more than 2 GiB is refused with an
+  error.  With ``lam: adaptive`` the full ridge ``kappa lam_t`` / ``lam_t`` is
+  refreshed (one O(p^3) inversion) whenever the network retrains, the diagonal one
+  every round.
 * Training (App. A, Sec. 7): width ``m = 20``, depth 2, ``train_every = 50`` rounds,
   ``train_steps = 100`` Adam steps (:mod:`.training`) at ``lr = 0.01``, full batch, warm-started.
   ``kappa = 10``, ``norm_bound = S = 1``; ``delta = 0.05`` (not stated by the paper).
@@ -116,9 +124,10 @@ class Design:
     for the full matrix, O(p) for the diagonal).
     """
 
-    def __init__(self, dimension: int, ridge: float, full: bool):
+    def __init__(self, dimension: int, ridge: float, full: bool, movable: bool = False):
         self.full, self.ridge, self.ridge0 = full, float(ridge), float(ridge)
-        self.gram = InverseGram(dimension, ridge, keep_matrix=True) if full else DiagonalGram(dimension, ridge)
+        # a full matrix whose ridge may move keeps M itself too, to re-invert it
+        self.gram = InverseGram(dimension, ridge, keep_matrix=movable) if full else DiagonalGram(dimension, ridge)
         self._log_det = 0.0
 
     def update(self, phi: np.ndarray, weight: float = 1.0) -> None:
@@ -217,7 +226,13 @@ class _NeuralLogisticBase(Policy):
         self.trainer = Trainer(self.net.theta0, lam=self._loss_weight(), lr=lr, steps=train_steps,
                                every=train_every, centre="init" if ntk else "zero", where=where)
         p = self.net.n_params
-        self.matrix = Design(p, self._ridge(), full)
+        if full:
+            n_matrices = (1 if self.radius_kind == "ncbf" else 2) + self.adaptive
+            gib = n_matrices * p * p * 8 / 2**30
+            if gib > 2:
+                raise ConfigError(f"{where}.confidence: 'full' keeps {n_matrices} p x p matrices, {gib:.1f} GiB for "
+                                  f"p = {p:,} parameters; use 'diagonal' (or a narrower network)")
+        self.matrix = Design(p, self._ridge(), full, movable=self.adaptive)
         if self.radius_kind == "ncbf":
             self.log_det_design = self.matrix              # d_t = log det(I + sum phi phi^T / (kappa lam))
         else:
