@@ -27,7 +27,6 @@ import numpy as np  # noqa: E402
 
 from banditbench.api import Problem  # noqa: E402
 from banditbench.envs.logistic import SyntheticLogistic  # noqa: E402
-from banditbench.feedback import RewardFeedback  # noqa: E402
 from banditbench.policies.logistic import AdaOFUECOLog, LogisticUCB1  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("logistic_reference", Path(__file__).with_name("logistic_reference.py"))
@@ -104,7 +103,8 @@ def main() -> None:
     parser.add_argument("--arms", type=int, default=5)
     args = parser.parse_args()
     print(f"T = {args.horizon}, d = {args.dimension}, K = {args.arms}, S = {S}, seeds {args.seeds}\n")
-    print("| algorithm | latent | seed | same choices | first difference | ours ms/round | reference ms/round | speed-up |")
+    print("| algorithm | latent | seed | same choices | first difference | ours ms/round | reference ms/round "
+          "| speed-up |")
     print("|---|---|---|---|---|---|---|---|")
     for name in ("logistic_ucb1", "ada_ofu_ecolog"):
         for latent in ("linear", "h1"):

@@ -177,7 +177,8 @@ def test_each_variant_learns_h1(policy):
     """Last-quarter regret per round well below uniform random, on two fixed seeds (d = 10, T = 500)."""
     T, ours, rand = 500, [], []
     for seed in (0, 1):
-        ours.append(run_cell(_cell(policy, seed=seed, T=T, train_every=25, train_steps=30))[0]["regret"][-T // 4:].mean())
+        regret = run_cell(_cell(policy, seed=seed, T=T, train_every=25, train_steps=30))[0]["regret"]
+        ours.append(regret[-T // 4:].mean())
         rand.append(run_cell(_cell("random_arm", seed=seed, T=T))[0]["regret"][-T // 4:].mean())
     assert np.mean(ours) < 0.5 * np.mean(rand)
 

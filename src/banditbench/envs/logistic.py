@@ -1,7 +1,7 @@
 """Synthetic logistic bandits with nonlinear latent rewards (seed 002 Sec. 7, App. A and J).
 
-Each round shows ``K`` context–arm vectors ``x`` in R^d; playing ``x`` gives the reward ``r ~ Bernoulli(mu(h(x)))`` with ``mu`` the logistic function.  Per round the
-environment logs
+Each round shows ``K`` context–arm vectors ``x`` in R^d; playing ``x`` gives the reward
+``r ~ Bernoulli(mu(h(x)))`` with ``mu`` the logistic function.  Per round the environment logs
 
 * ``regret``  ``mu(h(x*)) - mu(h(x_t))`` in probability units (seed 002 Sec. 2), and
 * ``reward``  the Bernoulli draw ``r_t``.
@@ -114,7 +114,8 @@ class SyntheticLogistic(Environment):
         self.Theta = truth.uniform(-1.0, 1.0, size=(dimension, dimension))
         ctx = np.random.default_rng(context_seq)
         if n_contexts is None:
-            self.arm_sets = context_vectors(ctx, horizon * n_arms, dimension, contexts).reshape(horizon, n_arms, dimension)
+            fresh = context_vectors(ctx, horizon * n_arms, dimension, contexts)
+            self.arm_sets = fresh.reshape(horizon, n_arms, dimension)
         else:
             pool = context_vectors(ctx, n_contexts, dimension, contexts)
             per_pass = n_contexts // n_arms

@@ -113,7 +113,8 @@ class LogisticUCB1(_LinearLogistic):
             if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
                 raise ConfigError(f"{key_path(POLICY_PARAMS, name)}: must be a positive integer, got {value!r}")
         if not (isinstance(eager_rounds, int) and not isinstance(eager_rounds, bool) and eager_rounds >= 0):
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'eager_rounds')}: must be a non-negative integer, got {eager_rounds!r}")
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'eager_rounds')}: must be a non-negative integer, "
+                              f"got {eager_rounds!r}")
         self.newton_steps, self.lazy_every, self.eager_rounds = newton_steps, lazy_every, eager_rounds
         d = self.d
         self.lam = float(d)
@@ -140,7 +141,8 @@ class LogisticUCB1(_LinearLogistic):
                 hessian.flat[:: self.d + 1] += self.lam
                 chol, step, info = dposv(hessian, grad)            # Cholesky solve (the Hessian is SPD)
                 if info:
-                    raise RuntimeError(f"logistic_ucb1: the Newton system is not positive definite (LAPACK info {info})")
+                    raise RuntimeError(f"logistic_ucb1: the Newton system is not positive definite "
+                                       f"(LAPACK info {info})")
                 self.theta = self.theta - step
             # the reference keeps the last Hessian (at the iterate before the last step) for the bonus
             self.hessian_log_det = 2.0 * float(np.log(np.diag(chol)).sum())

@@ -5,15 +5,17 @@ the regularised cross-entropy of Subroutine TrainNN (:mod:`.training`) and selec
 ``argmax_x mean(x) + radius_{t-1} * ||phi(x)||_{M_{t-1}^{-1}}`` (UCB) or the argmax of
 ``N(mean(x), (radius_{t-1} ||phi(x)||_{M_{t-1}^{-1}})^2)`` samples (TS):
 
-=====================  ===================================  =====================================  ==========
-policy                 mean(x)                              confidence matrix ``M_t``              radius
-=====================  ===================================  =====================================  ==========
-NeuralLog-UCB-1        ``mu(f(x; theta_{t-1}))``            ``V_t = sum phi phi^T + kappa lam_t I``  ``R sqrt(kappa) nu^(1)``
-NeuralLog-TS-1         ``f(x; theta_{t-1})`` (sampled)      ``V_t``                                ``sqrt(kappa) nu^(1)``
-NeuralLog-UCB-2        ``g(x)^T (theta_{t-1} - theta_0)``   ``W_t = sum mu'(f(x_i; theta_i)) phi phi^T + lam_t I``  ``nu^(2)``
-NeuralLog-TS-2         ``g(x)^T (theta_{t-1} - theta_0)``   ``W_t``                                ``nu^(2)``
-NCBF-UCB               ``f(x; theta_{t-1})``                ``V_t`` (fixed ``lam``)                 Verma et al.
-=====================  ===================================  =====================================  ==========
+================  =================================  ==========================  ==========================
+policy            mean(x)                            matrix ``M_t``              radius
+================  =================================  ==========================  ==========================
+NeuralLog-UCB-1   ``mu(f(x; theta_{t-1}))``          ``V_t``                     ``R sqrt(kappa) nu^(1)``
+NeuralLog-TS-1    ``f(x; theta_{t-1})`` (sampled)    ``V_t``                     ``sqrt(kappa) nu^(1)``
+NeuralLog-UCB-2   ``g(x)^T (theta_{t-1} - theta_0)``  ``W_t``                     ``nu^(2)``
+NeuralLog-TS-2    ``g(x)^T (theta_{t-1} - theta_0)``  ``W_t``                     ``nu^(2)``
+NCBF-UCB          ``f(x; theta_{t-1})``              ``V_t`` (fixed ``lam``)     Verma et al.
+================  =================================  ==========================  ==========================
+
+with ``V_t = sum phi phi^T + kappa lam_t I`` and ``W_t = sum mu'(f(x_i; theta_i)) phi phi^T + lam_t I``.
 
 * NeuralLog-UCB-1: Algorithm 1 line 2 with ``nu^(1)`` of eq. 1 and ``iota_t`` of eq. 2;
   NeuralLog-UCB-2: Algorithm 2 line 2 (eq. 5) with ``nu^(2)`` of eq. 4.
@@ -353,8 +355,10 @@ class NeuralLogUCB1(_NeuralLogisticBase):
 
 @register("neurallog_ucb2")
 class NeuralLogUCB2(_NeuralLogisticBase):
-    """NeuralLog-UCB-2 (seed 002 Algorithm 2, eq. 5): ``g(x)^T (theta - theta_0) + nu^(2) ||phi(x)||_{W^{-1}}``
-    with ``W`` weighted by the network's variance estimate ``mu'(f(x_i; theta_i))``."""
+    """NeuralLog-UCB-2 (seed 002 Algorithm 2, eq. 5): ``nu^(2) ||phi(x)||_{W^{-1}}`` bonus, ``W`` weighted by mu'(f).
+
+    ``W = sum mu'(f(x_i; theta_i)) phi_i phi_i^T + lam I``: the network's variance estimate.
+    """
 
     design = "W"
     mean = "linearised"
@@ -362,7 +366,7 @@ class NeuralLogUCB2(_NeuralLogisticBase):
 
 @register("neurallog_ts1")
 class NeuralLogTS1(_NeuralLogisticBase):
-    """NeuralLog-TS-1 (seed 002 App. I): argmax of ``N(f(x; theta), (sqrt(kappa) nu^(1) ||phi(x)||_{V^{-1}})^2)`` samples."""
+    """NeuralLog-TS-1 (seed 002 App. I): samples ``N(f(x), (sqrt(kappa) nu^(1) ||phi(x)||_{V^{-1}})^2)``, argmax."""
 
     mean = "latent"
     sampling = True
@@ -370,8 +374,7 @@ class NeuralLogTS1(_NeuralLogisticBase):
 
 @register("neurallog_ts2")
 class NeuralLogTS2(_NeuralLogisticBase):
-    """NeuralLog-TS-2 (seed 002 App. I, Remark I.2): argmax of
-    ``N(g(x)^T (theta - theta_0), (nu^(2) ||phi(x)||_{W^{-1}})^2)`` samples."""
+    """NeuralLog-TS-2 (seed 002 App. I, Remark I.2): samples ``N(mean(x), (nu^(2) ||phi(x)||_{W^{-1}})^2)``, argmax."""
 
     design = "W"
     mean = "linearised"
@@ -380,8 +383,10 @@ class NeuralLogTS2(_NeuralLogisticBase):
 
 @register("ncbf_ucb")
 class NCBFUCB(_NeuralLogisticBase):
-    """NCBF-UCB (Verma et al. 2025, binary feedback): ``f(x; theta) + nu_T sigma(x)`` with the
-    worst-case-variance matrix ``V = sum phi phi^T + kappa lam I`` and a constant ``lam``."""
+    """NCBF-UCB (Verma et al. 2025, binary feedback): ``f(x; theta) + nu_T sigma(x)``, worst-case-variance ``V``.
+
+    ``V = sum phi phi^T + kappa lam I`` with a constant ``lam``.
+    """
 
     mean = "latent"
     radius_kind = "ncbf"
