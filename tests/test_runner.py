@@ -1,10 +1,16 @@
 import json
+import re
 import zipfile
 
 import numpy as np
+import pytest
 
+from banditbench import runner
+from banditbench.api import Problem
+from banditbench.delays import make_delay
 from banditbench.resultio import load_result, save_result
-from banditbench.runner import build, run_cell
+from banditbench.runner import build, run_cell, simulate
+from helpers import CountingEnv, RecordingPolicy
 
 CELL = {
     "experiment": "e", "algorithm": "ldb_df", "delay_label": "geo", "seed": 7, "horizon": 300, "budget": None,
@@ -70,3 +76,39 @@ def test_result_meta_is_json_with_resolved_parameters(tmp_path):
     json.dumps(meta)
     assert meta["rho"] == 1 - 0.9**20
     assert meta["banditbench_version"]
+
+
+def test_logs_cross_block_boundaries_and_same_round_arrivals_come_in_round_order(monkeypatch):
+    """Truth values are written a block at a time (here blocks of 7 rounds): every round's value
+    lands at its own index; feedback arriving together is handed over in the order of its rounds."""
+    monkeypatch.setattr(runner, "LOG_BLOCK", 7)
+    T = 100
+    env = CountingEnv(np.random.SeedSequence(3), horizon=T)
+    policy = RecordingPolicy(Problem(T), np.random.default_rng(0))
+    logs = simulate(env, policy, make_delay({"kind": "uniform", "low": 0, "high": 9}), T,
+                           np.random.default_rng(1))
+    expected = np.random.default_rng(np.random.SeedSequence(3)).random(T)   # CountingEnv's draws, in order
+    assert np.array_equal(logs["context"], expected)
+    by_arrival = {}
+    for t, s in policy.seen:
+        by_arrival.setdefault(t, []).append(s)
+    assert any(len(rounds) > 1 for rounds in by_arrival.values())
+    assert all(rounds == sorted(rounds) and all(s < t for s in rounds) for t, rounds in by_arrival.items())
+
+
+def test_an_environment_returning_other_values_than_its_metrics_is_named():
+    class Misnamed(CountingEnv):
+        def step(self, t, action):
+            feedback, _ = super().step(t, action)
+            return feedback, {"contxt": self.value}
+
+    env = Misnamed(np.random.SeedSequence(0), horizon=5)
+    with pytest.raises(ValueError, match=re.escape("Misnamed.step returned the values ['contxt'] in round 1; "
+                                                   "its metrics are ['context']")):
+        simulate(env, RecordingPolicy(Problem(5), np.random.default_rng(0)), make_delay({"kind": "none"}), 5,
+                 np.random.default_rng(0))
+
+
+def test_arrival_rounds_are_zero_for_censored_and_too_late_feedback():
+    model = make_delay({"kind": "constant", "value": 3, "window": 5})
+    assert model.arrival_rounds(np.array([0, 1, 3, 6, 2]), horizon=6).tolist() == [2, 3, 6, 0, 0]

@@ -84,8 +84,10 @@ class Environment(abc.ABC):
     def step(self, t: int, action: Any) -> tuple[Any | None, Mapping[str, float] | None]:
         """Play ``action`` in round ``t``; return (feedback or None, per-round truth values).
 
-        A replay environment returns ``(None, None)`` to skip a logged event: the round is
-        not consumed and the policy acts again in round ``t`` (so ``Policy.act`` may be called
+        The truth values are a new mapping every round with exactly the keys ``metrics``
+        (the runner keeps it until it writes a block of rounds to the logs).  A replay
+        environment returns ``(None, None)`` to skip a logged event: the round is not
+        consumed and the policy acts again in round ``t`` (so ``Policy.act`` may be called
         more than once per round; the last call's action is the round's).
         """
 

@@ -94,6 +94,15 @@ class DelayModel(abc.ABC):
             return np.ones(np.shape(delays), dtype=bool)
         return np.asarray(delays) <= self.window
 
+    def arrival_rounds(self, delays: np.ndarray, horizon: int) -> np.ndarray:
+        """Round at whose start the feedback of round ``s = 1, 2, ...`` arrives, ``s + max(D_s, 1)``
+        (``delays[s - 1] = D_s``), or 0 where it never arrives within ``horizon`` rounds
+        (censored by the window, or due after the last round)."""
+        delays = np.asarray(delays, dtype=np.int64)
+        rounds = np.arange(1, delays.shape[0] + 1) + np.maximum(delays, 1)
+        rounds[~self.arrives(delays) | (rounds > horizon)] = 0
+        return rounds
+
     @property
     def rho(self) -> float:
         """Observation probability ``rho = P(D <= M)`` (1 without a window)."""
@@ -264,7 +273,11 @@ def make_delay(spec: Mapping[str, Any], where: str = "delay") -> DelayModel:
 
 
 class DelayQueue:
-    """Pending feedback keyed by arrival round; pops in (arrival round, original round) order."""
+    """Pending feedback keyed by arrival round; pops in (arrival round, original round) order.
+
+    For loops that learn each delay as they go (e.g. the reference loops of ``benchmarks/``);
+    :func:`banditbench.runner.simulate` draws every delay up front and files each feedback
+    straight into the bucket of its arrival round (:meth:`DelayModel.arrival_rounds`)."""
 
     def __init__(self) -> None:
         self._heap: list[tuple[int, int, int, Any]] = []

@@ -22,45 +22,75 @@ import numpy as np
 
 from . import __version__
 from .api import Environment, Policy, Problem
-from .delays import DelayModel, DelayQueue, make_delay
+from .delays import DelayModel, make_delay
 from .errors import component_path, key_path, rerooting
 from .registry import get
+
+
+#: the loop keeps each round's truth values and writes them into the metric arrays this
+#: many rounds at a time (a numpy item assignment per metric and round costs more)
+LOG_BLOCK = 4096
 
 
 def simulate(env: Environment, policy: Policy, delay: DelayModel, horizon: int,
              delay_rng: np.random.Generator, progress: bool = False) -> dict[str, np.ndarray]:
     """Run ``horizon`` rounds; return one array per metric of ``env.metrics``.
 
-    Feedback of round ``s`` with delay ``D_s`` is pushed to the queue for round
-    ``s + max(D_s, 1)`` unless the window censors it (``D_s > M``).  A replay
+    Feedback of round ``s`` with delay ``D_s`` is delivered at the start of round
+    ``s + max(D_s, 1)`` unless the window censors it (``D_s > M``).  The delays are
+    drawn up front, so the loop knows each round's arrival round when the feedback is
+    made and files it in that round's bucket (one list per arrival round; items of a
+    bucket in the order of their rounds): O(1) per round, no heap.  A replay
     environment answers ``(None, None)`` when it skips a logged event (the action was
     not the logged one); the round is then not consumed and the policy acts again, in
     the same round, on the environment's next context.
     """
-    delays = delay.sample(delay_rng, horizon)
-    arrives = delay.arrives(delays)
-    queue = DelayQueue()
+    arrival = delay.arrival_rounds(delay.sample(delay_rng, horizon), horizon).tolist()
+    pending: list[list | None] = [None] * (horizon + 1)
     logs = {name: np.zeros(horizon) for name in env.metrics}
+    block: list[Mapping[str, float]] = []
+    observe, act, context, step = policy.observe, policy.act, env.context, env.step
     rounds = range(1, horizon + 1)
     if progress:
         from tqdm import tqdm
 
         rounds = tqdm(rounds, desc="rounds", unit="rd", file=sys.stderr)
     for t in rounds:
-        arrived = queue.pop_until(t)
-        if arrived:
-            policy.observe(t, arrived)
-        action = policy.act(t, env.context(t))
-        feedback, truth = env.step(t, action)
+        arrived = pending[t]
+        if arrived is not None:
+            pending[t] = None
+            observe(t, arrived)
+        feedback, truth = step(t, act(t, context(t)))
         while truth is None:                # a replay environment skipped the event: next one, same round
-            action = policy.act(t, env.context(t))
-            feedback, truth = env.step(t, action)
-        d = delays[t - 1]
-        if feedback is not None and arrives[t - 1]:
-            queue.push(feedback, t, t + max(int(d), 1))
-        for name, value in truth.items():
-            logs[name][t - 1] = value
+            feedback, truth = step(t, act(t, context(t)))
+        due = arrival[t - 1]
+        if due and feedback is not None:
+            bucket = pending[due]
+            if bucket is None:
+                pending[due] = [feedback]
+            else:
+                bucket.append(feedback)
+        block.append(truth)
+        if len(block) == LOG_BLOCK:
+            _write_block(logs, block, t, env)
+    if block:
+        _write_block(logs, block, horizon, env)
     return logs
+
+
+def _write_block(logs: dict[str, np.ndarray], block: list[Mapping[str, float]], t: int, env: Environment) -> None:
+    """Write the truth values of rounds ``t - len(block) + 1 .. t`` into ``logs``; empty ``block``."""
+    first = t - len(block)
+    try:
+        if set(map(len, block)) != {len(logs)}:
+            raise KeyError
+        for name, series in logs.items():
+            series[first:t] = [truth[name] for truth in block]
+    except KeyError:
+        wrong = next(k for k, truth in enumerate(block) if sorted(truth) != sorted(logs))
+        raise ValueError(f"{type(env).__name__}.step returned the values {sorted(block[wrong])} in round "
+                         f"{first + wrong + 1}; its metrics are {sorted(logs)}") from None
+    block.clear()
 
 
 def build(cell: Mapping[str, Any]) -> tuple[Environment, Policy, DelayModel, np.random.Generator]:

@@ -41,7 +41,7 @@ they do not depend on the policy.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 from scipy import sparse
@@ -109,10 +109,10 @@ def offline_lp(p_c: np.ndarray, r: np.ndarray, w: np.ndarray, b: float, pairs: s
     return LPSolution(float(-res.fun), float(-res.ineqlin.marginals[0]), res.x.reshape(n_ctx, m))
 
 
-@dataclass(frozen=True)
-class KnapsackContext:
+class KnapsackContext(NamedTuple):
     """What the learner sees in round t: reward features ``phi`` (K, d), cost features
-    ``psi`` (K, d_w) of every action, and whether the budget is already exhausted."""
+    ``psi`` (K, d_w) of every action, and whether the budget is already exhausted
+    (a named tuple: immutable and cheap to make every round)."""
 
     phi: np.ndarray
     psi: np.ndarray
@@ -167,6 +167,11 @@ class _DuelKnapsack(Environment):
                         else cost_rng.standard_normal((self.horizon, 2)))
         self.spent = 0.0
         self.tau: int | None = None
+        # the per-round path reads Python numbers from lists (no numpy call on 2-vectors)
+        self._round_ctx, self._round_cost_u = self._ctx.tolist(), self._cost_u.tolist()
+        self._round_outcome_u = self._outcome_u.tolist()
+        self._r_rows, self._w_rows = r.tolist(), w.tolist()
+        self._win_prob = sigmoid(r[:, :, None] - r[:, None, :]).tolist()     # [c][x][y] = sigma(r(c,x) - r(c,y))
 
     # --- feedback variants -------------------------------------------------
     def _draw_outcomes(self, rng: np.random.Generator) -> np.ndarray:
@@ -175,15 +180,17 @@ class _DuelKnapsack(Environment):
             return rng.random(self.horizon)
         return rng.random((self.horizon, 2)) if self.noise == "bernoulli" else rng.standard_normal((self.horizon, 2))
 
-    def _feedback(self, t: int, rx: float, ry: float, costs: np.ndarray):
+    def _feedback(self, t: int, c: int, x: int, y: int, costs: np.ndarray):
         """Round ``t``'s feedback: the BT preference bit (eq. 1), or both noisy absolute rewards."""
         if self.feedback_kind == "preference_cost":
-            return PreferenceCostFeedback(t, int(self._outcome_u[t - 1] < sigmoid(rx - ry)), costs)
-        return RewardCostFeedback(t, self._noisy(np.array([rx, ry]), self._outcome_u[t - 1]), costs)
+            return PreferenceCostFeedback(t, int(self._round_outcome_u[t - 1] < self._win_prob[c][x][y]), costs)
+        rewards, u = self._r_rows[c], self._round_outcome_u[t - 1]
+        return RewardCostFeedback(t, np.array([self._noisy(rewards[x], u[0]), self._noisy(rewards[y], u[1])]), costs)
 
-    def _noisy(self, mean: np.ndarray, u: np.ndarray) -> np.ndarray:
+    def _noisy(self, mean: float, u: float) -> float:
+        """One noisy draw with mean ``mean`` from its random number ``u`` (uniform, or standard normal)."""
         if self.noise == "bernoulli":
-            return (u < mean).astype(float)
+            return float(u < mean)
         return mean + self.noise_std * u
 
     # --- interface ---------------------------------------------------------
@@ -193,7 +200,7 @@ class _DuelKnapsack(Environment):
                 "n_resources": 1}
 
     def context(self, t: int) -> KnapsackContext:
-        c = self._ctx[t - 1]
+        c = self._round_ctx[t - 1]
         return KnapsackContext(self.phi[c], self.psi[c], self.tau is not None)
 
     def step(self, t: int, action: Sequence[int]):
@@ -203,15 +210,15 @@ class _DuelKnapsack(Environment):
                              f"nor the null action {NULL}")
         if self.tau is not None or (x, y) == NULL:
             return None, {"reward": 0.0, "regret": self.v_star, "cost": 0.0, "active": float(self.tau is None)}
-        c = self._ctx[t - 1]
-        rx, ry = self.r[c, x], self.r[c, y]
-        costs = self._noisy(self.w[c, [x, y]], self._cost_u[t - 1])
-        charge = float(costs.sum())
+        c = self._round_ctx[t - 1]
+        rewards, w, u = self._r_rows[c], self._w_rows[c], self._round_cost_u[t - 1]
+        cost_x, cost_y = self._noisy(w[x], u[0]), self._noisy(w[y], u[1])
+        charge = cost_x + cost_y
         self.spent += charge
         if self.spent >= self.budget:
             self.tau = t
-        reward = rx + ry
-        return self._feedback(t, rx, ry, costs.reshape(2, 1)), {
+        reward = rewards[x] + rewards[y]
+        return self._feedback(t, c, x, y, np.array([[cost_x], [cost_y]])), {
             "reward": reward, "regret": self.v_star - reward, "cost": charge, "active": 1.0}
 
     def summary(self) -> dict[str, float]:

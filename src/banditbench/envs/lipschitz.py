@@ -95,7 +95,8 @@ class LipschitzEnv(Environment):
         self.dimension, self.mu_star, self.maximiser = FUNCTIONS[function][:3]
         self.noise_sigma = float(noise_sigma)
         (noise_seq,) = seed_seq.spawn(1)
-        self._noise = self.noise_sigma * np.random.default_rng(noise_seq).standard_normal(horizon)
+        # a list: the per-round path reads one Python float, no numpy scalar
+        self._noise = (self.noise_sigma * np.random.default_rng(noise_seq).standard_normal(horizon)).tolist()
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.dimension, "action_space": "unit_cube", "metric": "linf"}
@@ -104,8 +105,12 @@ class LipschitzEnv(Environment):
         return None
 
     def _point(self, action) -> tuple[float, ...]:
-        x = (float(action),) if np.ndim(action) == 0 else tuple(float(a) for a in action)
-        if len(x) != self.dimension or not all(0.0 <= a <= 1.0 for a in x):
+        """The action as a tuple of coordinates; a clear error unless it is a point of ``[0,1]^d``."""
+        if type(action) is float and 0.0 <= action <= 1.0 and self.dimension == 1:
+            return (action,)                                        # the per-round case of d = 1: no numpy call
+        a = np.asarray(action, dtype=float)
+        x = (float(a),) if a.ndim == 0 else tuple(a.tolist()) if a.ndim == 1 else ()
+        if len(x) != self.dimension or not all(0.0 <= c <= 1.0 for c in x):
             raise ValueError(f"action must be a point of [0,1]^{self.dimension}, got {action!r}")
         return x
 
@@ -114,8 +119,8 @@ class LipschitzEnv(Environment):
         return self._formula(x, math)
 
     def step(self, t: int, action) -> tuple[RewardFeedback, dict[str, float]]:
-        mu = self.mu(self._point(action))
-        return RewardFeedback(t, mu + float(self._noise[t - 1])), {
+        mu = self._formula(self._point(action), math)
+        return RewardFeedback(t, mu + self._noise[t - 1]), {
             "regret": self.mu_star - mu,
             "expected_reward": mu,
         }

@@ -1,0 +1,132 @@
+"""Share of a round spent in the simulation harness (delay queue, logging, environment step), per family.
+
+    .venv/bin/python benchmarks/harness_overhead.py [--configfile config.yaml] [--experiments a,b]
+        [--repeat 3] [--seed 0]
+
+For every experiment x algorithm x delay of the config (the default grid by default; one
+seed, every budget) the job runs twice through :func:`banditbench.runner.simulate`:
+
+1. with its policy, recording the actions (the full round);
+2. with a replay policy that returns the recorded actions and ignores feedback, on a
+   freshly built environment and delay stream of the same seed — the identical sequence
+   of contexts, steps, queue pushes and pops and log writes, with no learning: the harness.
+
+The harness share is ``time(2) / time(1)``, in CPU time of this process (a loaded shared
+machine distorts it far less than wall-clock time), each the minimum over ``--repeat``
+runs of the same job, interleaved.  Processed
+classification datasets the grid needs are prepared into a temporary directory (digits
+is offline); experiments whose files cannot be prepared here are skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from banditbench.api import Policy  # noqa: E402
+from banditbench.config import NO_BUDGET, load_config_file, load_grid  # noqa: E402
+from banditbench.data.paths import PROCESSED_DIR, parse_preprocess_key  # noqa: E402
+from banditbench.data.preprocess import prepare, save_prepared  # noqa: E402
+from banditbench.errors import ConfigError  # noqa: E402
+from banditbench.runner import build, simulate  # noqa: E402
+
+
+class Replay(Policy):
+    """Plays recorded actions, learns nothing: what is left of a round is the harness."""
+
+    feedback_kind = "any"
+
+    def __init__(self, actions: list):
+        self.actions = actions
+
+    def observe(self, t, arrived):
+        pass
+
+    def act(self, t, context):
+        return self.actions[t - 1]
+
+
+def run_job(cell: dict, repeat: int) -> tuple[float, float, int]:
+    """(seconds with the policy, seconds of the replayed harness, rounds) — minima over ``repeat`` runs."""
+    horizon = int(cell["horizon"])
+    full, harness, actions = [], [], None
+    for _ in range(repeat):
+        env, policy, delay, delay_rng = build(cell)
+        played: list = []
+        act = policy.act
+
+        def recording_act(t, context, act=act, played=played):
+            played.append(act(t, context))
+            return played[-1]
+
+        policy.act = recording_act
+        start = time.process_time()
+        simulate(env, policy, delay, horizon, delay_rng)
+        full.append(time.process_time() - start)
+        if actions is not None and played != actions:
+            raise RuntimeError(f"{cell['experiment']}/{cell['algorithm']}: the policy is not reproducible")
+        actions = played
+        env, _, delay, delay_rng = build(cell)
+        start = time.process_time()
+        simulate(env, Replay(actions), delay, horizon, delay_rng)
+        harness.append(time.process_time() - start)
+    return min(full), min(harness), horizon
+
+
+def prepare_files(grid, experiment: str) -> str | None:
+    """Build the processed datasets ``experiment`` reads (relative to the working directory); the reason if not."""
+    for path in grid.data_files(experiment):
+        if Path(path).is_file():
+            continue
+        rel = Path(path).relative_to(PROCESSED_DIR) if path.startswith(PROCESSED_DIR) else None
+        if rel is None:
+            return f"needs {path} (build it with snakemake first)"
+        try:
+            save_prepared(path, prepare(rel.parts[0], parse_preprocess_key(rel.parts[0], rel.stem)))
+        except ConfigError as err:
+            return str(err)
+    return None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--configfile", default="config.yaml")
+    ap.add_argument("--experiments", default=None, help="comma-separated subset (default: all)")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    grid = load_grid(load_config_file(Path(args.configfile).resolve()))
+    names = args.experiments.split(",") if args.experiments else list(grid.experiments)
+    os.chdir(tempfile.mkdtemp(prefix="harness-"))
+    print(f"{'experiment':28s} {'algorithm':16s} {'delay':22s} {'T':>6s} {'round µs':>9s} {'harness µs':>10s} "
+          f"{'share':>6s}")
+    worst = 0.0
+    for name in names:
+        exp = grid.experiments[name]
+        skipped = prepare_files(grid, name)
+        if skipped:
+            print(f"{name:28s} skipped: {skipped}")
+            continue
+        for alg in exp.algorithms:
+            for delay in exp.delays:
+                for budget in exp.budget_labels:
+                    cell = grid.cell(name, alg, delay, budget, exp.seeds[args.seed])
+                    full, harness, T = run_job(cell, args.repeat)
+                    worst = max(worst, harness / full)
+                    label = delay if budget == NO_BUDGET else f"{delay} B={budget}"
+                    print(f"{name:28s} {alg:16s} {label:22s} {T:6d} {1e6 * full / T:9.1f} "
+                          f"{1e6 * harness / T:10.2f} {harness / full:6.1%}", flush=True)
+    print(f"largest harness share: {worst:.1%}")
+
+
+if __name__ == "__main__":
+    main()
