@@ -13,6 +13,7 @@ from banditbench.data.files import load_npz, save_npz
 from banditbench.envs.knapsack import CarModeration, SyntheticPbBwK, _DuelKnapsack, offline_lp
 from banditbench.policies.knapsack import (ConstrainedDuelingEXP3, IdealDuel, OptimisticDuel, RandomizedDuel,
                                            knapsack_lp_value)
+from banditbench.policies.linalg import fit_logistic
 from banditbench.runner import build, run_cell, simulate
 from conftest import MIRROR, ROOT
 
@@ -211,6 +212,20 @@ def test_algorithm1_estimates_converge_on_an_easy_instance():
         agree = np.mean((env.phi @ policy._estimate()).argmax(axis=1) == env.r.argmax(axis=1))
         assert agree >= 0.8
     assert min(cosines[T]) > 0.97 and np.mean(cosines[T]) > np.mean(cosines[100])
+
+
+def test_algorithm1_refits_on_one_weighted_row_per_distinct_duel():
+    """Without contexts the differences phi^- take at most K(K-1) values: the MLE (10) runs on that
+    many weighted rows however many duels arrived, and equals the fit on every duel."""
+    T = 2000
+    env = SyntheticPbBwK(np.random.SeedSequence(0), horizon=T, budget=0.45 * T)      # a seed with many x != y
+    policy = make(OptimisticDuel, env)
+    simulate(env, policy, make_delay({"kind": "geometric", "mean": 5}), T, np.random.default_rng(2))
+    m, n = len(policy._distinct), policy.n_rows
+    assert m <= 4 * 3 and n > 50 * m
+    assert policy.duel_counts[:m].sum() == n and policy.duel_wins[:m].sum() == policy.labels[:n].sum()
+    per_duel = fit_logistic(policy.rows[:n], policy.labels[:n], policy.lam, np.zeros(4), tol=1e-10)
+    assert np.allclose(policy._estimate(), per_duel, atol=1e-6)
 
 
 def test_delayed_feedback_enters_the_statistics_exactly_once_on_arrival():

@@ -32,9 +32,12 @@ Details the paper leaves open, our choices:
 
 * Estimation (10)/(11): ``theta_hat`` minimises (10) by warm-started Newton
   (:func:`~banditbench.logistic.fit_logistic`), refitted only when new preference
-  feedback has arrived; ``omega_hat = Psi^-1 sum psi W`` is the ridge solution with
-  penalty ``lam`` (Abbasi-Yadkori et al., the estimator of Lemma 13; (11) prints
-  ``lam/2`` next to an unhalved square loss), kept up to date with Sherman–Morrison.
+  feedback has arrived, on sufficient statistics (one row per distinct difference
+  ``phi^-``, weighted by its number of duels; the same loss), so a refit costs
+  O(m d^2) for m distinct differences, not O(t d^2); ``omega_hat = Psi^-1 sum psi W``
+  is the ridge solution with penalty ``lam`` (Abbasi-Yadkori et al., the estimator of
+  Lemma 13; (11) prints ``lam/2`` next to an unhalved square loss), kept up to date with
+  Sherman–Morrison.
 * A duel ``x = y`` has ``phi^- = 0``: it adds nothing to (10) or ``Sigma``, so it is skipped.
 * ``W~`` is not clipped to the cost range: (12) uses the optimistic estimate as written.
 * Null action: the paper's experiments play ``x_t, y_t`` in the K real actions until the
@@ -189,6 +192,13 @@ class _PreferenceDuel(_PrimalDualDuel):
         self.rows = np.zeros((self.horizon, self.d))                           # arrived, informative rows
         self.labels = np.zeros(self.horizon)
         self.n_rows = 0
+        # (10) on sufficient statistics: the duels with the same difference phi^- form one row,
+        # weighted by their number, with label wins / number: the same loss, and a refit costs
+        # O(m d^2) for m distinct differences (at most K(K-1) without contexts), not O(t d^2)
+        self._distinct: dict[bytes, int] = {}
+        self.distinct_rows = np.zeros((self.horizon, self.d))
+        self.duel_counts = np.zeros(self.horizon)
+        self.duel_wins = np.zeros(self.horizon)
         self.theta = np.zeros(self.d)
         self._stale = False
 
@@ -209,14 +219,19 @@ class _PreferenceDuel(_PrimalDualDuel):
                 self.rows[self.n_rows] = row
                 self.labels[self.n_rows] = fb.y
                 self.n_rows += 1
+                u = self._distinct.setdefault(row.tobytes(), len(self._distinct))
+                self.distinct_rows[u] = row
+                self.duel_counts[u] += 1
+                self.duel_wins[u] += fb.y
                 self._stale = True
 
     def _estimate(self) -> np.ndarray:
         """``theta_hat_t`` of (10), refitted (warm start) only when new preference data arrived."""
         if self._stale:
-            n = self.n_rows
-            self.theta = fit_logistic(self.rows[:n], self.labels[:n], self.lam, self.theta,
-                                      max_iter=self.max_newton_steps, tol=self.tol)
+            m = len(self._distinct)
+            counts = self.duel_counts[:m]
+            self.theta = fit_logistic(self.distinct_rows[:m], self.duel_wins[:m] / counts, self.lam, self.theta,
+                                      weights=counts, max_iter=self.max_newton_steps, tol=self.tol)
             self._stale = False
         return self.theta
 
