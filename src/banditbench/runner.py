@@ -48,38 +48,40 @@ def simulate(env: Environment, policy: Policy, delay: DelayModel, horizon: int,
     arrival = delay.arrival_rounds(delay.sample(delay_rng, horizon), horizon).tolist()
     pending: list[list | None] = [None] * (horizon + 1)
     logs = {name: np.zeros(horizon) for name in env.metrics}
-    block: list[Mapping[str, float]] = []
     observe, act, context, step = policy.observe, policy.act, env.context, env.step
-    rounds = range(1, horizon + 1)
+    bar = None
     if progress:
         from tqdm import tqdm
 
-        rounds = tqdm(rounds, desc="rounds", unit="rd", file=sys.stderr)
-    for t in rounds:
-        arrived = pending[t]
-        if arrived is not None:
-            pending[t] = None
-            observe(t, arrived)
-        feedback, truth = step(t, act(t, context(t)))
-        while truth is None:                # a replay environment skipped the event: next one, same round
+        bar = tqdm(total=horizon, desc="rounds", unit="rd", file=sys.stderr)
+    for first in range(0, horizon, LOG_BLOCK):                     # a block of rounds at a time
+        last = min(first + LOG_BLOCK, horizon)
+        block: list[Mapping[str, float]] = []
+        for t, due in zip(range(first + 1, last + 1), arrival[first:last]):
+            arrived = pending[t]
+            if arrived is not None:
+                pending[t] = None
+                observe(t, arrived)
             feedback, truth = step(t, act(t, context(t)))
-        due = arrival[t - 1]
-        if due and feedback is not None:
-            bucket = pending[due]
-            if bucket is None:
-                pending[due] = [feedback]
-            else:
-                bucket.append(feedback)
-        block.append(truth)
-        if len(block) == LOG_BLOCK:
-            _write_block(logs, block, t, env)
-    if block:
-        _write_block(logs, block, horizon, env)
+            while truth is None:            # a replay environment skipped the event: next one, same round
+                feedback, truth = step(t, act(t, context(t)))
+            if due and feedback is not None:
+                bucket = pending[due]
+                if bucket is None:
+                    pending[due] = [feedback]
+                else:
+                    bucket.append(feedback)
+            block.append(truth)
+        _write_block(logs, block, last, env)
+        if bar is not None:
+            bar.update(last - first)
+    if bar is not None:
+        bar.close()
     return logs
 
 
 def _write_block(logs: dict[str, np.ndarray], block: list[Mapping[str, float]], t: int, env: Environment) -> None:
-    """Write the truth values of rounds ``t - len(block) + 1 .. t`` into ``logs``; empty ``block``."""
+    """Write the truth values of rounds ``t - len(block) + 1 .. t`` into ``logs``."""
     first = t - len(block)
     try:
         if set(map(len, block)) != {len(logs)}:
@@ -90,7 +92,6 @@ def _write_block(logs: dict[str, np.ndarray], block: list[Mapping[str, float]], 
         wrong = next(k for k, truth in enumerate(block) if sorted(truth) != sorted(logs))
         raise ValueError(f"{type(env).__name__}.step returned the values {sorted(block[wrong])} in round "
                          f"{first + wrong + 1}; its metrics are {sorted(logs)}") from None
-    block.clear()
 
 
 def build(cell: Mapping[str, Any]) -> tuple[Environment, Policy, DelayModel, np.random.Generator]:

@@ -75,7 +75,7 @@ class LipschitzEnv(Environment):
     function : ``triangle``, ``sine`` (d = 1) or ``two_dim`` (d = 2).
     noise_sigma : standard deviation of the Gaussian reward noise (not stated in Sec. 7).
 
-    An action is a point: a float (d = 1) or a length-``d`` array, inside ``[0,1]^d``.
+    An action is a point: a float (d = 1) or a length-``d`` array or tuple, inside ``[0,1]^d``.
     """
 
     feedback_kind = "reward"
@@ -106,8 +106,12 @@ class LipschitzEnv(Environment):
 
     def _point(self, action) -> tuple[float, ...]:
         """The action as a tuple of coordinates; a clear error unless it is a point of ``[0,1]^d``."""
-        if type(action) is float and 0.0 <= action <= 1.0 and self.dimension == 1:
-            return (action,)                                        # the per-round case of d = 1: no numpy call
+        if type(action) is tuple and len(action) == self.dimension:
+            for c in action:                                        # the per-round case of d > 1
+                if not (type(c) is float and 0.0 <= c <= 1.0):
+                    break
+            else:
+                return action
         a = np.asarray(action, dtype=float)
         x = (float(a),) if a.ndim == 0 else tuple(a.tolist()) if a.ndim == 1 else ()
         if len(x) != self.dimension or not all(0.0 <= c <= 1.0 for c in x):
@@ -119,7 +123,10 @@ class LipschitzEnv(Environment):
         return self._formula(x, math)
 
     def step(self, t: int, action) -> tuple[RewardFeedback, dict[str, float]]:
-        mu = self._formula(self._point(action), math)
+        if type(action) is float and 0.0 <= action <= 1.0 and self.dimension == 1:
+            mu = self._formula((action,), math)                     # the per-round case of d = 1
+        else:
+            mu = self._formula(self._point(action), math)
         return RewardFeedback(t, mu + self._noise[t - 1]), {
             "regret": self.mu_star - mu,
             "expected_reward": mu,

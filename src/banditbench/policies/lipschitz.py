@@ -54,14 +54,19 @@ Choices where the paper is open (parameters):
   created and skips a ball removed from ``B_m^+`` earlier in the same pass; the
   phase ends as soon as ``B_m^+`` is empty.
 
-Speed: zooming keeps preallocated arrays (centres, boxes, counts, sums,
-cache, index) grown by doubling; the index argmax is one vectorised pass.  The
-covering invariant is maintained incrementally: radii only shrink when a
-reward is used, and then only the old ball can lose coverage, so each shrink
-queues the old ball's box and the exact oracle re-checks just those boxes
-against the balls that meet them (a box met by many balls is split first).
-Which uncovered point line 12 activates therefore depends on the queue (the
-first uncovered queued box), which the algorithm leaves free.
+Speed: a round works on Python numbers (per-arm lists and tuples): with the few dozen to
+few hundred arms of the paper's settings, numpy's per-call overhead on tiny arrays costs
+more than the arithmetic; only the index argmax and the searches over all arms are
+vectorised.  The covering invariant is maintained incrementally: radii only shrink when a
+reward is used, and then only the old ball can lose coverage, so each shrink queues the
+old ball's box and only those boxes are re-checked.  The shell a shrink leaves (old box
+minus new box) is tested face by face against the balls that span the face (a sufficient
+test, in d <= 2), starting from the balls that covered the same face of the arm's
+previous shell; what that cannot settle goes to the exact oracle (a box met by many balls
+is split first).  The sufficient test only answers "covered" for covered boxes and draws
+no random numbers, so activations and their points are those of the exact oracle alone.
+Which uncovered point line 12 activates depends on the queue (the first uncovered queued
+box), which the algorithm leaves free.
 """
 
 from __future__ import annotations
@@ -103,10 +108,6 @@ def _shell_covered_1d(olo, ohi, nlo, nhi, lo, hi) -> bool:
     return bool((b <= a or ((lo <= a) & (hi >= b)).any()) and (c >= e or ((lo <= c) & (hi >= e)).any()))
 
 
-def _as_action(point: np.ndarray):
-    return float(point[0]) if point.shape[0] == 1 else point.copy()
-
-
 class _LipschitzPolicy(Policy):
     """What both algorithms share: the action space ``([0,1]^d, l_inf)`` and the confidence
     parameters ``delta`` and ``sigma`` (declared once for the family)."""
@@ -133,9 +134,13 @@ class DelayedZooming(_LipschitzPolicy):
     """Delayed Zooming (seed 003, Algorithm 1) with the lazy-update cache; classic zooming without delay.
 
     Public state (read by tests, never by the environment): for active arm ``i < n_arms``,
-    ``centers[i]``, ``v[i]`` (used rewards), ``cache_n[i]`` (cached rewards),
-    ``v_at_pull[i]`` (``v_s``, recorded before the flush), ``v_after_pull[i]``
-    (after the flush), ``radius[i]``, ``index[i]``; ``arm_of_round[s-1]``.
+    ``centers[i]``, ``lo[i]``, ``hi[i]`` (its ball's box), ``v[i]`` (used rewards), ``sums[i]``,
+    ``radius[i]``, ``index[i]``, ``cache_n[i]``, ``cache_sum[i]`` (cached rewards),
+    ``v_at_pull[i]`` (``v_s``, recorded before the flush), ``v_after_pull[i]`` (after the
+    flush); ``arm_of_round[s-1]``.  The rounds work on Python numbers (numpy item access
+    costs more than the arithmetic): per arm ``_c``, ``_lo``, ``_hi`` (tuples), ``_v``,
+    ``_sums``, ``_radius``; the arrays ``centers``, ``lo``, ``hi``, ``v``, ``sums`` and
+    ``radius`` are written from them when read (:meth:`_synced`).
     """
 
     def __init__(self, problem: Problem, rng: np.random.Generator, *, lazy_rule: str = "radius",
@@ -152,64 +157,106 @@ class DelayedZooming(_LipschitzPolicy):
         self.scale = self.sigma * math.sqrt(self.log_term)               # r = scale / sqrt(1 + v)
         self.lazy_rule, self.activation = lazy_rule, activation
         self.n_arms = 0
+        self._c: list[tuple[float, ...]] = []
+        self._lo: list[tuple[float, ...]] = []
+        self._hi: list[tuple[float, ...]] = []
+        self._v: list[int] = []
+        self._sums: list[float] = []
+        self._radius: list[float] = []
+        self._version: list[int] = []                                    # times arm i's box was set
+        self._unsynced: set[int] = set()                                 # arms whose array rows are old
+        self._arrays: dict[str, np.ndarray] = {}
         self._alloc(initial_capacity)
         self.arm_of_round = np.full(self.horizon, -1, dtype=np.int64)
-        # boxes (lo, hi, inner) that may hold uncovered points; inner = the box of the shrunk
-        # ball right after the shrink (only the part outside it can have lost coverage) or None;
-        # before the first arm, the whole space
-        self._pending: deque = deque([(np.zeros(self.d), np.ones(self.d), None)])
+        # boxes that may hold uncovered points: (lo, hi, inner, arm, version); inner = the box of
+        # the shrunk ball `arm` right after the shrink (only the shell outside it can have lost
+        # coverage; version = _version[arm] then) or None; before the first arm, the whole space
+        self._pending: deque = deque([((0.0,) * self.d, (1.0,) * self.d, None, -1, 0)])
+        # 4 arm + face -> the balls that covered that face of the arm's last shell (_shell_covered)
+        self._face_cover: dict[int, tuple] = {}
+        self._summary: list[tuple | None] = []                         # per arm: _summarise
         self.activated_last_round = False
 
     # --- storage ----------------------------------------------------------
+    _SYNCED = {"centers": "_c", "lo": "_lo", "hi": "_hi", "v": "_v", "sums": "_sums", "radius": "_radius"}
+
     def _alloc(self, cap: int) -> None:
-        old = getattr(self, "centers", None)
+        """Arrays for ``cap`` arms (the first ``n_arms`` rows kept); doubled when full."""
         n = self.n_arms
-        fields = {"centers": (cap, self.d), "lo": (cap, self.d), "hi": (cap, self.d), "sums": (cap,),
-                  "cache_sum": (cap,), "radius": (cap,), "index": (cap,)}
+        floats = {"centers": (cap, self.d), "lo": (cap, self.d), "hi": (cap, self.d), "sums": (cap,),
+                  "radius": (cap,), "cache_sum": (cap,), "index": (cap,)}
         counts = ("v", "cache_n", "v_at_pull", "v_after_pull")
-        for name, shape in fields.items():
-            arr = np.zeros(shape)
-            if old is not None:
-                arr[:n] = getattr(self, name)[:n]
-            setattr(self, name, arr)
-        for name in counts:
-            arr = np.zeros(cap, dtype=np.int64)
-            if old is not None:
-                arr[:n] = getattr(self, name)[:n]
-            setattr(self, name, arr)
+        shapes = {**floats, **{name: (cap,) for name in counts}}
+        for name, shape in shapes.items():
+            arr = np.zeros(shape, dtype=np.int64 if name in counts else float)
+            if n:
+                arr[:n] = self._synced(name)[:n] if name in self._SYNCED else getattr(self, name)[:n]
+            if name in self._SYNCED:
+                self._arrays[name] = arr
+            else:
+                setattr(self, name, arr)
+
+    def _synced(self, name: str) -> np.ndarray:
+        """The array ``name`` of :data:`_SYNCED`, its rows first brought up to date."""
+        if self._unsynced:
+            arrays = self._arrays
+            for field, source in self._SYNCED.items():
+                values = getattr(self, source)
+                for i in self._unsynced:
+                    arrays[field][i] = values[i]
+            self._unsynced.clear()
+        return self._arrays[name]
+
+    centers = property(lambda self: self._synced("centers"))
+    lo = property(lambda self: self._synced("lo"))
+    hi = property(lambda self: self._synced("hi"))
+    v = property(lambda self: self._synced("v"))
+    sums = property(lambda self: self._synced("sums"))
+    radius = property(lambda self: self._synced("radius"))
 
     def _refresh(self, i: int) -> None:
         """Recompute radius, index and box of arm ``i`` from its used rewards."""
-        v = self.v[i]
+        v = self._v[i]
         r = self.scale / math.sqrt(1.0 + v)
-        self.radius[i] = r
-        self.index[i] = (self.sums[i] / v if v else 0.0) + 2.0 * r
-        c = self.centers[i]
-        self.lo[i] = np.maximum(c - r, 0.0)
-        self.hi[i] = np.minimum(c + r, 1.0)
+        self._radius[i] = r
+        self.index[i] = (self._sums[i] / v if v else 0.0) + 2.0 * r
+        c = self._c[i]
+        if self.d == 1:
+            lo, hi = (max(c[0] - r, 0.0),), (min(c[0] + r, 1.0),)
+        else:
+            lo, hi = tuple([max(x - r, 0.0) for x in c]), tuple([min(x + r, 1.0) for x in c])
+        self._lo[i], self._hi[i] = lo, hi
+        self._version[i] += 1
+        self._unsynced.add(i)
 
-    def _shrunk(self, i: int, old_lo: np.ndarray, old_hi: np.ndarray) -> None:
+    def _use(self, i: int, n: int, total: float) -> None:
+        """Add ``n`` rewards summing to ``total`` to the used statistics of arm ``i``."""
+        self._v[i] += n
+        self._sums[i] += total
+
+    def _shrunk(self, i: int, old_lo: tuple, old_hi: tuple) -> None:
         """Arm ``i`` used new rewards: refresh it and queue its old ball for the covering check."""
         self._refresh(i)
-        self._pending.append((old_lo, old_hi, (self.lo[i].copy(), self.hi[i].copy())))
+        self._pending.append((old_lo, old_hi, (self._lo[i], self._hi[i]), i, self._version[i]))
 
     def _may_use(self, i: int) -> bool:
         """Lazy-update test of Alg. 1 line 5 for one more reward of arm ``i`` (see ``lazy_rule``)."""
         vs = self.v_at_pull[i]
         if self.lazy_rule == "count" and vs:
-            return self.v[i] + 1 <= 4 * vs
-        return self.v[i] + 2 <= 4 * (1 + vs)
+            return self._v[i] + 1 <= 4 * vs
+        return self._v[i] + 2 <= 4 * (1 + vs)
 
     # --- feedback (Alg. 1 lines 4–10) ---------------------------------------
     def observe(self, t: int, arrived: Sequence[RewardFeedback]) -> None:
-        boxes: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        boxes: dict[int, tuple[tuple, tuple]] = {}
+        v, sums = self._v, self._sums
         for fb in arrived:
             i = int(self.arm_of_round[fb.round - 1])
             if self._may_use(i):
                 if i not in boxes:
-                    boxes[i] = (self.lo[i].copy(), self.hi[i].copy())
-                self.v[i] += 1
-                self.sums[i] += fb.reward
+                    boxes[i] = (self._lo[i], self._hi[i])
+                v[i] += 1
+                sums[i] += fb.reward
             else:                                                   # lazy update: cache
                 self.cache_n[i] += 1
                 self.cache_sum[i] += fb.reward
@@ -218,37 +265,206 @@ class DelayedZooming(_LipschitzPolicy):
 
     # --- covering oracle (line 11) ----------------------------------------
     def _uncovered_point(self) -> np.ndarray | None:
-        """Exact line-11 test on the queued boxes; a point of the first uncovered one, or ``None``.
+        """Line 11 on the queued boxes: a point of the first uncovered one, or ``None``.
 
-        A box met by more than :data:`MAX_BOXES_PER_CHECK` balls is first split in
-        ``2^d`` halves (while it is larger than the smallest ball meeting it), so one
-        exact check costs at most ``O(MAX_BOXES_PER_CHECK^3)`` in two dimensions."""
-        n = self.n_arms
-        lo, hi = self.lo[:n], self.hi[:n]
+        A shell whose faces the cheap test of :meth:`_face_covered` settles needs nothing
+        more; every other box gets the exact test (:meth:`_check_exactly`).  The cheap test
+        only ever answers "covered" for a box that is covered, so the activations (and the
+        random draws behind them) are those of the exact test alone."""
         pending = self._pending
         while pending:
-            rlo, rhi, inner = entry = pending.popleft()
-            meet = ((lo < rhi) & (hi > rlo)).all(axis=1)
-            mlo, mhi = lo[meet], hi[meet]
-            if ((mlo <= rlo) & (mhi >= rhi)).all(axis=1).any():
-                continue                                            # one ball holds the whole box
-            if inner is not None and self.d == 1 and _shell_covered_1d(rlo, rhi, *inner, mlo, mhi):
-                continue                                            # cheap sufficient test
-            if mlo.shape[0] > MAX_BOXES_PER_CHECK and (rhi - rlo).max() > (mhi - mlo).min():
-                pending.extendleft((a, b, None) for a, b in split_box(rlo, rhi))
+            entry = pending.popleft()
+            if entry[2] is not None and self._shell_covered(*entry):
                 continue
-            point = grid_uncovered(rlo, rhi, np.maximum(mlo, rlo), np.minimum(mhi, rhi), self.rng, self.activation)
+            point = self._check_exactly(entry)
             if point is not None:
-                pending.appendleft(entry)                           # re-check next round
                 return point
         return None
 
+    def _shell_covered(self, rlo: tuple, rhi: tuple, inner: tuple, arm: int, version: int) -> bool:
+        """Sufficient test that the queued box ``[rlo, rhi]`` of a shrink of ``arm`` is covered: the
+        arm's ball is still ``inner`` (no later shrink) and every face of the shell (``[rlo, rhi]``
+        minus ``inner``) is covered by other balls.  Dimensions 1 and 2; ``False`` otherwise.
+
+        A face is first tested with the balls that covered the same face of the arm's last shell
+        (one shrink further out): if they are unchanged and the new face lies in the part they
+        covered together it is covered; if some shrank they are tested again, alone.  Only
+        then are all balls meeting the box tested (:meth:`_face_covered`)."""
+        if self._version[arm] != version or self.d > 2:
+            return False
+        nlo, nhi = inner
+        two = self.d == 2
+        versions, known_faces = self._version, self._face_cover
+        summary = self._summary[arm]
+        if summary is not None:
+            # the faces of the arm's shells keep lying in the parts their balls covered while the
+            # inner box's sides stay within these limits (the shells move inwards)
+            limits, balls, vers = summary
+            if nlo[0] <= limits[0] and nhi[0] >= limits[1] and (not two or (nlo[1] <= limits[2]
+                                                                            and nhi[1] >= limits[3])):
+                for j, k in zip(balls, vers):
+                    if versions[j] != k:
+                        break
+                else:
+                    return True
+        candidates = None
+        span = u = w = None
+        summarise = True
+        for axis in range(self.d):
+            # the faces across `axis` are [rlo, nlo] and [nhi, rhi] on it; along the other axis
+            # (d = 2) the box's extent for axis 0 and the inner box's for axis 1: they tile the shell
+            if two:
+                span = u, w = (rlo[1], rhi[1]) if axis == 0 else (nlo[0], nhi[0])
+            for face in (0, 1):
+                p, q = (rlo[axis], nlo[axis]) if face == 0 else (nhi[axis], rhi[axis])
+                if q <= p:
+                    continue                                        # empty face (clipped at the border)
+                key = 4 * arm + 2 * axis + face
+                known = known_faces.get(key)
+                if known is not None:
+                    balls, vers, tlo, thi, slo, shi = known
+                    if tlo <= p and q <= thi and (not two or (slo <= u and w <= shi)):
+                        for j, k in zip(balls, vers):
+                            if versions[j] != k:
+                                break
+                        else:
+                            continue                                # the same balls, unchanged, cover it
+                        if self._chain_covers(key, balls, axis, p, q, span):
+                            continue
+                if candidates is None:
+                    n = self.n_arms
+                    lo, hi = self.lo[:n], self.hi[:n]
+                    meet = np.flatnonzero(((lo < rhi) & (hi > rlo)).all(axis=1)).tolist()
+                    candidates = [(j, self._lo[j], self._hi[j]) for j in meet if j != arm]
+                if self._face_covered(key, axis, p, q, span, candidates):
+                    continue
+                if not self._face_exactly_covered(axis, p, q, span, candidates):
+                    return False
+                summarise = False
+        self._summary[arm] = self._summarise(arm, rlo, rhi, nlo, nhi) if summarise else None
+        return True
+
+    def _summarise(self, arm: int, rlo: tuple, rhi: tuple, nlo: tuple, nhi: tuple) -> tuple:
+        """What covered every face of the arm's shell, as one test for its next shells: limits on the sides
+        of the next inner box (a low side at most the covered part's upper end, a high side at least
+        its lower end; a face empty at the border stays empty) and the balls relied on, with versions."""
+        limits, used = [], {}
+        for axis in range(self.d):
+            for face in (0, 1):
+                side = nlo[axis] if face == 0 else nhi[axis]
+                if side <= rlo[axis] if face == 0 else side >= rhi[axis]:
+                    limits.append(side)
+                    continue
+                balls, vers, tlo, thi, _, _ = self._face_cover[4 * arm + 2 * axis + face]
+                limits.append(thi if face == 0 else tlo)
+                used.update(zip(balls, vers))
+        return tuple(limits), tuple(used), tuple(used.values())
+
+    def _face_exactly_covered(self, axis: int, p: float, q: float, span, candidates) -> bool:
+        """Exact test that the face ``[p, q]`` across ``axis`` (times ``span``, d = 2) lies in the union
+        of ``candidates``' balls (:func:`metric_space.grid_uncovered` on the face: no random draw)."""
+        flo, fhi = [p] * self.d, [q] * self.d
+        if span is not None:
+            flo[1 - axis], fhi[1 - axis] = span
+        flo, fhi = np.array(flo), np.array(fhi)
+        if not candidates:
+            return False
+        blo = np.array([lo for _, lo, _ in candidates])
+        bhi = np.array([hi for _, _, hi in candidates])
+        meet = ((blo < fhi) & (bhi > flo)).all(axis=1)
+        return grid_uncovered(flo, fhi, np.maximum(blo[meet], flo), np.minimum(bhi[meet], fhi), rule="midpoint") is None
+
+    def _chain_covers(self, key: int, balls: tuple, axis: int, p: float, q: float, span) -> bool:
+        """Do ``balls``, in this order, still cover the face (some of them shrank since they did)?  Each
+        must span ``[p, q]`` across ``axis`` and, along the other axis (d = 2), start before the part
+        covered so far ends, which must reach the end of ``span``.  Updates the face's record."""
+        all_lo, all_hi, version = self._lo, self._hi, self._version
+        tlo, thi = -math.inf, math.inf
+        if span is None:
+            reach = w = 0.0
+        else:
+            other = 1 - axis
+            reach, w = span
+        for j in balls:
+            lo, hi = all_lo[j], all_hi[j]
+            if lo[axis] > p or hi[axis] < q or (span is not None and lo[other] > reach):
+                return False
+            if span is not None and hi[other] > reach:
+                reach = hi[other]
+            tlo, thi = max(tlo, lo[axis]), min(thi, hi[axis])
+        if reach < w:
+            return False
+        self._face_cover[key] = (balls, tuple([version[j] for j in balls]), tlo, thi) + (
+            (0.0, 0.0) if span is None else span)
+        return True
+
+    def _face_covered(self, key, axis: int, p: float, q: float, span, candidates) -> bool:
+        """Is the face ``[p, q]`` across ``axis`` (times ``span`` on the other axis, d = 2) covered by
+        ``candidates``' balls that span all of ``[p, q]``?  In one dimension: one ball holding it; in
+        two: such balls whose extents along the face chain over ``span`` (closed boxes).  A
+        sufficient test.  On success the balls used, their versions and the region they cover
+        together (the face's ``span``, across the intersection of their extents on ``axis``) are
+        remembered for the arm's next, smaller shell."""
+        version = self._version
+        if span is None:
+            for j, lo, hi in candidates:
+                if lo[axis] <= p and hi[axis] >= q:
+                    self._face_cover[key] = ((j,), (version[j],), lo[axis], hi[axis], 0.0, 0.0)
+                    return True
+            return False
+        other = 1 - axis
+        u, w = span
+        spanning = sorted((lo[other], hi[other], j, lo[axis], hi[axis]) for j, lo, hi in candidates
+                          if lo[axis] <= p and hi[axis] >= q and lo[other] <= w and hi[other] >= u)
+        reach, used, tlo, thi = u, [], -math.inf, math.inf
+        for blo, bhi, j, alo, ahi in spanning:
+            if blo > reach:
+                return False                                        # a gap along the face
+            if bhi > reach:
+                used.append(j)
+                reach, tlo, thi = bhi, max(tlo, alo), min(thi, ahi)
+                if reach >= w:
+                    self._face_cover[key] = (tuple(used), tuple(version[j] for j in used), tlo, thi, u, w)
+                    return True
+        return False
+
+    def _check_exactly(self, entry: tuple) -> np.ndarray | None:
+        """The exact line-11 test of one queued box: ``None`` if covered, else a point of it (the box is
+        queued again, to be re-checked next round).
+
+        A box met by more than :data:`MAX_BOXES_PER_CHECK` balls is first split in ``2^d``
+        halves (while it is larger than the smallest ball meeting it), queued first, so one
+        exact check costs at most ``O(MAX_BOXES_PER_CHECK^3)`` in two dimensions."""
+        rlo, rhi, inner = np.asarray(entry[0], dtype=float), np.asarray(entry[1], dtype=float), entry[2]
+        n = self.n_arms
+        lo, hi = self.lo[:n], self.hi[:n]
+        meet = ((lo < rhi) & (hi > rlo)).all(axis=1)
+        mlo, mhi = lo[meet], hi[meet]
+        if ((mlo <= rlo) & (mhi >= rhi)).all(axis=1).any():
+            return None                                             # one ball holds the whole box
+        if inner is not None and self.d == 1 and _shell_covered_1d(rlo, rhi, *inner, mlo, mhi):
+            return None                                             # cheap sufficient test
+        if mlo.shape[0] > MAX_BOXES_PER_CHECK and (rhi - rlo).max() > (mhi - mlo).min():
+            self._pending.extendleft((a, b, None, -1, 0) for a, b in split_box(rlo, rhi))
+            return None
+        point = grid_uncovered(rlo, rhi, np.maximum(mlo, rlo), np.minimum(mhi, rhi), self.rng, self.activation)
+        if point is not None:
+            self._pending.appendleft(entry)                         # re-check next round
+        return point
+
     def _activate(self, point: np.ndarray) -> int:
-        if self.n_arms == self.centers.shape[0]:
-            self._alloc(2 * self.centers.shape[0])
+        if self.n_arms == self.index.shape[0]:
+            self._alloc(2 * self.index.shape[0])
         i = self.n_arms
         self.n_arms += 1
-        self.centers[i] = point
+        self._c.append(tuple(point.tolist()))
+        self._lo.append(())
+        self._hi.append(())
+        self._v.append(0)
+        self._sums.append(0.0)
+        self._radius.append(0.0)
+        self._version.append(0)
+        self._summary.append(None)
         self._refresh(i)
         return i
 
@@ -259,18 +475,18 @@ class DelayedZooming(_LipschitzPolicy):
         if point is not None:
             i = self._activate(point)                               # activation
         else:
-            i = int(np.argmax(self.index[: self.n_arms]))           # selection
+            i = int(self.index[: self.n_arms].argmax())             # selection
         self.arm_of_round[t - 1] = i
-        self.v_at_pull[i] = self.v[i]                               # line 16: record v_s
+        self.v_at_pull[i] = self._v[i]                              # line 16: record v_s
         if self.cache_n[i]:                                         # lines 17–18: flush the cache
-            lo, hi = self.lo[i].copy(), self.hi[i].copy()
-            self.v[i] += self.cache_n[i]
-            self.sums[i] += self.cache_sum[i]
+            lo, hi = self._lo[i], self._hi[i]
+            self._use(i, int(self.cache_n[i]), float(self.cache_sum[i]))
             self.cache_n[i] = 0
             self.cache_sum[i] = 0.0
             self._shrunk(i, lo, hi)
-        self.v_after_pull[i] = self.v[i]
-        return _as_action(self.centers[i])
+        self.v_after_pull[i] = self._v[i]
+        c = self._c[i]
+        return c[0] if self.d == 1 else c                          # a float, or a tuple of d floats
 
 
 @register("dlpp")
@@ -299,6 +515,7 @@ class DLPP(_LipschitzPolicy):
         self.sums, self.mean = np.zeros(cap), np.zeros(cap)
         self.in_plus = np.zeros(cap, dtype=bool)
         self.eliminated: list[int] = []                              # balls removed by line 15, one entry per phase
+        self._box: list[tuple[tuple[float, ...], tuple[float, ...]]] = []   # per ball (lo, hi), for act
         self.phase = 0
         self._start_phase(cover_box(np.zeros(self.d), np.ones(self.d), 0.5))   # C_1: a 1/2-covering
 
@@ -319,7 +536,8 @@ class DLPP(_LipschitzPolicy):
                 setattr(self, name, new)
         s = slice(self.n_balls, need)
         self.centers[s] = centers
-        self.lo[s], self.hi[s] = ball_boxes(centers, np.full(k, self.r))
+        self.lo[s], self.hi[s] = lo, hi = ball_boxes(centers, np.full(k, self.r))
+        self._box.extend(zip(map(tuple, lo.tolist()), map(tuple, hi.tolist())))
         self.phase_of[s] = self.phase
         self.v[s] = 0
         self.sums[s] = 0.0
@@ -362,5 +580,7 @@ class DLPP(_LipschitzPolicy):
             self._pass.extend((np.flatnonzero(self.in_plus[self.phase_start: self.n_balls]) + self.phase_start).tolist())
         b = self._pass.popleft()
         self.ball_of_round[t - 1] = b
-        lo = self.lo[b]
-        return _as_action(lo + (self.hi[b] - lo) * self.rng.random(self.d))      # uniform on the ball
+        lo, hi = self._box[b]                                       # uniform on the ball:
+        if self.d == 1:
+            return lo[0] + (hi[0] - lo[0]) * self.rng.random()      # a float
+        return tuple([a + (c - a) * u for a, c, u in zip(lo, hi, self.rng.random(self.d).tolist())])
