@@ -341,6 +341,37 @@ def test_shipped_settings_include_the_theory_constants_and_small_sigmas():
     assert 1.0 in sigmas and min(sigmas) <= 0.01
 
 
+class ShellSoundnessCheck(DelayedZooming):
+    """Every queued box the cheap face-by-face test calls covered is covered: the exact oracle, on all
+    current balls, finds no uncovered point in it."""
+
+    def __init__(self, *a, **k):
+        super().__init__(*a, **k)
+        self.verdicts = {True: 0, False: 0}
+
+    def _shell_covered(self, rlo, rhi, inner, arm, version):
+        covered = super()._shell_covered(rlo, rhi, inner, arm, version)
+        self.verdicts[covered] += 1
+        if covered:
+            n = self.n_arms
+            assert find_uncovered(np.array(rlo), np.array(rhi), self.lo[:n], self.hi[:n], rule="midpoint") is None
+        return covered
+
+
+@pytest.mark.parametrize("function,delay,sigma", [
+    ("two_dim", {"kind": "none"}, 0.01),
+    ("two_dim", {"kind": "uniform", "low": 0, "high": 40}, 0.05),
+    ("triangle", {"kind": "geometric", "mean": 20}, 0.01),
+])
+def test_the_cheap_shell_test_only_calls_covered_boxes_covered(function, delay, sigma):
+    T = 4000
+    env, _, dmodel, drng = build(cell(function, delay=delay, horizon=T, noise_sigma=sigma))
+    pol = ShellSoundnessCheck(Problem(T, info=env.public_info()), np.random.default_rng(1), sigma=sigma)
+    simulate(env, pol, dmodel, T, drng)
+    calls = pol.verdicts[True] + pol.verdicts[False]
+    assert calls > T / 2 and pol.verdicts[True] > 0.8 * calls and pol.verdicts[False] > 0   # both answers exercised
+
+
 def test_count_rule_uses_an_arms_first_reward_and_keeps_the_printed_test_afterwards():
     """``lazy_rule="count"``: with ``v_s = 0`` the printed ``v + 1 <= 4 v_s`` would cache every reward; the
     radius guarantee lets up to three in (r >= r_0 / 2), and with ``v_s >= 1`` the printed test applies."""
