@@ -172,9 +172,9 @@ class DelayedZooming(_LipschitzPolicy):
         # the shrunk ball `arm` right after the shrink (only the shell outside it can have lost
         # coverage; version = _version[arm] then) or None; before the first arm, the whole space
         self._pending: deque = deque([((0.0,) * self.d, (1.0,) * self.d, None, -1, 0)])
-        # 4 arm + face -> the balls that covered that face of the arm's last shell (_shell_covered)
-        self._face_cover: dict[int, tuple] = {}
-        self._summary: list[tuple | None] = []                         # per arm: _summarise
+        # per arm: what covered each face of its last shell, and a summary (see _shell_covered)
+        self._face_records: list[list[tuple | None]] = []
+        self._summary: list[tuple | None] = []
         self.activated_last_round = False
 
     # --- storage ----------------------------------------------------------
@@ -223,6 +223,9 @@ class DelayedZooming(_LipschitzPolicy):
         c = self._c[i]
         if self.d == 1:
             lo, hi = (max(c[0] - r, 0.0),), (min(c[0] + r, 1.0),)
+        elif self.d == 2:
+            x, y = c
+            lo, hi = (max(x - r, 0.0), max(y - r, 0.0)), (min(x + r, 1.0), min(y + r, 1.0))
         else:
             lo, hi = tuple([max(x - r, 0.0) for x in c]), tuple([min(x + r, 1.0) for x in c])
         self._lo[i], self._hi[i] = lo, hi
@@ -267,7 +270,7 @@ class DelayedZooming(_LipschitzPolicy):
     def _uncovered_point(self) -> np.ndarray | None:
         """Line 11 on the queued boxes: a point of the first uncovered one, or ``None``.
 
-        A shell whose faces the cheap test of :meth:`_face_covered` settles needs nothing
+        A shell whose faces the cheap test of :meth:`_shell_covered` settles needs nothing
         more; every other box gets the exact test (:meth:`_check_exactly`).  The cheap test
         only ever answers "covered" for a box that is covered, so the activations (and the
         random draws behind them) are those of the exact test alone."""
@@ -286,147 +289,103 @@ class DelayedZooming(_LipschitzPolicy):
         arm's ball is still ``inner`` (no later shrink) and every face of the shell (``[rlo, rhi]``
         minus ``inner``) is covered by other balls.  Dimensions 1 and 2; ``False`` otherwise.
 
-        A face is first tested with the balls that covered the same face of the arm's last shell
-        (one shrink further out): if they are unchanged and the new face lies in the part they
-        covered together it is covered; if some shrank they are tested again, alone.  Only
-        then are all balls meeting the box tested (:meth:`_face_covered`)."""
+        The shells of one arm move inwards, so what covered a face of the last one often covers
+        the same face of this one: each face keeps a record of the balls that covered it
+        (:meth:`_cover_face`), and the arm a summary of all its records (limits on the inner
+        box and the balls relied on).  Unchanged balls and an inner box within the limits
+        settle the shell at once; otherwise each face is tested with its record's balls, then
+        with all balls meeting the box, then exactly (:meth:`_face_exactly_covered`)."""
         if self._version[arm] != version or self.d > 2:
             return False
         nlo, nhi = inner
-        two = self.d == 2
-        versions, known_faces = self._version, self._face_cover
+        versions = self._version
         summary = self._summary[arm]
         if summary is not None:
-            # the faces of the arm's shells keep lying in the parts their balls covered while the
-            # inner box's sides stay within these limits (the shells move inwards)
             limits, balls, vers = summary
-            if nlo[0] <= limits[0] and nhi[0] >= limits[1] and (not two or (nlo[1] <= limits[2]
-                                                                            and nhi[1] >= limits[3])):
+            if nlo[0] <= limits[0] and nhi[0] >= limits[1] and (self.d == 1 or (nlo[1] <= limits[2]
+                                                                                 and nhi[1] >= limits[3])):
                 for j, k in zip(balls, vers):
                     if versions[j] != k:
                         break
                 else:
                     return True
+        records = self._face_records[arm]
         candidates = None
-        span = u = w = None
-        summarise = True
-        for axis in range(self.d):
-            # the faces across `axis` are [rlo, nlo] and [nhi, rhi] on it; along the other axis
-            # (d = 2) the box's extent for axis 0 and the inner box's for axis 1: they tile the shell
-            if two:
-                span = u, w = (rlo[1], rhi[1]) if axis == 0 else (nlo[0], nhi[0])
-            for face in (0, 1):
-                p, q = (rlo[axis], nlo[axis]) if face == 0 else (nhi[axis], rhi[axis])
-                if q <= p:
-                    continue                                        # empty face (clipped at the border)
-                key = 4 * arm + 2 * axis + face
-                known = known_faces.get(key)
-                if known is not None:
-                    balls, vers, tlo, thi, slo, shi = known
-                    if tlo <= p and q <= thi and (not two or (slo <= u and w <= shi)):
-                        for j, k in zip(balls, vers):
-                            if versions[j] != k:
-                                break
-                        else:
-                            continue                                # the same balls, unchanged, cover it
-                        if self._chain_covers(key, balls, axis, p, q, span):
-                            continue
+        limits, relied = [], {}
+        for k, (axis, p, q, span) in enumerate(self._faces(rlo, rhi, nlo, nhi)):
+            low = k % 2 == 0                                        # the face below the inner box on `axis`
+            if q <= p:                                              # empty (clipped at the border): it stays
+                if limits is not None:                              # empty while the inner box keeps this side
+                    limits.append(q if low else p)
+                continue
+            record = records[k]
+            if record is not None:
+                balls, vers, tlo, thi, slo, shi = record
+                if not (tlo <= p and q <= thi and (span is None or (slo <= span[0] and span[1] <= shi))):
+                    record = None                                   # the face left the part they covered
+                elif any(versions[j] != v for j, v in zip(balls, vers)):
+                    record = self._cover_face(axis, p, q, span, [(j, self._lo[j], self._hi[j]) for j in balls])
+            if record is None:
                 if candidates is None:
                     n = self.n_arms
                     lo, hi = self.lo[:n], self.hi[:n]
                     meet = np.flatnonzero(((lo < rhi) & (hi > rlo)).all(axis=1)).tolist()
                     candidates = [(j, self._lo[j], self._hi[j]) for j in meet if j != arm]
-                if self._face_covered(key, axis, p, q, span, candidates):
-                    continue
+                record = self._cover_face(axis, p, q, span, candidates)
+            records[k] = record
+            if record is None:
                 if not self._face_exactly_covered(axis, p, q, span, candidates):
                     return False
-                summarise = False
-        self._summary[arm] = self._summarise(arm, rlo, rhi, nlo, nhi) if summarise else None
+                limits = None                                       # covered, but by no record
+            elif limits is not None:
+                limits.append(record[3] if low else record[2])
+                relied.update(zip(record[0], record[1]))
+        self._summary[arm] = None if limits is None else (tuple(limits), tuple(relied), tuple(relied.values()))
         return True
 
-    def _summarise(self, arm: int, rlo: tuple, rhi: tuple, nlo: tuple, nhi: tuple) -> tuple:
-        """What covered every face of the arm's shell, as one test for its next shells: limits on the sides
-        of the next inner box (a low side at most the covered part's upper end, a high side at least
-        its lower end; a face empty at the border stays empty) and the balls relied on, with versions."""
-        limits, used = [], {}
-        for axis in range(self.d):
-            for face in (0, 1):
-                side = nlo[axis] if face == 0 else nhi[axis]
-                if side <= rlo[axis] if face == 0 else side >= rhi[axis]:
-                    limits.append(side)
-                    continue
-                balls, vers, tlo, thi, _, _ = self._face_cover[4 * arm + 2 * axis + face]
-                limits.append(thi if face == 0 else tlo)
-                used.update(zip(balls, vers))
-        return tuple(limits), tuple(used), tuple(used.values())
+    def _faces(self, rlo: tuple, rhi: tuple, nlo: tuple, nhi: tuple) -> list[tuple]:
+        """The faces ``(axis, p, q, span)`` of the shell ``[rlo, rhi]`` minus ``[nlo, nhi]``: ``[p, q]`` across
+        ``axis`` (below, then above the inner box), times ``span`` on the other axis (d = 2: the
+        box's extent for axis 0, the inner box's for axis 1, so that the faces tile the shell)."""
+        if self.d == 1:
+            return [(0, rlo[0], nlo[0], None), (0, nhi[0], rhi[0], None)]
+        across_0, across_1 = (rlo[1], rhi[1]), (nlo[0], nhi[0])
+        return [(0, rlo[0], nlo[0], across_0), (0, nhi[0], rhi[0], across_0),
+                (1, rlo[1], nlo[1], across_1), (1, nhi[1], rhi[1], across_1)]
 
-    def _face_exactly_covered(self, axis: int, p: float, q: float, span, candidates) -> bool:
-        """Exact test that the face ``[p, q]`` across ``axis`` (times ``span``, d = 2) lies in the union
-        of ``candidates``' balls (:func:`metric_space.grid_uncovered` on the face: no random draw)."""
-        flo, fhi = [p] * self.d, [q] * self.d
-        if span is not None:
-            flo[1 - axis], fhi[1 - axis] = span
-        flo, fhi = np.array(flo), np.array(fhi)
-        if not candidates:
-            return False
-        blo = np.array([lo for _, lo, _ in candidates])
-        bhi = np.array([hi for _, _, hi in candidates])
-        meet = ((blo < fhi) & (bhi > flo)).all(axis=1)
-        return grid_uncovered(flo, fhi, np.maximum(blo[meet], flo), np.minimum(bhi[meet], fhi), rule="midpoint") is None
-
-    def _chain_covers(self, key: int, balls: tuple, axis: int, p: float, q: float, span) -> bool:
-        """Do ``balls``, in this order, still cover the face (some of them shrank since they did)?  Each
-        must span ``[p, q]`` across ``axis`` and, along the other axis (d = 2), start before the part
-        covered so far ends, which must reach the end of ``span``.  Updates the face's record."""
-        all_lo, all_hi, version = self._lo, self._hi, self._version
-        tlo, thi = -math.inf, math.inf
+    def _cover_face(self, axis: int, p: float, q: float, span, balls: list) -> tuple | None:
+        """Balls among ``balls`` (``(j, lo, hi)``) that span ``[p, q]`` across ``axis`` and together cover
+        the face: in one dimension one of them; in two, a chain of them (in the order of their
+        lower ends) over ``span`` along the other axis (closed boxes).  A sufficient test.  The
+        record ``(balls, their versions, tlo, thi, slo, shi)``: the chain covers the face
+        ``[p', q'] x [slo, shi]`` for any ``tlo <= p' <= q' <= thi``; ``None`` if there is none."""
         if span is None:
-            reach = w = 0.0
-        else:
-            other = 1 - axis
-            reach, w = span
-        for j in balls:
-            lo, hi = all_lo[j], all_hi[j]
-            if lo[axis] > p or hi[axis] < q or (span is not None and lo[other] > reach):
-                return False
-            if span is not None and hi[other] > reach:
-                reach = hi[other]
-            tlo, thi = max(tlo, lo[axis]), min(thi, hi[axis])
-        if reach < w:
-            return False
-        self._face_cover[key] = (balls, tuple([version[j] for j in balls]), tlo, thi) + (
-            (0.0, 0.0) if span is None else span)
-        return True
-
-    def _face_covered(self, key, axis: int, p: float, q: float, span, candidates) -> bool:
-        """Is the face ``[p, q]`` across ``axis`` (times ``span`` on the other axis, d = 2) covered by
-        ``candidates``' balls that span all of ``[p, q]``?  In one dimension: one ball holding it; in
-        two: such balls whose extents along the face chain over ``span`` (closed boxes).  A
-        sufficient test.  On success the balls used, their versions and the region they cover
-        together (the face's ``span``, across the intersection of their extents on ``axis``) are
-        remembered for the arm's next, smaller shell."""
-        version = self._version
-        if span is None:
-            for j, lo, hi in candidates:
+            for j, lo, hi in balls:
                 if lo[axis] <= p and hi[axis] >= q:
-                    self._face_cover[key] = ((j,), (version[j],), lo[axis], hi[axis], 0.0, 0.0)
-                    return True
-            return False
+                    return (j,), (self._version[j],), lo[axis], hi[axis], 0.0, 0.0
+            return None
         other = 1 - axis
         u, w = span
-        spanning = sorted((lo[other], hi[other], j, lo[axis], hi[axis]) for j, lo, hi in candidates
+        spanning = sorted((lo[other], hi[other], j, lo[axis], hi[axis]) for j, lo, hi in balls
                           if lo[axis] <= p and hi[axis] >= q and lo[other] <= w and hi[other] >= u)
         reach, used, tlo, thi = u, [], -math.inf, math.inf
         for blo, bhi, j, alo, ahi in spanning:
             if blo > reach:
-                return False                                        # a gap along the face
+                return None                                         # a gap along the face
             if bhi > reach:
                 used.append(j)
                 reach, tlo, thi = bhi, max(tlo, alo), min(thi, ahi)
                 if reach >= w:
-                    self._face_cover[key] = (tuple(used), tuple(version[j] for j in used), tlo, thi, u, w)
-                    return True
-        return False
+                    return tuple(used), tuple([self._version[j] for j in used]), tlo, thi, u, w
+        return None
+
+    def _face_exactly_covered(self, axis: int, p: float, q: float, span, balls: list) -> bool:
+        """Exact test that the face lies in the union of ``balls``: cut ``[p, q]`` at the balls' sides
+        inside it; a ball meeting an open piece then spans it, so the face is covered iff every
+        piece is covered by the balls spanning it (:meth:`_cover_face`).  Draws nothing."""
+        cuts = sorted({e for _, lo, hi in balls for e in (lo[axis], hi[axis]) if p < e < q})
+        edges = [p, *cuts, q]
+        return all(self._cover_face(axis, a, b, span, balls) is not None for a, b in zip(edges, edges[1:]))
 
     def _check_exactly(self, entry: tuple) -> np.ndarray | None:
         """The exact line-11 test of one queued box: ``None`` if covered, else a point of it (the box is
@@ -464,6 +423,7 @@ class DelayedZooming(_LipschitzPolicy):
         self._sums.append(0.0)
         self._radius.append(0.0)
         self._version.append(0)
+        self._face_records.append([None] * (2 * self.d))
         self._summary.append(None)
         self._refresh(i)
         return i
