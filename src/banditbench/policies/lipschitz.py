@@ -311,7 +311,7 @@ class DelayedZooming(_LipschitzPolicy):
                     return True
         records = self._face_records[arm]
         candidates = None
-        limits, relied = [], {}
+        limits, relied, relied_versions = [], [], []
         for k, (axis, p, q, span) in enumerate(self._faces(rlo, rhi, nlo, nhi)):
             low = k % 2 == 0                                        # the face below the inner box on `axis`
             if q <= p:                                              # empty (clipped at the border): it stays
@@ -323,8 +323,12 @@ class DelayedZooming(_LipschitzPolicy):
                 balls, vers, tlo, thi, slo, shi = record
                 if not (tlo <= p and q <= thi and (span is None or (slo <= span[0] and span[1] <= shi))):
                     record = None                                   # the face left the part they covered
-                elif any(versions[j] != v for j, v in zip(balls, vers)):
-                    record = self._cover_face(axis, p, q, span, [(j, self._lo[j], self._hi[j]) for j in balls])
+                else:
+                    for j, v in zip(balls, vers):
+                        if versions[j] != v:                        # one shrank: chain them again
+                            record = self._cover_face(axis, p, q, span,
+                                                      [(j, self._lo[j], self._hi[j]) for j in balls])
+                            break
             if record is None:
                 if candidates is None:
                     n = self.n_arms
@@ -339,8 +343,9 @@ class DelayedZooming(_LipschitzPolicy):
                 limits = None                                       # covered, but by no record
             elif limits is not None:
                 limits.append(record[3] if low else record[2])
-                relied.update(zip(record[0], record[1]))
-        self._summary[arm] = None if limits is None else (tuple(limits), tuple(relied), tuple(relied.values()))
+                relied += record[0]
+                relied_versions += record[1]
+        self._summary[arm] = None if limits is None else (tuple(limits), tuple(relied), tuple(relied_versions))
         return True
 
     def _faces(self, rlo: tuple, rhi: tuple, nlo: tuple, nhi: tuple) -> list[tuple]:
@@ -383,6 +388,10 @@ class DelayedZooming(_LipschitzPolicy):
         """Exact test that the face lies in the union of ``balls``: cut ``[p, q]`` at the balls' sides
         inside it; a ball meeting an open piece then spans it, so the face is covered iff every
         piece is covered by the balls spanning it (:meth:`_cover_face`).  Draws nothing."""
+        if span is not None:                                        # only balls meeting the face matter
+            other, (u, w) = 1 - axis, span
+            balls = [b for b in balls if b[1][other] < w and b[2][other] > u]
+        balls = [b for b in balls if b[1][axis] < q and b[2][axis] > p]
         cuts = sorted({e for _, lo, hi in balls for e in (lo[axis], hi[axis]) if p < e < q})
         edges = [p, *cuts, q]
         return all(self._cover_face(axis, a, b, span, balls) is not None for a, b in zip(edges, edges[1:]))
