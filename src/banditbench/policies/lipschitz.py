@@ -326,8 +326,7 @@ class DelayedZooming(_LipschitzPolicy):
                 else:
                     for j, v in zip(balls, vers):
                         if versions[j] != v:                        # one shrank: chain them again
-                            record = self._cover_face(axis, p, q, span,
-                                                      [(j, self._lo[j], self._hi[j]) for j in balls])
+                            record = self._rechain(balls, axis, p, q, span)
                             break
             if record is None:
                 if candidates is None:
@@ -383,6 +382,26 @@ class DelayedZooming(_LipschitzPolicy):
                 if reach >= w:
                     return tuple(used), tuple([self._version[j] for j in used]), tlo, thi, u, w
         return None
+
+    def _rechain(self, balls: tuple, axis: int, p: float, q: float, span) -> tuple | None:
+        """:meth:`_cover_face` for the balls of a record, some of which shrank: do they, in the same
+        order, still span ``[p, q]`` and chain over ``span``?  The new record, or ``None``."""
+        all_lo, all_hi = self._lo, self._hi
+        tlo, thi = -math.inf, math.inf
+        other = 1 - axis
+        reach, w = (0.0, 0.0) if span is None else span
+        for j in balls:
+            lo, hi = all_lo[j], all_hi[j]
+            if lo[axis] > p or hi[axis] < q:
+                return None
+            if span is not None:
+                if lo[other] > reach:
+                    return None
+                reach = max(reach, hi[other])
+            tlo, thi = max(tlo, lo[axis]), min(thi, hi[axis])
+        if reach < w:
+            return None
+        return balls, tuple([self._version[j] for j in balls]), tlo, thi, *((0.0, 0.0) if span is None else span)
 
     def _face_exactly_covered(self, axis: int, p: float, q: float, span, balls: list) -> bool:
         """Exact test that the face lies in the union of ``balls``: cut ``[p, q]`` at the balls' sides
