@@ -11,8 +11,9 @@ round (1-d: sort-and-sweep; 2-d: every elementary cell against every ball),
 a Python ``max`` for the index, dicts for the round -> arm/ball maps — runs
 the same environment, noise and delays for as many rounds as fit in
 ``--ref-budget`` seconds (or the horizon); both are compared at that equal
-number of rounds.  Scenarios: the theory constants (sigma = 1, geometric delays
-of mean 20; the active set stays small), and a stress setting where the policy
+number of rounds.  Scenarios (geometric delays of mean 20): the paper grid's setting
+(``config/lipschitz.yaml``: noise sd = policy sigma = 0.01), the theory constants
+(sigma = 1; the active set stays small), and a stress setting where the policy
 assumes a small sigma (0.001 in 1-d, 0.004 in 2-d; ``lazy_rule = radius``) so
 that the zooming active set grows to about two hundred / two thousand arms.
 """
@@ -213,9 +214,9 @@ def run_reference(ref: Policy, env, delays: np.ndarray, horizon: int, budget_s: 
     return horizon, spent
 
 
-def scenario(name, function, algorithm, params, ref_cls, ref_params, horizon, seed, ref_budget):
+def scenario(name, function, algorithm, params, ref_cls, ref_params, horizon, seed, ref_budget, noise=1.0):
     cell = {"seed": seed, "horizon": horizon, "budget": None, "delay_label": "geometric_mean20",
-            "environment": {"name": "lipschitz", "params": {"function": function}},
+            "environment": {"name": "lipschitz", "params": {"function": function, "noise_sigma": noise}},
             "policy": {"name": algorithm, "params": params}, "delay": {"kind": "geometric", "mean": 20}}
     env, pol, delay, drng = build(cell)
     spent = timed(pol, horizon)
@@ -254,11 +255,13 @@ def main(argv=None):
     zoom, dlpp = "delayed_zooming", "dlpp"
     stress = {"sigma": 0.004, "lazy_rule": "radius"}
     rows = []
+    paper = {"sigma": 0.01}                          # config/lipschitz.yaml: noise sd = policy sigma = 0.01
     for function in ("triangle", "two_dim"):
-        rows.append(scenario(f"paper {function}", function, zoom, {}, RefDelayedZooming, {},
-                             args.horizon, args.seed, args.ref_budget))
-        rows.append(scenario(f"paper {function}", function, dlpp, {}, RefDLPP, {},
-                             args.horizon, args.seed, args.ref_budget))
+        for algorithm, ref_cls in ((zoom, RefDelayedZooming), (dlpp, RefDLPP)):
+            rows.append(scenario(f"paper {function}", function, algorithm, paper, ref_cls, paper,
+                                 args.horizon, args.seed, args.ref_budget, noise=0.01))
+            rows.append(scenario(f"sigma=1 {function}", function, algorithm, {}, ref_cls, {},
+                                 args.horizon, args.seed, args.ref_budget))
     rows.append(scenario("stress triangle sigma=.001", "triangle", zoom, {"sigma": 0.001, "lazy_rule": "radius"},
                          RefDelayedZooming, {"sigma": 0.001, "lazy_rule": "radius"},
                          args.horizon, args.seed, args.ref_budget))
