@@ -95,6 +95,24 @@ class Environment(abc.ABC):
         Snakemake builds them before the simulation."""
         return []
 
+    @classmethod
+    def check_params(cls, params: Mapping[str, Any], horizon: int) -> None:
+        """Relations between parameters that their annotations cannot say (:mod:`banditbench.params`);
+        raise a :class:`~banditbench.errors.ConfigError` naming ``environment.params.<key>``.
+        Runs before any job, without data: ``params`` are the configured ones (defaults not filled in)."""
+
+    @classmethod
+    def known_facts(cls, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The public facts (:meth:`public_info`) that follow from the parameters alone, without data
+        (e.g. ``dimension``); used before any job to estimate a policy's memory."""
+        return {}
+
+    @classmethod
+    def memory_bytes(cls, params: Mapping[str, Any], horizon: int) -> int:
+        """A lower bound on the bytes of the arrays this environment allocates for a run of ``horizon``
+        rounds (those whose size the config fixes); checked against ``resources.mem_mb`` before any job."""
+        return 0
+
     def summary(self) -> dict[str, float]:
         """Scalar facts about the whole run (e.g. a stopping time), stored with the result."""
         return {}
@@ -119,6 +137,19 @@ class Policy(abc.ABC):
     """
 
     feedback_kind: ClassVar[str]
+    #: the kind of action it plays (``arm``, ``pair``, ``point``), matched against the environment's
+    action_kind: ClassVar[str]
+
+    @classmethod
+    def check_params(cls, params: Mapping[str, Any], horizon: int) -> None:
+        """Relations between parameters that their annotations cannot say; as for environments,
+        naming ``policy.params.<key>``."""
+
+    @classmethod
+    def memory_bytes(cls, params: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+        """A lower bound on the bytes of the arrays this policy allocates for ``horizon`` rounds;
+        ``facts`` are the environment's :meth:`Environment.known_facts` (a missing fact counts as 1)."""
+        return 0
 
     @abc.abstractmethod
     def observe(self, t: int, arrived: Sequence[Any]) -> None:

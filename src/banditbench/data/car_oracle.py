@@ -37,6 +37,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..logistic import fit_logistic
+from .paths import CAR_ORACLE
 
 #: attribute levels in the order of car.names (ordinal from worst to best where it applies)
 ATTRIBUTES = (
@@ -49,8 +50,10 @@ ATTRIBUTES = (
 )
 #: the four reviews (actions), indexed 0..3
 CLASSES = ("unacc", "acc", "good", "vgood")
+#: one-hot levels of the six attributes plus the intercept (22)
+CONTEXT_DIMENSION = sum(len(levels) for _, levels in ATTRIBUTES) + 1
 N_ROWS = 1728
-DEFAULT_ORACLE = "data/oracles/car_evaluation.npz"
+DEFAULT_ORACLE = CAR_ORACLE
 
 
 def read_car_data(path: str | Path) -> tuple[np.ndarray, np.ndarray]:

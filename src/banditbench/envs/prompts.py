@@ -33,6 +33,7 @@ from ..data.registry import SCORED_TASKS
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceFeedback
 from ..links import sigmoid
+from ..params import Positive
 from .preference import DuelingEnvironment, duel_metrics
 
 
@@ -57,7 +58,7 @@ class PromptDueling(DuelingEnvironment):
     """
 
     def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, tasks: Sequence[str] = SCORED_TASKS,
-                 oracle: Mapping[str, Any] | None = None, utility_scale: float = 10.0):
+                 oracle: Mapping[str, Any] | None = None, utility_scale: Positive = 10.0):
         from ..data.files import load_npz
 
         task_list = _tasks({"tasks": tasks})
@@ -79,6 +80,10 @@ class PromptDueling(DuelingEnvironment):
     @classmethod
     def required_files(cls, params: Mapping[str, Any]) -> list[str]:
         return [prompt_oracle_path(task, params.get("oracle"), ENVIRONMENT_PARAMS) for task in _tasks(params)]
+
+    @classmethod
+    def check_params(cls, params: Mapping[str, Any], horizon: int) -> None:
+        _tasks(params)
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.arms.shape[1], "n_arms": self.arms.shape[0], "fixed_arms": True}
