@@ -329,6 +329,17 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def checked(call, *args):
+    """``call(*args)`` for the Snakefile: a :class:`ConfigError` stops the workflow with its message
+    (a ``WorkflowError``, which Snakemake prints without a traceback)."""
+    from snakemake.exceptions import WorkflowError
+
+    try:
+        return call(*args)
+    except ConfigError as err:
+        raise WorkflowError(str(err)) from None
+
+
 def load_grid(config: Mapping[str, Any]) -> ExperimentGrid:
     """Validate a config mapping (schema, then semantics) and return its grid."""
     validate_schema(config)

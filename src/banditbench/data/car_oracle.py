@@ -38,6 +38,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..logistic import fit_logistic
 from .paths import CAR_ORACLE
+from .verify import verify_raw
 
 #: attribute levels in the order of car.names (ordinal from worst to best where it applies)
 ATTRIBUTES = (
@@ -125,6 +126,7 @@ def fit_car_oracle(car_data_path: str | Path, *, lam: float = 1.0, test_fraction
         raise ConfigError(f"oracle.lam: the ridge penalty must be positive, got {lam}")
     if not 0 < test_fraction < 1:
         raise ConfigError(f"oracle.test_fraction: must lie in (0, 1), got {test_fraction}")
+    verify_raw(car_data_path)
     x, y = read_car_data(car_data_path)
     train, test = _stratified_split(y, test_fraction, np.random.default_rng(seed))
     theta_split = _fit(x[train], y[train], lam)

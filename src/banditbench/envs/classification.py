@@ -37,7 +37,8 @@ from typing import Annotated, Any, Literal, Mapping
 import numpy as np
 
 from ..api import Environment, register
-from ..data.paths import CLASSIFICATION_DATASETS, classifier_oracle_path, processed_path
+from ..data.paths import (CLASSIFICATION_DATASETS, CLASSIFIER_OPTIONS, classifier_oracle_path, preprocess_options,
+                          processed_path, resolve)
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceFeedback, RewardFeedback
 from ..links import sigmoid
@@ -78,13 +79,16 @@ class _Classification(Environment):
                               f"{list(SAMPLING)}")
         if mode not in MODES:
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, self.mode_key)}: {mode!r} is not one of {list(MODES)}")
-        prepared = load_prepared(processed_path(dataset, preprocessing, ENVIRONMENT_PARAMS))
+        options = preprocess_options(dataset, preprocessing, ENVIRONMENT_PARAMS)
+        prepared = load_prepared(processed_path(dataset, options), dataset, options)
         self.X, self.y = prepared.X, prepared.y          # float32 rows; a round's arms are float64
         self.n_arms, self.d = prepared.n_classes, prepared.X.shape[1]
         self.probs = None
         if mode == "classifier":
             path = classifier_oracle_path(dataset, preprocessing, oracle, ENVIRONMENT_PARAMS)
-            arrays, _ = load_npz(path, "classifier oracle", required=("probabilities",))
+            identity = {"dataset": dataset, "preprocessing": options,
+                        "options": resolve(CLASSIFIER_OPTIONS, oracle, key_path(ENVIRONMENT_PARAMS, "oracle"))}
+            arrays, _ = load_npz(path, "classifier oracle", required=("probabilities",), expect=identity)
             self.probs = arrays["probabilities"].astype(np.float64)
             if self.probs.shape != (len(self.y), self.n_arms):
                 raise ConfigError(f"{path}: oracle probabilities have shape {self.probs.shape}, "

@@ -50,7 +50,7 @@ from scipy.optimize import linprog
 from ..api import NULL, Environment, register
 from ..data.car_oracle import CLASSES, CONTEXT_DIMENSION, DEFAULT_ORACLE, action_features
 from ..data.files import load_npz
-from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
+from ..errors import ENVIRONMENT_PARAMS, ConfigError, CorruptFileError, key_path
 from ..feedback import PreferenceCostFeedback, RewardCostFeedback
 from ..links import sigmoid
 from ..params import DataPath, NonNegative, OneOf, Positive, data_file_path
@@ -344,7 +344,14 @@ class CarModeration(_DuelKnapsack):
         if v.shape != (len(CLASSES),) or v.min() < 0:
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'cost_factors')}: need {len(CLASSES)} non-negative "
                               f"factors (order {list(CLASSES)}), got {cost_factors!r}")
-        data, _ = load_npz(oracle, "car oracle", required=("contexts", "theta", "logit_theta"))
+        data, _ = load_npz(oracle, "car oracle", required=("contexts", "theta", "logit_theta"),
+                           expect={"dataset": "car"})
+        d = len(CLASSES) * CONTEXT_DIMENSION
+        if data["contexts"].ndim != 2 or data["contexts"].shape[1] != CONTEXT_DIMENSION \
+                or data["theta"].shape != (d,) or data["logit_theta"].shape != (d,):
+            raise CorruptFileError(f"{oracle}: car oracle has contexts {data['contexts'].shape}, theta "
+                                   f"{data['theta'].shape} and logit_theta {data['logit_theta'].shape}; expected "
+                                   f"(n, {CONTEXT_DIMENSION}), ({d},) and ({d},); delete it and rebuild it")
         phi = action_features(data["contexts"])
         r = phi @ data["logit_theta" if reward_scale == "logit" else "theta"]
         n = len(r)

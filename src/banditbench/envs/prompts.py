@@ -28,7 +28,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..api import register
-from ..data.paths import prompt_oracle_path
+from ..data.paths import PROMPT_ORACLE_OPTIONS, prompt_oracle_path, resolve
 from ..data.registry import SCORED_TASKS
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceFeedback
@@ -69,8 +69,10 @@ class PromptDueling(DuelingEnvironment):
             raise ConfigError("seed: prompt_dueling needs an integer job seed to pick its task")
         self.task_index = int(entropy) % len(task_list)
         self.task = task_list[self.task_index]
+        identity = {"task": self.task, "options": resolve(PROMPT_ORACLE_OPTIONS, oracle,
+                                                          key_path(ENVIRONMENT_PARAMS, "oracle"))}
         arrays, _ = load_npz(prompt_oracle_path(self.task, oracle, ENVIRONMENT_PARAMS), "prompt oracle",
-                             required=("features", "utility"))
+                             required=("features", "utility"), expect=identity)
         self.arms = np.ascontiguousarray(arrays["features"], dtype=np.float64)
         self.arms.flags.writeable = False            # the same arm set is shown every round
         self.f = float(utility_scale) * arrays["utility"].astype(np.float64)
