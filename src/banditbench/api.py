@@ -127,7 +127,9 @@ class Policy(abc.ABC):
     """A bandit algorithm.  Constructed as ``Policy(problem, rng, **params)``.
 
     All keyword-only constructor parameters are the algorithm's configurable
-    parameters: the registry lists them and the config validator checks them.
+    parameters: the registry lists them, and their annotations say what a value may be
+    (:mod:`banditbench.params`), checked before any job and again before a job builds
+    the policy; :meth:`check_params` adds relations between them.
     A family declares its shared parameters once, in its base class; a variant
     declares only its own and forwards the rest, ``def __init__(self, problem, rng,
     *, own=1.0, **shared): super().__init__(problem, rng, **shared)``, and the

@@ -102,7 +102,7 @@ def _validate(args) -> int:
 
 
 def _list(args) -> int:
-    from . import registry
+    from . import params, registry
     from .api import feedback_kinds
     from .delays import DELAY_KINDS, DelayModel
 
@@ -123,9 +123,10 @@ def _list(args) -> int:
             cls = entry.load()
             kinds = " | ".join(feedback_kinds(cls)) if what == "environments" else cls.feedback_kind
             print(f"  {name}  [{kinds} feedback]  {registry.summary_line(cls)}")
+            hints = params.hints(cls)
             for pname, default in registry.parameters(cls).items():
                 if pname not in ("horizon",):
-                    print(f"      {pname} = {default!r}")
+                    print(f"      {pname} = {default!r}  ({params.describe(hints[pname])})")
     return 0
 
 
