@@ -39,7 +39,7 @@ import numpy as np
 from ..api import Environment, register
 from ..data.paths import (CLASSIFICATION_DATASETS, CLASSIFIER_OPTIONS, classifier_oracle_path, preprocess_options,
                           processed_path, resolve)
-from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
+from ..errors import ENVIRONMENT_PARAMS, ConfigError, CorruptFileError, key_path
 from ..feedback import PreferenceFeedback, RewardFeedback
 from ..links import sigmoid
 from ..params import OneOf, Positive
@@ -91,8 +91,8 @@ class _Classification(Environment):
             arrays, _ = load_npz(path, "classifier oracle", required=("probabilities",), expect=identity)
             self.probs = arrays["probabilities"].astype(np.float64)
             if self.probs.shape != (len(self.y), self.n_arms):
-                raise ConfigError(f"{path}: oracle probabilities have shape {self.probs.shape}, "
-                                  f"expected {(len(self.y), self.n_arms)}")
+                raise CorruptFileError(f"{path}: oracle probabilities have shape {self.probs.shape}, expected "
+                                       f"{(len(self.y), self.n_arms)}; delete it and rebuild it")
         context_seq, outcome_seq = seed_seq.spawn(2)
         ctx = np.random.default_rng(context_seq)
         n = len(self.y)
