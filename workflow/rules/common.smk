@@ -12,9 +12,11 @@ from banditbench.data.verify import quarantine_corrupt
 GRID = checked(load_grid, config)
 
 # Raw and prepared data files that exist are checked (cached by size and mtime); a corrupt one
-# is moved aside as <name>.corrupt, so it is rebuilt before any job reads it.
-for _message in quarantine_corrupt([f for name in GRID.experiments for f in GRID.data_files(name)]):
-    logger.warning(_message)
+# is moved aside as <name>.corrupt, so it is rebuilt before any job reads it.  Once, by the
+# process that plans the jobs (not again in each cluster job that re-reads this file).
+if workflow.is_main_process:
+    for _message in quarantine_corrupt([f for name in GRID.experiments for f in GRID.data_files(name)]):
+        logger.warning(_message)
 
 # Jobs run with the interpreter that runs Snakemake, unless --use-conda gives each its env.
 PYTHON = "python" if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method else sys.executable
