@@ -94,10 +94,10 @@ BAD_CONFIGS = [
      f"experiments.{DIG}.algorithms.linucb.params.alpha: must be a finite number >= 0, got inf"),
     ("linucb-mode", lambda c: _params(c, DIG, "linucb").update(mode="joint"),
      f"experiments.{DIG}.algorithms.linucb.params.mode: must be one of ['shared', 'disjoint'], got 'joint'"),
-    ("cdexp3-warmup-beyond-horizon", lambda c: _params(c, KNAP, "cd_exp3").update(warmup_rounds=500),
-     f"experiments.{KNAP}.algorithms.cd_exp3.params.warmup_rounds: must lie in [0, horizon = 500)"),
-    ("cdexp3-gamma", lambda c: _params(c, KNAP, "cd_exp3").update(gamma=1.5),
-     f"experiments.{KNAP}.algorithms.cd_exp3.params.gamma: must be a finite number > 0 and <= 1 or null"),
+    ("cdexp3-warmup-beyond-horizon", lambda c: _params(c, KNAP, "cd_exp3_reconstructed").update(warmup_rounds=500),
+     f"experiments.{KNAP}.algorithms.cd_exp3_reconstructed.params.warmup_rounds: must lie in [0, horizon = 500)"),
+    ("cdexp3-gamma", lambda c: _params(c, KNAP, "cd_exp3_reconstructed").update(gamma=1.5),
+     f"experiments.{KNAP}.algorithms.cd_exp3_reconstructed.params.gamma: must be a finite number > 0 and <= 1 or null"),
     ("alg1-p-fail-one", lambda c: _params(c, KNAP, "alg1").update(p_fail=1),
      f"experiments.{KNAP}.algorithms.alg1.params.p_fail: must be a finite number > 0 and < 1 or null"),
     ("alg1-kappa-word", lambda c: _params(c, KNAP, "alg1").update(kappa="auto"),
@@ -292,8 +292,8 @@ def test_yaml_errors_name_the_file_and_line(tmp_path, text, message):
 
 
 def test_two_algorithms_with_one_label_are_refused_not_merged(tmp_path, capsys):
-    text = (ROOT / "config.yaml").read_text().replace(
-        "      ldb_zero: {policy: ldb_zero}\n", "      ldb_zero: {policy: ldb_zero}\n      ldb_df: {policy: ldb_zero}\n", 1)
+    line = "      ldb_zero: {policy: ldb_zero}\n"
+    text = (ROOT / "config.yaml").read_text().replace(line, line + "      ldb_df: {policy: ldb_zero}\n", 1)
     path = tmp_path / "dup.yaml"
     path.write_text(text)
     assert main(["validate", str(path)]) == 2
@@ -478,11 +478,12 @@ def test_a_prepared_dataset_copied_over_another_option_set_is_named(project):
 
 def test_a_garbled_oracle_is_named(project):
     path = "data/oracles/car_evaluation.npz"
-    save_npz(path, {"contexts": np.ones((3, 22)), "theta": np.ones(88)}, {"dataset": "car"})
+    save_npz(path, {"contexts": np.ones((3, 22)), "theta": np.ones(88), "logit_theta": np.ones(88)}, {"dataset": "car"})
     _flip_byte(Path(path), 200)
     with pytest.raises(CorruptFileError, match=rf"^{re.escape(path)}: car oracle is unreadable"):
         load_npz(path, "car oracle", required=("contexts", "theta"))
-    save_npz(path, {"contexts": np.full((3, 22), np.nan), "theta": np.ones(88)}, {"dataset": "car"})
+    save_npz(path, {"contexts": np.full((3, 22), np.nan), "theta": np.ones(88), "logit_theta": np.ones(88)},
+             {"dataset": "car"})
     with pytest.raises(CorruptFileError, match="holds non-finite values in 'contexts'"):
         verify.verify_prepared(path)
 
