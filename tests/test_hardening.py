@@ -22,11 +22,13 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import yaml
 
+from banditbench import params, registry
 from banditbench.analysis.aggregate import aggregate_runs, read_tidy
 from banditbench.cli import main
 from banditbench.config import budget_label, load_config_file, load_grid
@@ -253,6 +255,16 @@ def test_a_linked_data_folder_inside_the_project_is_inside(tmp_path, monkeypatch
     cfg = copy.deepcopy(BASE)
     _car("data/oracles/mine.npz")(cfg)
     assert load_grid(cfg).data_files("car") == ["data/oracles/mine.npz"]
+
+
+def test_every_registered_class_declares_its_action_kind_and_what_each_parameter_may_be():
+    """What the validator relies on, for every family present and to come."""
+    for table in (registry.environments(), registry.policies()):
+        for name, entry in table.items():
+            cls = entry.load()
+            assert cls.action_kind in ("arm", "pair", "point"), name
+            undeclared = [key for key, hint in params.hints(cls).items() if hint is Any]
+            assert not undeclared, f"{name}: parameters without an annotation {undeclared}"
 
 
 # --- labels ---------------------------------------------------------------------------------------------

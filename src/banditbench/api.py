@@ -95,22 +95,23 @@ class Environment(abc.ABC):
         Snakemake builds them before the simulation."""
         return []
 
+    # The three hooks below run before any job, without data, on ``values``: every parameter's
+    # value (the configured ones, defaults filled in), each already checked against its annotation.
     @classmethod
-    def check_params(cls, params: Mapping[str, Any], horizon: int) -> None:
+    def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
         """Relations between parameters that their annotations cannot say (:mod:`banditbench.params`);
-        raise a :class:`~banditbench.errors.ConfigError` naming ``environment.params.<key>``.
-        Runs before any job, without data: ``params`` are the configured ones (defaults not filled in)."""
+        raise a :class:`~banditbench.errors.ConfigError` naming ``environment.params.<key>``."""
 
     @classmethod
-    def known_facts(cls, params: Mapping[str, Any]) -> dict[str, Any]:
+    def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:
         """The public facts (:meth:`public_info`) that follow from the parameters alone, without data
-        (e.g. ``dimension``); used before any job to estimate a policy's memory."""
+        (e.g. ``dimension``); used to estimate a policy's memory."""
         return {}
 
     @classmethod
-    def memory_bytes(cls, params: Mapping[str, Any], horizon: int) -> int:
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
         """A lower bound on the bytes of the arrays this environment allocates for a run of ``horizon``
-        rounds (those whose size the config fixes); checked against ``resources.mem_mb`` before any job."""
+        rounds (those whose size the config fixes); checked against ``resources.mem_mb``."""
         return 0
 
     def summary(self) -> dict[str, float]:
@@ -143,12 +144,12 @@ class Policy(abc.ABC):
     action_kind: ClassVar[str]
 
     @classmethod
-    def check_params(cls, params: Mapping[str, Any], horizon: int) -> None:
-        """Relations between parameters that their annotations cannot say; as for environments,
-        naming ``policy.params.<key>``."""
+    def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
+        """Relations between parameters that their annotations cannot say; as for environments
+        (``values``: every parameter, defaults filled in), naming ``policy.params.<key>``."""
 
     @classmethod
-    def memory_bytes(cls, params: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
         """A lower bound on the bytes of the arrays this policy allocates for ``horizon`` rounds;
         ``facts`` are the environment's :meth:`Environment.known_facts` (a missing fact counts as 1)."""
         return 0

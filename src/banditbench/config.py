@@ -142,7 +142,7 @@ class ExperimentGrid:
         self._check_values(env_cls, env_params, horizon, "environment", env_where, RESERVED_ENVIRONMENT_PARAMS)
         with rerooting("environment", env_where):
             data_files = tuple(env_cls.required_files(env_params))   # dataset names and their options
-        facts = env_cls.known_facts(env_params)
+        facts = env_cls.known_facts(registry.values(env_cls, env_params))
         for label, alg in spec["algorithms"].items():
             awhere = component_path(name, "policy", label)
             pol_cls = registry.get("policy", alg["policy"], key_path(awhere, "policy")).load()
@@ -193,7 +193,7 @@ class ExperimentGrid:
             raise ConfigError(f"{pwhere}: missing required parameter(s) {sorted(missing)} for {cls.registry_name!r}")
         param_checks.check(cls, values, pwhere, data_root=self.data_root, buildable=buildable)
         with rerooting(component, where):
-            cls.check_params(values, horizon)
+            cls.check_params(registry.values(cls, values), horizon)
 
     def _check_memory(self, name: str, spec: Mapping[str, Any], label: str, env_cls, pol_cls, horizon: int,
                       facts: Mapping[str, Any]) -> None:
@@ -203,8 +203,8 @@ class ExperimentGrid:
         env_params = spec["environment"].get("params", {})
         pol_params = spec["algorithms"][label].get("params", {})
         parts = {"the loop's logs": memory_bytes(env_cls, horizon),
-                 "the environment": env_cls.memory_bytes(env_params, horizon),
-                 "the policy": pol_cls.memory_bytes(pol_params, horizon, facts)}
+                 "the environment": env_cls.memory_bytes(registry.values(env_cls, env_params), horizon),
+                 "the policy": pol_cls.memory_bytes(registry.values(pol_cls, pol_params), horizon, facts)}
         need = sum(parts.values()) / 2**20
         mem_mb = spec.get("resources", {}).get("mem_mb", SIMULATE_RESOURCES["mem_mb"])
         if need > mem_mb:

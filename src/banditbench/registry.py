@@ -21,7 +21,7 @@ import inspect
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 PACKAGE = PACKAGE_DIR.name
@@ -176,6 +176,11 @@ def parameters(cls: type) -> dict[str, Any]:
     through ``**params`` forwarding) and their defaults (``None`` when required)."""
     return {name: (None if p.default is inspect.Parameter.empty else p.default)
             for name, p in keyword_parameters(cls).items()}
+
+
+def values(cls: type, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Every parameter's value: the given ``params``, the class's defaults for the others."""
+    return {**parameters(cls), **params}
 
 
 def required_parameters(cls: type) -> set[str]:

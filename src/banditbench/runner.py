@@ -22,10 +22,11 @@ import numpy as np
 
 from . import __version__
 from . import params as param_checks
+from . import registry
 from .api import Environment, Policy, Problem
 from .delays import DelayModel, DelayQueue, make_delay
 from .errors import ENVIRONMENT_PARAMS, POLICY_PARAMS, ConfigError, component_path, key_path, rerooting
-from .registry import get
+
 
 
 def simulate(env: Environment, policy: Policy, delay: DelayModel, horizon: int,
@@ -88,8 +89,8 @@ def build(cell: Mapping[str, Any]) -> tuple[Environment, Policy, DelayModel, np.
             raise ConfigError(f"{key}: the cell's {key} must be an integer >= {low}, got {value!r}")
     env_seq, delay_seq, policy_seq = np.random.SeedSequence(seed).spawn(3)
     delay = make_delay(cell["delay"], where=key_path("experiments", experiment, "delays", cell.get("delay_label")))
-    env_cls = get("environment", cell["environment"]["name"], key_path(env_where, "name")).load()
-    pol_cls = get("policy", cell["policy"]["name"], key_path(pol_where, "policy")).load()
+    env_cls = registry.get("environment", cell["environment"]["name"], key_path(env_where, "name")).load()
+    pol_cls = registry.get("policy", cell["policy"]["name"], key_path(pol_where, "policy")).load()
     env_params = dict(cell["environment"].get("params", {}))
     if cell.get("budget") is not None:
         env_params["budget"] = cell["budget"]
@@ -98,12 +99,12 @@ def build(cell: Mapping[str, Any]) -> tuple[Environment, Policy, DelayModel, np.
     pol_params = dict(cell["policy"].get("params", {}))
     with rerooting("environment", env_where):
         param_checks.check(env_cls, env_params, ENVIRONMENT_PARAMS, data_root=cell.get("data_root"))
-        env_cls.check_params(env_params, horizon)
+        env_cls.check_params(registry.values(env_cls, env_params), horizon)
         env = env_cls(env_seq, horizon=horizon, **env_params)
     problem = Problem(horizon=horizon, rho=delay.rho, window=delay.window, info=env.public_info())
     with rerooting("policy", pol_where):
         param_checks.check(pol_cls, pol_params, POLICY_PARAMS)
-        pol_cls.check_params(pol_params, horizon)
+        pol_cls.check_params(registry.values(pol_cls, pol_params), horizon)
         policy = pol_cls(problem, np.random.default_rng(policy_seq), **pol_params)
     return env, policy, delay, np.random.default_rng(delay_seq)
 

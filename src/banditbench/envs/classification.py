@@ -116,7 +116,7 @@ class _Classification(Environment):
         return files
 
     @classmethod
-    def memory_bytes(cls, params: Mapping[str, Any], horizon: int) -> int:
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
         return 8 * horizon                                            # the row of every round
 
     def public_info(self) -> dict[str, Any]:

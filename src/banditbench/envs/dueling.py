@@ -92,13 +92,12 @@ class SyntheticDueling(DuelingEnvironment):
         self._f: np.ndarray | None = None
 
     @classmethod
-    def known_facts(cls, params: Mapping[str, Any]) -> dict[str, Any]:
-        return {"dimension": params.get("dimension", 20), "n_arms": params.get("n_arms", 20)}
+    def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {"dimension": values["dimension"], "n_arms": values["n_arms"]}
 
     @classmethod
-    def memory_bytes(cls, params: Mapping[str, Any], horizon: int) -> int:
-        facts = cls.known_facts(params)
-        return 2 * 8 * facts["n_arms"] * facts["dimension"]          # a round's raw and normalised arms
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
+        return 2 * 8 * values["n_arms"] * values["dimension"]          # a round's raw and normalised arms
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.dimension, "n_arms": self.n_arms}

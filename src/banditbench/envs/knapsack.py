@@ -151,7 +151,7 @@ class _DuelKnapsack(Environment):
         self.horizon, self.budget, self.noise, self.noise_std = int(horizon), float(budget), noise, float(noise_std)
 
     @classmethod
-    def memory_bytes(cls, params: Mapping[str, Any], horizon: int) -> int:
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
         return 4 * 8 * horizon                    # every round's context, outcome and two cost draws
 
     def _setup(self, phi: np.ndarray, psi: np.ndarray, r: np.ndarray, w: np.ndarray, p_c: np.ndarray) -> None:
@@ -251,11 +251,8 @@ class SyntheticPbBwK(_DuelKnapsack):
       200 trials).
     """
 
-    DEFAULT_REWARDS = (0.1, 0.2, 0.4, 0.7)
-    DEFAULT_COSTS = (0.05, 0.4, 0.5, 0.7)
-
-    def __init__(self, seed_seq: np.random.SeedSequence, *, rewards: Sequence[float] = DEFAULT_REWARDS,
-                 costs: Sequence[NonNegative] = DEFAULT_COSTS, **shared):
+    def __init__(self, seed_seq: np.random.SeedSequence, *, rewards: Sequence[float] = (0.1, 0.2, 0.4, 0.7),
+                 costs: Sequence[NonNegative] = (0.05, 0.4, 0.5, 0.7), **shared):
         super().__init__(seed_seq, **shared)
         r = np.asarray(rewards, dtype=float)
         w = np.asarray(costs, dtype=float)
@@ -269,19 +266,18 @@ class SyntheticPbBwK(_DuelKnapsack):
         self._setup(eye, eye, r[None], w[None], np.ones(1))
 
     @classmethod
-    def check_params(cls, params: Mapping[str, Any], horizon: int) -> None:
-        rewards = list(params.get("rewards", cls.DEFAULT_REWARDS))
-        costs = list(params.get("costs", cls.DEFAULT_COSTS))
+    def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
+        rewards, costs = list(values["rewards"]), list(values["costs"])
         if len(rewards) != len(costs) or len(rewards) < 2:
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'rewards')}: rewards and costs need to be two lists "
                               f"of equal length >= 2, got {rewards} and {costs}")
-        if params.get("noise", "bernoulli") == "bernoulli" and not all(0 <= v <= 1 for v in rewards + costs):
+        if values["noise"] == "bernoulli" and not all(0 <= v <= 1 for v in rewards + costs):
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise')}: 'bernoulli' needs rewards and costs in "
                               f"[0, 1], got {rewards} and {costs}")
 
     @classmethod
-    def known_facts(cls, params: Mapping[str, Any]) -> dict[str, Any]:
-        k = len(params.get("rewards", cls.DEFAULT_REWARDS))
+    def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        k = len(values["rewards"])
         return {"n_arms": k, "dimension": k, "cost_dimension": k}
 
 
@@ -364,16 +360,16 @@ class CarModeration(_DuelKnapsack):
         return [data_file_path(oracle) or oracle]          # inside the project: as the rule names it
 
     @classmethod
-    def check_params(cls, params: Mapping[str, Any], horizon: int) -> None:
-        factors = params.get("cost_factors")
-        if factors is not None and len(factors) != len(CLASSES):
+    def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
+        factors = values["cost_factors"]
+        if len(factors) != len(CLASSES):
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'cost_factors')}: need {len(CLASSES)} non-negative "
                               f"factors (order {list(CLASSES)}), got {factors!r}")
-        if params.get("noise", "gaussian") == "bernoulli" and params.get("reward_scale", "logit") != "unit_interval":
+        if values["noise"] == "bernoulli" and values["reward_scale"] != "unit_interval":
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise')}: 'bernoulli' needs rewards and costs in "
                               f"[0, 1], i.e. reward_scale: unit_interval")
 
     @classmethod
-    def known_facts(cls, params: Mapping[str, Any]) -> dict[str, Any]:
+    def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:
         d = len(CLASSES) * CONTEXT_DIMENSION
         return {"n_arms": len(CLASSES), "dimension": d, "cost_dimension": d}

@@ -99,11 +99,11 @@ class LipschitzEnv(Environment):
         self._noise = self.noise_sigma * np.random.default_rng(noise_seq).standard_normal(horizon)
 
     @classmethod
-    def known_facts(cls, params: Mapping[str, Any]) -> dict[str, Any]:
-        return {"dimension": FUNCTIONS[params.get("function", "triangle")].dimension}
+    def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {"dimension": FUNCTIONS[values["function"]].dimension}
 
     @classmethod
-    def memory_bytes(cls, params: Mapping[str, Any], horizon: int) -> int:
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
         return 8 * horizon                                            # the noise of every round
 
     def public_info(self) -> dict[str, Any]:

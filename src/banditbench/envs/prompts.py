@@ -84,8 +84,8 @@ class PromptDueling(DuelingEnvironment):
         return [prompt_oracle_path(task, params.get("oracle"), ENVIRONMENT_PARAMS) for task in _tasks(params)]
 
     @classmethod
-    def check_params(cls, params: Mapping[str, Any], horizon: int) -> None:
-        _tasks(params)
+    def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
+        _tasks(values)
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.arms.shape[1], "n_arms": self.arms.shape[0], "fixed_arms": True}

@@ -79,7 +79,7 @@ class _LinearDuelingBase(Policy):
         self.theta = np.zeros(self.d)
 
     @classmethod
-    def memory_bytes(cls, params: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
         return horizon * (8 * facts.get("dimension", 1) + 9)          # Delta phi_s and the outcome history
 
     # --- feedback ---------------------------------------------------------

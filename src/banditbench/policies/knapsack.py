@@ -135,7 +135,7 @@ class _PrimalDualDuel(Policy):
         self.queue_trace = np.zeros(self.horizon + 1)                         # [t] = Q_{t+1}; [0] = Q_1 = 0
 
     @classmethod
-    def memory_bytes(cls, params: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
         # the cost ridge's rows and the played cost features (2 per round each), the queue trace
         return 8 * horizon * (4 * facts.get("cost_dimension", 1) + 1)
 
@@ -202,9 +202,9 @@ class _PreferenceDuel(_PrimalDualDuel):
         self._stale = False
 
     @classmethod
-    def memory_bytes(cls, params: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
         # + the played and the arrived preference rows and their labels
-        return super().memory_bytes(params, horizon, facts) + 8 * horizon * (2 * facts.get("dimension", 1) + 1)
+        return super().memory_bytes(values, horizon, facts) + 8 * horizon * (2 * facts.get("dimension", 1) + 1)
 
     def beta_r_t(self, t: int) -> float:
         if self.beta_r != "theory":
@@ -307,9 +307,9 @@ class IdealDuel(_PrimalDualDuel):
         self.phi_played = np.zeros((self.horizon, 2, self.d))
 
     @classmethod
-    def memory_bytes(cls, params: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
         # + the reward ridge's rows and the played reward features (2 per round each)
-        return super().memory_bytes(params, horizon, facts) + 8 * horizon * 4 * facts.get("dimension", 1)
+        return super().memory_bytes(values, horizon, facts) + 8 * horizon * 4 * facts.get("dimension", 1)
 
     def beta_r_t(self, t: int) -> float:
         return self.beta_r if self.beta_r != "theory" else beta_value_theory(t, self.d, self.lam, self.p_fail)
@@ -418,14 +418,14 @@ class ConstrainedDuelingEXP3(Policy):
         self.lambda_played = np.zeros(T)
 
     @classmethod
-    def check_params(cls, params: Mapping[str, Any], horizon: int) -> None:
-        warmup = params.get("warmup_rounds")
+    def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
+        warmup = values["warmup_rounds"]
         if warmup is not None and warmup >= horizon:
             raise ConfigError(f"{key_path(POLICY_PARAMS, 'warmup_rounds')}: must lie in [0, horizon = {horizon}), "
                               f"got {warmup!r}")
 
     @classmethod
-    def memory_bytes(cls, params: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
         return 8 * horizon * (facts.get("n_arms", 1) + 3)           # pairs, q_s and lambda_s of every round
 
     @property

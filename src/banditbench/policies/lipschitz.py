@@ -130,7 +130,7 @@ class _LipschitzPolicy(Policy):
         self.log_term = log_term(self.horizon, delta)                # 4 log T + 2 log(2/delta)
 
     @classmethod
-    def memory_bytes(cls, params: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
         return 8 * horizon                                            # the arm or ball of every round
 
 

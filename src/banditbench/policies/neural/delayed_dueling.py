@@ -53,7 +53,7 @@ from ...feedback import PreferenceFeedback
 from ...params import NonNegative, OneOf, Positive, PositiveInt, Probability, Range
 from ..delayed_labels import DuelHistory
 from ..linalg import ArmKernelGram, DiagonalGram, InverseGram
-from .nets import DTYPE, INITS, MLP, configure_torch, generator_from
+from .nets import DTYPE, INITS, MLP, check_network, configure_torch, generator_from, layer_shapes
 from .training import Trainer
 
 CONFIDENCES = ("full", "diagonal")
@@ -105,24 +105,20 @@ class _NeuralDuelingBase(Policy):
                          else DiagonalGram(self.net.n_params, reg))
 
     @classmethod
-    def check_params(cls, params: Mapping[str, Any], horizon: int) -> None:
-        width = params.get("width", 32)
-        if params.get("init", "symmetric") == "symmetric" and width % 2:
-            raise ConfigError(f"{POLICY_PARAMS}.width: need an even width for the symmetric initialisation, "
-                              f"got {width}")
-        if params.get("nu", 1.0) == "theory" and params.get("effective_dimension") is None:
+    def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
+        check_network(values)
+        if values["nu"] == "theory" and values["effective_dimension"] is None:
             raise ConfigError(f"{POLICY_PARAMS}.effective_dimension: nu = 'theory' (eq. 11) needs a positive "
                               f"effective dimension")
 
     @classmethod
-    def memory_bytes(cls, params: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
-        d, width, depth = facts.get("dimension", 1), params.get("width", 32), params.get("depth", 2)
-        inputs = 2 * d if params.get("init", "symmetric") == "symmetric" else d
-        n_params = width * inputs + (depth - 2) * width * width + width
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+        d = facts.get("dimension", 1)
         history = 9 * horizon
         if facts.get("fixed_arms"):
             return history + 16 * horizon                             # the played pairs
-        gram = 8 * n_params * (n_params if params.get("confidence", "full") == "full" else 1)
+        n_params = sum(r * c for r, c in layer_shapes(d, values["width"], values["depth"], values["init"]))
+        gram = 8 * n_params * (n_params if values["confidence"] == "full" else 1)
         return history + 2 * 8 * horizon * d + gram                  # both arms of every round, V^{-1}
 
     def _nu(self, nu, delta, d_eff, norm_bound, where) -> float:
