@@ -205,12 +205,14 @@ def parse_prompt_key(key: str) -> dict[str, Any]:
 
 def buildable(path: str) -> bool:
     """Whether a data rule of the pipeline builds the file at ``path`` (relative to the project, as
-    :func:`banditbench.params.data_file_path` gives it): a processed dataset, a classifier or prompt
-    oracle, or the car oracle, named canonically."""
+    :func:`banditbench.params.data_file_path` gives it): a processed dataset or replay log, a classifier
+    or prompt oracle, or the car oracle, named canonically."""
     parts = path.split("/")
     stem = parts[-1].removesuffix(".npz")
     try:
-        if parts[:2] == ["data", "processed"] and len(parts) == 4:
+        if parts[:3] == ["data", "processed", REPLAY_DATASET] and len(parts) == 4:
+            parse_replay_key(stem)
+        elif parts[:2] == ["data", "processed"] and len(parts) == 4:
             parse_preprocess_key(parts[2], stem)
         elif parts[:3] == ["data", "oracles", "classifiers"] and len(parts) == 6:
             parse_preprocess_key(parts[3], parts[4])

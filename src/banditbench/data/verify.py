@@ -117,12 +117,16 @@ def verify_prepared(path: str) -> None:
     """Read a prepared file (processed dataset or oracle, canonically named) as a job would, checking
     its contents and that it is the file its name says; raises what the loaders raise."""
     from .files import load_npz
-    from .paths import CAR_ORACLE, CLASSIFIER_OPTIONS, PROMPT_ORACLE_OPTIONS, parse_key, parse_preprocess_key
+    from .paths import (CAR_ORACLE, CLASSIFIER_OPTIONS, PROMPT_ORACLE_OPTIONS, REPLAY_DATASET, parse_key,
+                        parse_preprocess_key, parse_replay_key)
     from .preprocess import load_prepared
 
     parts = path.split("/")
     stem = parts[-1].removesuffix(".npz")
-    if parts[:2] == ["data", "processed"] and len(parts) == 4:
+    if parts[:3] == ["data", "processed", REPLAY_DATASET] and len(parts) == 4:
+        identity = {"dataset": REPLAY_DATASET, "options": parse_replay_key(stem)}
+        load_npz(path, "prepared replay data", required=("features", "click"), expect=identity)
+    elif parts[:2] == ["data", "processed"] and len(parts) == 4:
         load_prepared(path, parts[2], parse_preprocess_key(parts[2], stem))
     elif parts[:3] == ["data", "oracles", "classifiers"] and len(parts) == 6:
         identity = {"dataset": parts[3], "preprocessing": parse_preprocess_key(parts[3], parts[4]),

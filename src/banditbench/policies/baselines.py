@@ -32,6 +32,7 @@ class RandomArm(Policy):
     """Plays one arm drawn uniformly at random each round (the reference line of reward-feedback experiments)."""
 
     feedback_kind = "reward"
+    action_kind = "arm"
 
     def __init__(self, problem: Problem, rng: np.random.Generator):
         self.rng = rng
