@@ -2,14 +2,17 @@
 
 Only includes the rule files and validates the configuration; all logic lives
 in src/banditbench.  `--configfile config/<family>.yaml` replaces the default
-grid instead of being merged into it.
+grid instead of being merged into it.  The config files are re-read strictly
+(a duplicate key is an error, as is a YAML error, named by file and line) and the
+whole configuration is validated by banditbench.config.load_grid (workflow/rules/common.smk)
+before any job.
 """
 
 import os
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 min_version("9.0")
 
@@ -36,12 +39,15 @@ if Path(banditbench.__file__).resolve().parent != SRC / "banditbench":
     )
 
 
+from banditbench.config import checked, load_config_file
+
+for _path in workflow.overwrite_configfiles:
+    checked(load_config_file, _path)
+
 if "experiments" not in config:
+    checked(load_config_file, "config.yaml")
 
     configfile: "config.yaml"
-
-
-validate(config, schema="src/banditbench/schema.yaml")
 
 
 include: "workflow/rules/common.smk"

@@ -8,13 +8,14 @@ from banditbench.analysis.plots import plot_curves
 from banditbench.resultio import save_result
 
 
-def _write_runs(tmp_path, values):
-    """values[(alg, delay)] = list over seeds of per-round regret arrays."""
+def _write_runs(tmp_path, values, experiment="exp"):
+    """values[(alg, delay)] = list over seeds of per-round regret arrays, written as results/runs/ does."""
     paths = []
     for (alg, delay), seeds in values.items():
         for seed, arr in enumerate(seeds):
-            cell = {"algorithm": alg, "delay_label": delay, "budget": None, "horizon": len(arr), "seed": seed}
-            path = tmp_path / f"{alg}_{delay}_{seed}.npz"
+            cell = {"experiment": experiment, "algorithm": alg, "delay_label": delay, "budget": None, "horizon": len(arr),
+                    "seed": seed}
+            path = tmp_path / "runs" / experiment / alg / delay / "none" / f"{seed}.npz"
             save_result(path, {"regret": arr}, {"cell": cell, "metrics": ["regret"], "summary": {"tau": 10.0 + seed}},
                         {"wall_time_s": 0.1})
             paths.append(str(path))
@@ -78,9 +79,9 @@ def test_runs_spread_over_tasks_get_a_per_task_table(tmp_path):
     for alg, per_task in (("ldb", {0: 1.0, 1: 3.0}), ("ndb", {0: 2.0, 1: 5.0})):
         for seed in range(4):
             task = seed % 2
-            cell = {"algorithm": alg, "delay_label": "none", "budget": None, "horizon": 10, "seed": seed,
-                    "environment": {"name": "prompt_dueling", "params": {"tasks": ["sum", "antonyms"]}}}
-            path = tmp_path / f"{alg}_{seed}.npz"
+            cell = {"experiment": "prompts", "algorithm": alg, "delay_label": "none", "budget": None, "horizon": 10,
+                    "seed": seed, "environment": {"name": "prompt_dueling", "params": {"tasks": ["sum", "antonyms"]}}}
+            path = tmp_path / "runs" / "prompts" / alg / "none" / "none" / f"{seed}.npz"
             save_result(path, {"regret": np.full(10, per_task[task] + 0.01 * seed)},
                         {"cell": cell, "metrics": ["regret"], "summary": {"task_index": float(task)}},
                         {"wall_time_s": 0.1})
@@ -93,7 +94,7 @@ def test_runs_spread_over_tasks_get_a_per_task_table(tmp_path):
     assert "| none, sum | none, antonyms |" in md
     assert "| ldb | 10.10 ± 1.27 | 30.20 ± 1.27 |" in md     # seeds 0, 2 play sum; 1, 3 antonyms
     # an experiment without tasks gets no such table
-    plain = _write_runs(tmp_path, {("a", "none"): [np.ones(4), np.ones(4)]})
+    plain = _write_runs(tmp_path, {("a", "none"): [np.ones(4), np.ones(4)]}, experiment="plain")
     aggregate_experiment(plain, "plain", [4], out["csv"], out["md"], out["tex"], out["curves"], "cumulative_regret")
     assert "by task" not in out["md"].read_text()
 

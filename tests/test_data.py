@@ -21,7 +21,7 @@ from banditbench.data.paths import (classifier_oracle_path, options_key, parse_p
                                     prompt_oracle_path, prompt_raw_paths)
 from banditbench.data.preprocess import downsample, encode_categorical, load_prepared, prepare, save_prepared
 from banditbench.delays import make_delay
-from banditbench.errors import ConfigError
+from banditbench.errors import ConfigError, CorruptFileError
 from banditbench.envs.classification import LOGIT_07, ClassificationBandit, ClassificationDueling, block_arms
 from banditbench.envs.prompts import PromptDueling
 from banditbench.feedback import RewardFeedback
@@ -151,7 +151,9 @@ def test_covertype_reader_on_a_file_of_the_same_format(tmp_path):
     path.parent.mkdir(parents=True)
     with gzip.open(path, "wt") as fh:
         fh.writelines(",".join(map(str, r)) + "\n" for r in rows)
-    prepared = prepare("covertype", raw_dir=tmp_path)
+    prepared = prepare("covertype", raw_dir=tmp_path, verify=False)
+    with pytest.raises(CorruptFileError, match=r"covtype\.data\.gz: raw file of dataset 'covertype' has sha256"):
+        prepare("covertype", raw_dir=tmp_path)        # not the registered file
     assert prepared.X.shape == (14, 54) and prepared.n_classes == 7
     np.testing.assert_array_equal(prepared.y, rows[:, -1] - 1)
     assert prepared.X.min() >= -1 and prepared.X.max() <= 1
@@ -292,14 +294,14 @@ def test_dueling_envs_run_with_the_linear_dueling_policies(at_work):
 
 # --- oracles -------------------------------------------------------------------------------------------
 def test_classifier_oracles_fit_well_and_drive_the_environments(at_work):
-    arrays, quality = fit_classifier_oracle(load_prepared(build("banknote")))
+    arrays, _, quality = fit_classifier_oracle(load_prepared(build("banknote")))
     assert quality["test_accuracy"] > 0.95 and quality["majority_accuracy"] < 0.6
-    arrays, quality = fit_classifier_oracle(load_prepared(build("magic")))
+    arrays, meta, quality = fit_classifier_oracle(load_prepared(build("magic")))
     assert quality["test_accuracy"] > 0.75 and quality["test_log_loss"] < quality["prior_log_loss"] - 0.1
     probs = arrays["probabilities"]
     assert probs.shape == (19020, 2)
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-5)
-    save_npz(classifier_oracle_path("magic"), arrays, {"quality": quality})
+    save_npz(classifier_oracle_path("magic"), arrays, meta)
     env = ClassificationBandit(np.random.SeedSequence(0), horizon=60, dataset="magic", reward="classifier")
     assert env.required_files({"dataset": "magic", "reward": "classifier"})[1] == classifier_oracle_path("magic")
     logs = run(env, LinUCB, 60)

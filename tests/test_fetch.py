@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import http.server
 import json
+import os
 import shutil
+import stat
 import threading
 from collections import Counter
 from pathlib import Path
@@ -110,6 +112,20 @@ def test_download_verifies_and_cache_is_reused(served, tmp_path):
     assert hits["/uci/car/car.data"] == before + 1
     fetch(ds, cache_dir=tmp_path, retries=0)            # cached and valid: no request
     assert hits["/uci/car/car.data"] == before + 1
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o002, 0o664)])
+def test_fetched_files_get_the_permissions_of_the_umask(served, tmp_path, umask, mode):
+    """Downloads and mirror copies pass through temporary files (0600); the result follows the umask."""
+    root, base, _ = served
+    ds = car_dataset(f"{base}/uci/car/car.data")
+    old = os.umask(umask)
+    try:
+        downloaded = fetch_file(ds, ds.files[0], cache_dir=tmp_path / "a", mirror="", retries=0)
+        copied = fetch_file(ds, ds.files[0], cache_dir=tmp_path / "b", mirror=str(root), retries=0)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(downloaded.stat().st_mode) == mode == stat.S_IMODE(copied.stat().st_mode)
 
 
 def test_corrupt_cache_is_replaced(served, tmp_path):

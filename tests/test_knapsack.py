@@ -417,8 +417,9 @@ def test_car_v_star_is_recomputed_for_the_reward_construction(car_oracle, reward
     assert np.all(np.diff(values) > 0)
 
 
-def test_car_cell_runs_end_to_end_through_run_cell(car_oracle):
-    params = {"oracle": str(car_oracle)}
+def test_car_cell_runs_end_to_end_through_run_cell(car_oracle, monkeypatch):
+    monkeypatch.chdir(car_oracle.parent)               # the project: data files must lie inside it
+    params = {"oracle": car_oracle.name}
     for policy, env_name in (("pblincbwk_alg2", "car_moderation"), ("cd_exp3_reconstructed", "car_moderation"),
                              ("lincbwk_ideal", "car_moderation")):
         series, meta, timing = run_cell(cell(env_name, policy, 40, 3, 300, params,

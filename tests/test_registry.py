@@ -129,11 +129,15 @@ def _cell(**changes):
 
 
 @pytest.mark.parametrize("changes, message", [
-    ({"policy__lam": -1.0}, "experiments.e.algorithms.ideal.params.lam: must be positive, got -1.0"),
-    ({"environment__noise": "cauchy"}, "experiments.e.environment.params.noise: 'cauchy' is not one of"),
-    ({"environment__costs": [0.1, -0.2, 0.3, 0.4]}, "experiments.e.environment.params.costs: expected costs"),
+    ({"policy__lam": -1.0}, "experiments.e.algorithms.ideal.params.lam: must be a finite number > 0, got -1.0"),
+    ({"environment__noise": "cauchy"}, "experiments.e.environment.params.noise: must be one of ['bernoulli', "
+                                       "'gaussian'], got 'cauchy'"),
+    ({"environment__costs": [0.1, -0.2, 0.3, 0.4]}, "experiments.e.environment.params.costs: must be a list of "
+                                                    "finite numbers >= 0"),
+    ({"environment__rewards": [0.1, 1.5]}, "experiments.e.environment.params.rewards: rewards and costs need"),
 ])
-def test_constructor_errors_name_the_full_config_path(changes, message):
+def test_errors_of_a_built_cell_name_the_full_config_path(changes, message):
+    """The declared checks (and the constructors behind them) run again when a job builds its cell."""
     with pytest.raises(ConfigError) as err:
         build(_cell(**changes))
     assert str(err.value).startswith(message)

@@ -8,7 +8,7 @@ import pytest
 
 from banditbench.api import Policy, Problem
 from banditbench.data.files import save_npz
-from banditbench.data.paths import replay_path
+from banditbench.data.paths import REPLAY_DATASET, replay_options, replay_path
 from banditbench.data.replay import prepare_obd
 from banditbench.delays import make_delay
 from banditbench.envs.replay import OBDReplay
@@ -45,7 +45,7 @@ def tiny_log(tmp_path, monkeypatch):
     click = (rng.random(n) < 0.3).astype(np.int64)
     monkeypatch.chdir(tmp_path)
     save_npz(replay_path(None), {"features": features, "items": np.zeros((n, K), dtype=np.int64), "click": click},
-             {"dataset": "test"})
+             {"dataset": REPLAY_DATASET, "options": replay_options(None)})     # what the file is checked against
     return click
 
 

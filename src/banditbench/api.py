@@ -97,6 +97,25 @@ class Environment(abc.ABC):
         Snakemake builds them before the simulation."""
         return []
 
+    # The three hooks below run before any job, without data, on ``values``: every parameter's
+    # value (the configured ones, defaults filled in), each already checked against its annotation.
+    @classmethod
+    def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
+        """Relations between parameters that their annotations cannot say (:mod:`banditbench.params`);
+        raise a :class:`~banditbench.errors.ConfigError` naming ``environment.params.<key>``."""
+
+    @classmethod
+    def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The public facts (:meth:`public_info`) that follow from the parameters alone, without data
+        (e.g. ``dimension``); used to estimate a policy's memory."""
+        return {}
+
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
+        """A lower bound on the bytes of the arrays this environment allocates for a run of ``horizon``
+        rounds (those whose size the config fixes); checked against ``resources.mem_mb``."""
+        return 0
+
     def summary(self) -> dict[str, float]:
         """Scalar facts about the whole run (e.g. a stopping time), stored with the result."""
         return {}
@@ -111,7 +130,9 @@ class Policy(abc.ABC):
     """A bandit algorithm.  Constructed as ``Policy(problem, rng, **params)``.
 
     All keyword-only constructor parameters are the algorithm's configurable
-    parameters: the registry lists them and the config validator checks them.
+    parameters: the registry lists them, and their annotations say what a value may be
+    (:mod:`banditbench.params`), checked before any job and again before a job builds
+    the policy; :meth:`check_params` adds relations between them.
     A family declares its shared parameters once, in its base class; a variant
     declares only its own and forwards the rest, ``def __init__(self, problem, rng,
     *, own=1.0, **shared): super().__init__(problem, rng, **shared)``, and the
@@ -121,6 +142,19 @@ class Policy(abc.ABC):
     """
 
     feedback_kind: ClassVar[str]
+    #: the kind of action it plays (``arm``, ``pair``, ``point``), matched against the environment's
+    action_kind: ClassVar[str]
+
+    @classmethod
+    def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
+        """Relations between parameters that their annotations cannot say; as for environments
+        (``values``: every parameter, defaults filled in), naming ``policy.params.<key>``."""
+
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+        """A lower bound on the bytes of the arrays this policy allocates for ``horizon`` rounds;
+        ``facts`` are the environment's :meth:`Environment.known_facts` (a missing fact counts as 1)."""
+        return 0
 
     @abc.abstractmethod
     def observe(self, t: int, arrived: Sequence[Any]) -> None:

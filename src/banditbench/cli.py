@@ -22,7 +22,35 @@ import argparse
 import json
 import sys
 
-from .errors import ConfigError
+from .errors import ConfigError, CorruptFileError
+
+
+def _count(low: int, what: str):
+    """An argparse type: an integer >= ``low`` (``what`` names it in the message)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{what} must be >= {low}, got {value}")
+        return value
+
+    return parse
+
+
+def _cell_argument(text: str) -> dict:
+    try:
+        cell = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"--cell: not valid JSON ({err})") from None
+    if not isinstance(cell, dict):
+        raise ConfigError(f"--cell: a resolved cell is a JSON object, got {type(cell).__name__}")
+    missing = sorted({"experiment", "algorithm", "delay_label", "horizon", "environment", "policy", "delay"}
+                     - set(cell))
+    if missing:
+        raise ConfigError(f"--cell: the cell lacks {missing}")
+    return cell
 
 
 def _run_one(args) -> int:
@@ -30,7 +58,10 @@ def _run_one(args) -> int:
     from .runner import run_cell
 
     if args.cell:
-        cell = json.loads(args.cell)
+        from .logs import provenance
+
+        print(provenance(), file=sys.stderr)          # a pipeline job: its log names the code that ran
+        cell = _cell_argument(args.cell)
     else:
         from .config import load_config_file, load_grid
 
@@ -38,7 +69,7 @@ def _run_one(args) -> int:
         if missing:
             raise ConfigError(f"run-one with --config needs --{' --'.join(missing)}")
         config = load_config_file(args.config)
-        if args.horizon:
+        if args.horizon is not None:
             config["horizon"] = args.horizon
         grid = load_grid(config)
         cell = grid.cell(args.experiment, args.algorithm, args.delay, args.budget, args.seed)
@@ -71,7 +102,7 @@ def _validate(args) -> int:
 
 
 def _list(args) -> int:
-    from . import registry
+    from . import params, registry
     from .api import feedback_kinds
     from .delays import DELAY_KINDS, DelayModel
 
@@ -92,9 +123,10 @@ def _list(args) -> int:
             cls = entry.load()
             kinds = " | ".join(feedback_kinds(cls)) if what == "environments" else cls.feedback_kind
             print(f"  {name}  [{kinds} feedback]  {registry.summary_line(cls)}")
+            hints = params.hints(cls)
             for pname, default in registry.parameters(cls).items():
                 if pname not in ("horizon",):
-                    print(f"      {pname} = {default!r}")
+                    print(f"      {pname} = {default!r}  ({params.describe(hints[pname])})")
     return 0
 
 
@@ -110,8 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--algorithm", help="algorithm label in the experiment")
     run.add_argument("--delay", help="delay label in the experiment")
     run.add_argument("--budget", default="none", help="budget label (default: none)")
-    run.add_argument("--seed", default="0")
-    run.add_argument("--horizon", type=int, help="override the horizon")
+    run.add_argument("--seed", type=_count(0, "the seed"), default=0)
+    run.add_argument("--horizon", type=_count(1, "the horizon"), help="override the horizon")
     run.add_argument("--output", help="write the result file here (.npz)")
     run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="progress bar (default: when attached to a terminal)")
@@ -131,6 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"banditbench: configuration error: {exc}", file=sys.stderr)
         return 2
+    except CorruptFileError as exc:
+        print(f"banditbench: corrupt file: {exc}", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

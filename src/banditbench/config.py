@@ -2,21 +2,31 @@
 
 A config names experiments; each experiment is one environment and a grid of
 algorithms x delays x budgets x seeds.  :func:`load_grid` validates a config
-mapping (schema first, then names and parameters against the registry) and
-returns an :class:`ExperimentGrid`, which Snakemake and the CLI use to list
-jobs, resolve one job's cell and find the source files it depends on.
-Every error names the offending config key.
+mapping and returns an :class:`ExperimentGrid`, which Snakemake and the CLI use to
+list jobs, resolve one job's cell and find the source files it depends on.
+
+Validation is one pass before any job, once per cell kind (not per seed): the
+schema, then registered names and parameter names, every parameter value against
+its declared annotation and the class's own relations (:mod:`banditbench.params`),
+environment <-> policy compatibility (feedback and action kinds), dataset names and
+data files (:meth:`~banditbench.api.Environment.required_files`; data paths must stay
+inside the project or the config's ``data_root``), budgets (finite, distinct labels),
+and a lower bound on a simulate job's memory against its ``resources.mem_mb``.
+Every error names the offending config key.  :func:`load_config_file` reads YAML
+strictly: a syntax error names file and line, a duplicate key is refused.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 import yaml
 
+from . import params as param_checks
 from . import registry
 from .api import feedback_kinds
 from .delays import delay_schema, make_delay
@@ -25,11 +35,25 @@ from .errors import ConfigError, component_path, key_path, rerooting
 #: the JSON schema of a config, shipped inside the package (package data)
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema.yaml"
 NO_BUDGET = "none"
+#: Snakemake resources of a simulate job when the experiment's ``resources`` do not say
+SIMULATE_RESOURCES = {"mem_mb": 500, "runtime": 10}
+#: parameters of an environment that the grid sets, not the config's ``params``
+RESERVED_ENVIRONMENT_PARAMS = frozenset({"horizon", "budget", "feedback_kind"})
 
 
 def budget_label(budget: float | None) -> str:
-    """The ``{budget}`` wildcard and table label of a budget (``none`` without one)."""
-    return NO_BUDGET if budget is None else format(budget, "g")
+    """The ``{budget}`` wildcard and table label of a budget (``none`` without one).
+
+    Injective and always a valid wildcard value: a whole number is written in full
+    (``1000000``, not ``1e+06``), any other number by its shortest round-trip
+    representation without ``+`` (``0.5``, ``1e-07``, ``1.5e20``).
+    """
+    if budget is None:
+        return NO_BUDGET
+    value = float(budget)
+    if value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return repr(value).replace("+", "")
 
 
 def load_schema(schema_path: Path = SCHEMA_PATH) -> dict[str, Any]:
@@ -57,6 +81,8 @@ class Experiment:
     seeds: tuple[int, ...]
     budgets: tuple[float | None, ...]
     table_horizons: tuple[int, ...]
+    #: prepared data files (relative to the working directory) the environment reads
+    data_files: tuple[str, ...] = ()
 
     @property
     def algorithms(self) -> list[str]:
@@ -85,12 +111,22 @@ class Experiment:
     def per_round_metrics(self) -> list[str]:
         return list(self.spec.get("per_round_metrics", []))
 
+    @property
+    def resources(self) -> dict[str, int]:
+        """Snakemake resources of the experiment's simulate jobs (``mem_mb``, ``runtime`` in minutes)."""
+        return {**SIMULATE_RESOURCES, **self.spec.get("resources", {})}
+
 
 class ExperimentGrid:
     """The validated set of experiments with their jobs."""
 
     def __init__(self, config: Mapping[str, Any]):
         self.config = config
+        #: a directory outside the project that data-file parameters may also point into
+        self.data_root: str | None = config.get("data_root")
+        if self.data_root is not None and not Path(self.data_root).is_dir():
+            raise ConfigError(f"data_root: {self.data_root!r} is not a directory")
+        _distinct_labels(list(config["experiments"]), "experiments")
         self.experiments: dict[str, Experiment] = {}
         for name, spec in config["experiments"].items():
             self.experiments[name] = self._check(name, spec)
@@ -98,31 +134,30 @@ class ExperimentGrid:
     # --- validation -------------------------------------------------------
     def _check(self, name: str, spec: Mapping[str, Any]) -> Experiment:
         where = key_path("experiments", name)
+        horizon = int(self.config.get("horizon") or spec["horizon"])
         env_where = component_path(name, "environment")
-        env_entry = registry.get("environment", spec["environment"]["name"], key_path(env_where, "name"))
-        env_cls = env_entry.load()
-        env_params = registry.parameters(env_cls)
-        self._check_params(env_cls, spec["environment"].get("params", {}), key_path(env_where, "params"),
-                           reserved={"horizon", "budget", "feedback_kind"})
+        env_name = spec["environment"]["name"]
+        env_cls = registry.get("environment", env_name, key_path(env_where, "name")).load()
+        env_params = dict(spec["environment"].get("params", {}))
+        self._check_values(env_cls, env_params, horizon, "environment", env_where, RESERVED_ENVIRONMENT_PARAMS)
+        with rerooting("environment", env_where):
+            data_files = tuple(env_cls.required_files(env_params))   # dataset names and their options
+        facts = env_cls.known_facts(registry.values(env_cls, env_params))
         for label, alg in spec["algorithms"].items():
             awhere = component_path(name, "policy", label)
             pol_cls = registry.get("policy", alg["policy"], key_path(awhere, "policy")).load()
-            self._check_params(pol_cls, alg.get("params", {}), key_path(awhere, "params"))
+            self._check_values(pol_cls, alg.get("params", {}), horizon, "policy", awhere)
             if pol_cls.feedback_kind not in feedback_kinds(env_cls):
                 raise ConfigError(f"{key_path(awhere, 'policy')}: {alg['policy']!r} learns from "
-                                  f"{pol_cls.feedback_kind!r} feedback "
-                                  f"but environment {spec['environment']['name']!r} gives "
+                                  f"{pol_cls.feedback_kind!r} feedback but environment {env_name!r} gives "
                                   f"{' or '.join(map(repr, feedback_kinds(env_cls)))}")
+            if pol_cls.action_kind != env_cls.action_kind:
+                raise ConfigError(f"{key_path(awhere, 'policy')}: {alg['policy']!r} plays {pol_cls.action_kind!r} "
+                                  f"actions but environment {env_name!r} takes {env_cls.action_kind!r} actions")
+            self._check_memory(name, spec, label, env_cls, pol_cls, horizon, facts)
         for label, delay in spec["delays"].items():
             make_delay(delay, where=key_path(where, "delays", label))
-        budgets = tuple(spec.get("budgets", [None]))
-        if any(b is not None for b in budgets) and "budget" not in env_params:
-            raise ConfigError(f"{key_path(where, 'budgets')}: environment {spec['environment']['name']!r} has no budget; "
-                              "remove 'budgets' or use [null]")
-        if "budget" in env_params and env_params["budget"] is None and None in budgets:
-            raise ConfigError(f"{key_path(where, 'budgets')}: environment {spec['environment']['name']!r} needs a budget; "
-                              "list numbers only")
-        horizon = int(self.config.get("horizon") or spec["horizon"])
+        budgets = self._check_budgets(where, env_cls, env_name, spec.get("budgets", [None]))
         seeds_spec = self.config.get("seeds") or spec["seeds"]
         seeds = tuple(range(seeds_spec)) if isinstance(seeds_spec, int) else tuple(seeds_spec)
         if self.config.get("horizon"):
@@ -138,18 +173,60 @@ class ExperimentGrid:
             if unknown:
                 raise ConfigError(f"{key_path(where, key)}: {unknown[0]!r} is not logged by the environment; "
                                   f"choose from {list(env_cls.metrics)}")
-        return Experiment(name, spec, horizon, seeds, budgets, table)
+        for key in ("algorithms", "delays"):
+            _distinct_labels(list(spec[key]), key_path(where, key))
+        return Experiment(name, spec, horizon, seeds, budgets, table, data_files)
+
+    def _check_values(self, cls, values: Mapping[str, Any], horizon: int, component: str, where: str,
+                      reserved: frozenset[str] = frozenset()) -> None:
+        """Names, then values (annotations, data files, relations) of a component's ``params``."""
+        from .data.paths import buildable
+
+        pwhere = key_path(where, "params")
+        known = set(registry.parameters(cls)) - reserved
+        unknown = set(values) - known
+        if unknown:
+            raise ConfigError(f"{pwhere}: unknown parameter(s) {sorted(unknown)} for {cls.registry_name!r}; "
+                              f"known: {sorted(known)}")
+        missing = registry.required_parameters(cls) - set(values) - reserved
+        if missing:
+            raise ConfigError(f"{pwhere}: missing required parameter(s) {sorted(missing)} for {cls.registry_name!r}")
+        param_checks.check(cls, values, pwhere, data_root=self.data_root, buildable=buildable)
+        with rerooting(component, where):
+            cls.check_params(registry.values(cls, values), horizon)
+
+    def _check_memory(self, name: str, spec: Mapping[str, Any], label: str, env_cls, pol_cls, horizon: int,
+                      facts: Mapping[str, Any]) -> None:
+        """A simulate job's arrays must fit in its ``resources.mem_mb`` (a lower bound: see the hooks)."""
+        from .runner import memory_bytes
+
+        env_params = spec["environment"].get("params", {})
+        pol_params = spec["algorithms"][label].get("params", {})
+        parts = {"the loop's logs": memory_bytes(env_cls, horizon),
+                 "the environment": env_cls.memory_bytes(registry.values(env_cls, env_params), horizon),
+                 "the policy": pol_cls.memory_bytes(registry.values(pol_cls, pol_params), horizon, facts)}
+        need = sum(parts.values()) / 2**20
+        mem_mb = spec.get("resources", {}).get("mem_mb", SIMULATE_RESOURCES["mem_mb"])
+        if need > mem_mb:
+            detail = ", ".join(f"{k} {v / 2**20:,.0f}" for k, v in parts.items())
+            raise ConfigError(f"{key_path('experiments', name, 'resources', 'mem_mb')}: a simulate job of algorithm "
+                              f"{label!r} needs at least {need:,.0f} MiB for its arrays at horizon {horizon:,} "
+                              f"({detail}), more than mem_mb = {mem_mb}; lower the horizon or raise "
+                              f"experiments.{name}.resources.mem_mb")
 
     @staticmethod
-    def _check_params(cls, params: Mapping[str, Any], where: str, reserved: set[str] = frozenset()) -> None:
-        known = set(registry.parameters(cls)) - set(reserved)
-        unknown = set(params) - known
-        if unknown:
-            raise ConfigError(f"{where}: unknown parameter(s) {sorted(unknown)} for {cls.registry_name!r}; "
-                              f"known: {sorted(known)}")
-        missing = registry.required_parameters(cls) - set(params) - set(reserved)
-        if missing:
-            raise ConfigError(f"{where}: missing required parameter(s) {sorted(missing)} for {cls.registry_name!r}")
+    def _check_budgets(where: str, env_cls, env_name: str, budgets: list) -> tuple[float | None, ...]:
+        env_params = registry.parameters(env_cls)
+        bwhere = key_path(where, "budgets")
+        if any(b is not None for b in budgets) and "budget" not in env_params:
+            raise ConfigError(f"{bwhere}: environment {env_name!r} has no budget; remove 'budgets' or use [null]")
+        if "budget" in env_params and env_params["budget"] is None and None in budgets:
+            raise ConfigError(f"{bwhere}: environment {env_name!r} needs a budget; list numbers only")
+        bad = [b for b in budgets if b is not None and not math.isfinite(b)]
+        if bad:
+            raise ConfigError(f"{bwhere}: budgets must be finite numbers, got {bad[0]!r}")
+        _distinct_labels([budget_label(b) for b in budgets], bwhere)
+        return tuple(budgets)
 
     # --- jobs -------------------------------------------------------------
     def jobs(self, experiment: str) -> Iterator[dict[str, str]]:
@@ -176,6 +253,7 @@ class ExperimentGrid:
                               f"({list(exp.seeds)})")
         alg = spec["algorithms"][algorithm]
         return {
+            **({"data_root": self.data_root} if self.data_root is not None else {}),
             "experiment": experiment,
             "algorithm": algorithm,
             "delay_label": delay,
@@ -196,16 +274,70 @@ class ExperimentGrid:
 
     def data_files(self, experiment: str) -> list[str]:
         """Prepared data files (relative to the working directory) the experiment's environment reads."""
-        exp = self.experiments[experiment]
-        with rerooting("environment", component_path(experiment, "environment")):
-            return list(exp.env_class().required_files(exp.spec["environment"].get("params", {})))
+        return list(self.experiments[experiment].data_files)
+
+
+def _distinct_labels(labels: list[str], where: str) -> None:
+    """Labels become file and folder names: two that differ only in case would share them on a
+    case-insensitive file system."""
+    seen: dict[str, str] = {}
+    for label in labels:
+        other = seen.setdefault(label.casefold(), label)
+        if other != label or labels.count(label) > 1:
+            raise ConfigError(f"{where}: labels {other!r} and {label!r} name the same files "
+                              f"(labels must differ in more than letter case)")
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """A YAML loader that refuses a key given twice in one mapping (PyYAML keeps the last silently)."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    loader.flatten_mapping(node)
+    seen: dict[Any, yaml.Node] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in seen:
+            first = seen[key].start_mark
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r} (first given on line {first.line + 1})", key_node.start_mark)
+        seen[key] = key_node
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
 def load_config_file(path: str | Path) -> dict[str, Any]:
+    """A config file's mapping; a YAML error names the file and line, a duplicate key is an error."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: config file does not exist")
-    return yaml.safe_load(path.read_text()) or {}
+    try:
+        data = yaml.load(path.read_text(), Loader=_StrictLoader)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise ConfigError(f"{where}: {err.problem or err.context}") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: not a YAML file ({err})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a config is a mapping of keys (seeds, horizon, experiments), "
+                          f"got a {type(data).__name__}")
+    return data
+
+
+def checked(call, *args):
+    """``call(*args)`` for the Snakefile: a :class:`ConfigError` stops the workflow with its message
+    (a ``WorkflowError``, which Snakemake prints without a traceback)."""
+    from snakemake.exceptions import WorkflowError
+
+    try:
+        return call(*args)
+    except ConfigError as err:
+        raise WorkflowError(str(err)) from None
 
 
 def load_grid(config: Mapping[str, Any]) -> ExperimentGrid:

@@ -226,7 +226,7 @@ def delay_schema() -> dict[str, Any]:
 
 def _describe(schema: Mapping[str, Any]) -> str:
     types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-    text = "an integer" if "integer" in types else "a number"
+    text = "an integer" if "integer" in types else "a finite number"
     if "exclusiveMinimum" in schema and "maximum" in schema:
         text += f" in ({schema['exclusiveMinimum']}, {schema['maximum']}]"
     elif "minimum" in schema:
@@ -241,7 +241,7 @@ def _conforms(value: Any, schema: Mapping[str, Any]) -> bool:
         return "null" in types
     if isinstance(value, bool) or not isinstance(value, int if "integer" in types else (int, float)):
         return False
-    return (value >= schema.get("minimum", -math.inf) and value > schema.get("exclusiveMinimum", -math.inf)
+    return (math.isfinite(value) and value >= schema.get("minimum", -math.inf) and value > schema.get("exclusiveMinimum", -math.inf)
             and value <= schema.get("maximum", math.inf))
 
 

@@ -18,7 +18,8 @@ key path dotted as :func:`key_path` writes it, so a user can find the line to fi
 * A function that checks a mapping of options (preprocessing, oracle options, a
   delay) takes the mapping's key path from its caller as ``where``; its default is
   the option group's own name (``preprocessing``, ``oracle``, ``delay``).
-* A problem with a file rather than with a config value starts with the file's path.
+* A problem with a file rather than with a config value starts with the file's path
+  (:class:`CorruptFileError` when the file itself is damaged or is the wrong file).
 """
 
 from __future__ import annotations
@@ -47,6 +48,12 @@ class ConfigError(ValueError):
         if message.startswith((f"{root}.", f"{root}:")):
             return ConfigError(new_root + message[len(root):])
         return ConfigError(f"{new_root}: {message}")
+
+
+class CorruptFileError(ValueError):
+    """A file the pipeline reads is damaged (truncated, garbled, failed checksum) or is not the file
+    it should be (another run's result, another dataset's preparation); the message starts with
+    the file's path and says what is wrong and how to rebuild it."""
 
 
 def key_path(*parts: str | int | Iterable[str | int] | None) -> str:

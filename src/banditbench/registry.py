@@ -21,7 +21,7 @@ import inspect
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 PACKAGE = PACKAGE_DIR.name
@@ -147,16 +147,17 @@ def job_sources(environment: str, policy: str) -> list[Path]:
     return source_closure([*CORE_MODULES, env.module, pol.module])
 
 
-def _keyword_parameters(cls: type) -> dict[str, inspect.Parameter]:
+def keyword_parameters(cls: type, with_owner: bool = False) -> dict[str, Any]:
     """Keyword-only constructor parameters of ``cls``, those of its family included.
 
     A family declares its shared parameters once, in the base class's constructor; a
     variant's constructor declares only its own and forwards the rest as ``**params``
     to ``super().__init__``.  So while a constructor takes ``**params`` the next
     constructor up the MRO contributes its keyword-only parameters too (the most
-    derived declaration of a name wins).
+    derived declaration of a name wins).  ``with_owner``: map each name to
+    ``(parameter, constructor that declares it)`` (whose module resolves its annotation).
     """
-    out: dict[str, inspect.Parameter] = {}
+    out: dict[str, Any] = {}
     for klass in cls.__mro__:
         init = klass.__dict__.get("__init__")
         if init is None:
@@ -164,7 +165,7 @@ def _keyword_parameters(cls: type) -> dict[str, inspect.Parameter]:
         params = inspect.signature(init).parameters.values()
         for p in params:
             if p.kind is inspect.Parameter.KEYWORD_ONLY:
-                out.setdefault(p.name, p)
+                out.setdefault(p.name, (p, init) if with_owner else p)
         if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
             break
     return out
@@ -174,11 +175,16 @@ def parameters(cls: type) -> dict[str, Any]:
     """Configurable parameters of a class (keyword-only constructor arguments, inherited
     through ``**params`` forwarding) and their defaults (``None`` when required)."""
     return {name: (None if p.default is inspect.Parameter.empty else p.default)
-            for name, p in _keyword_parameters(cls).items()}
+            for name, p in keyword_parameters(cls).items()}
+
+
+def values(cls: type, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Every parameter's value: the given ``params``, the class's defaults for the others."""
+    return {**parameters(cls), **params}
 
 
 def required_parameters(cls: type) -> set[str]:
-    return {name for name, p in _keyword_parameters(cls).items() if p.default is inspect.Parameter.empty}
+    return {name for name, p in keyword_parameters(cls).items() if p.default is inspect.Parameter.empty}
 
 
 def summary_line(cls: type) -> str:

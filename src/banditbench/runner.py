@@ -21,10 +21,11 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import __version__
+from . import params as param_checks
+from . import registry
 from .api import Environment, Policy, Problem
 from .delays import DelayModel, make_delay
-from .errors import component_path, key_path, rerooting
-from .registry import get
+from .errors import ENVIRONMENT_PARAMS, POLICY_PARAMS, ConfigError, component_path, key_path, rerooting
 
 
 #: the loop keeps each round's truth values and writes them into the metric arrays this
@@ -94,30 +95,47 @@ def _write_block(logs: dict[str, np.ndarray], block: list[Mapping[str, float]], 
                          f"{first + wrong + 1}; its metrics are {sorted(logs)}") from None
 
 
+def memory_bytes(env_cls: type[Environment], horizon: int) -> int:
+    """Bytes of the loop's own per-round arrays: the delays, whether each arrives, and each metric's
+    log, which saving the result copies twice (float64 array and its serialised bytes)."""
+    return horizon * (8 + 1 + 3 * 8 * len(env_cls.metrics))
+
+
 def build(cell: Mapping[str, Any]) -> tuple[Environment, Policy, DelayModel, np.random.Generator]:
     """Instantiate environment, policy and delay model of a resolved config cell.
 
-    A :class:`~banditbench.errors.ConfigError` of a constructor names its key relative
-    to the cell (``policy.params.lam``); it is re-raised with the key's full config path
+    The parameter values are checked against their declarations first (:mod:`banditbench.params`,
+    as the config validator did before the job), then by the constructors.  A
+    :class:`~banditbench.errors.ConfigError` names its key relative to the cell
+    (``policy.params.lam``); it is re-raised with the key's full config path
     (``experiments.<experiment>.algorithms.<label>.params.lam``).
     """
     experiment = cell.get("experiment")
     env_where = component_path(experiment, "environment")
     pol_where = component_path(experiment, "policy", cell.get("algorithm"))
-    env_seq, delay_seq, policy_seq = np.random.SeedSequence(int(cell["seed"])).spawn(3)
+    horizon, seed = cell.get("horizon"), cell.get("seed")
+    for key, value, low in (("horizon", horizon, 1), ("seed", seed, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ConfigError(f"{key}: the cell's {key} must be an integer >= {low}, got {value!r}")
+    env_seq, delay_seq, policy_seq = np.random.SeedSequence(seed).spawn(3)
     delay = make_delay(cell["delay"], where=key_path("experiments", experiment, "delays", cell.get("delay_label")))
-    env_cls = get("environment", cell["environment"]["name"], key_path(env_where, "name")).load()
-    pol_cls = get("policy", cell["policy"]["name"], key_path(pol_where, "policy")).load()
+    env_cls = registry.get("environment", cell["environment"]["name"], key_path(env_where, "name")).load()
+    pol_cls = registry.get("policy", cell["policy"]["name"], key_path(pol_where, "policy")).load()
     env_params = dict(cell["environment"].get("params", {}))
     if cell.get("budget") is not None:
         env_params["budget"] = cell["budget"]
     if env_cls.feedback_kinds:
         env_params["feedback_kind"] = pol_cls.feedback_kind
+    pol_params = dict(cell["policy"].get("params", {}))
     with rerooting("environment", env_where):
-        env = env_cls(env_seq, horizon=int(cell["horizon"]), **env_params)
-    problem = Problem(horizon=int(cell["horizon"]), rho=delay.rho, window=delay.window, info=env.public_info())
+        param_checks.check(env_cls, env_params, ENVIRONMENT_PARAMS, data_root=cell.get("data_root"))
+        env_cls.check_params(registry.values(env_cls, env_params), horizon)
+        env = env_cls(env_seq, horizon=horizon, **env_params)
+    problem = Problem(horizon=horizon, rho=delay.rho, window=delay.window, info=env.public_info())
     with rerooting("policy", pol_where):
-        policy = pol_cls(problem, np.random.default_rng(policy_seq), **cell["policy"].get("params", {}))
+        param_checks.check(pol_cls, pol_params, POLICY_PARAMS)
+        pol_cls.check_params(registry.values(pol_cls, pol_params), horizon)
+        policy = pol_cls(problem, np.random.default_rng(policy_seq), **pol_params)
     return env, policy, delay, np.random.default_rng(delay_seq)
 
 

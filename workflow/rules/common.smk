@@ -1,13 +1,22 @@
-"""Shared definitions: the validated experiment grid and path helpers."""
+"""Shared definitions: the validated experiment grid, the check of existing data files, path helpers."""
 
 import sys
 
+from snakemake.logging import logger
 from snakemake.settings.types import DeploymentMethod
 
 from banditbench.config import load_grid
+from banditbench.data.verify import quarantine_corrupt
 
-# Semantic validation (registered names, parameters, delays, budgets) on top of the schema.
-GRID = load_grid(config)
+# One validation pass before any job: schema, names, every parameter value, data files, memory.
+GRID = checked(load_grid, config)
+
+# Raw and prepared data files that exist are checked (cached by size and mtime); a corrupt one
+# is moved aside as <name>.corrupt, so it is rebuilt before any job reads it.  Once, by the
+# process that plans the jobs (not again in each cluster job that re-reads this file).
+if workflow.is_main_process:
+    for _message in quarantine_corrupt([f for name in GRID.experiments for f in GRID.data_files(name)]):
+        logger.warning(_message)
 
 # Jobs run with the interpreter that runs Snakemake, unless --use-conda gives each its env.
 PYTHON = "python" if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method else sys.executable
@@ -26,8 +35,8 @@ def experiment_runs(wildcards):
     return [pattern.format(**job) for job in GRID.jobs(wildcards.experiment)]
 
 
-def experiment_resources(wildcards, key, default):
-    return GRID.experiments[wildcards.experiment].spec.get("resources", {}).get(key, default)
+def experiment_resources(wildcards, key):
+    return GRID.experiments[wildcards.experiment].resources[key]
 
 
 def all_outputs():

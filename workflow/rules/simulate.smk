@@ -17,8 +17,8 @@ rule simulate:
         "../../envs/banditbench.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc: experiment_resources(wc, "mem_mb", 500),
-        runtime=lambda wc: experiment_resources(wc, "runtime", 10),
+        mem_mb=lambda wc: experiment_resources(wc, "mem_mb"),
+        runtime=lambda wc: experiment_resources(wc, "runtime"),
     params:
         cell=lambda wc: GRID.cell_json(wc.experiment, wc.algorithm, wc.delay, wc.budget, wc.seed),
         python=PYTHON,

@@ -35,7 +35,8 @@ import pandas as pd
 from scipy import stats
 
 from ..config import budget_label
-from ..resultio import atomic_write_bytes, load_result
+from ..errors import CorruptFileError
+from ..resultio import atomic_write_bytes, identity_from_path, load_result
 
 log = logging.getLogger(__name__)
 COLUMNS = ["experiment", "algorithm", "delay", "budget", "t", "metric", "mean", "ci_low", "ci_high", "n"]
@@ -62,14 +63,42 @@ def _task_name(cell, summary) -> str | None:
     return str(tasks[index]) if tasks and index < len(tasks) else f"task {index}"
 
 
-def _load_groups(runs: Iterable[str], per_round: Sequence[str] = ()):
-    """Group runs by (algorithm, delay, budget); return series stacks, summaries and each run's task."""
+def check_runs(runs: Iterable[str], experiment: str, remove_corrupt: bool = False) -> list:
+    """Load every run, each checked against the run its path names
+    (``results/runs/<experiment>/<algorithm>/<delay>/<budget>/<seed>.npz``) and against its checksum.
+
+    Every bad file is reported at once, in one :class:`~banditbench.errors.CorruptFileError`; with
+    ``remove_corrupt`` they are deleted too, so that the next ``snakemake`` run rebuilds exactly
+    them (a corrupt result is never aggregated).
+    """
+    loaded, bad = [], []
+    for path in runs:
+        expect = identity_from_path(path)
+        if expect.get("experiment") != experiment:
+            raise ValueError(f"{path}: not a run of experiment {experiment!r} "
+                             f"(expected results/runs/{experiment}/<algorithm>/<delay>/<budget>/<seed>.npz)")
+        try:
+            loaded.append((path, *load_result(path, expect)))
+        except CorruptFileError as err:
+            bad.append((path, err))
+    if bad:
+        if remove_corrupt:
+            for path, _ in bad:
+                Path(path).unlink(missing_ok=True)
+        what = (f"removed {len(bad)} corrupt result file(s); run snakemake again to rebuild them"
+                if remove_corrupt else f"{len(bad)} corrupt result file(s); delete them and re-run their jobs")
+        raise CorruptFileError("\n".join(str(err) for _, err in bad) + f"\n{what}")
+    return loaded
+
+
+def _load_groups(loaded: list, per_round: Sequence[str] = ()):
+    """Group checked runs (:func:`check_runs`) by (algorithm, delay, budget); return series stacks,
+    summaries and each run's task."""
     series = defaultdict(lambda: defaultdict(list))
     summaries = defaultdict(lambda: defaultdict(list))
     tasks = defaultdict(list)
     horizons = set()
-    for path in runs:
-        data, meta, _ = load_result(path)
+    for path, data, meta, _ in loaded:
         cell = meta["cell"]
         key = (cell["algorithm"], cell["delay_label"], budget_label(cell["budget"]))
         horizons.add(int(cell["horizon"]))
@@ -94,12 +123,19 @@ def _check_complete(series) -> None:
         raise ValueError(f"unequal number of seeds per cell: {counts}")
 
 
-def aggregate_runs(runs: Sequence[str], experiment: str, horizons: Sequence[int],
-                   curve_points: int = 300, per_round: Sequence[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Return the tidy table and the curves table of one experiment's runs."""
+def aggregate_runs(runs: Sequence[str], experiment: str, horizons: Sequence[int], curve_points: int = 300,
+                   per_round: Sequence[str] = (), remove_corrupt: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return the tidy table and the curves table of one experiment's runs (checked: :func:`check_runs`)."""
     if not runs:
         raise ValueError(f"experiment {experiment!r}: no run files to aggregate")
-    series, summaries, _ = _load_groups(runs, per_round)
+    groups = _load_groups(check_runs(runs, experiment, remove_corrupt), per_round)
+    return _statistics(groups, experiment, horizons, curve_points)
+
+
+def _statistics(groups, experiment: str, horizons: Sequence[int],
+                curve_points: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The tidy table and the curves table of grouped runs (:func:`_load_groups`)."""
+    series, summaries, _ = groups
     _check_complete(series)
     rows, curve_rows = [], []
     for (alg, delay, budget), metrics in series.items():  # config order
@@ -123,10 +159,11 @@ def aggregate_runs(runs: Sequence[str], experiment: str, horizons: Sequence[int]
     return pd.DataFrame(rows, columns=COLUMNS), pd.DataFrame(curve_rows, columns=COLUMNS)
 
 
-def task_table(runs: Sequence[str], metric: str) -> pd.DataFrame | None:
-    """``metric`` at the final horizon per task (rows algorithms, columns delay and task), for experiments
-    whose seeds are spread over tasks (seed 000's prompt benchmark); None for any other experiment."""
-    series, _, tasks = _load_groups(runs)
+def task_table(groups, metric: str) -> pd.DataFrame | None:
+    """``metric`` at the final horizon per task (rows algorithms, columns delay and task) of grouped runs
+    (:func:`_load_groups`), for experiments whose seeds are spread over tasks (seed 000's prompt
+    benchmark); None for any other experiment."""
+    series, _, tasks = groups
     rows = []
     for (alg, delay, budget), metrics in series.items():
         if metric not in metrics or None in tasks[(alg, delay, budget)]:
@@ -141,6 +178,27 @@ def task_table(runs: Sequence[str], metric: str) -> pd.DataFrame | None:
     df = pd.DataFrame(rows)
     df["cell"] = df.apply(_cell, axis=1)
     return df.pivot_table(index="algorithm", columns="setting", values="cell", aggfunc="first", sort=False)
+
+
+def read_tidy(path: str | Path, what: str = "tidy table") -> pd.DataFrame:
+    """A table in the tidy long format (:data:`COLUMNS`: the tables CSV, the curves CSV), checked; a
+    :class:`~banditbench.errors.CorruptFileError` names the file and what is wrong."""
+    rebuild = "delete it and run snakemake again to rebuild it"
+    try:
+        df = pd.read_csv(path, dtype={"algorithm": str, "delay": str, "budget": str, "experiment": str})
+    except FileNotFoundError:
+        raise CorruptFileError(f"{path}: {what} does not exist") from None
+    except (ValueError, OSError, UnicodeDecodeError) as err:      # pandas' parser errors are ValueErrors
+        raise CorruptFileError(f"{path}: {what} is unreadable ({type(err).__name__}: {err}); {rebuild}") from None
+    missing = [c for c in COLUMNS if c not in df.columns]
+    if missing:
+        raise CorruptFileError(f"{path}: {what} lacks the columns {missing}; {rebuild}")
+    for column in ("t", "mean", "ci_low", "ci_high", "n"):
+        # ci_low / ci_high are empty with one seed; the others always hold a number
+        if not pd.api.types.is_numeric_dtype(df[column]) or (column in ("t", "mean", "n") and df[column].isna().any()):
+            raise CorruptFileError(f"{path}: {what} has missing or non-numeric values in column {column!r}; "
+                                   f"{rebuild}")
+    return df
 
 
 def _cell(row) -> str:
@@ -221,16 +279,20 @@ def _csv_bytes(df: pd.DataFrame) -> bytes:
 
 def aggregate_experiment(runs: Sequence[str], experiment: str, horizons: Sequence[int], csv: str | Path,
                          markdown: str | Path, latex: str | Path, curves: str | Path,
-                         main_metric: str, per_round: Sequence[str] = ()) -> pd.DataFrame:
+                         main_metric: str, per_round: Sequence[str] = (), remove_corrupt: bool = False) -> pd.DataFrame:
     """Aggregate ``runs`` and write all table files atomically; return the tidy table.
 
     ``main_metric`` (e.g. ``cumulative_regret``) is the metric of the headline table;
-    ``per_round`` lists the per-round metrics also reported as running averages.
+    ``per_round`` lists the per-round metrics also reported as running averages;
+    ``remove_corrupt`` as for :func:`check_runs`.
     """
-    tidy, curve_df = aggregate_runs(runs, experiment, horizons, per_round=per_round)
+    if not runs:
+        raise ValueError(f"experiment {experiment!r}: no run files to aggregate")
+    groups = _load_groups(check_runs(runs, experiment, remove_corrupt), per_round)
+    tidy, curve_df = _statistics(groups, experiment, horizons)
     final_t = int(tidy["t"].max())
     tables = {f"{main_metric} at T = {final_t}": headline_table(tidy, main_metric)}
-    per_task = task_table(runs, main_metric)
+    per_task = task_table(groups, main_metric)
     if per_task is not None:
         tables[f"{main_metric} at T = {final_t}, by task"] = per_task
     tables.update(human_tables(tidy))

@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..resultio import atomic_write_bytes  # noqa: E402
+from .aggregate import read_tidy  # noqa: E402
 
 
 def _label(metric: str) -> str:
@@ -25,7 +26,7 @@ def _label(metric: str) -> str:
 
 
 def plot_curves(curves: str | Path | pd.DataFrame, metric: str, title: str, outputs: Sequence[str | Path]) -> None:
-    df = pd.read_csv(curves) if not isinstance(curves, pd.DataFrame) else curves
+    df = read_tidy(curves, "curves table") if not isinstance(curves, pd.DataFrame) else curves
     df = df[df["metric"] == metric]
     if df.empty:
         raise ValueError(f"no curve for metric {metric!r} in {curves}")

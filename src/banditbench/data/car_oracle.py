@@ -37,6 +37,8 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..logistic import fit_logistic
+from .paths import CAR_ORACLE
+from .verify import verify_raw
 
 #: attribute levels in the order of car.names (ordinal from worst to best where it applies)
 ATTRIBUTES = (
@@ -49,8 +51,10 @@ ATTRIBUTES = (
 )
 #: the four reviews (actions), indexed 0..3
 CLASSES = ("unacc", "acc", "good", "vgood")
+#: one-hot levels of the six attributes plus the intercept (22)
+CONTEXT_DIMENSION = sum(len(levels) for _, levels in ATTRIBUTES) + 1
 N_ROWS = 1728
-DEFAULT_ORACLE = "data/oracles/car_evaluation.npz"
+DEFAULT_ORACLE = CAR_ORACLE
 
 
 def read_car_data(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
@@ -122,6 +126,7 @@ def fit_car_oracle(car_data_path: str | Path, *, lam: float = 1.0, test_fraction
         raise ConfigError(f"oracle.lam: the ridge penalty must be positive, got {lam}")
     if not 0 < test_fraction < 1:
         raise ConfigError(f"oracle.test_fraction: must lie in (0, 1), got {test_fraction}")
+    verify_raw(car_data_path)
     x, y = read_car_data(car_data_path)
     train, test = _stratified_split(y, test_fraction, np.random.default_rng(seed))
     theta_split = _fit(x[train], y[train], lam)

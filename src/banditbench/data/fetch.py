@@ -26,7 +26,9 @@ import tempfile
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from ..resultio import umask_mode
 from .registry import Dataset, RemoteFile, get_dataset
+from .verify import file_digest, file_hash
 
 log = logging.getLogger(__name__)
 
@@ -38,11 +40,10 @@ class DataFetchError(RuntimeError):
     """A registered file could not be obtained with a matching checksum from any source."""
 
 
-def checksum_matches(path: Path, known_hash: str) -> bool:
-    import pooch
-
+def checksum_matches(path: Path, known_hash: str, cached: bool = True) -> bool:
+    """Whether the file has the checksum (``cached``: by size and mtime, :mod:`banditbench.data.verify`)."""
     alg, expected = known_hash.split(":", 1)
-    return pooch.file_hash(str(path), alg=alg) == expected
+    return (file_digest(path, alg) if cached else file_hash(path, alg)) == expected
 
 
 def _mirror_location(mirror: str, rel: str) -> tuple[str, str]:
@@ -60,7 +61,7 @@ def _copy_verified(src: Path, target: Path, known_hash: str) -> None:
     os.close(fd)
     try:
         shutil.copyfile(src, tmp)
-        if not checksum_matches(Path(tmp), known_hash):
+        if not checksum_matches(Path(tmp), known_hash, cached=False):
             raise ValueError(f"checksum mismatch: {src} does not have {known_hash}")
         os.replace(tmp, target)
     finally:
@@ -100,6 +101,7 @@ def fetch_file(dataset: Dataset, remote: RemoteFile, cache_dir: str | os.PathLik
                     _copy_verified(Path(where), target, remote.known_hash)
                 else:
                     _download(where, target, remote.known_hash, timeout)
+                os.chmod(target, umask_mode())       # temporary files are created 0600
                 log.info("%s: %s <- %s", dataset.name, target, where)
                 return target
             except Exception as exc:  # network errors, HTTP errors, checksum mismatches: try again / next source

@@ -1,4 +1,4 @@
-"""Prepared-data and oracle files: ``.npz`` arrays plus a JSON ``meta`` member, written atomically.
+"""Prepared-data and oracle files: ``.npz`` arrays plus a JSON ``meta`` member, written atomically, checked when read.
 
 Every file under ``data/processed/`` and ``data/oracles/`` has this form and is
 built by a Snakemake rule from its path alone, so a missing file is an error that
@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, CorruptFileError
 from ..resultio import atomic_write_bytes
 
 
@@ -27,20 +27,35 @@ def save_npz(path: str | os.PathLike, arrays: Mapping[str, np.ndarray], meta: Ma
     atomic_write_bytes(path, buf.getvalue())
 
 
-def load_npz(path: str | os.PathLike, what: str,
-             required: Sequence[str] = ()) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """Arrays and meta of a file written by :func:`save_npz`.
+def load_npz(path: str | os.PathLike, what: str, required: Sequence[str] = (),
+             expect: Mapping[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Arrays and meta of a file written by :func:`save_npz`, checked.
 
-    ``what`` says what the file is (for the messages); a missing file, or one without
-    the ``required`` arrays, is a :class:`~banditbench.errors.ConfigError` naming it.
+    ``what`` says what the file is (for the messages).  A missing file is a
+    :class:`~banditbench.errors.ConfigError`; a file that is truncated or garbled (every
+    member's CRC-32 is checked as it is read), lacks one of the ``required`` arrays, holds
+    a non-finite number, or whose meta differs from ``expect`` (e.g. another dataset's or
+    another option set's file copied over it) is a :class:`~banditbench.errors.CorruptFileError`.
+    Each names the file and how to rebuild it.
     """
     if not Path(path).is_file():
         raise ConfigError(f"{path}: {what} does not exist; build it with `snakemake --cores 1 {path}` "
                           f"(the data rules of workflow/rules/)")
-    with np.load(path, allow_pickle=False) as data:
-        arrays = {k: data[k] for k in data.files if k != "meta"}
-        meta = json.loads(str(data["meta"])) if "meta" in data.files else {}
+    rebuild = f"delete it and rebuild it with `snakemake --cores 1 {path}`"
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files if k != "meta"}
+            meta = json.loads(str(data["meta"])) if "meta" in data.files else {}
+    except Exception as err:     # zipfile.BadZipFile, CRC errors, short reads, bad headers, bad JSON
+        raise CorruptFileError(f"{path}: {what} is unreadable ({type(err).__name__}: {err}); {rebuild}") from None
     missing = sorted(set(required) - set(arrays))
     if missing:
-        raise ConfigError(f"{path}: {what} lacks {missing}; delete it and rebuild it with `snakemake {path}`")
+        raise CorruptFileError(f"{path}: {what} lacks {missing}; {rebuild}")
+    wrong = {k: meta.get(k) for k, v in (expect or {}).items() if meta.get(k) != v}
+    if wrong:
+        raise CorruptFileError(f"{path}: {what} was built for {wrong}, not for "
+                               f"{ {k: expect[k] for k in wrong} } (a file copied over it?); {rebuild}")
+    for name, arr in arrays.items():
+        if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+            raise CorruptFileError(f"{path}: {what} holds non-finite values in {name!r}; {rebuild}")
     return arrays, meta

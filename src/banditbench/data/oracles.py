@@ -54,6 +54,7 @@ from ..errors import ConfigError
 from ..resultio import atomic_write_bytes
 from .paths import CLASSIFIER_OPTIONS, PROMPT_ORACLE_OPTIONS, resolve
 from .preprocess import Prepared
+from .verify import verify_raw
 
 log = logging.getLogger(__name__)
 
@@ -94,8 +95,10 @@ def _full_proba(clf, X: np.ndarray, n_classes: int) -> np.ndarray:
 
 
 def fit_classifier_oracle(prepared: Prepared, options: Mapping[str, Any] | None = None,
-                          name: str = "") -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """Fit the classifier oracle; return (arrays, quality row).  Arrays: ``probabilities`` (n, K) float32."""
+                          name: str = "") -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any]]:
+    """Fit the classifier oracle; return (arrays, meta, quality row).  Arrays: ``probabilities`` (n, K) float32;
+    meta: the dataset, its preprocessing options and the oracle options (what the file is checked against
+    when read) and the quality row."""
     from sklearn.metrics import log_loss
     from sklearn.model_selection import train_test_split
 
@@ -121,7 +124,9 @@ def fit_classifier_oracle(prepared: Prepared, options: Mapping[str, Any] | None 
     }
     full = _classifier(opts["model"], opts["seed"]).fit(X, y)
     arrays = {"probabilities": _full_proba(full, X, K).astype(np.float32)}
-    return arrays, quality
+    meta = {"dataset": prepared.meta.get("dataset"), "preprocessing": prepared.meta.get("options"), "options": opts,
+            "quality": quality}
+    return arrays, meta, quality
 
 
 # --- prompt oracles ----------------------------------------------------------------------
@@ -206,6 +211,8 @@ def fit_prompt_oracle(task: str, pool_path: str | os.PathLike, result_paths: Seq
     from sklearn.model_selection import KFold
 
     opts = resolve(PROMPT_ORACLE_OPTIONS, options, "oracle")
+    for path in [pool_path, *result_paths, *([annotation_path] if annotation_path else [])]:
+        verify_raw(path)
     if opts["embedding_dim"] < 2:
         raise ConfigError(f"oracle.embedding_dim: need at least 2, got {opts['embedding_dim']}")
     pool = [str(s) for s in json.loads(Path(pool_path).read_text())["instructions"]]

@@ -25,6 +25,8 @@ from .registry import POOL_VARIANTS, SCORED_TASKS, annotation_file, get_dataset,
 RAW_DIR = "data/raw"
 PROCESSED_DIR = "data/processed"
 ORACLE_DIR = "data/oracles"
+#: the car moderation oracle (seed 004), fitted by the pipeline from UCI car.data
+CAR_ORACLE = f"{ORACLE_DIR}/car_evaluation.npz"
 
 _SCALING = ("feature", ("feature", "sample"))
 _CATEGORICAL = {"categorical": ("random", ("random", "onehot")), "encoding_seed": (0, int), "scaling": _SCALING}
@@ -199,3 +201,26 @@ def parse_classifier_key(key: str) -> dict[str, Any]:
 
 def parse_prompt_key(key: str) -> dict[str, Any]:
     return parse_key(PROMPT_ORACLE_OPTIONS, key, f"prompt oracle file name {key}")
+
+
+def buildable(path: str) -> bool:
+    """Whether a data rule of the pipeline builds the file at ``path`` (relative to the project, as
+    :func:`banditbench.params.data_file_path` gives it): a processed dataset or replay log, a classifier
+    or prompt oracle, or the car oracle, named canonically."""
+    parts = path.split("/")
+    stem = parts[-1].removesuffix(".npz")
+    try:
+        if parts[:3] == ["data", "processed", REPLAY_DATASET] and len(parts) == 4:
+            parse_replay_key(stem)
+        elif parts[:2] == ["data", "processed"] and len(parts) == 4:
+            parse_preprocess_key(parts[2], stem)
+        elif parts[:3] == ["data", "oracles", "classifiers"] and len(parts) == 6:
+            parse_preprocess_key(parts[3], parts[4])
+            parse_classifier_key(stem)
+        elif parts[:3] == ["data", "oracles", "prompts"] and len(parts) == 5:
+            prompt_oracle_path(parts[3], parse_prompt_key(stem))
+        else:
+            return path == CAR_ORACLE
+    except ConfigError:
+        return False
+    return parts[-1].endswith(".npz")

@@ -41,10 +41,11 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, CorruptFileError
 from .car_oracle import CLASSES as CAR_CLASSES
 from .files import load_npz, save_npz
 from .paths import RAW_DIR, preprocess_options, raw_paths
+from .verify import verify_raw
 
 MUSHROOM_CLASSES = ("poisonous", "edible")
 SHUTTLE_CLASSES = ("Rad Flow", "Fpv Close", "Fpv Open", "High", "Bypass", "Bpv Close", "Bpv Open")
@@ -176,14 +177,22 @@ def _load(dataset: str, opts: Mapping[str, Any], files: list[str]) -> tuple[np.n
     raise ConfigError(f"dataset: no reader for {dataset!r}")
 
 
-def prepare(dataset: str, options: Mapping[str, Any] | None = None, raw_dir: str | os.PathLike = RAW_DIR) -> Prepared:
-    """Read the raw files of ``dataset`` from ``raw_dir`` and preprocess them (module docstring)."""
+def prepare(dataset: str, options: Mapping[str, Any] | None = None, raw_dir: str | os.PathLike = RAW_DIR,
+            verify: bool = True) -> Prepared:
+    """Read the raw files of ``dataset`` from ``raw_dir`` and preprocess them (module docstring).
+
+    Each raw file is first checked against its registered checksum (:func:`banditbench.data.verify.verify_raw`);
+    ``verify=False`` skips that, for tests of a reader on a synthetic file of the same format.
+    """
     opts = preprocess_options(dataset, options)
     files = [str(Path(raw_dir) / Path(p).relative_to(RAW_DIR)) for p in raw_paths(dataset, opts)]
     missing = [f for f in files if not Path(f).is_file()]
     if missing:
         raise ConfigError(f"{missing[0]}: raw file of dataset {dataset!r} missing (all missing: {missing}); "
                           f"fetch them first (banditbench.data.fetch or the Snakemake download rules)")
+    if verify:
+        for f in files:
+            verify_raw(f)
     features, y, classes, categorical = _load(dataset, opts, files)
     if categorical:
         features = encode_categorical(features, opts["categorical"], opts["encoding_seed"])
@@ -203,7 +212,17 @@ def save_prepared(path: str | os.PathLike, prepared: Prepared) -> None:
              prepared.meta)
 
 
-def load_prepared(path: str | os.PathLike) -> Prepared:
-    """Read a file written by :func:`save_prepared`; a missing file is a clear error."""
-    arrays, meta = load_npz(path, "prepared dataset", required=("X", "y", "class_names"))
-    return Prepared(arrays["X"], arrays["y"], tuple(str(c) for c in arrays["class_names"]), meta)
+def load_prepared(path: str | os.PathLike, dataset: str | None = None,
+                  options: Mapping[str, Any] | None = None) -> Prepared:
+    """Read a file written by :func:`save_prepared`, checked (:func:`~banditbench.data.files.load_npz`):
+    given ``dataset`` (and its resolved ``options``), the file must hold that preparation, and
+    ``X`` must be a matrix with one label in ``0..K-1`` per row."""
+    expect = {"dataset": dataset, **({"options": dict(options)} if options is not None else {})} if dataset else None
+    arrays, meta = load_npz(path, "prepared dataset", required=("X", "y", "class_names"), expect=expect)
+    X, y, names = arrays["X"], arrays["y"], arrays["class_names"]
+    if X.ndim != 2 or y.shape != (len(X),) or y.dtype.kind not in "iu" or names.ndim != 1 or len(X) == 0 \
+            or y.min() < 0 or y.max() >= len(names):
+        raise CorruptFileError(f"{path}: prepared dataset is inconsistent (X {X.shape}, y {y.shape} {y.dtype}, "
+                               f"{names.shape[0] if names.ndim else '?'} classes); delete it and rebuild it with "
+                               f"`snakemake --cores 1 {path}`")
+    return Prepared(X, y, tuple(str(c) for c in names), meta)

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from .paths import RAW_DIR, replay_options, replay_raw_paths
+from .verify import verify_raw
 
 
 def truncated_svd(X: np.ndarray, k: int) -> np.ndarray:
@@ -72,6 +73,8 @@ def prepare_obd(options: Mapping[str, Any] | None = None, raw_dir: str | os.Path
     if missing:
         raise ConfigError(f"dataset 'obd_random_all': raw file(s) {missing} missing; fetch them first "
                           f"(banditbench.data.fetch or the Snakemake download rules)")
+    for f in files:
+        verify_raw(f)                                   # the registered bytes, or a CorruptFileError
     log = pd.read_csv(files[0], index_col=0)
     item_table = pd.read_csv(files[1], index_col=0).sort_values("item_id")
     n_items = len(item_table)

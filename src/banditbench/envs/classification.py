@@ -32,15 +32,17 @@ one after each pass; ``uniform`` draws rows independently with replacement.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Annotated, Any, Literal, Mapping
 
 import numpy as np
 
 from ..api import Environment, register
-from ..data.paths import classifier_oracle_path, processed_path
-from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
+from ..data.paths import (CLASSIFICATION_DATASETS, CLASSIFIER_OPTIONS, classifier_oracle_path, preprocess_options,
+                          processed_path, resolve)
+from ..errors import ENVIRONMENT_PARAMS, ConfigError, CorruptFileError, key_path
 from ..feedback import PreferenceFeedback, RewardFeedback
 from ..links import sigmoid
+from ..params import OneOf, Positive
 from .preference import DuelingEnvironment, duel_metrics
 
 SAMPLING = ("shuffle", "uniform")
@@ -65,9 +67,10 @@ class _Classification(Environment):
 
     mode_key: str
 
-    def __init__(self, seed_seq: np.random.SeedSequence, mode: str, /, *, horizon: int, dataset: str,
-                 preprocessing: Mapping[str, Any] | None = None, sampling: str = "shuffle",
-                 oracle: Mapping[str, Any] | None = None):
+    def __init__(self, seed_seq: np.random.SeedSequence, mode: str, /, *, horizon: int,
+                 dataset: Annotated[str, OneOf(CLASSIFICATION_DATASETS)],
+                 preprocessing: Mapping[str, Any] | None = None,
+                 sampling: Annotated[str, OneOf(SAMPLING)] = "shuffle", oracle: Mapping[str, Any] | None = None):
         from ..data.files import load_npz
         from ..data.preprocess import load_prepared
 
@@ -76,17 +79,20 @@ class _Classification(Environment):
                               f"{list(SAMPLING)}")
         if mode not in MODES:
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, self.mode_key)}: {mode!r} is not one of {list(MODES)}")
-        prepared = load_prepared(processed_path(dataset, preprocessing, ENVIRONMENT_PARAMS))
+        options = preprocess_options(dataset, preprocessing, ENVIRONMENT_PARAMS)
+        prepared = load_prepared(processed_path(dataset, options), dataset, options)
         self.X, self.y = prepared.X, prepared.y          # float32 rows; a round's arms are float64
         self.n_arms, self.d = prepared.n_classes, prepared.X.shape[1]
         self.probs = None
         if mode == "classifier":
             path = classifier_oracle_path(dataset, preprocessing, oracle, ENVIRONMENT_PARAMS)
-            arrays, _ = load_npz(path, "classifier oracle", required=("probabilities",))
+            identity = {"dataset": dataset, "preprocessing": options,
+                        "options": resolve(CLASSIFIER_OPTIONS, oracle, key_path(ENVIRONMENT_PARAMS, "oracle"))}
+            arrays, _ = load_npz(path, "classifier oracle", required=("probabilities",), expect=identity)
             self.probs = arrays["probabilities"].astype(np.float64)
             if self.probs.shape != (len(self.y), self.n_arms):
-                raise ConfigError(f"{path}: oracle probabilities have shape {self.probs.shape}, "
-                                  f"expected {(len(self.y), self.n_arms)}")
+                raise CorruptFileError(f"{path}: oracle probabilities have shape {self.probs.shape}, expected "
+                                       f"{(len(self.y), self.n_arms)}; delete it and rebuild it")
         context_seq, outcome_seq = seed_seq.spawn(2)
         ctx = np.random.default_rng(context_seq)
         n = len(self.y)
@@ -108,6 +114,10 @@ class _Classification(Environment):
         if params.get(cls.mode_key, "label") == "classifier":
             files.append(classifier_oracle_path(dataset, prep, params.get("oracle"), ENVIRONMENT_PARAMS))
         return files
+
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
+        return 8 * horizon                                            # the row of every round
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.n_arms * self.d, "n_arms": self.n_arms, "context_dimension": self.d,
@@ -137,7 +147,8 @@ class ClassificationBandit(_Classification):
     primary_metric = "regret"
     mode_key = "reward"
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *, reward: str = "label", **shared):
+    def __init__(self, seed_seq: np.random.SeedSequence, *, reward: Annotated[str, OneOf(MODES)] = "label",
+                 **shared):
         super().__init__(seed_seq, reward, **shared)
 
     def step(self, t: int, action) -> tuple[RewardFeedback, dict[str, float]]:
@@ -168,8 +179,8 @@ class ClassificationDueling(DuelingEnvironment, _Classification):
 
     mode_key = "utility"
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *, utility: str = "label", utility_scale: float = LOGIT_07,
-                 preference: str = "btl", **shared):
+    def __init__(self, seed_seq: np.random.SeedSequence, *, utility: Annotated[str, OneOf(MODES)] = "label",
+                 utility_scale: Positive = LOGIT_07, preference: Literal["btl", "deterministic"] = "btl", **shared):
         if preference not in ("btl", "deterministic"):
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'preference')}: {preference!r} is not one of "
                               f"['btl', 'deterministic']")

@@ -8,12 +8,13 @@ Bradley–Terry–Luce model).  Per-round metrics: :func:`banditbench.envs.prefe
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Mapping
 
 import numpy as np
 
 from ..api import register
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
+from ..params import OneOf, PositiveInt, Range
 from ..feedback import PreferenceFeedback
 from ..links import sigmoid
 from .preference import DuelingEnvironment, duel_metrics
@@ -63,8 +64,10 @@ class SyntheticDueling(DuelingEnvironment):
         (U([-1,1]^d), seed 001).  Drawn once per seed from the environment stream.
     """
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, dimension: int = 20, n_arms: int = 20,
-                 utility: str = "linear", arm_distribution: str = "sphere", theta_distribution: str = "sphere"):
+    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, dimension: PositiveInt = 20,
+                 n_arms: Annotated[int, Range(ge=2)] = 20, utility: Annotated[str, OneOf(UTILITIES)] = "linear",
+                 arm_distribution: Annotated[str, OneOf(ARM_DISTRIBUTIONS)] = "sphere",
+                 theta_distribution: Annotated[str, OneOf(THETA_DISTRIBUTIONS)] = "sphere"):
         for key, value, allowed in (("utility", utility, UTILITIES),
                                     ("arm_distribution", arm_distribution, ARM_DISTRIBUTIONS),
                                     ("theta_distribution", theta_distribution, THETA_DISTRIBUTIONS)):
@@ -87,6 +90,14 @@ class SyntheticDueling(DuelingEnvironment):
         self._out_rng = np.random.default_rng(outcome_seq)
         self._arms: np.ndarray | None = None
         self._f: np.ndarray | None = None
+
+    @classmethod
+    def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {"dimension": values["dimension"], "n_arms": values["n_arms"]}
+
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
+        return 2 * 8 * values["n_arms"] * values["dimension"]          # a round's raw and normalised arms
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.dimension, "n_arms": self.n_arms}

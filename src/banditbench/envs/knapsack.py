@@ -41,18 +41,19 @@ they do not depend on the policy.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Sequence
+from typing import Annotated, Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
 from ..api import NULL, Environment, register
-from ..data.car_oracle import CLASSES, DEFAULT_ORACLE, action_features
+from ..data.car_oracle import CLASSES, CONTEXT_DIMENSION, DEFAULT_ORACLE, action_features
 from ..data.files import load_npz
-from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
+from ..errors import ENVIRONMENT_PARAMS, ConfigError, CorruptFileError, key_path
 from ..feedback import PreferenceCostFeedback, RewardCostFeedback
 from ..links import sigmoid
+from ..params import DataPath, NonNegative, OneOf, Positive, data_file_path
 
 NOISES = ("bernoulli", "gaussian")
 
@@ -132,8 +133,9 @@ class _DuelKnapsack(Environment):
     metrics = ("reward", "regret", "cost", "active")
     primary_metric = "reward"
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, budget: float, noise: str = "bernoulli",
-                 noise_std: float = 0.1, feedback_kind: str = "preference_cost"):
+    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, budget: Positive,
+                 noise: Annotated[str, OneOf(NOISES)] = "bernoulli", noise_std: Positive = 0.1,
+                 feedback_kind: Annotated[str, OneOf(("preference_cost", "reward_cost"))] = "preference_cost"):
         if feedback_kind not in self.feedback_kinds:
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'feedback_kind')}: {feedback_kind!r} is not one of "
                               f"{list(self.feedback_kinds)}")
@@ -147,6 +149,10 @@ class _DuelKnapsack(Environment):
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise_std')}: must be positive, got {noise_std!r}")
         self._streams = seed_seq.spawn(3)           # contexts, outcomes, costs
         self.horizon, self.budget, self.noise, self.noise_std = int(horizon), float(budget), noise, float(noise_std)
+
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
+        return 4 * 8 * horizon                    # every round's context, outcome and two cost draws
 
     def _setup(self, phi: np.ndarray, psi: np.ndarray, r: np.ndarray, w: np.ndarray, p_c: np.ndarray) -> None:
         """The instance: features ``phi`` (C, K, d), ``psi`` (C, K, d_w), expected rewards ``r`` and costs
@@ -253,7 +259,7 @@ class SyntheticPbBwK(_DuelKnapsack):
     """
 
     def __init__(self, seed_seq: np.random.SeedSequence, *, rewards: Sequence[float] = (0.1, 0.2, 0.4, 0.7),
-                 costs: Sequence[float] = (0.05, 0.4, 0.5, 0.7), **shared):
+                 costs: Sequence[NonNegative] = (0.05, 0.4, 0.5, 0.7), **shared):
         super().__init__(seed_seq, **shared)
         r = np.asarray(rewards, dtype=float)
         w = np.asarray(costs, dtype=float)
@@ -265,6 +271,21 @@ class SyntheticPbBwK(_DuelKnapsack):
                               f"got {list(w)}")
         eye = np.eye(len(r))[None]
         self._setup(eye, eye, r[None], w[None], np.ones(1))
+
+    @classmethod
+    def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
+        rewards, costs = list(values["rewards"]), list(values["costs"])
+        if len(rewards) != len(costs) or len(rewards) < 2:
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'rewards')}: rewards and costs need to be two lists "
+                              f"of equal length >= 2, got {rewards} and {costs}")
+        if values["noise"] == "bernoulli" and not all(0 <= v <= 1 for v in rewards + costs):
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise')}: 'bernoulli' needs rewards and costs in "
+                              f"[0, 1], got {rewards} and {costs}")
+
+    @classmethod
+    def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        k = len(values["rewards"])
+        return {"n_arms": k, "dimension": k, "cost_dimension": k}
 
 
 #: how the car moderation rewards are read off the fitted regression (``reward_scale``)
@@ -314,9 +335,10 @@ class CarModeration(_DuelKnapsack):
     * Budgets B in {300, 500, 700, 900}, T = 2000, 200 trials: the config.
     """
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *, oracle: str = DEFAULT_ORACLE,
-                 reward_scale: str = "logit", cost_factors: Sequence[float] = (0.5, 0.3, 0.3, 0.5),
-                 noise: str = "gaussian", **shared):
+    def __init__(self, seed_seq: np.random.SeedSequence, *, oracle: DataPath = DEFAULT_ORACLE,
+                 reward_scale: Annotated[str, OneOf(REWARD_SCALES)] = "logit",
+                 cost_factors: Sequence[NonNegative] = (0.5, 0.3, 0.3, 0.5),
+                 noise: Annotated[str, OneOf(NOISES)] = "gaussian", **shared):
         super().__init__(seed_seq, noise=noise, **shared)
         if reward_scale not in REWARD_SCALES:
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'reward_scale')}: {reward_scale!r} is not one of "
@@ -325,7 +347,14 @@ class CarModeration(_DuelKnapsack):
         if v.shape != (len(CLASSES),) or v.min() < 0:
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'cost_factors')}: need {len(CLASSES)} non-negative "
                               f"factors (order {list(CLASSES)}), got {cost_factors!r}")
-        data, _ = load_npz(oracle, "car oracle", required=("contexts", "theta", "logit_theta"))
+        data, _ = load_npz(oracle, "car oracle", required=("contexts", "theta", "logit_theta"),
+                           expect={"dataset": "car"})
+        d = len(CLASSES) * CONTEXT_DIMENSION
+        if data["contexts"].ndim != 2 or data["contexts"].shape[1] != CONTEXT_DIMENSION \
+                or data["theta"].shape != (d,) or data["logit_theta"].shape != (d,):
+            raise CorruptFileError(f"{oracle}: car oracle has contexts {data['contexts'].shape}, theta "
+                                   f"{data['theta'].shape} and logit_theta {data['logit_theta'].shape}; expected "
+                                   f"(n, {CONTEXT_DIMENSION}), ({d},) and ({d},); delete it and rebuild it")
         phi = action_features(data["contexts"])
         r = phi @ data["logit_theta" if reward_scale == "logit" else "theta"]
         n = len(r)
@@ -334,4 +363,20 @@ class CarModeration(_DuelKnapsack):
 
     @classmethod
     def required_files(cls, params) -> list[str]:
-        return [str(params.get("oracle", DEFAULT_ORACLE))]
+        oracle = str(params.get("oracle", DEFAULT_ORACLE))
+        return [data_file_path(oracle) or oracle]          # inside the project: as the rule names it
+
+    @classmethod
+    def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
+        factors = values["cost_factors"]
+        if len(factors) != len(CLASSES):
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'cost_factors')}: need {len(CLASSES)} non-negative "
+                              f"factors (order {list(CLASSES)}), got {factors!r}")
+        if values["noise"] == "bernoulli" and values["reward_scale"] != "unit_interval":
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise')}: 'bernoulli' needs rewards and costs in "
+                              f"[0, 1], i.e. reward_scale: unit_interval")
+
+    @classmethod
+    def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        d = len(CLASSES) * CONTEXT_DIMENSION
+        return {"n_arms": len(CLASSES), "dimension": d, "cost_dimension": d}

@@ -23,13 +23,14 @@ so it does not depend on what the policy plays.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, NamedTuple
+from typing import Annotated, Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
 from ..api import Environment, register
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback
+from ..params import NonNegative, OneOf
 
 X1 = (0.7, 0.8)
 X2 = (0.0, 0.1)
@@ -83,8 +84,8 @@ class LipschitzEnv(Environment):
     metrics = ("regret", "expected_reward")
     primary_metric = "regret"
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, function: str = "triangle",
-                 noise_sigma: float = 1.0):
+    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int,
+                 function: Annotated[str, OneOf(tuple(FUNCTIONS))] = "triangle", noise_sigma: NonNegative = 1.0):
         self._formula = _function(function).formula
         if not isinstance(noise_sigma, (int, float)) or noise_sigma < 0:
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise_sigma')}: must be a number >= 0, "
@@ -97,6 +98,14 @@ class LipschitzEnv(Environment):
         (noise_seq,) = seed_seq.spawn(1)
         # a list: the per-round path reads one Python float, no numpy scalar
         self._noise = (self.noise_sigma * np.random.default_rng(noise_seq).standard_normal(horizon)).tolist()
+
+    @classmethod
+    def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {"dimension": FUNCTIONS[values["function"]].dimension}
+
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
+        return 8 * horizon                                            # the noise of every round
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.dimension, "action_space": "unit_cube", "metric": "linf"}

@@ -37,7 +37,7 @@ vectors every round.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Mapping
 
 import numpy as np
 
@@ -45,6 +45,7 @@ from ..api import Environment, register
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback
 from ..links import sigmoid
+from ..params import OneOf, PositiveInt, Range
 
 LATENTS = ("h1", "h2", "h3", "h4", "h5", "h6", "linear")
 CONTEXTS = ("cube", "sphere")
@@ -94,8 +95,9 @@ class SyntheticLogistic(Environment):
     metrics = ("regret", "reward")
     primary_metric = "regret"
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, latent: str = "h1", dimension: int = 20,
-                 n_arms: int = 5, contexts: str = "cube", n_contexts: int | None = 2500):
+    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, latent: Annotated[str, OneOf(LATENTS)] = "h1",
+                 dimension: PositiveInt = 20, n_arms: Annotated[int, Range(ge=2)] = 5,
+                 contexts: Annotated[str, OneOf(CONTEXTS)] = "cube", n_contexts: PositiveInt | None = 2500):
         where = ENVIRONMENT_PARAMS
         if latent not in LATENTS:
             raise ConfigError(f"{where}.latent: {latent!r} is not one of {list(LATENTS)}")
@@ -125,6 +127,20 @@ class SyntheticLogistic(Environment):
         self.arm_sets.setflags(write=False)
         self.means = sigmoid(latent_reward(latent, self.arm_sets, self.theta, self.Theta))   # (T, K)
         self._outcomes = np.random.default_rng(outcome_seq)
+
+    @classmethod
+    def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
+        if values["n_contexts"] is not None and values["n_contexts"] < values["n_arms"]:
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'n_contexts')}: need null or an integer >= n_arms = "
+                              f"{values['n_arms']}, got {values['n_contexts']}")
+
+    @classmethod
+    def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {"dimension": values["dimension"], "n_arms": values["n_arms"]}
+
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
+        return 8 * horizon * values["n_arms"] * (values["dimension"] + 1)     # every round's arms and means
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.d, "n_arms": self.n_arms}

@@ -28,11 +28,12 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..api import register
-from ..data.paths import prompt_oracle_path
+from ..data.paths import PROMPT_ORACLE_OPTIONS, prompt_oracle_path, resolve
 from ..data.registry import SCORED_TASKS
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceFeedback
 from ..links import sigmoid
+from ..params import Positive
 from .preference import DuelingEnvironment, duel_metrics
 
 
@@ -57,7 +58,7 @@ class PromptDueling(DuelingEnvironment):
     """
 
     def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, tasks: Sequence[str] = SCORED_TASKS,
-                 oracle: Mapping[str, Any] | None = None, utility_scale: float = 10.0):
+                 oracle: Mapping[str, Any] | None = None, utility_scale: Positive = 10.0):
         from ..data.files import load_npz
 
         task_list = _tasks({"tasks": tasks})
@@ -68,8 +69,10 @@ class PromptDueling(DuelingEnvironment):
             raise ConfigError("seed: prompt_dueling needs an integer job seed to pick its task")
         self.task_index = int(entropy) % len(task_list)
         self.task = task_list[self.task_index]
+        identity = {"task": self.task, "options": resolve(PROMPT_ORACLE_OPTIONS, oracle,
+                                                          key_path(ENVIRONMENT_PARAMS, "oracle"))}
         arrays, _ = load_npz(prompt_oracle_path(self.task, oracle, ENVIRONMENT_PARAMS), "prompt oracle",
-                             required=("features", "utility"))
+                             required=("features", "utility"), expect=identity)
         self.arms = np.ascontiguousarray(arrays["features"], dtype=np.float64)
         self.arms.flags.writeable = False            # the same arm set is shown every round
         self.f = float(utility_scale) * arrays["utility"].astype(np.float64)
@@ -79,6 +82,10 @@ class PromptDueling(DuelingEnvironment):
     @classmethod
     def required_files(cls, params: Mapping[str, Any]) -> list[str]:
         return [prompt_oracle_path(task, params.get("oracle"), ENVIRONMENT_PARAMS) for task in _tasks(params)]
+
+    @classmethod
+    def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
+        _tasks(values)
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.arms.shape[1], "n_arms": self.arms.shape[0], "fixed_arms": True}

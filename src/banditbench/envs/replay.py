@@ -25,15 +25,16 @@ and ``acceptance_rate``.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Annotated, Any, Mapping
 
 import numpy as np
 
 from ..api import Environment, register
 from ..data.files import load_npz
-from ..data.paths import replay_path
+from ..data.paths import REPLAY_DATASET, replay_options, replay_path
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback
+from ..params import OneOf
 
 ORDERS = ("shuffle", "log")
 
@@ -55,11 +56,12 @@ class OBDReplay(Environment):
     primary_metric = "reward"
 
     def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int,
-                 preprocessing: Mapping[str, Any] | None = None, order: str = "shuffle"):
+                 preprocessing: Mapping[str, Any] | None = None, order: Annotated[str, OneOf(ORDERS)] = "shuffle"):
         if order not in ORDERS:
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'order')}: {order!r} is not one of {list(ORDERS)}")
         path = replay_path(preprocessing, where=key_path(ENVIRONMENT_PARAMS, "preprocessing"))
-        arrays, _ = load_npz(path, "prepared replay data", required=("features", "click"))
+        identity = {"dataset": REPLAY_DATASET, "options": replay_options(preprocessing)}
+        arrays, _ = load_npz(path, "prepared replay data", required=("features", "click"), expect=identity)
         self.features, self.click = arrays["features"], arrays["click"]
         self.n_events, self.n_arms, self.d = self.features.shape
         self.horizon = horizon

@@ -14,6 +14,7 @@ class RandomPair(Policy):
     """Duels two distinct arms drawn uniformly at random each round (regret grows linearly)."""
 
     feedback_kind = "preference"
+    action_kind = "pair"
 
     def __init__(self, problem: Problem, rng: np.random.Generator):
         self.rng = rng
@@ -31,6 +32,7 @@ class RandomArm(Policy):
     """Plays one arm drawn uniformly at random each round (the reference line of reward-feedback experiments)."""
 
     feedback_kind = "reward"
+    action_kind = "arm"
 
     def __init__(self, problem: Problem, rng: np.random.Generator):
         self.rng = rng

@@ -27,13 +27,14 @@ With delayed feedback both fit the outcomes that have arrived.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 import numpy as np
 
 from ..api import Policy, Problem, register
 from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceFeedback
+from ..params import NonNegative, NonNegativeInt, Positive, PositiveInt
 from .linalg import InverseGram, fit_logistic
 from .pair_selection import pair_widths, select_pair
 
@@ -48,8 +49,10 @@ class _LinearDueling(Policy):
     """Logistic MLE on observed duels and the design matrix of played differences."""
 
     feedback_kind = "preference"
+    action_kind = "pair"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, lam: float = 1.0, newton_steps: int = 50):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, lam: Positive = 1.0,
+                 newton_steps: PositiveInt = 50):
         if not lam > 0:
             raise ConfigError(f"{key_path(POLICY_PARAMS, 'lam')}: must be positive, got {lam}")
         self.rng, self.lam, self.newton_steps = rng, lam, newton_steps
@@ -59,6 +62,10 @@ class _LinearDueling(Policy):
         self.labels = np.zeros(self.horizon)
         self.arrived = np.zeros(self.horizon, dtype=bool)
         self.theta = np.zeros(self.d)
+
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+        return horizon * (8 * facts.get("dimension", 1) + 9)          # played differences, outcomes
 
     def observe(self, t: int, arrived: Sequence[PreferenceFeedback]) -> None:
         for fb in arrived:
@@ -81,9 +88,9 @@ class _LinearDueling(Policy):
 class CoLSTIM(_LinearDueling):
     """CoLSTIM (Bengs et al. 2022): Gumbel-perturbed first arm, UCB challenger second arm (module docstring)."""
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, threshold: float | str = "auto",
-                 confidence_width: float | str = "auto", exploration_rounds: int | str = "auto",
-                 distinct_arms: bool = False, **shared):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, threshold: NonNegative | Literal["auto"] = "auto",
+                 confidence_width: NonNegative | Literal["auto"] = "auto",
+                 exploration_rounds: NonNegativeInt | Literal["auto"] = "auto", distinct_arms: bool = False, **shared):
         super().__init__(problem, rng, **shared)
         auto = math.sqrt(self.d * math.log(max(self.horizon, 2)))
         self.threshold = auto if threshold == "auto" else _non_negative(threshold, "threshold")
@@ -113,7 +120,7 @@ class CoLSTIM(_LinearDueling):
 class MaxInP(_LinearDueling):
     """MaxInP (Saha 2021): the widest pair among the arms not beaten with confidence (module docstring)."""
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, beta: float = 1.0, **shared):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, beta: NonNegative = 1.0, **shared):
         super().__init__(problem, rng, **shared)
         self.beta = _non_negative(beta, "beta")
 

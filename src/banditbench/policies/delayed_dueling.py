@@ -38,13 +38,14 @@ Choices the paper leaves open (all exposed as parameters):
 from __future__ import annotations
 
 import math
-from typing import ClassVar, Sequence
+from typing import Any, ClassVar, Literal, Mapping, Sequence
 
 import numpy as np
 
 from ..api import Policy, Problem, register
 from ..errors import POLICY_PARAMS, ConfigError
 from ..feedback import PreferenceFeedback
+from ..params import NonNegative, Positive, PositiveInt, Probability
 from .delayed_labels import DuelHistory
 from .linalg import InverseGram, fit_logistic, sigmoid
 
@@ -53,12 +54,13 @@ class _LinearDuelingBase(Policy):
     """Shared selection rule (eqs. 5–6) and design matrix (eq. 4); subclasses name their delay strategy."""
 
     feedback_kind = "preference"
+    action_kind = "pair"
     #: how delayed feedback enters the MLE (:data:`banditbench.policies.delayed_labels.STRATEGIES`)
     delay_strategy: ClassVar[str]
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, lam: float = 1.0, kappa_mu: float = 0.1,
-                 beta: float | str = 1.0, delta: float = 0.05, pair_norm_bound: float = 2.0,
-                 max_newton_steps: int = 50, tol: float = 1e-6):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, lam: Positive = 1.0, kappa_mu: Positive = 0.1,
+                 beta: NonNegative | Literal["theory"] = 1.0, delta: Probability = 0.05,
+                 pair_norm_bound: Positive = 2.0, max_newton_steps: PositiveInt = 50, tol: Positive = 1e-6):
         for key, value in (("lam", lam), ("kappa_mu", kappa_mu)):
             if not (isinstance(value, (int, float)) and value > 0):
                 raise ConfigError(f"{POLICY_PARAMS}.{key}: must be positive, got {value!r}")
@@ -75,6 +77,10 @@ class _LinearDuelingBase(Policy):
         self.pairs = np.zeros((self.horizon, self.d))            # Delta phi_s of every played round
         self.history = DuelHistory(self.horizon, self.rho, self.window)
         self.theta = np.zeros(self.d)
+
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+        return horizon * (8 * facts.get("dimension", 1) + 9)          # Delta phi_s and the outcome history
 
     # --- feedback ---------------------------------------------------------
     def observe(self, t: int, arrived: Sequence[PreferenceFeedback]) -> None:

@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import abc
 import math
-from typing import Sequence
+from typing import Annotated, Any, Literal, Mapping, Sequence
 
 import numpy as np
 from scipy.optimize import linprog
@@ -68,6 +68,7 @@ from scipy.optimize import linprog
 from ..api import NULL, Policy, Problem, register
 from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceCostFeedback, RewardCostFeedback
+from ..params import NonNegative, NonNegativeInt, Positive, PositiveInt, Probability, Range
 from .linalg import InverseGram, Ridge, fit_logistic, sigmoid
 
 
@@ -111,9 +112,11 @@ class _PrimalDualDuel(Policy):
     """Shared parts of Algorithms 1-2 and the ideal baseline: cost learning (11), radii and the
     virtual queue (12).  Declares the family's shared parameters."""
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, lam: float = 1.0,
-                 beta_r: float | str = 1.0, beta_w: float | str = 1.0, p_fail: float | None = None,
-                 V: float | None = None, allow_null: bool = False):
+    action_kind = "pair"
+
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, lam: Positive = 1.0,
+                 beta_r: NonNegative | Literal["theory"] = 1.0, beta_w: NonNegative | Literal["theory"] = 1.0,
+                 p_fail: Probability | None = None, V: Positive | None = None, allow_null: bool = False):
         if not lam > 0:
             raise ConfigError(f"{key_path(POLICY_PARAMS, 'lam')}: must be positive, got {lam!r}")
         self.beta_r, self.beta_w = _radius(beta_r, "beta_r"), _radius(beta_w, "beta_w")
@@ -133,6 +136,11 @@ class _PrimalDualDuel(Policy):
         self.psi_played = np.zeros((self.horizon, 2, self.dw))
         self.Q = 0.0
         self.queue_trace = np.zeros(self.horizon + 1)                         # [t] = Q_{t+1}; [0] = Q_1 = 0
+
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+        # the cost ridge's rows and the played cost features (2 per round each), the queue trace
+        return 8 * horizon * (4 * facts.get("cost_dimension", 1) + 1)
 
     # --- radii (App. F.1) --------------------------------------------------
     def beta_w_t(self, t: int) -> float:
@@ -173,8 +181,9 @@ class _PreferenceDuel(_PrimalDualDuel):
 
     feedback_kind = "preference_cost"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, kappa: float | str = "theory",
-                 theta_norm_bound: float = 1.0, max_newton_steps: int = 20, tol: float = 1e-6, **shared):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, kappa: Positive | Literal["theory"] = "theory",
+                 theta_norm_bound: Positive = 1.0, max_newton_steps: PositiveInt = 20, tol: Positive = 1e-6,
+                 **shared):
         super().__init__(problem, rng, **shared)
         if kappa == "theory":
             if not theta_norm_bound > 0:
@@ -201,6 +210,11 @@ class _PreferenceDuel(_PrimalDualDuel):
         self.duel_wins = np.zeros(self.horizon)
         self.theta = np.zeros(self.d)
         self._stale = False
+
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+        # + the played and the arrived preference rows and their labels
+        return super().memory_bytes(values, horizon, facts) + 8 * horizon * (2 * facts.get("dimension", 1) + 1)
 
     def beta_r_t(self, t: int) -> float:
         if self.beta_r != "theory":
@@ -307,6 +321,11 @@ class IdealDuel(_PrimalDualDuel):
         self.reward = Ridge(self.d, self.lam, 2 * self.horizon)
         self.phi_played = np.zeros((self.horizon, 2, self.d))
 
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+        # + the reward ridge's rows and the played reward features (2 per round each)
+        return super().memory_bytes(values, horizon, facts) + 8 * horizon * 4 * facts.get("dimension", 1)
+
     def beta_r_t(self, t: int) -> float:
         return self.beta_r if self.beta_r != "theory" else beta_value_theory(t, self.d, self.lam, self.p_fail)
 
@@ -377,10 +396,11 @@ class ConstrainedDuelingEXP3(Policy):
     """
 
     feedback_kind = "preference_cost"
+    action_kind = "pair"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, warmup_rounds: int | None = None,
-                 eta: float | None = None, gamma: float | None = None, dual_lr: float | None = None,
-                 z: float | None = None):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, warmup_rounds: NonNegativeInt | None = None,
+                 eta: Positive | None = None, gamma: Annotated[float, Range(gt=0, le=1)] | None = None,
+                 dual_lr: Positive | None = None, z: NonNegative | None = None):
         self.rng = rng
         self.k = int(problem["n_arms"])
         self.horizon = problem.horizon
@@ -411,6 +431,17 @@ class ConstrainedDuelingEXP3(Policy):
         self.played = np.zeros((T, 2), dtype=np.int64)
         self.q_played = np.zeros((T, k))
         self.lambda_played = np.zeros(T)
+
+    @classmethod
+    def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
+        warmup = values["warmup_rounds"]
+        if warmup is not None and warmup >= horizon:
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'warmup_rounds')}: must lie in [0, horizon = {horizon}), "
+                              f"got {warmup!r}")
+
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+        return 8 * horizon * (facts.get("n_arms", 1) + 3)           # pairs, q_s and lambda_s of every round
 
     @property
     def lam(self) -> float:

@@ -21,13 +21,14 @@ maximal UCBs are broken uniformly at random.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 import numpy as np
 
 from ..api import Policy, Problem, register
 from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback
+from ..params import NonNegative, Positive
 from .linalg import Ridge, sherman_morrison
 
 
@@ -67,9 +68,10 @@ class LinUCB(Policy):
     """
 
     feedback_kind = "reward"
+    action_kind = "arm"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, alpha: float = 1.0, lam: float = 1.0,
-                 mode: str = "shared"):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, alpha: NonNegative = 1.0, lam: Positive = 1.0,
+                 mode: Literal["shared", "disjoint"] = "shared"):
         if alpha < 0:
             raise ConfigError(f"{key_path(POLICY_PARAMS, 'alpha')}: must be >= 0, got {alpha!r}")
         if lam <= 0:

@@ -73,13 +73,14 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Sequence
+from typing import Annotated, Any, Mapping, Sequence
 
 import numpy as np
 
 from ..api import Policy, Problem, register
 from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback
+from ..params import OneOf, Positive, PositiveInt, Probability
 from .metric_space import ACTIVATION_RULES, ball_boxes, cover_box, grid_uncovered, split_box
 
 LAZY_RULES = ("count", "radius")
@@ -113,8 +114,9 @@ class _LipschitzPolicy(Policy):
     parameters ``delta`` and ``sigma`` (declared once for the family)."""
 
     feedback_kind = "reward"
+    action_kind = "point"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, delta: float = 0.01, sigma: float = 1.0):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, delta: Probability = 0.01, sigma: Positive = 1.0):
         if not isinstance(delta, (int, float)) or not 0 < delta < 1:
             raise ConfigError(f"{key_path(POLICY_PARAMS, 'delta')}: must be in (0, 1), got {delta!r}")
         if not isinstance(sigma, (int, float)) or sigma <= 0:
@@ -127,6 +129,10 @@ class _LipschitzPolicy(Policy):
         self.horizon = problem.horizon
         self.sigma = float(sigma)
         self.log_term = log_term(self.horizon, delta)                # 4 log T + 2 log(2/delta)
+
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+        return 8 * horizon                                            # the arm or ball of every round
 
 
 @register("delayed_zooming")
@@ -143,8 +149,10 @@ class DelayedZooming(_LipschitzPolicy):
     ``radius`` are written from them when read (:meth:`_synced`).
     """
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, lazy_rule: str = "radius",
-                 activation: str = "uniform", initial_capacity: int = 64, **shared):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *,
+                 lazy_rule: Annotated[str, OneOf(LAZY_RULES)] = "radius",
+                 activation: Annotated[str, OneOf(ACTIVATION_RULES)] = "uniform", initial_capacity: PositiveInt = 64,
+                 **shared):
         super().__init__(problem, rng, **shared)
         if lazy_rule not in LAZY_RULES:
             raise ConfigError(f"{key_path(POLICY_PARAMS, 'lazy_rule')}: {lazy_rule!r} is not one of {list(LAZY_RULES)}")
@@ -487,7 +495,8 @@ class DLPP(_LipschitzPolicy):
     phase's balls are ``range(phase_start, n_balls)``; ``ball_of_round[s-1]``.
     """
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, late_feedback: str = "freeze", **shared):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *,
+                 late_feedback: Annotated[str, OneOf(LATE_FEEDBACK)] = "freeze", **shared):
         super().__init__(problem, rng, **shared)
         if late_feedback not in LATE_FEEDBACK:
             raise ConfigError(f"{key_path(POLICY_PARAMS, 'late_feedback')}: {late_feedback!r} is not one of "

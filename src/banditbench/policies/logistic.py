@@ -37,7 +37,7 @@ environment's feature vectors; ``arm_norm_bound`` (L, default 1) enters ``kappa`
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 from scipy.linalg.lapack import dposv
@@ -47,6 +47,7 @@ from ..api import Policy, Problem, register
 from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback
 from ..links import sigmoid
+from ..params import NonNegative, NonNegativeInt, Positive, PositiveInt, Probability
 from .linalg import InverseGram, softplus
 
 
@@ -65,9 +66,10 @@ class _LinearLogistic(Policy):
     """Shared state: problem dimension, norm bounds, failure level, exploration multiplier, pending arms."""
 
     feedback_kind = "reward"
+    action_kind = "arm"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, norm_bound: float = 1.0,
-                 arm_norm_bound: float = 1.0, delta: float = 0.05, nu: float = 1.0):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, norm_bound: Positive = 1.0,
+                 arm_norm_bound: Positive = 1.0, delta: Probability = 0.05, nu: NonNegative = 1.0):
         self.rng = rng
         self.d = int(problem["dimension"])
         self.S = _positive("norm_bound", norm_bound)
@@ -106,8 +108,9 @@ class LogisticUCB1(_LinearLogistic):
         kappa for every algorithm).
     """
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, newton_steps: int = 5, lazy_every: int = 10,
-                 eager_rounds: int = 200, kappa: float | None = None, **shared):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, newton_steps: PositiveInt = 5,
+                 lazy_every: PositiveInt = 10, eager_rounds: NonNegativeInt = 200, kappa: Positive | None = None,
+                 **shared):
         super().__init__(problem, rng, **shared)
         for name, value in (("newton_steps", newton_steps), ("lazy_every", lazy_every)):
             if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
@@ -128,6 +131,10 @@ class LogisticUCB1(_LinearLogistic):
         self.updates = 0
         self.radius = self._radius()
 
+
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+        return 8 * horizon * (facts.get("dimension", 1) + 1)          # every observed arm and reward
     def learn(self, x: np.ndarray, r: float) -> None:
         self.X[self.n], self.y[self.n] = x, r
         self.n += 1
@@ -177,7 +184,7 @@ class AdaOFUECOLog(_LinearLogistic):
         theory's set — the condition fails regularly once arms are longer than L = 1).
     """
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, lam: float = 1.0, strict: bool = True,
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, lam: Positive = 1.0, strict: bool = True,
                  **shared):
         super().__init__(problem, rng, **shared)
         self.lam = _positive("lam", lam)

@@ -42,7 +42,7 @@ Choices seed 000 leaves open (all parameters of the family, declared once here):
 from __future__ import annotations
 
 import math
-from typing import ClassVar, Sequence
+from typing import Annotated, Any, ClassVar, Literal, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -50,9 +50,10 @@ import torch
 from ...api import Policy, Problem, register
 from ...errors import POLICY_PARAMS, ConfigError
 from ...feedback import PreferenceFeedback
+from ...params import NonNegative, OneOf, Positive, PositiveInt, Probability, Range
 from ..delayed_labels import DuelHistory
 from ..linalg import ArmKernelGram, DiagonalGram, InverseGram
-from .nets import DTYPE, MLP, configure_torch, generator_from
+from .nets import DTYPE, INITS, MLP, check_network, configure_torch, generator_from, layer_shapes
 from .training import Trainer
 
 CONFIDENCES = ("full", "diagonal")
@@ -62,13 +63,17 @@ class _NeuralDuelingBase(Policy):
     """Algorithm 2 of seed 000; subclasses name their delay strategy."""
 
     feedback_kind = "preference"
+    action_kind = "pair"
     delay_strategy: ClassVar[str]
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, width: int = 32, depth: int = 2,
-                 init: str = "symmetric", lam: float = 1.0, kappa_mu: float = 0.1, nu: float | str = 1.0,
-                 delta: float = 0.05, effective_dimension: float | None = None, norm_bound: float = 1.0,
-                 lr: float = 0.01, train_steps: int = 10, train_every: int | str = 1, confidence: str = "full",
-                 regulariser_scale: str = "width"):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, width: Annotated[int, Range(ge=2)] = 32,
+                 depth: Annotated[int, Range(ge=2)] = 2, init: Annotated[str, OneOf(INITS)] = "symmetric",
+                 lam: Positive = 1.0, kappa_mu: Positive = 0.1, nu: NonNegative | Literal["theory"] = 1.0,
+                 delta: Probability = 0.05, effective_dimension: Positive | None = None,
+                 norm_bound: NonNegative = 1.0, lr: Positive = 0.01, train_steps: PositiveInt = 10,
+                 train_every: PositiveInt | Literal["doubling"] = 1,
+                 confidence: Annotated[str, OneOf(CONFIDENCES)] = "full",
+                 regulariser_scale: Literal["width", "one"] = "width"):
         where = POLICY_PARAMS
         if not kappa_mu > 0:
             raise ConfigError(f"{where}.kappa_mu: must be positive, got {kappa_mu}")
@@ -98,6 +103,23 @@ class _NeuralDuelingBase(Policy):
             self.x_second = torch.zeros(self.horizon, self.d, dtype=DTYPE)
             self.gram = (InverseGram(self.net.n_params, reg, keep_matrix=False) if confidence == "full"
                          else DiagonalGram(self.net.n_params, reg))
+
+    @classmethod
+    def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
+        check_network(values)
+        if values["nu"] == "theory" and values["effective_dimension"] is None:
+            raise ConfigError(f"{POLICY_PARAMS}.effective_dimension: nu = 'theory' (eq. 11) needs a positive "
+                              f"effective dimension")
+
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+        d = facts.get("dimension", 1)
+        history = 9 * horizon
+        if facts.get("fixed_arms"):
+            return history + 16 * horizon                             # the played pairs
+        n_params = sum(r * c for r, c in layer_shapes(d, values["width"], values["depth"], values["init"]))
+        gram = 8 * n_params * (n_params if values["confidence"] == "full" else 1)
+        return history + 2 * 8 * horizon * d + gram                  # both arms of every round, V^{-1}
 
     def _nu(self, nu, delta, d_eff, norm_bound, where) -> float:
         if nu != "theory":

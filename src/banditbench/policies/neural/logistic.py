@@ -92,7 +92,7 @@ replay environment that declined the first choice) replaces that round's pending
 from __future__ import annotations
 
 import math
-from typing import ClassVar, Sequence
+from typing import Annotated, Any, ClassVar, Literal, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -101,8 +101,9 @@ from ...api import Policy, Problem, register
 from ...errors import POLICY_PARAMS, ConfigError
 from ...feedback import RewardFeedback
 from ...links import sigmoid
+from ...params import NonNegative, OneOf, Positive, PositiveInt, Probability, Range
 from ..linalg import DiagonalGram, InverseGram
-from .nets import DTYPE, MLP, configure_torch, generator_from
+from .nets import DTYPE, INITS, MLP, check_network, configure_torch, generator_from, layer_shapes
 from .training import Trainer
 
 #: upper bound of mu' for the logistic link (seed 002 Sec. 2: R <= 1/4)
@@ -178,6 +179,7 @@ class _NeuralLogisticBase(Policy):
     """The shared loop of the family (module docstring); subclasses set the four class attributes."""
 
     feedback_kind = "reward"
+    action_kind = "arm"
     #: "V" (Algorithm 1, ridge kappa lam_t) or "W" (Algorithm 2, mu'-weighted, ridge lam_t)
     design: ClassVar[str] = "V"
     #: mean of an arm: "probability" mu(f), "latent" f, or "linearised" g^T (theta - theta_0)
@@ -187,12 +189,17 @@ class _NeuralLogisticBase(Policy):
     #: the radius of seed 002 eqs. 1/4 ("neurallog") or of Verma et al. ("ncbf")
     radius_kind: ClassVar[str] = "neurallog"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, width: int = 20, depth: int = 2,
-                 init: str = "symmetric", nu: float = 0.01, lam: float | str = 10.0, kappa: float = 10.0,
-                 norm_bound: float = 1.0, delta: float = 0.05, radius: str = "order", c1: float = 1.0,
-                 c_nu: float = 1.0, mean: str = "network", gradient_at: str = "current", gradient_scale: str = "one",
-                 regulariser: str = "l2", confidence: str = "diagonal", lr: float = 0.01, train_steps: int = 100,
-                 train_every: int | str = 50):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, width: Annotated[int, Range(ge=2)] = 20,
+                 depth: Annotated[int, Range(ge=2)] = 2, init: Annotated[str, OneOf(INITS)] = "symmetric",
+                 nu: NonNegative = 0.01, lam: Positive | Literal["adaptive"] = 10.0, kappa: Positive = 10.0,
+                 norm_bound: Positive = 1.0, delta: Probability = 0.05,
+                 radius: Annotated[str, OneOf(CHOICES["radius"])] = "order", c1: Positive = 1.0,
+                 c_nu: Positive = 1.0, mean: Annotated[str, OneOf(CHOICES["mean"])] = "network",
+                 gradient_at: Annotated[str, OneOf(CHOICES["gradient_at"])] = "current",
+                 gradient_scale: Annotated[str, OneOf(CHOICES["gradient_scale"])] = "one",
+                 regulariser: Annotated[str, OneOf(CHOICES["regulariser"])] = "l2",
+                 confidence: Annotated[str, OneOf(CHOICES["confidence"])] = "diagonal", lr: Positive = 0.01,
+                 train_steps: PositiveInt = 100, train_every: PositiveInt | Literal["doubling"] = 50):
         where = POLICY_PARAMS
         self.radius = _choice("radius", radius, where)
         literal = _choice("mean", mean, where) == "algorithm"
@@ -246,6 +253,20 @@ class _NeuralLogisticBase(Policy):
         self.arrived: list[tuple[np.ndarray, np.ndarray, float]] = []
         self.conf_radius = self._radius()
         self._trained_at = 0
+
+    @classmethod
+    def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
+        check_network(values)
+        if values["lam"] == "adaptive" and cls.radius_kind == "ncbf":
+            raise ConfigError(f"{POLICY_PARAMS}.lam: NCBF-UCB uses a constant lam (Verma et al.); got 'adaptive'")
+
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+        d = facts.get("dimension", 1)
+        p = sum(r * c for r, c in layer_shapes(d, values["width"], values["depth"], values["init"]))
+        matrices = (1 if cls.radius_kind == "ncbf" else 2) + (values["lam"] == "adaptive")
+        design = matrices * 8 * p * (p if values["confidence"] == "full" else 1)
+        return 8 * horizon * (d + 1) + design                         # every observed arm and reward, V / W
 
     # --- eqs. 1-4 ------------------------------------------------------------
     def _log_term(self) -> float:
@@ -391,5 +412,5 @@ class NCBFUCB(_NeuralLogisticBase):
     mean = "latent"
     radius_kind = "ncbf"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, nu: float = 0.1, **params):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, nu: NonNegative = 0.1, **params):
         super().__init__(problem, rng, nu=nu, **params)

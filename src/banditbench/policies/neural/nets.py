@@ -39,15 +39,34 @@ and deterministic kernels, so a job's result bytes depend only on its seed.
 from __future__ import annotations
 
 import math
+from typing import Any, Mapping
 
 import numpy as np
 import torch
 from torch.func import grad, vmap
 
-from ...errors import ConfigError
+from ...errors import POLICY_PARAMS, ConfigError
 
 DTYPE = torch.float64
 INITS = ("symmetric", "block", "independent")
+
+
+def layer_shapes(input_dim: int, width: int, depth: int, init: str, outputs: int = 1) -> list[tuple[int, int]]:
+    """Shapes of the weight matrices of :class:`MLP` (the symmetric initialisation doubles the input,
+    the block one pads it to an even length)."""
+    in_dim = {"symmetric": 2 * input_dim, "block": input_dim + input_dim % 2}.get(init, input_dim)
+    return [(width, in_dim)] + [(width, width)] * (depth - 2) + [(outputs, width)]
+
+
+def check_network(values: Mapping[str, Any], output_relu: bool = False, where: str = POLICY_PARAMS) -> None:
+    """The relations :class:`MLP` requires of ``width`` and ``init``, on a policy's parameter values
+    (defaults filled in), before any job (``check_params``)."""
+    width, init = values["width"], values["init"]
+    if init != "independent" and width % 2:
+        raise ConfigError(f"{where}.width: need an even width for the {init} initialisation, got {width}")
+    if output_relu and init == "symmetric":
+        raise ConfigError(f"{where}.init: with the symmetric initialisation a ReLU output layer is 0 with zero "
+                          f"gradient at theta_0 and never trains; use 'block' or 'independent'")
 
 
 def configure_torch() -> None:
@@ -97,8 +116,7 @@ class MLP:
         self.outputs, self.output_relu = outputs, output_relu
         self.input_dim = input_dim
         self.symmetric = init == "symmetric"
-        in_dim = {"symmetric": 2 * input_dim, "block": input_dim + input_dim % 2}.get(init, input_dim)
-        self.shapes = [(width, in_dim)] + [(width, width)] * (depth - 2) + [(outputs, width)]
+        self.shapes = layer_shapes(input_dim, width, depth, init, outputs)
         sizes = [r * c for r, c in self.shapes]
         self.offsets = np.concatenate([[0], np.cumsum(sizes)]).tolist()
         self.n_params = int(self.offsets[-1])

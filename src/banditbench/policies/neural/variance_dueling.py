@@ -69,7 +69,7 @@ Choices seed 001 leaves open or states ambiguously (all exposed as parameters):
 from __future__ import annotations
 
 import math
-from typing import ClassVar, Sequence
+from typing import Annotated, Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -78,9 +78,10 @@ from ...api import Policy, Problem, register
 from ...errors import POLICY_PARAMS, ConfigError
 from ...feedback import PreferenceFeedback
 from ...links import sigmoid
+from ...params import NonNegative, OneOf, Positive, PositiveInt, Range
 from ..linalg import InverseGram, fit_logistic
-from ..pair_selection import check_strategy, pair_widths, select_pair
-from .nets import MLP, configure_torch, generator_from
+from ..pair_selection import CSYM_SAMPLES, check_strategy, pair_widths, select_pair
+from .nets import INITS, MLP, check_network, configure_torch, generator_from
 from .training import Trainer
 
 GRAMS = ("incremental", "rebuild", "reset")
@@ -97,14 +98,18 @@ class _NeuralLinearDueling(Policy):
     """Algorithm 1 of seed 001; subclasses name the arm-selection strategy and the variance weighting."""
 
     feedback_kind = "preference"
+    action_kind = "pair"
     strategy: ClassVar[str]
     variance_aware: ClassVar[bool]
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, width: int = 32, depth: int = 3,
-                 feature_dim: int | None = None, init: str = "block", lam: float = 1.0, a: float = 1.0,
-                 epsilon: float = 0.05, lr: float = 0.01, train_steps: int = 20, episode_length: int = 1,
-                 refit_theta: bool = True, newton_steps: int = 50, gram: str = "incremental",
-                 csym_sample: str = "equation", precision: str = "float32"):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *, width: Annotated[int, Range(ge=2)] = 32,
+                 depth: Annotated[int, Range(ge=2)] = 3, feature_dim: PositiveInt | None = None,
+                 init: Annotated[str, OneOf(INITS)] = "block", lam: Positive = 1.0, a: NonNegative = 1.0,
+                 epsilon: Annotated[float, Range(gt=0, le=0.5)] = 0.05, lr: Positive = 0.01,
+                 train_steps: PositiveInt = 20, episode_length: PositiveInt = 1, refit_theta: bool = True,
+                 newton_steps: PositiveInt = 50, gram: Annotated[str, OneOf(GRAMS)] = "incremental",
+                 csym_sample: Annotated[str, OneOf(CSYM_SAMPLES)] = "equation",
+                 precision: Annotated[str, OneOf(tuple(PRECISIONS))] = "float32"):
         where = POLICY_PARAMS
         check_strategy(self.strategy, csym_sample, where)
         if precision not in PRECISIONS:
@@ -141,6 +146,18 @@ class _NeuralLinearDueling(Policy):
         self.zeta2 = np.ones(T)                       # zeta_s^2 (eq. 5)
         self.arrived = np.zeros(T, dtype=bool)        # outcome o_s known
         self.weighted = np.zeros(T, dtype=bool)       # zeta_s set: in V and in the loss
+
+    @classmethod
+    def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
+        check_network(values, output_relu=True)
+
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+        d = facts.get("dimension", 1)
+        D = d if values["feature_dim"] is None else values["feature_dim"]
+        arm_bytes = 4 if values["precision"] == "float32" else 8
+        # both arms and Delta phi of every round, labels, zeta^2 and two flags per round, V^{-1}
+        return horizon * (2 * arm_bytes * d + 8 * D + 18) + 8 * D * D
 
     # --- feedback ---------------------------------------------------------------
     def observe(self, t: int, arrived: Sequence[PreferenceFeedback]) -> None:

@@ -1,0 +1,173 @@
+"""Checks of the data files the pipeline reads, cached by size and modification time.
+
+* Raw files (downloads under ``data/raw/``) are checked against their registered
+  checksum every time the pipeline uses them (:func:`verify_raw`: preprocessing,
+  oracle fitting, the fetcher's cache), so a file edited after its download is
+  never used.  Hashing is paid once per version of a file: the digest is cached
+  in ``data/.checksums.json`` with the file's size and modification time.
+* Before any job, :func:`quarantine_corrupt` checks the raw files present and the
+  prepared files (``data/processed/``, ``data/oracles/``) an experiment grid reads,
+  with the same cache.  A corrupt one is renamed ``<name>.corrupt`` (kept for
+  inspection, never read) so that Snakemake rebuilds it before any job that needs
+  it: a corrupt intermediate never makes a simulation fail and lose its previous
+  result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Callable, Iterable
+
+from ..errors import ConfigError, CorruptFileError
+from .registry import DATASETS, RemoteFile
+
+log = logging.getLogger(__name__)
+
+#: the cache of verified files, inside the project's data folder (created only where data/ exists)
+CACHE = Path("data/.checksums.json")
+
+
+class _Cache:
+    """Values computed from a file (its digest, "verified"), valid while its size and mtime stay."""
+
+    def __init__(self) -> None:
+        self.entries = self._read()
+        self.changed: dict[str, dict] = {}
+
+    @staticmethod
+    def _read() -> dict:
+        try:
+            return json.loads(CACHE.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def get(self, path: Path, kind: str, compute: Callable[[], str]) -> str:
+        stat = path.stat()
+        key = str(path.resolve())
+        entry = self.entries.get(key, {})
+        if entry.get("size") != stat.st_size or entry.get("mtime_ns") != stat.st_mtime_ns:
+            entry = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+        if kind not in entry:
+            entry = {**entry, kind: compute()}
+            self.entries[key] = self.changed[key] = entry
+        return entry[kind]
+
+    def save(self) -> None:
+        """Merge what was computed into the cache file (re-read: parallel jobs may have added entries)."""
+        if self.changed and CACHE.parent.is_dir():
+            from ..resultio import atomic_write_bytes
+
+            merged = {k: v for k, v in {**self._read(), **self.changed}.items() if os.path.exists(k)}
+            atomic_write_bytes(CACHE, json.dumps(merged, indent=0, sort_keys=True).encode())
+            self.changed = {}
+
+
+def file_hash(path: str | os.PathLike, alg: str) -> str:
+    """``alg`` digest (hex) of the file at ``path``, computed."""
+    h = hashlib.new(alg)
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_digest(path: str | os.PathLike, alg: str, cache: _Cache | None = None) -> str:
+    """``alg`` digest (hex) of the file at ``path``, cached by size and modification time."""
+    own = cache is None
+    cache = cache or _Cache()
+    digest = cache.get(Path(path), alg, lambda: file_hash(path, alg))
+    if own:
+        cache.save()
+    return digest
+
+
+def registered(path: str | os.PathLike) -> tuple[str, RemoteFile] | None:
+    """The registered (dataset, file) whose registry path ends the given path, if any."""
+    posix = Path(path).as_posix()
+    for dataset in DATASETS.values():
+        for remote in dataset.files:
+            if posix == remote.path or posix.endswith("/" + remote.path):
+                return dataset.name, remote
+    return None
+
+
+def verify_raw(path: str | os.PathLike, cache: _Cache | None = None) -> None:
+    """Check a raw file against its registered checksum; a
+    :class:`~banditbench.errors.CorruptFileError` names the file, the dataset and both checksums."""
+    found = registered(path)
+    if found is None:
+        raise ConfigError(f"{path}: not a registered raw file (banditbench.data.registry)")
+    dataset, remote = found
+    if not Path(path).is_file():
+        raise ConfigError(f"{path}: raw file of dataset {dataset!r} missing; fetch it first "
+                          f"(banditbench.data.fetch or the Snakemake download rules)")
+    alg, expected = remote.known_hash.split(":", 1)
+    got = file_digest(path, alg, cache)
+    if got != expected:
+        raise CorruptFileError(f"{path}: raw file of dataset {dataset!r} has {alg} {got}, not the registered "
+                               f"{expected} (edited or damaged after its download); delete it and run "
+                               f"snakemake again to download it")
+
+
+def verify_prepared(path: str) -> None:
+    """Read a prepared file (processed dataset or oracle, canonically named) as a job would, checking
+    its contents and that it is the file its name says; raises what the loaders raise."""
+    from .files import load_npz
+    from .paths import (CAR_ORACLE, CLASSIFIER_OPTIONS, PROMPT_ORACLE_OPTIONS, REPLAY_DATASET, parse_key,
+                        parse_preprocess_key, parse_replay_key)
+    from .preprocess import load_prepared
+
+    parts = path.split("/")
+    stem = parts[-1].removesuffix(".npz")
+    if parts[:3] == ["data", "processed", REPLAY_DATASET] and len(parts) == 4:
+        identity = {"dataset": REPLAY_DATASET, "options": parse_replay_key(stem)}
+        load_npz(path, "prepared replay data", required=("features", "click"), expect=identity)
+    elif parts[:2] == ["data", "processed"] and len(parts) == 4:
+        load_prepared(path, parts[2], parse_preprocess_key(parts[2], stem))
+    elif parts[:3] == ["data", "oracles", "classifiers"] and len(parts) == 6:
+        identity = {"dataset": parts[3], "preprocessing": parse_preprocess_key(parts[3], parts[4]),
+                    "options": parse_key(CLASSIFIER_OPTIONS, stem, path)}
+        load_npz(path, "classifier oracle", required=("probabilities",), expect=identity)
+    elif parts[:3] == ["data", "oracles", "prompts"] and len(parts) == 5:
+        identity = {"task": parts[3], "options": parse_key(PROMPT_ORACLE_OPTIONS, stem, path)}
+        load_npz(path, "prompt oracle", required=("features", "utility"), expect=identity)
+    elif path == CAR_ORACLE:
+        load_npz(path, "car oracle", required=("contexts", "theta", "logit_theta"), expect={"dataset": "car"})
+
+
+def _quarantine(path: Path, reason: str) -> str:
+    target = path.with_name(path.name + ".corrupt")
+    os.replace(path, target)
+    message = f"{reason}\n  moved to {target}; the pipeline rebuilds {path} before using it"
+    log.warning(message)
+    return message
+
+
+def quarantine_corrupt(data_files: Iterable[str], raw_dir: str = "data/raw") -> list[str]:
+    """Check every registered raw file present under ``raw_dir`` and every existing file of
+    ``data_files``; move each corrupt one aside (``<name>.corrupt``).  Returns one message per file
+    moved.  Cached: a file already checked in its current version costs a ``stat``."""
+    messages = []
+    cache = _Cache()
+    for dataset in DATASETS.values():
+        for remote in dataset.files:
+            path = Path(raw_dir) / remote.path
+            if path.is_file():
+                try:
+                    verify_raw(path, cache)
+                except CorruptFileError as err:
+                    messages.append(_quarantine(path, str(err)))
+    for name in dict.fromkeys(data_files):
+        path = Path(name)
+        if not path.is_file():
+            continue
+        try:
+            cache.get(path, "verified", lambda: verify_prepared(name) or "ok")
+        except (CorruptFileError, ConfigError) as err:
+            messages.append(_quarantine(path, str(err)))
+    cache.save()
+    return messages

@@ -1,0 +1,250 @@
+"""What a parameter may be: the checks its annotation declares, run before any job and before each build.
+
+An environment's or policy's configurable parameters are its keyword-only constructor
+arguments (:mod:`banditbench.registry`).  Their annotations say what a value may be,
+and :func:`check` turns that into a check with a clear message, so a bad value stops
+the pipeline while it is planned (:mod:`banditbench.config` checks every cell kind)
+and again when a job builds the object (:func:`banditbench.runner.build`)::
+
+    def __init__(self, problem, rng, *, lam: Positive = 1.0, beta: NonNegative | Literal["theory"] = 1.0,
+                 mode: Literal["shared", "disjoint"] = "shared", width: PositiveInt = 32,
+                 oracle: DataFile = "data/oracles/x.npz", rewards: Sequence[Probability] = (0.5, 0.7)):
+
+Plain annotations are checked too: ``float`` is a finite number (``.nan`` and ``.inf``
+are refused), ``int`` an integer (not a bool), ``str`` a string, ``X | None`` also
+null, ``Sequence[X]`` a list of ``X``, ``Mapping[...]`` a mapping.  ``Annotated``
+adds :class:`Range` (numbers), :class:`OneOf` (a closed set of values) and
+:class:`DataFile` (a path that must stay inside the project or the configured data
+root).  Relations between parameters (two lists of equal length, a parameter needed
+only with another's value) are a class's ``check_params`` classmethod
+(:class:`banditbench.api.Environment`, :class:`banditbench.api.Policy`).
+
+Messages name the key relative to the job cell (``policy.params.lam``); callers
+re-root them onto the full config path (:mod:`banditbench.errors`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import types
+import typing
+from collections.abc import Mapping as MappingABC
+from collections.abc import Sequence as SequenceABC
+from dataclasses import dataclass
+from functools import cache
+from typing import Annotated, Any, Literal, Mapping, Sequence
+
+from .errors import ConfigError, key_path
+
+
+@dataclass(frozen=True)
+class Range:
+    """Bounds of a number: ``gt`` / ``ge`` below, ``lt`` / ``le`` above (``None``: unbounded)."""
+
+    gt: float | None = None
+    ge: float | None = None
+    lt: float | None = None
+    le: float | None = None
+
+    def holds(self, value: float) -> bool:
+        return ((self.gt is None or value > self.gt) and (self.ge is None or value >= self.ge)
+                and (self.lt is None or value < self.lt) and (self.le is None or value <= self.le))
+
+    def __str__(self) -> str:
+        low = f"> {self.gt:g}" if self.gt is not None else f">= {self.ge:g}" if self.ge is not None else ""
+        high = f"< {self.lt:g}" if self.lt is not None else f"<= {self.le:g}" if self.le is not None else ""
+        return " and ".join(filter(None, [low, high]))
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """One of a closed set of values (for sets that a module already names as a constant)."""
+
+    values: tuple
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A path to a data file: relative to the project (the working directory) or absolute, it must
+    resolve inside the project or inside the config's ``data_root`` (no ``..`` or absolute path
+    out of them); it must exist unless a rule of the pipeline builds it (``buildable``)."""
+
+
+Positive = Annotated[float, Range(gt=0)]
+NonNegative = Annotated[float, Range(ge=0)]
+#: a probability strictly between 0 and 1
+Probability = Annotated[float, Range(gt=0, lt=1)]
+UnitInterval = Annotated[float, Range(ge=0, le=1)]
+PositiveInt = Annotated[int, Range(ge=1)]
+NonNegativeInt = Annotated[int, Range(ge=0)]
+DataPath = Annotated[str, DataFile()]
+
+
+# --- reading the annotations -------------------------------------------------------
+@cache
+def hints(cls: type) -> dict[str, Any]:
+    """The evaluated annotation of every configurable parameter of ``cls`` (``Any`` where none).
+
+    Follows the family's ``**shared`` forwarding like :func:`banditbench.registry.parameters`;
+    annotations are strings (``from __future__ import annotations``) evaluated in the module
+    of the constructor that declares them.
+    """
+    from .registry import keyword_parameters
+
+    out: dict[str, Any] = {}
+    for name, (param, init) in keyword_parameters(cls, with_owner=True).items():
+        ann = param.annotation
+        if ann is param.empty:
+            out[name] = Any
+        elif isinstance(ann, str):
+            try:
+                out[name] = eval(ann, init.__globals__)          # noqa: S307 - the package's own source
+            except Exception:                                    # a name only known to type checkers
+                out[name] = Any
+        else:
+            out[name] = ann
+    return out
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def describe(hint: Any) -> str:
+    """What a value of this annotation is, in words (for messages)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return "anything"
+    if hint is type(None) or hint is None:
+        return "null"
+    if origin is Annotated:
+        base, marks = args[0], args[1:]
+        text = describe(base)
+        for mark in marks:
+            if isinstance(mark, Range):
+                text += f" {mark}"
+            elif isinstance(mark, OneOf):
+                text = f"one of {list(mark.values)}"
+            elif isinstance(mark, DataFile):
+                text = "a path to a data file inside the project or the data root"
+        return text
+    if origin is Literal:
+        return f"one of {list(args)}" if len(args) > 1 else repr(args[0])
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(describe(a) for a in args)
+    if hint is float:
+        return "a finite number"
+    if hint is int:
+        return "an integer"
+    if hint is bool:
+        return "true or false"
+    if hint is str:
+        return "a string"
+    if origin in (SequenceABC, list, tuple) or hint in (list, tuple):
+        return f"a list of {_plural(describe(args[0]))}" if args else "a list"
+    if origin in (MappingABC, dict) or hint in (dict, Mapping):
+        return "a mapping"
+    return getattr(hint, "__name__", str(hint))
+
+
+def _plural(text: str) -> str:
+    for single, plural in (("a finite number", "finite numbers"), ("an integer", "integers"),
+                           ("a string", "strings")):
+        if text.startswith(single):
+            return plural + text[len(single):]
+    return text
+
+
+def conforms(value: Any, hint: Any) -> bool:
+    """Whether ``value`` (a plain value from YAML / JSON) is what ``hint`` declares."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return True
+    if hint is type(None) or hint is None:
+        return value is None
+    if origin is Annotated:
+        if not conforms(value, args[0]):
+            return False
+        for mark in args[1:]:
+            if isinstance(mark, Range) and not mark.holds(value):
+                return False
+            if isinstance(mark, OneOf) and value not in mark.values:
+                return False
+        return True
+    if origin is Literal:
+        return any(value == a and type(value) is type(a) for a in args)
+    if origin in (typing.Union, types.UnionType):
+        return any(conforms(value, a) for a in args)
+    if hint is float:
+        return _is_number(value) and math.isfinite(value)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if origin in (SequenceABC, list, tuple) or hint in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            return False
+        item = args[0] if args else Any
+        return all(conforms(v, item) for v in value)
+    if origin in (MappingABC, dict) or hint in (dict, Mapping):
+        return isinstance(value, dict)
+    if isinstance(hint, type):
+        return isinstance(value, hint)
+    return True
+
+
+def _data_files(hint: Any) -> bool:
+    """Whether the annotation marks a data file path."""
+    if typing.get_origin(hint) is Annotated:
+        return any(isinstance(m, DataFile) for m in typing.get_args(hint)[1:]) or _data_files(typing.get_args(hint)[0])
+    return any(_data_files(a) for a in typing.get_args(hint)) if typing.get_origin(hint) in (
+        typing.Union, types.UnionType) else False
+
+
+def data_file_path(value: str, data_root: str | None = None) -> str | None:
+    """Where a data-file parameter points, as the pipeline names it: relative to the project (the
+    working directory) when inside it, absolute when inside ``data_root``; ``None`` when outside both.
+
+    Lexical (``..`` is collapsed, links are not followed), so a project whose ``data/`` is a
+    link to other storage keeps working.
+    """
+    project = os.path.abspath(os.getcwd())
+    path = os.path.normpath(os.path.join(project, os.path.expanduser(value)))
+    if path == project or path.startswith(project + os.sep):
+        return os.path.relpath(path, project)
+    if data_root is not None:
+        root = os.path.normpath(os.path.join(project, os.path.expanduser(data_root)))
+        if path.startswith(root + os.sep):
+            return path
+    return None
+
+
+def check_data_file(value: str, where: str, data_root: str | None = None, buildable=None) -> str:
+    """:func:`data_file_path` of a data-file parameter; a :class:`ConfigError` naming ``where`` when
+    it leaves the project and the data root, or when the file does not exist and ``buildable(path)``
+    does not say that a rule of the pipeline makes it."""
+    path = data_file_path(value, data_root)
+    if path is None:
+        inside = f"the project {os.getcwd()}" + (f" or the data root {data_root}" if data_root else "")
+        raise ConfigError(f"{where}: {value!r} lies outside {inside}; data files must lie inside the project "
+                          f"(or set the config's data_root to a directory to read them from)")
+    if not os.path.isfile(path) and not (buildable and buildable(path)):
+        raise ConfigError(f"{where}: {value!r} does not exist and no rule of the pipeline builds it")
+    return path
+
+
+def check(cls: type, params: Mapping[str, Any], where: str, *, data_root: str | None = None,
+          buildable=None) -> None:
+    """Check the values of ``params`` (the given ones; defaults are the class's own) against their
+    declared annotations, data-file paths included; ``where`` is the key path of ``params``
+    (``policy.params``, ``environment.params``)."""
+    declared = hints(cls)
+    for name, value in params.items():
+        hint = declared.get(name, Any)
+        if not conforms(value, hint):
+            raise ConfigError(f"{key_path(where, name)}: must be {describe(hint)}, got {value!r}")
+        if _data_files(hint) and isinstance(value, str):
+            check_data_file(value, key_path(where, name), data_root, buildable)
