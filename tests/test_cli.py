@@ -1,7 +1,12 @@
+import os
 import subprocess
 import sys
+import zipfile
+
+import pytest
 
 from banditbench.cli import main
+from banditbench.config import load_config_file, load_grid
 from banditbench.resultio import load_result
 from conftest import ROOT
 
@@ -54,3 +59,40 @@ def test_list_delays_describes_every_kind_from_its_fields(capsys):
     out = capsys.readouterr().out
     assert "uniform: low (smallest delay; an integer >= 0)" in out
     assert "mean (" in out and "any kind: window (" in out
+
+def _members_but_timing(path):
+    with zipfile.ZipFile(path) as zf:
+        return {info.filename: (info.date_time, zf.read(info)) for info in zf.infolist()
+                if info.filename != "timing.npy"}
+
+
+@pytest.mark.parametrize("experiment, algorithm, delay, budget", [
+    ("linear_delayed_dueling", "ldb_df", "geometric_mean20_M50", "none"),
+    ("knapsack_synthetic", "alg2", "geometric_mean20", "75"),
+    ("lipschitz_triangle", "delayed_zooming", "uniform_mean20", "none"),
+])
+def test_a_block_of_seeds_writes_the_bytes_of_one_seed_runs(tmp_path, experiment, algorithm, delay, budget):
+    """One process running seeds 0, 1, 2 writes, per seed, the file a fresh one-seed process writes."""
+    config = load_config_file(ROOT / "config.yaml")
+    config["horizon"] = 120
+    grid = load_grid(config)
+    cell = grid.cell_json(experiment, algorithm, delay, budget, 0)
+    blocks = [tmp_path / f"block{s}.npz" for s in range(3)]
+    assert main(["run-block", "--cell", cell, "--seeds", "0", "1", "2", "--outputs", *map(str, blocks)]) == 0
+    for seed in (0, 2):
+        single = tmp_path / f"single{seed}.npz"
+        run = subprocess.run([sys.executable, "-m", "banditbench", "run-one", "--output", str(single),
+                              "--cell", grid.cell_json(experiment, algorithm, delay, budget, seed)],
+                             capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+        assert run.returncode == 0, run.stderr
+        assert _members_but_timing(blocks[seed]) == _members_but_timing(single)
+    assert load_result(blocks[1])[1]["seed"] == 1
+    assert _members_but_timing(blocks[0]) != _members_but_timing(blocks[1])
+
+
+def test_run_block_needs_one_output_per_seed(tmp_path, capsys):
+    cell = load_grid(load_config_file(ROOT / "config.yaml")).cell_json("linear_delayed_dueling", "ldb_df",
+                                                                       "none", "none", 0)
+    assert main(["run-block", "--cell", cell, "--seeds", "0", "1", "--outputs", str(tmp_path / "a.npz")]) == 2
+    assert "2 seeds but 1 output files" in capsys.readouterr().err
+    assert not (tmp_path / "a.npz").exists()

@@ -71,3 +71,33 @@ def test_job_sources_are_the_modules_the_job_imports():
 def test_every_shipped_config_validates(path):
     grid = load_grid(load_config_file(path))
     assert grid.experiments
+
+
+def test_job_sources_follow_subpackages_and_their_package_inits(tmp_path, monkeypatch):
+    """A shared module in a subpackage (as policies/neural/ will have) is in the closure of every
+    module importing it, through relative and absolute imports, and so are the package __init__ files."""
+    from banditbench import registry
+
+    pkg = tmp_path / "banditbench"
+    (pkg / "policies" / "deep").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "policies" / "__init__.py").write_text("")
+    (pkg / "policies" / "deep" / "__init__.py").write_text("")
+    (pkg / "policies" / "deep" / "nets.py").write_text("import numpy\n")
+    (pkg / "policies" / "deep" / "alg_a.py").write_text("from .nets import x\n")
+    (pkg / "policies" / "deep" / "alg_b.py").write_text("def f():\n    from banditbench.policies.deep import nets\n")
+    (pkg / "policies" / "other.py").write_text("from . import linalg\n")
+    (pkg / "policies" / "linalg.py").write_text("")
+    monkeypatch.setattr(registry, "PACKAGE_DIR", pkg)
+    for fn in (registry._module_path, registry._imports, registry._closure):
+        fn.cache_clear()
+    try:
+        rel = lambda mods: {str(p.relative_to(pkg)) for p in registry.source_closure(mods)}
+        inits = {"__init__.py", "policies/__init__.py", "policies/deep/__init__.py"}
+        assert rel(["banditbench.policies.deep.alg_a"]) == inits | {"policies/deep/alg_a.py", "policies/deep/nets.py"}
+        assert rel(["banditbench.policies.deep.alg_b"]) == inits | {"policies/deep/alg_b.py", "policies/deep/nets.py"}
+        assert rel(["banditbench.policies.other"]) == {"__init__.py", "policies/__init__.py", "policies/other.py",
+                                                       "policies/linalg.py"}
+    finally:
+        for fn in (registry._module_path, registry._imports, registry._closure):
+            fn.cache_clear()

@@ -17,8 +17,8 @@ from banditbench.api import Environment, Problem
 from banditbench.data.fetch import fetch
 from banditbench.data.files import load_npz, save_npz
 from banditbench.data.oracles import collect_scores, fit_classifier_oracle, fit_prompt_oracle
-from banditbench.data.paths import (classifier_oracle_path, options_key, parse_preprocess_key, processed_path,
-                                    prompt_oracle_path, prompt_raw_paths)
+from banditbench.data.paths import (classifier_oracle_path, options_key, parse_key, parse_preprocess_key,
+                                    preprocess_options, processed_path, prompt_oracle_path, prompt_raw_paths)
 from banditbench.data.preprocess import downsample, encode_categorical, load_prepared, prepare, save_prepared
 from banditbench.delays import make_delay
 from banditbench.errors import ConfigError, CorruptFileError
@@ -121,6 +121,21 @@ def test_random_category_values_follow_the_seed():
     np.testing.assert_array_equal(encode_categorical(cols, "onehot", 0).sum(axis=1), [2, 2, 2, 2])
 
 
+def test_option_keys_survive_a_cluster_jobs_wildcard_list():
+    """Cluster executors hand a job its wildcards as ``rule:name=value,name=value``."""
+    from snakemake.target_jobs import parse_target_jobs_cli_args
+
+    key = options_key(preprocess_options("mnist", {"image_size": 7}))
+    oracle = classifier_oracle_path("mnist", {"image_size": 7}).rsplit("/", 1)[1].removesuffix(".npz")
+    (spec,) = parse_target_jobs_cli_args([f"oracle_classifier:dataset=mnist,options={key},oracle={oracle}"])
+    assert spec.wildcards_dict == {"dataset": "mnist", "options": key, "oracle": oracle}
+    assert parse_preprocess_key("mnist", spec.wildcards_dict["options"])["image_size"] == 7
+    # a float's exponent sign would read as a separator: it is left out
+    big = options_key({"tolerance": 1e20, "seed": 1})
+    assert big == "seed=1+tolerance=1e20" and parse_key({"tolerance": (0.1, float), "seed": (0, int)}, big, "x") == {
+        "tolerance": 1e20, "seed": 1}
+
+
 def test_downsample_averages_blocks():
     img = np.arange(16, dtype=float).reshape(1, 4, 4)
     np.testing.assert_allclose(downsample(img, 2), [[2.5, 4.5, 10.5, 12.5]])
@@ -130,10 +145,10 @@ def test_downsample_averages_blocks():
 
 def test_option_keys_round_trip_and_errors():
     key = options_key({"split": "test", "image_size": 14, "scaling": "feature"})
-    assert key == "image_size=14,scaling=feature,split=test"
+    assert key == "image_size=14+scaling=feature+split=test"
     assert parse_preprocess_key("mnist", key) == {"split": "test", "image_size": 14, "scaling": "feature"}
     with pytest.raises(ConfigError, match="canonical"):
-        parse_preprocess_key("mnist", "split=test,image_size=14,scaling=feature")
+        parse_preprocess_key("mnist", "split=test+image_size=14+scaling=feature")
     with pytest.raises(ConfigError, match="image_size"):
         processed_path("mnist", {"image_size": 5})
     with pytest.raises(ConfigError, match="unknown option"):

@@ -1,4 +1,4 @@
-"""Command line: ``banditbench run-one`` (used by Snakemake and people), ``validate`` and ``list``.
+"""Command line: ``banditbench run-one`` (people), ``run-block`` (Snakemake), ``validate`` and ``list``.
 
 Examples
 --------
@@ -10,6 +10,12 @@ Run one cell of a config interactively (progress bar on a terminal)::
 
     banditbench run-one --config config.yaml --experiment linear_delayed_dueling \\
         --algorithm ldb_df --delay geometric_mean20_M50 --seed 0
+
+Run a block of seeds of one resolved cell in one process, one result file per seed
+(what a Snakemake simulate job does; each file has the same bytes, ``timing`` aside,
+as a one-seed run)::
+
+    banditbench run-block --cell '{...}' --seeds 0 1 2 --outputs r/0.npz r/1.npz r/2.npz
 
 List what can be put in a config::
 
@@ -92,12 +98,26 @@ def _validate(args) -> int:
     from .config import load_config_file, load_grid
 
     grid = load_grid(load_config_file(args.config))
-    total = 0
-    for name in grid.experiments:
+    runs = jobs = 0
+    for name, exp in grid.experiments.items():
         n = sum(1 for _ in grid.jobs(name))
-        total += n
-        print(f"{name}: {n} jobs")
-    print(f"{args.config}: valid, {len(grid.experiments)} experiments, {total} jobs")
+        j = len(exp.algorithms) * len(exp.delays) * len(exp.budgets) * len(exp.seed_blocks)
+        runs, jobs = runs + n, jobs + j
+        print(f"{name}: {n} runs in {j} simulate jobs")
+    print(f"{args.config}: valid, {len(grid.experiments)} experiments, {runs} runs in {jobs} simulate jobs")
+    return 0
+
+
+def _run_block(args) -> int:
+    from .resultio import save_result
+    from .runner import run_cell
+
+    if len(args.seeds) != len(args.outputs):
+        raise ConfigError(f"run-block: {len(args.seeds)} seeds but {len(args.outputs)} output files")
+    cell = json.loads(args.cell)
+    for seed, output in zip(args.seeds, args.outputs):
+        series, meta, timing = run_cell({**cell, "seed": seed})
+        save_result(output, series, meta, timing)
     return 0
 
 
@@ -152,6 +172,12 @@ def main(argv: list[str] | None = None) -> int:
     val = sub.add_parser("validate", help="validate a config file and count its jobs")
     val.add_argument("config", help="config file (YAML)")
     val.set_defaults(func=_validate)
+
+    block = sub.add_parser("run-block", help="run several seeds of one resolved cell, one result file each")
+    block.add_argument("--cell", required=True, help="resolved cell as JSON (its seed is replaced)")
+    block.add_argument("--seeds", type=int, nargs="+", required=True)
+    block.add_argument("--outputs", nargs="+", required=True, help="one result file (.npz) per seed, in order")
+    block.set_defaults(func=_run_block)
 
     lst = sub.add_parser("list", help="list registered environments, policies and delay models")
     lst.add_argument("what", nargs="?", default="all", choices=["all", "policies", "environments", "delays"])

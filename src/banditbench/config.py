@@ -3,7 +3,8 @@
 A config names experiments; each experiment is one environment and a grid of
 algorithms x delays x budgets x seeds.  :func:`load_grid` validates a config
 mapping and returns an :class:`ExperimentGrid`, which Snakemake and the CLI use to
-list jobs, resolve one job's cell and find the source files it depends on.
+list runs (one per seed), group them into jobs (a block of ``seeds_per_job`` seeds
+run by one process), resolve one run's cell and find the source files it depends on.
 
 Validation is one pass before any job, once per cell kind (not per seed): the
 schema, then registered names and parameter names, every parameter value against
@@ -83,6 +84,7 @@ class Experiment:
     table_horizons: tuple[int, ...]
     #: prepared data files (relative to the working directory) the environment reads
     data_files: tuple[str, ...] = ()
+    seeds_per_job: int = 1
 
     @property
     def algorithms(self) -> list[str]:
@@ -95,6 +97,12 @@ class Experiment:
     @property
     def budget_labels(self) -> list[str]:
         return [budget_label(b) for b in self.budgets]
+
+    @property
+    def seed_blocks(self) -> list[tuple[int, ...]]:
+        """The seeds in order, cut into blocks of ``seeds_per_job``: one simulate job per block."""
+        n = self.seeds_per_job
+        return [self.seeds[i:i + n] for i in range(0, len(self.seeds), n)]
 
     def env_class(self):
         return registry.get("environment", self.spec["environment"]["name"]).load()
@@ -175,7 +183,8 @@ class ExperimentGrid:
                                   f"choose from {list(env_cls.metrics)}")
         for key in ("algorithms", "delays"):
             _distinct_labels(list(spec[key]), key_path(where, key))
-        return Experiment(name, spec, horizon, seeds, budgets, table, data_files)
+        return Experiment(name, spec, horizon, seeds, budgets, table, data_files,
+                          seeds_per_job=int(spec.get("seeds_per_job", 1)))
 
     def _check_values(self, cls, values: Mapping[str, Any], horizon: int, component: str, where: str,
                       reserved: frozenset[str] = frozenset()) -> None:
@@ -230,6 +239,7 @@ class ExperimentGrid:
 
     # --- jobs -------------------------------------------------------------
     def jobs(self, experiment: str) -> Iterator[dict[str, str]]:
+        """Every run (one seed, one result file) of an experiment, as wildcard values."""
         exp = self.experiments[experiment]
         for alg in exp.algorithms:
             for delay in exp.delays:
@@ -237,6 +247,14 @@ class ExperimentGrid:
                     for seed in exp.seeds:
                         yield {"experiment": experiment, "algorithm": alg, "delay": delay,
                                "budget": budget, "seed": str(seed)}
+
+    def seed_blocks(self) -> dict[tuple[int, ...], list[str]]:
+        """Each distinct block of seeds that one simulate job runs, with the experiments cutting it."""
+        blocks: dict[tuple[int, ...], list[str]] = {}
+        for name, exp in self.experiments.items():
+            for block in exp.seed_blocks:
+                blocks.setdefault(block, []).append(name)
+        return blocks
 
     def cell(self, experiment: str, algorithm: str, delay: str, budget: str, seed: str | int) -> dict[str, Any]:
         """The fully resolved configuration of one job (what the simulation needs, nothing more)."""
@@ -306,6 +324,15 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def block_label(seeds: tuple[int, ...]) -> str:
+    """File-name label of a block of seeds: ``seed_3``, ``seeds_0-19`` (contiguous) or ``seeds_0_3_7``."""
+    if len(seeds) == 1:
+        return f"seed_{seeds[0]}"
+    if list(seeds) == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"seeds_{seeds[0]}-{seeds[-1]}"
+    return "seeds_" + "_".join(map(str, seeds))
 
 
 def load_config_file(path: str | Path) -> dict[str, Any]:

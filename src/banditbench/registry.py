@@ -10,7 +10,9 @@ runs a numpy policy never imports torch.
 The same parse gives each module's imports inside the package; their transitive
 closure is the set of source files a simulation job depends on.  Snakemake uses
 it as the job's input, so editing one algorithm's module re-runs only the jobs
-that use it.
+that use it.  Each module is parsed and its imports read once per process, and
+each (environment, policy) closure is computed once: planning a grid costs
+the number of distinct modules and algorithms, not the number of jobs.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class Entry:
         return getattr(importlib.import_module(self.module), self.cls_name)
 
 
+@cache
 def _module_path(module: str) -> Path | None:
     rel = module.split(".")[1:]
     base = PACKAGE_DIR.joinpath(*rel)
@@ -65,8 +68,9 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imports(path: Path) -> set[str]:
-    """Modules of this package imported by the file at ``path``."""
+@cache
+def _imports(path: Path) -> frozenset[str]:
+    """Modules of this package imported by the file at ``path`` (anywhere in it, lazy imports included)."""
     me = _module_name(path)
     pkg_parts = me.split(".") if path.name == "__init__.py" else me.split(".")[:-1]
     found: set[str] = set()
@@ -84,13 +88,18 @@ def _imports(path: Path) -> set[str]:
             found.add(mod)
             # ``from banditbench.policies import linalg`` imports a submodule
             found.update(f"{mod}.{a.name}" for a in node.names if _module_path(f"{mod}.{a.name}"))
-    return found
+    return frozenset(found)
 
 
 def source_closure(modules: tuple[str, ...] | list[str]) -> list[Path]:
     """Every package source file the given modules import, transitively (sorted)."""
+    return list(_closure(tuple(sorted(modules))))
+
+
+@cache
+def _closure(modules: tuple[str, ...]) -> tuple[Path, ...]:
     seen: set[Path] = set()
-    todo = [m for m in modules]
+    todo = list(modules)
     while todo:
         mod = todo.pop()
         path = _module_path(mod)
@@ -98,7 +107,10 @@ def source_closure(modules: tuple[str, ...] | list[str]) -> list[Path]:
             continue
         seen.add(path)
         todo.extend(_imports(path))
-    return sorted(seen)
+        # importing a.b.c runs a/__init__.py and a/b/__init__.py first
+        parts = mod.split(".")
+        todo.extend(".".join(parts[:i]) for i in range(1, len(parts)))
+    return tuple(sorted(seen))
 
 
 def _discover(kind: str, folder: str) -> dict[str, Entry]:

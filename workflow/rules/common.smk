@@ -1,11 +1,12 @@
 """Shared definitions: the validated experiment grid, the check of existing data files, path helpers."""
 
+import re
 import sys
 
 from snakemake.logging import logger
 from snakemake.settings.types import DeploymentMethod
 
-from banditbench.config import load_grid
+from banditbench.config import block_label, load_grid
 from banditbench.data.verify import quarantine_corrupt
 
 # One validation pass before any job: schema, names, every parameter value, data files, memory.
@@ -30,8 +31,12 @@ wildcard_constraints:
     seed=r"\d+",
 
 
+# folder of one cell's per-seed result files (and its jobs' benchmark files)
+RUN_DIR = "results/runs/{experiment}/{algorithm}/{delay}/{budget}"
+
+
 def experiment_runs(wildcards):
-    pattern = "results/runs/{experiment}/{algorithm}/{delay}/{budget}/{seed}.npz"
+    pattern = RUN_DIR + "/{seed}.npz"
     return [pattern.format(**job) for job in GRID.jobs(wildcards.experiment)]
 
 

@@ -25,8 +25,8 @@ rule oracle_classifier:
         "logs/oracles/classifiers/{dataset}/{options}/{oracle}.log",
     wildcard_constraints:
         dataset="|".join(CLASSIFICATION_DATASETS),
-        options=r"[A-Za-z0-9_.=,-]+",
-        oracle=r"[A-Za-z0-9_.=,-]+",
+        options=r"[A-Za-z0-9_.=+-]+",
+        oracle=r"[A-Za-z0-9_.=+-]+",
     conda:
         "../../envs/banditbench.yaml"
     resources:
@@ -50,7 +50,7 @@ rule oracle_prompt:
         "logs/oracles/prompts/{task}/{options}.log",
     wildcard_constraints:
         task="|".join(SCORED_TASKS),
-        options=r"[A-Za-z0-9_.=,-]+",
+        options=r"[A-Za-z0-9_.=+-]+",
     conda:
         "../../envs/banditbench.yaml"
     resources:

@@ -24,7 +24,7 @@ rule preprocess:
         "logs/preprocess/{dataset}/{options}.log",
     wildcard_constraints:
         dataset="|".join(CLASSIFICATION_DATASETS),
-        options=r"[A-Za-z0-9_.=,-]+",
+        options=r"[A-Za-z0-9_.=+-]+",
     conda:
         "../../envs/banditbench.yaml"
     resources:

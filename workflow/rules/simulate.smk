@@ -1,29 +1,55 @@
-"""One simulation job per experiment x algorithm x delay x budget x seed."""
+"""Simulations: one job per experiment x algorithm x delay x budget x block of seeds.
+
+A job runs its block of seeds (the experiment's ``seeds_per_job``) in one process and
+writes one result file per seed, so aggregation and resuming are per seed while
+process start-up is paid once per block.  Snakemake needs a job's output files to
+be patterns over the same wildcards, so each distinct block of seeds gets its own
+rule (``simulate_seeds_0_to_19``, ...), restricted to the experiments cutting that
+block; a job whose block is partly done re-runs the whole block (same bytes).
+"""
 
 
-rule simulate:
-    input:
-        # the job's algorithm, environment and core modules: editing one algorithm's
-        # module re-runs only the jobs that import it
-        sources=lambda wc: GRID.sources(wc.experiment, wc.algorithm),
-        data=lambda wc: GRID.data_files(wc.experiment),
-    output:
-        "results/runs/{experiment}/{algorithm}/{delay}/{budget}/{seed}.npz",
-    log:
-        "logs/simulate/{experiment}/{algorithm}/{delay}/{budget}/{seed}.log",
-    benchmark:
-        "results/runs/{experiment}/{algorithm}/{delay}/{budget}/{seed}.benchmark.tsv"
-    conda:
-        "../../envs/banditbench.yaml"
-    threads: 1
-    resources:
-        mem_mb=lambda wc: experiment_resources(wc, "mem_mb"),
-        runtime=lambda wc: experiment_resources(wc, "runtime"),
-    params:
-        cell=lambda wc: GRID.cell_json(wc.experiment, wc.algorithm, wc.delay, wc.budget, wc.seed),
-        python=PYTHON,
-    shell:
-        # one BLAS thread per job: jobs run in parallel, and results are bit-identical
-        # only for a fixed thread count; this checkout's src/ is on PYTHONPATH (Snakefile)
-        "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "
-        "{params.python} -m banditbench run-one --cell {params.cell:q} --output {output} 2> {log}"
+def _simulate_rule_name(block):
+    return "simulate_" + block_label(block).replace("-", "_to_")
+
+
+for _block, _experiments in GRID.seed_blocks().items():
+    _label = block_label(_block)
+
+    rule:
+        name:
+            _simulate_rule_name(_block)
+        input:
+            # the job's algorithm, environment and core modules: editing one algorithm's
+            # module re-runs only the jobs that import it
+            sources=lambda wc: GRID.sources(wc.experiment, wc.algorithm),
+            data=lambda wc: GRID.data_files(wc.experiment),
+        output:
+            [f"{RUN_DIR}/{s}.npz" for s in _block],
+        log:
+            f"logs/simulate/{RUN_DIR.removeprefix('results/runs/')}/{_label}.log",
+        benchmark:
+            f"{RUN_DIR}/{_label}.benchmark.tsv"
+        wildcard_constraints:
+            experiment="|".join(re.escape(e) for e in _experiments),
+        group:
+            "simulations"
+        conda:
+            "../../envs/banditbench.yaml"
+        threads: 1
+        resources:
+            mem_mb=lambda wc: experiment_resources(wc, "mem_mb"),
+            runtime=lambda wc: experiment_resources(wc, "runtime"),
+        params:
+            # neither the cell nor the seeds (read from the output names, so not compared
+            # by Snakemake's params trigger) depend on the blocking: changing seeds_per_job
+            # re-runs nothing that exists
+            cell=lambda wc: GRID.cell_json(wc.experiment, wc.algorithm, wc.delay, wc.budget, None),
+            seeds=lambda wc, output: " ".join(Path(f).stem for f in output),
+            python=PYTHON,
+        shell:
+            # one BLAS thread per job: jobs run in parallel, and results are bit-identical
+            # only for a fixed thread count; this checkout's src/ is on PYTHONPATH (Snakefile)
+            "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "
+            "{params.python} -m banditbench run-block --cell {params.cell:q} --seeds {params.seeds} "
+            "--outputs {output} 2> {log}"

@@ -11,8 +11,10 @@ live side by side and a rule can rebuild any of them from its path::
     data/oracles/prompts/<task>/<oracle options>.npz
     data/processed/obd_random_all/<replay options>.npz     (logged events for replay)
 
-``<options>`` is the canonical key ``name=value,name=value`` (names sorted, every
-option present, defaults filled in), e.g. ``image_size=14,scaling=feature,split=test``.
+``<options>`` is the canonical key ``name=value+name=value`` (names sorted, every
+option present, defaults filled in), e.g. ``image_size=14+scaling=feature+split=test``.
+The key is a Snakemake wildcard value: it contains no comma, because cluster
+executors pass a job's wildcards as one comma-separated ``name=value`` list.
 """
 
 from __future__ import annotations
@@ -96,15 +98,24 @@ def resolve(spec: Mapping[str, tuple[Any, Any]], options: Mapping[str, Any] | No
             for name, (default, allowed) in spec.items()}
 
 
+#: separator of the ``name=value`` pairs of a key
+KEY_SEP = "+"
+
+
+def _key_value(value: Any) -> str:
+    # floats round-trip through repr; an exponent's "+" is dropped (1e+20 -> 1e20), it is the separator
+    return repr(value).replace("e+", "e") if isinstance(value, float) else str(value)
+
+
 def options_key(options: Mapping[str, Any]) -> str:
     """Canonical file-name key of resolved options (sorted ``name=value`` pairs)."""
-    return ",".join(f"{k}={v!r}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(options.items()))
+    return KEY_SEP.join(f"{k}={_key_value(v)}" for k, v in sorted(options.items()))
 
 
 def parse_key(spec: Mapping[str, tuple[Any, Any]], key: str, where: str) -> dict[str, Any]:
     """Inverse of :func:`options_key`; only canonical keys are accepted (one file per option set)."""
     raw: dict[str, Any] = {}
-    for part in key.split(","):
+    for part in key.split(KEY_SEP):
         name, sep, text = part.partition("=")
         if not sep or name not in spec:
             raise ConfigError(f"{where}: cannot read option {part!r} of {key!r}; known: {sorted(spec)}")
