@@ -50,6 +50,10 @@ if "experiments" not in config:
     configfile: "config.yaml"
 
 
+# first page of `snakemake --report report.html`
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/download.smk"
 include: "workflow/rules/preprocess.smk"

@@ -1,3 +1,4 @@
+import json
 import os
 import subprocess
 import sys
@@ -76,7 +77,8 @@ def test_a_block_of_seeds_writes_the_bytes_of_one_seed_runs(tmp_path, experiment
     config = load_config_file(ROOT / "config.yaml")
     config["horizon"] = 120
     grid = load_grid(config)
-    cell = grid.cell_json(experiment, algorithm, delay, budget, 0)
+    cell = grid.cell_json(experiment, algorithm, delay, budget, None)   # what a block job is given
+    assert "seed" not in json.loads(cell)
     blocks = [tmp_path / f"block{s}.npz" for s in range(3)]
     assert main(["run-block", "--cell", cell, "--seeds", "0", "1", "2", "--outputs", *map(str, blocks)]) == 0
     for seed in (0, 2):

@@ -2,7 +2,7 @@ import copy
 
 import pytest
 
-from banditbench.config import load_config_file, load_grid
+from banditbench.config import block_label, load_config_file, load_grid
 from banditbench.errors import ConfigError
 from conftest import ROOT
 
@@ -57,6 +57,21 @@ def test_jobs_cover_the_grid_and_cells_resolve():
     assert cell["policy"]["name"] == "random_pair" and cell["delay"] == exp["delays"][jobs[-1]["delay"]]
     with pytest.raises(ConfigError, match="no entry 'foo'"):
         grid.cell("linear_delayed_dueling", "foo", "none", "none", 0)
+
+
+def test_seeds_per_job_cuts_the_seeds_into_blocks_of_one_job_each():
+    grid = load_grid(_cfg(lambda c: (_exp(c).update(seeds=7, seeds_per_job=3),
+                                     c["experiments"]["lipschitz_triangle"].update(seeds=[2, 5, 9], seeds_per_job=2))))
+    assert grid.experiments["linear_delayed_dueling"].seed_blocks == [(0, 1, 2), (3, 4, 5), (6,)]
+    assert grid.experiments["knapsack_synthetic"].seed_blocks == [(s,) for s in range(4)]   # default: one seed
+    blocks = grid.seed_blocks()
+    assert blocks[(0, 1, 2)] == ["linear_delayed_dueling"] and blocks[(2, 5)] == ["lipschitz_triangle"]
+    assert "knapsack_synthetic" in blocks[(0,)] and "digits_reward" in blocks[(0,)]
+    assert [block_label(b) for b in [(0, 1, 2), (6,), (2, 5), (9,)]] == ["seeds_0-2", "seed_6", "seeds_2_5", "seed_9"]
+    # the runs (one per seed) do not depend on the blocking
+    assert len(list(grid.jobs("linear_delayed_dueling"))) == 4 * 2 * 7
+    with pytest.raises(ConfigError, match="seeds_per_job: 0 is less than the minimum of 1"):
+        load_grid(_cfg(lambda c: _exp(c).update(seeds_per_job=0)))
 
 
 def test_job_sources_are_the_modules_the_job_imports():

@@ -117,7 +117,8 @@ def _run_block(args) -> int:
     cell = json.loads(args.cell)
     for seed, output in zip(args.seeds, args.outputs):
         series, meta, timing = run_cell({**cell, "seed": seed})
-        save_result(output, series, meta, timing)
+        # the block names the job's benchmark file (banditbench.analysis.timing)
+        save_result(output, series, meta, {**timing, "block": args.seeds})
     return 0
 
 
@@ -174,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     val.set_defaults(func=_validate)
 
     block = sub.add_parser("run-block", help="run several seeds of one resolved cell, one result file each")
-    block.add_argument("--cell", required=True, help="resolved cell as JSON (its seed is replaced)")
+    block.add_argument("--cell", required=True, help="resolved cell as JSON (without, or with any, seed)")
     block.add_argument("--seeds", type=int, nargs="+", required=True)
     block.add_argument("--outputs", nargs="+", required=True, help="one result file (.npz) per seed, in order")
     block.set_defaults(func=_run_block)

@@ -256,8 +256,11 @@ class ExperimentGrid:
                 blocks.setdefault(block, []).append(name)
         return blocks
 
-    def cell(self, experiment: str, algorithm: str, delay: str, budget: str, seed: str | int) -> dict[str, Any]:
-        """The fully resolved configuration of one job (what the simulation needs, nothing more)."""
+    def cell(self, experiment: str, algorithm: str, delay: str, budget: str, seed: str | int | None) -> dict[str, Any]:
+        """The fully resolved configuration of one run (what the simulation needs, nothing more).
+
+        With ``seed=None`` the cell common to all seeds (no ``seed`` key): what a block job receives.
+        """
         if experiment not in self.experiments:
             raise ConfigError(f"experiments: no experiment {experiment!r}; configured: {sorted(self.experiments)}")
         exp = self.experiments[experiment]
@@ -266,7 +269,7 @@ class ExperimentGrid:
                                   ("budgets", budget, exp.budget_labels)):
             if value not in known:
                 raise ConfigError(f"{key_path('experiments', experiment, key)}: no entry {value!r}; configured: {known}")
-        if int(seed) not in exp.seeds:
+        if seed is not None and int(seed) not in exp.seeds:
             raise ConfigError(f"{key_path('experiments', experiment, 'seeds')}: seed {seed} is not configured "
                               f"({list(exp.seeds)})")
         alg = spec["algorithms"][algorithm]
@@ -275,7 +278,7 @@ class ExperimentGrid:
             "experiment": experiment,
             "algorithm": algorithm,
             "delay_label": delay,
-            "seed": int(seed),
+            **({} if seed is None else {"seed": int(seed)}),
             "horizon": exp.horizon,
             "budget": exp.budgets[exp.budget_labels.index(budget)],
             "environment": {"name": spec["environment"]["name"], "params": dict(spec["environment"].get("params", {}))},

@@ -5,9 +5,15 @@ rule aggregate:
     input:
         runs=experiment_runs,
     output:
-        csv=report("results/tables/{experiment}.csv", caption="../report/table.rst", category="Tables"),
+        csv="results/tables/{experiment}.csv",
         md="results/tables/{experiment}.md",
         tex="results/tables/{experiment}.tex",
+        html=report(
+            "results/tables/{experiment}.html",
+            caption="../report/table.rst",
+            category="Tables",
+            labels={"experiment": "{experiment}", "content": "mean ± 95 % CI"},
+        ),
         curves="results/curves/{experiment}.csv",
     log:
         "logs/aggregate/{experiment}.log",
@@ -20,5 +26,6 @@ rule aggregate:
         horizons=lambda wc: list(GRID.experiments[wc.experiment].table_horizons),
         main_metric=lambda wc: f"cumulative_{GRID.experiments[wc.experiment].plot_metric}",
         per_round=lambda wc: GRID.experiments[wc.experiment].per_round_metrics,
+        description=lambda wc: GRID.experiments[wc.experiment].spec.get("description", ""),
     script:
         "../scripts/aggregate.py"

@@ -1,7 +1,9 @@
 """Shared definitions: the validated experiment grid, the check of existing data files, path helpers."""
 
+import os
 import re
 import sys
+from pathlib import Path
 
 from snakemake.logging import logger
 from snakemake.settings.types import DeploymentMethod
@@ -20,7 +22,12 @@ if workflow.is_main_process:
         logger.warning(_message)
 
 # Jobs run with the interpreter that runs Snakemake, unless --use-conda gives each its env.
-PYTHON = "python" if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method else sys.executable
+PYTHON = (
+    "python"
+    if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
+    else sys.executable
+)
+
 
 
 wildcard_constraints:
@@ -36,8 +43,7 @@ RUN_DIR = "results/runs/{experiment}/{algorithm}/{delay}/{budget}"
 
 
 def experiment_runs(wildcards):
-    pattern = RUN_DIR + "/{seed}.npz"
-    return [pattern.format(**job) for job in GRID.jobs(wildcards.experiment)]
+    return [f"{RUN_DIR}/{{seed}}.npz".format(**job) for job in GRID.jobs(wildcards.experiment)]
 
 
 def experiment_resources(wildcards, key):
@@ -45,9 +51,13 @@ def experiment_resources(wildcards, key):
 
 
 def all_outputs():
-    out = []
+    out = ["results/report/run_info.html"]
     for name in GRID.experiments:
-        out += [f"results/tables/{name}.{ext}" for ext in ("csv", "md", "tex")]
+        out += [f"results/tables/{name}.{ext}" for ext in ("csv", "md", "tex", "html")]
+        out += [f"results/timing/{name}.{ext}" for ext in ("csv", "html")]
         out += [f"results/plots/{name}.{ext}" for ext in ("pdf", "png")]
-        out += [f"results/plots/{name}/{metric}.png" for metric in GRID.experiments[name].extra_plots]
+        out += [
+            f"results/plots/{name}/{metric}.png"
+            for metric in GRID.experiments[name].extra_plots
+        ]
     return out

@@ -16,7 +16,9 @@ from banditbench.data.paths import (
 
 rule preprocess:
     input:
-        raw=lambda wc: raw_paths(wc.dataset, parse_preprocess_key(wc.dataset, wc.options)),
+        raw=lambda wc: raw_paths(
+            wc.dataset, parse_preprocess_key(wc.dataset, wc.options)
+        ),
         code=f"{SRC}/banditbench/data/preprocess.py",
     output:
         "data/processed/{dataset}/{options}.npz",
@@ -43,7 +45,7 @@ rule preprocess_replay:
     log:
         f"logs/preprocess/{REPLAY_DATASET}/{{options}}.log",
     wildcard_constraints:
-        options=r"[A-Za-z0-9_.=,-]+",
+        options=r"[A-Za-z0-9_.=+-]+",
     conda:
         "../../envs/banditbench.yaml"
     resources:

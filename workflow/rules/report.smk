@@ -1,4 +1,4 @@
-"""Publication plots from the aggregated curves."""
+"""Publication plots, the simulate jobs' timing summary and the run information of `snakemake --report`."""
 
 
 rule plot:
@@ -6,7 +6,12 @@ rule plot:
         curves="results/curves/{experiment}.csv",
     output:
         pdf="results/plots/{experiment}.pdf",
-        png=report("results/plots/{experiment}.png", caption="../report/plot.rst", category="Plots"),
+        png=report(
+            "results/plots/{experiment}.png",
+            caption="../report/plot.rst",
+            category="Plots",
+            labels={"experiment": "{experiment}", "figure": "main metric"},
+        ),
     log:
         "logs/plot/{experiment}.log",
     conda:
@@ -26,7 +31,12 @@ rule plot_extra:
         curves="results/curves/{experiment}.csv",
     output:
         pdf="results/plots/{experiment}/{metric}.pdf",
-        png=report("results/plots/{experiment}/{metric}.png", caption="../report/plot.rst", category="Plots"),
+        png=report(
+            "results/plots/{experiment}/{metric}.png",
+            caption="../report/plot_extra.rst",
+            category="Plots",
+            labels={"experiment": "{experiment}", "figure": "{metric}"},
+        ),
     log:
         "logs/plot/{experiment}/{metric}.log",
     conda:
@@ -39,3 +49,42 @@ rule plot_extra:
         title=lambda wc: f"{wc.experiment}: cumulative {wc.metric}",
     script:
         "../scripts/plot.py"
+
+
+rule timing:
+    input:
+        runs=experiment_runs,
+    output:
+        csv="results/timing/{experiment}.csv",
+        html=report(
+            "results/timing/{experiment}.html",
+            caption="../report/timing.rst",
+            category="Timing",
+            labels={"experiment": "{experiment}", "content": "simulate jobs"},
+        ),
+    log:
+        "logs/timing/{experiment}.log",
+    conda:
+        "../../envs/banditbench.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/timing.py"
+
+
+rule run_info:
+    input:
+        # after every table, so that it describes a finished run
+        tables=expand("results/tables/{experiment}.csv", experiment=GRID.experiments),
+    output:
+        "results/report/run_info.html",
+    log:
+        "logs/run_info.log",
+    localrule: True
+    conda:
+        "../../envs/banditbench.yaml"
+    params:
+        config_files=[os.path.relpath(f) for f in workflow.configfiles],
+    script:
+        "../scripts/run_info.py"

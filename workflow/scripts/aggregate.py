@@ -15,5 +15,7 @@ with rule_log(snakemake.log[0], snakemake.rule):
         curves=snakemake.output.curves,
         main_metric=snakemake.params.main_metric,
         per_round=snakemake.params.per_round,
+        html_file=snakemake.output.html,
+        description=snakemake.params.description,
         remove_corrupt=True,  # a corrupt run file is deleted: the next snakemake run rebuilds it
     )

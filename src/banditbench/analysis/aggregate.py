@@ -12,7 +12,7 @@ Outputs
 -------
 * tidy CSV — columns ``experiment, algorithm, delay, budget, t, metric, mean,
   ci_low, ci_high, n`` (the stable interface described in README.md, "Outputs");
-* Markdown and LaTeX — first a headline table in the layout of the papers'
+* Markdown, LaTeX and HTML (the page ``snakemake --report`` shows) — first a headline table in the layout of the papers'
   result tables (seed 003 App. D Table 1, seed 004 Tables 1–2): the main
   metric at the final horizon, one row per algorithm, one column per delay
   setting and budget; for experiments whose seeds are spread over tasks (the
@@ -24,6 +24,7 @@ Outputs
 
 from __future__ import annotations
 
+import html
 import io
 import logging
 from collections import defaultdict
@@ -37,6 +38,7 @@ from scipy import stats
 from ..config import budget_label
 from ..errors import CorruptFileError
 from ..resultio import atomic_write_bytes, identity_from_path, load_result
+from .pages import html_page
 
 log = logging.getLogger(__name__)
 COLUMNS = ["experiment", "algorithm", "delay", "budget", "t", "metric", "mean", "ci_low", "ci_high", "n"]
@@ -271,6 +273,18 @@ def to_latex(tables: dict[str, pd.DataFrame], experiment: str) -> str:
     return "\n".join(parts)
 
 
+def to_html(tables: dict[str, pd.DataFrame], experiment: str, description: str = "") -> str:
+    """A self-contained page of the same tables (escaped; one ``<table>`` per metric)."""
+    body = [f"<h1>{html.escape(experiment)}</h1>"]
+    if description:
+        body.append(f"<p>{html.escape(description)}</p>")
+    body.append("<p>Mean ± 95 % CI half-width across seeds.</p>")
+    for metric, wide in tables.items():
+        flat = wide.rename_axis(columns=None).reset_index()
+        body += [f"<h2>{html.escape(metric)}</h2>", flat.to_html(index=False, escape=True, border=0, na_rep="")]
+    return html_page(experiment, "\n".join(body))
+
+
 def _csv_bytes(df: pd.DataFrame) -> bytes:
     buf = io.StringIO()
     df.to_csv(buf, index=False, float_format="%.10g")
@@ -279,12 +293,14 @@ def _csv_bytes(df: pd.DataFrame) -> bytes:
 
 def aggregate_experiment(runs: Sequence[str], experiment: str, horizons: Sequence[int], csv: str | Path,
                          markdown: str | Path, latex: str | Path, curves: str | Path,
-                         main_metric: str, per_round: Sequence[str] = (), remove_corrupt: bool = False) -> pd.DataFrame:
+                         main_metric: str, per_round: Sequence[str] = (), remove_corrupt: bool = False,
+                         html_file: str | Path | None = None, description: str = "") -> pd.DataFrame:
     """Aggregate ``runs`` and write all table files atomically; return the tidy table.
 
     ``main_metric`` (e.g. ``cumulative_regret``) is the metric of the headline table;
     ``per_round`` lists the per-round metrics also reported as running averages;
-    ``remove_corrupt`` as for :func:`check_runs`.
+    ``remove_corrupt`` as for :func:`check_runs`;
+    ``html_file`` (optional) gets the tables as an HTML page, headed by ``description``.
     """
     if not runs:
         raise ValueError(f"experiment {experiment!r}: no run files to aggregate")
@@ -300,5 +316,7 @@ def aggregate_experiment(runs: Sequence[str], experiment: str, horizons: Sequenc
     atomic_write_bytes(curves, _csv_bytes(curve_df))
     atomic_write_bytes(markdown, to_markdown(tables, experiment).encode())
     atomic_write_bytes(latex, to_latex(tables, experiment).encode())
+    if html_file is not None:
+        atomic_write_bytes(html_file, to_html(tables, experiment, description).encode())
     log.info("aggregated %d runs of %s into %d rows", len(runs), experiment, len(tidy))
     return tidy

@@ -1,0 +1,75 @@
+"""What was run: the grid of every experiment and the software versions, as an HTML fragment.
+
+``snakemake --report`` opens on the workflow description (``workflow/report/workflow.rst``),
+which embeds this fragment.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import platform
+from importlib import metadata
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from .. import __version__
+from ..config import ExperimentGrid, budget_label
+
+#: distributions whose versions the report lists
+PACKAGES = ("numpy", "scipy", "pandas", "scikit-learn", "matplotlib", "torch", "snakemake",
+            "snakemake-executor-plugin-slurm")
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _compact(params: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={json.dumps(v)}" for k, v in params.items())
+
+
+def grid_table(grid: ExperimentGrid) -> pd.DataFrame:
+    rows = []
+    for name, exp in grid.experiments.items():
+        spec = exp.spec
+        env = spec["environment"]
+        algorithms = [f"{label} ({alg['policy']})" if label != alg["policy"] else label
+                      for label, alg in spec["algorithms"].items()]
+        cells = len(exp.algorithms) * len(exp.delays) * len(exp.budgets)
+        rows.append({
+            "experiment": name,
+            "environment": f"{env['name']}({_compact(env.get('params', {}))})",
+            "horizon T": exp.horizon,
+            "seeds": len(exp.seeds),
+            "seeds per job": exp.seeds_per_job,
+            "algorithms": ", ".join(algorithms),
+            "delays": ", ".join(exp.delays),
+            "budgets": ", ".join(budget_label(b) for b in exp.budgets),
+            "runs": cells * len(exp.seeds),
+            "simulate jobs": cells * len(exp.seed_blocks),
+        })
+    return pd.DataFrame(rows)
+
+
+def run_info_html(grid: ExperimentGrid, config_files: Sequence[str]) -> str:
+    """An HTML fragment: config files and overrides, one row per experiment, package versions."""
+    overrides = {k: grid.config[k] for k in ("seeds", "horizon") if grid.config.get(k) is not None}
+    parts = [
+        "<h2>What was run</h2>",
+        "<p>Configuration: " + (", ".join(f"<code>{html.escape(f)}</code>" for f in config_files) or "none")
+        + ("; overrides: " + html.escape(_compact(overrides)) if overrides else "") + ".</p>",
+        grid_table(grid).to_html(index=False, border=0, escape=True, classes="docutils"),
+    ]
+    descriptions = [(n, e.spec["description"]) for n, e in grid.experiments.items() if e.spec.get("description")]
+    if descriptions:
+        parts.append("<dl>" + "".join(f"<dt><code>{html.escape(n)}</code></dt><dd>{html.escape(d)}</dd>"
+                                      for n, d in descriptions) + "</dl>")
+    versions = {"python": platform.python_version(), "banditbench": __version__, **{p: _version(p) for p in PACKAGES}}
+    parts += ["<h2>Versions</h2>",
+              "<p>" + ", ".join(f"{html.escape(k)} {html.escape(v)}" for k, v in versions.items()) + ".</p>"]
+    return "\n".join(parts) + "\n"

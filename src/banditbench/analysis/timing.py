@@ -1,0 +1,105 @@
+"""Time and memory of an experiment's simulate jobs, from Snakemake's ``benchmark:`` files.
+
+A simulate job runs a block of seeds in one process.  Snakemake writes the job's
+wall time, CPU time and sampled peak memory to ``<block label>.benchmark.tsv``
+next to the block's result files, and each result file's ``timing`` member holds
+its seed's simulation time and the block it was run in.  The difference between
+a job's wall time and its seeds' simulation time is the job's overhead inside
+Snakemake's measurement: process start, imports, environment set-up and file
+writes (Snakemake's own scheduling between jobs is not in it).
+
+Outputs: one CSV row per job, and an HTML page with a summary per algorithm and
+the slowest jobs, shown by ``snakemake --report``.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+from collections import defaultdict
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from ..config import block_label
+from ..resultio import atomic_write_bytes, load_result
+from .pages import html_page
+
+JOB_COLUMNS = ["algorithm", "delay", "budget", "job", "seeds", "wall_s", "simulation_s", "overhead_s",
+               "cpu_s", "max_rss_mb"]
+
+
+def benchmark_path(run: str | Path, block: Sequence[int]) -> Path:
+    """The benchmark file of the simulate job that ran ``block`` (written next to its result files)."""
+    return Path(run).parent / f"{block_label(tuple(block))}.benchmark.tsv"
+
+
+def _number(value) -> float:
+    return pd.to_numeric(value, errors="coerce")  # Snakemake writes NA / "-" for unmeasured values
+
+
+def job_table(runs: Sequence[str | Path]) -> pd.DataFrame:
+    """One row per simulate job of ``runs``: its benchmark measurements and its seeds' simulation time."""
+    jobs: dict[Path, list] = defaultdict(list)
+    for run in runs:
+        _, meta, timing = load_result(run)
+        if "block" not in timing:
+            raise ValueError(f"{run}: no 'block' in its timing member: it was not written by a simulate job "
+                             "(banditbench run-block); delete it and re-run Snakemake")
+        jobs[benchmark_path(run, timing["block"])].append((meta["cell"], timing))
+    rows = []
+    for bench, members in jobs.items():
+        if not bench.is_file():
+            raise FileNotFoundError(f"{bench}: benchmark file of the simulate job that wrote "
+                                    f"{len(members)} result file(s) in {bench.parent} is missing; "
+                                    "delete those result files and re-run Snakemake")
+        measured = pd.read_csv(bench, sep="\t").iloc[-1]   # the last line: the last attempt
+        cell = members[0][0]
+        simulation = sum(t["wall_time_s"] for _, t in members)
+        wall = float(_number(measured["s"]))
+        rows.append((cell["algorithm"], cell["delay_label"],
+                     "none" if cell["budget"] is None else format(cell["budget"], "g"),
+                     bench.name.removesuffix(".benchmark.tsv"), len(members), wall, simulation,
+                     wall - simulation, float(_number(measured.get("cpu_time"))),
+                     float(_number(measured.get("max_rss")))))
+    return pd.DataFrame(rows, columns=JOB_COLUMNS)
+
+
+def summary_table(jobs: pd.DataFrame) -> pd.DataFrame:
+    """Per algorithm (and in total): jobs, seeds, job wall time, overhead share and peak memory."""
+    def summarise(df: pd.DataFrame) -> dict:
+        return {"jobs": len(df), "seeds": int(df["seeds"].sum()),
+                "mean job [s]": df["wall_s"].mean(), "max job [s]": df["wall_s"].max(),
+                "total [s]": df["wall_s"].sum(), "simulation [s]": df["simulation_s"].sum(),
+                "overhead [%]": 100 * df["overhead_s"].sum() / df["wall_s"].sum(),
+                "max RSS [MB]": df["max_rss_mb"].max()}
+
+    rows = {alg: summarise(df) for alg, df in jobs.groupby("algorithm", sort=False)}
+    rows["all"] = summarise(jobs)
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("algorithm")
+
+
+def to_html(jobs: pd.DataFrame, experiment: str, slowest: int = 10) -> str:
+    summary = summary_table(jobs)
+    top = jobs.sort_values("wall_s", ascending=False).head(slowest)
+    body = [f"<h1>{html.escape(experiment)}: simulate jobs</h1>",
+            "<p>From Snakemake's benchmark files: wall time, CPU time and sampled peak resident memory "
+            "(NaN when the job ended before the first sample) of each simulate job, which runs a block "
+            "of seeds in one process. Overhead = job wall time minus its seeds' simulation time "
+            "(process start, imports, set-up, file writes).</p>",
+            "<h2>Per algorithm</h2>",
+            summary.reset_index().to_html(index=False, float_format=lambda v: f"{v:,.2f}", border=0, na_rep="NaN"),
+            f"<h2>Slowest {len(top)} of {len(jobs)} jobs</h2>",
+            top.to_html(index=False, float_format=lambda v: f"{v:,.2f}", border=0, na_rep="NaN")]
+    return html_page(f"{experiment}: simulate jobs", "\n".join(body))
+
+
+def write_timing(runs: Sequence[str | Path], experiment: str, csv: str | Path, html_file: str | Path) -> pd.DataFrame:
+    """Write the per-job CSV and the HTML summary of an experiment's simulate jobs; return the job table."""
+    jobs = job_table(runs)
+    buf = io.StringIO()
+    jobs.to_csv(buf, index=False, float_format="%.6g")
+    atomic_write_bytes(csv, buf.getvalue().encode())
+    atomic_write_bytes(html_file, to_html(jobs, experiment).encode())
+    return jobs
