@@ -2,7 +2,6 @@ import json
 import os
 import subprocess
 import sys
-import zipfile
 
 import pytest
 
@@ -10,6 +9,7 @@ from banditbench.cli import main
 from banditbench.config import load_config_file, load_grid
 from banditbench.resultio import load_result
 from conftest import ROOT
+from smk import members_but_timing
 
 
 def test_list_shows_every_registered_name_with_parameters(capsys):
@@ -48,7 +48,7 @@ def test_module_entry_point_runs():
 def test_validate_counts_the_jobs_and_names_a_bad_key(tmp_path, capsys):
     assert main(["validate", str(ROOT / "config.yaml")]) == 0
     out = capsys.readouterr().out
-    assert "linear_delayed_dueling: " in out and f"{ROOT / 'config.yaml'}: valid" in out
+    assert "linear_delayed_dueling: 32 runs in 8 simulate jobs" in out and f"{ROOT / 'config.yaml'}: valid" in out
     bad = tmp_path / "bad.yaml"
     bad.write_text((ROOT / "config.yaml").read_text().replace("kind: geometric", "kind: poisson", 1))
     assert main(["validate", str(bad)]) == 2
@@ -60,11 +60,6 @@ def test_list_delays_describes_every_kind_from_its_fields(capsys):
     out = capsys.readouterr().out
     assert "uniform: low (smallest delay; an integer >= 0)" in out
     assert "mean (" in out and "any kind: window (" in out
-
-def _members_but_timing(path):
-    with zipfile.ZipFile(path) as zf:
-        return {info.filename: (info.date_time, zf.read(info)) for info in zf.infolist()
-                if info.filename != "timing.npy"}
 
 
 @pytest.mark.parametrize("experiment, algorithm, delay, budget", [
@@ -87,9 +82,9 @@ def test_a_block_of_seeds_writes_the_bytes_of_one_seed_runs(tmp_path, experiment
                               "--cell", grid.cell_json(experiment, algorithm, delay, budget, seed)],
                              capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
         assert run.returncode == 0, run.stderr
-        assert _members_but_timing(blocks[seed]) == _members_but_timing(single)
+        assert members_but_timing(blocks[seed]) == members_but_timing(single)
     assert load_result(blocks[1])[1]["seed"] == 1
-    assert _members_but_timing(blocks[0]) != _members_but_timing(blocks[1])
+    assert members_but_timing(blocks[0]) != members_but_timing(blocks[1])
 
 
 def test_run_block_needs_one_output_per_seed(tmp_path, capsys):

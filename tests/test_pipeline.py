@@ -1,16 +1,18 @@
 """End-to-end Snakemake runs on a copy of the project in a temporary directory."""
 
+import json
 import os
 import re
-import shutil
 import subprocess
 import sys
+from collections import Counter
 
 import pandas as pd
 import pytest
 import yaml
 
-from conftest import MIRROR, ROOT, needs_mirror
+from conftest import MIRROR, needs_mirror
+from smk import copy_project, members_but_timing, planned, smk
 
 pytestmark = pytest.mark.slow
 
@@ -21,8 +23,10 @@ TINY = {
         "tiny": {
             "environment": {"name": "synthetic_dueling", "params": {"dimension": 4, "n_arms": 5}},
             "horizon": 60,
-            "seeds": 2,
+            "seeds": 3,
+            "seeds_per_job": 2,  # jobs: seeds (0, 1) and (2,)
             "table_horizons": [30, 60],
+            "extra_plots": ["weak_regret"],
             "algorithms": {"ldb_df": {"policy": "ldb_df"}, "random": {"policy": "random_pair"},
                            "ndb_df": {"policy": "ndb_df", "params": {"width": 8, "train_steps": 2}},
                            "nvldb": {"policy": "nvldb_ts_osym", "params": {"width": 8, "train_steps": 2}}},
@@ -33,6 +37,7 @@ TINY = {
                             "params": {"latent": "h1", "dimension": 4, "n_arms": 3, "n_contexts": None}},
             "horizon": 40,
             "seeds": 2,
+            "seeds_per_job": 2,  # the same block (0, 1) as tiny's first: one rule serves both
             "algorithms": {"neurallog_ucb2": {"policy": "neurallog_ucb2",
                                               "params": {"width": 4, "train_every": 10, "train_steps": 2}},
                            "logistic_ucb1": {"policy": "logistic_ucb1"}, "random": {"policy": "random_arm"}},
@@ -42,41 +47,27 @@ TINY = {
 }
 
 
-def _copy_project(dest):
-    for item in ("Snakefile", "src", "workflow", "config", "envs"):
-        src = ROOT / item
-        (shutil.copytree if src.is_dir() else shutil.copy2)(src, dest / item)
-    (dest / "config.yaml").write_text(yaml.safe_dump(TINY))
-    return dest
+def _simulate_jobs(experiment: str, algorithms) -> Counter:
+    """Simulate jobs per rule of these algorithms of an experiment: a rule per block of seeds."""
+    spec = TINY["experiments"][experiment]
+    n, per_job = spec["seeds"], spec.get("seeds_per_job", 1)
+    rules = [f"simulate_seed_{s}" if min(s + per_job, n) - s == 1 else f"simulate_seeds_{s}_to_{min(s + per_job, n) - 1}"
+             for s in range(0, n, per_job)]
+    return Counter({rule: len(algorithms) * len(spec["delays"]) for rule in rules})
 
 
-def _smk(workdir, *args, env=None, own_src=True):
-    """Snakemake on a copy of the project; ``own_src``: with the copy's src/ on PYTHONPATH (the
-    installed banditbench is the original checkout's, which the copy's Snakefile refuses)."""
-    env = dict(os.environ if env is None else env)
-    if own_src:
-        env["PYTHONPATH"] = str(workdir / "src")
-    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--directory", str(workdir),
-           "--snakefile", str(workdir / "Snakefile"), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=workdir, env=env)
-
-
-def _planned(dry_run_output: str) -> dict[str, int]:
-    """Job counts per rule from the 'Job stats' table of a dry run."""
-    counts = {}
-    for line in dry_run_output.split("Job stats:")[1].splitlines()[3:]:
-        if line.startswith("total"):
-            break
-        m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
-        if m:
-            counts[m.group(1)] = int(m.group(2))
-    return counts
+def _downstream(experiments) -> dict[str, int]:
+    """Jobs after the simulations of these experiments: tables, plots, timing summary, run information."""
+    extra = sum(len(TINY["experiments"][e].get("extra_plots", [])) for e in experiments)
+    counts = {"all": 1, "run_info": 1, "aggregate": len(experiments), "plot": len(experiments),
+              "timing": len(experiments), "plot_extra": extra}
+    return {k: v for k, v in counts.items() if v}
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
-    work = _copy_project(tmp_path_factory.mktemp("project"))
-    run = _smk(work, "--quiet")
+    work = copy_project(tmp_path_factory.mktemp("project"), TINY)
+    run = smk(work, "--quiet")
     assert run.returncode == 0, run.stderr[-3000:]
     return work
 
@@ -84,14 +75,33 @@ def project(tmp_path_factory):
 def test_default_pipeline_produces_tables_and_plots(project):
     tidy = pd.read_csv(project / "results/tables/tiny.csv")
     assert set(tidy["algorithm"]) == {"ldb_df", "random", "ndb_df", "nvldb"} and set(tidy["delay"]) == {"none", "geo"}
-    assert set(tidy["t"]) == {30, 60} and (tidy["n"] == 2).all()
+    assert set(tidy["t"]) == {30, 60} and (tidy["n"] == 3).all()
     assert {"cumulative_regret", "cumulative_weak_regret"} <= set(tidy["metric"])
     assert "| geo | none | ldb_df |" in (project / "results/tables/tiny.md").read_text()
     assert (project / "results/tables/tiny.tex").stat().st_size > 200
+    assert "<h2>cumulative_regret at T = 60</h2>" in (project / "results/tables/tiny.html").read_text()
     assert (project / "results/plots/tiny.pdf").read_bytes()[:4] == b"%PDF"
     assert (project / "results/plots/tiny.png").stat().st_size > 10_000
-    bench = project / "results/runs/tiny/ldb_df/geo/none/1.benchmark.tsv"
-    assert bench.read_text().startswith("s\th:m:s")
+    # one benchmark file per simulate job (a block of seeds), one result file per seed
+    cell = project / "results/runs/tiny/ldb_df/geo/none"
+    assert sorted(p.name for p in cell.iterdir()) == ["0.npz", "1.npz", "2.npz", "seed_2.benchmark.tsv",
+                                                      "seeds_0-1.benchmark.tsv"]
+    assert (cell / "seeds_0-1.benchmark.tsv").read_text().startswith("s\th:m:s")
+    timing = pd.read_csv(project / "results/timing/tiny.csv")
+    assert len(timing) == 4 * 2 * 2 and sorted(timing["seeds"]) == [1] * 8 + [2] * 8
+    assert "tinylog" in (project / "results/report/run_info.html").read_text()
+
+
+def test_plain_snakemake_loads_the_default_profile(project):
+    """`snakemake` with no flags in the project folder: profiles/default supplies --cores (and the rest)."""
+    env = dict(os.environ, PYTHONPATH=str(project / "src"))
+    plain = subprocess.run([sys.executable, "-m", "snakemake"], capture_output=True, text=True, cwd=project, env=env)
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    assert "Using workflow specific profile profiles/default" in plain.stderr
+    assert "Nothing to be done" in plain.stdout + plain.stderr
+    bare = subprocess.run([sys.executable, "-m", "snakemake", "--workflow-profile", "none"], capture_output=True,
+                          text=True, cwd=project, env=env)
+    assert bare.returncode != 0 and "cores" in bare.stdout + bare.stderr
 
 
 @pytest.mark.parametrize("module, rerun", [
@@ -106,68 +116,102 @@ def test_default_pipeline_produces_tables_and_plots(project):
     ("envs/logistic.py", {"tinylog": {"neurallog_ucb2", "logistic_ucb1", "random"}}),   # every job on it
 ])
 def test_editing_one_algorithm_reruns_only_its_jobs(project, module, rerun):
-    assert "Nothing to be done" in _smk(project, "-n").stdout
+    assert "Nothing to be done" in smk(project, "-n").stdout
     path = project / "src/banditbench" / module
     original = path.read_text()
     path.write_text(original + "\n# an edit\n")
     try:
-        dry = _smk(project, "-n")
+        dry = smk(project, "-n")
         assert dry.returncode == 0, dry.stderr[-2000:]
-        # every delay x seed of each affected algorithm; none of the others; then those tables and plots
-        jobs = sum(len(algs) * len(TINY["experiments"][e]["delays"]) * TINY["experiments"][e]["seeds"]
-                   for e, algs in rerun.items())
-        assert _planned(dry.stdout) == {"all": 1, "simulate": jobs, "aggregate": len(rerun), "plot": len(rerun)}
-        planned = set(re.findall(r"experiment=(\w+), algorithm=(\w+)", dry.stdout))
-        assert planned == {(e, a) for e, algs in rerun.items() for a in algs}
+        # every delay x seed block of each affected algorithm; none of the others; then those tables, plots, timing
+        simulate = sum((_simulate_jobs(e, algs) for e, algs in rerun.items()), Counter())
+        assert planned(dry.stdout) == {**simulate, **_downstream(rerun)}
+        jobs = set(re.findall(r"experiment=(\w+), algorithm=(\w+)", dry.stdout))
+        assert jobs == {(e, a) for e, algs in rerun.items() for a in algs}
     finally:
         path.write_text(original)
 
 
 def test_a_run_interrupted_midway_resumes_where_it_stopped(project):
-    """As after a crash: one job's result and the tables missing; only those are rebuilt."""
-    victim = project / "results/runs/tiny/random/geo/none/0.npz"
-    survivor = project / "results/runs/tiny/ldb_df/geo/none/0.npz"
-    before = survivor.stat().st_mtime_ns
+    """As after a crash: one seed's result and the tables missing; only that seed's block and the tables are rebuilt."""
+    victim = project / "results/runs/tiny/random/geo/none/1.npz"
+    partner = project / "results/runs/tiny/random/geo/none/0.npz"     # same block (seeds 0, 1)
+    survivors = [project / "results/runs/tiny/random/geo/none/2.npz", project / "results/runs/tiny/ldb_df/geo/none/1.npz"]
+    before = [p.stat().st_mtime_ns for p in survivors]
+    partner_bytes = members_but_timing(partner)
     victim.unlink()
     (project / "results/tables/tiny.csv").unlink()
-    dry = _smk(project, "-n")
-    assert _planned(dry.stdout) == {"all": 1, "simulate": 1, "aggregate": 1, "plot": 1}
-    run = _smk(project, "--quiet")
+    dry = smk(project, "-n")
+    assert planned(dry.stdout) == {"simulate_seeds_0_to_1": 1, **_downstream(["tiny"])}
+    run = smk(project, "--quiet")
     assert run.returncode == 0, run.stderr[-2000:]
-    assert victim.exists() and survivor.stat().st_mtime_ns == before
+    assert victim.exists() and members_but_timing(partner) == partner_bytes
+    assert [p.stat().st_mtime_ns for p in survivors] == before
+
+
+def test_changing_seeds_per_job_reruns_nothing(project):
+    """Blocks are a scheduling choice: the existing per-seed results stay valid."""
+    config = project / "config.yaml"
+    original = config.read_text()
+    changed = yaml.safe_load(original)
+    changed["experiments"]["tiny"]["seeds_per_job"] = 3
+    config.write_text(yaml.safe_dump(changed))
+    try:
+        dry = smk(project, "-n")
+        assert dry.returncode == 0, dry.stderr[-2000:]
+        assert "Nothing to be done" in dry.stdout, dry.stdout[-3000:]
+    finally:
+        config.write_text(original)
+
+
+def test_report_opens_on_the_run_and_shows_tables_plots_and_timing(project):
+    run = smk(project, "--report", "report.html")
+    assert run.returncode == 0, run.stderr[-3000:]
+    page = (project / "report.html").read_text()
+    description = json.loads(re.search(r"var workflow_desc = (\".*?\");\n", page).group(1))
+    assert "What was run" in description and "synthetic_dueling" in description and "Versions" in description
+    results = json.loads(re.search(r"var results = (\{.*?\});\n", page).group(1))
+    kinds = {path: entry["mime_type"] for path, entry in results.items()}
+    assert kinds == {**{f"results/{kind}/{e}.html": "text/html" for kind in ("tables", "timing") for e in TINY["experiments"]},
+                     **{f"results/plots/{e}.png": "image/png" for e in TINY["experiments"]},
+                     "results/plots/tiny/weak_regret.png": "image/png"}
+    # every plot has its own caption
+    assert "Cumulative regret of" in results["results/plots/tiny.png"]["caption"]
+    assert "weak_regret" in results["results/plots/tiny/weak_regret.png"]["caption"]
+    assert "Tables of experiment" in results["results/tables/tiny.html"]["caption"]
 
 
 def test_bad_config_stops_before_any_job(tmp_path):
-    work = _copy_project(tmp_path)
+    work = copy_project(tmp_path, TINY)
     bad = yaml.safe_load((work / "config.yaml").read_text())
     bad["experiments"]["tiny"]["algorithms"]["ldb_df"]["params"] = {"lamda": 1.0}
     (work / "config.yaml").write_text(yaml.safe_dump(bad))
-    run = _smk(work, "-n")
+    run = smk(work, "-n")
     assert run.returncode != 0
     assert "experiments.tiny.algorithms.ldb_df.params: unknown parameter(s) ['lamda']" in run.stdout + run.stderr
     assert not (work / "results").exists()
 
 
 def test_a_copy_refuses_to_run_with_another_checkouts_library(tmp_path):
-    work = _copy_project(tmp_path)
-    run = _smk(work, "-n", own_src=False)
+    work = copy_project(tmp_path, TINY)
+    run = smk(work, "-n", own_src=False)
     assert run.returncode != 0
     assert f"not from this checkout's {work.resolve() / 'src'}" in run.stdout + run.stderr
 
 
 def test_slurm_profile_is_valid(project):
-    dry = _smk(project, "--workflow-profile", str(project / "workflow/profiles/slurm"), "-n", "--forceall")
+    dry = smk(project, "--workflow-profile", str(project / "profiles/slurm"), "-n", "--forceall")
     assert dry.returncode == 0, dry.stderr[-2000:]
-    assert _planned(dry.stdout)["simulate"] == sum(len(e["algorithms"]) * len(e["delays"]) * e["seeds"]
-                                                   for e in TINY["experiments"].values())
+    simulate = sum((_simulate_jobs(e, spec["algorithms"]) for e, spec in TINY["experiments"].items()), Counter())
+    assert {k: v for k, v in planned(dry.stdout).items() if k.startswith("simulate")} == simulate
 
 
 @needs_mirror
 def test_reduced_real_data_grid_runs_end_to_end_through_the_mirror(tmp_path):
     """download (checksummed, from the mirror) -> preprocess -> oracles -> simulations -> tables, plots."""
-    work = _copy_project(tmp_path)
+    work = copy_project(tmp_path, TINY)
     env = dict(os.environ, BANDITBENCH_DATA_MIRROR=str(MIRROR))
-    run = _smk(work, "--quiet", "--configfile", str(work / "config/real_data_ci.yaml"), env=env)
+    run = smk(work, "--quiet", "--configfile", str(work / "config/real_data_ci.yaml"), env=env)
     assert run.returncode == 0, run.stderr[-4000:]
     grid = yaml.safe_load((work / "config/real_data_ci.yaml").read_text())["experiments"]
     for name in grid:
@@ -180,4 +224,3 @@ def test_reduced_real_data_grid_runs_end_to_end_through_the_mirror(tmp_path):
     assert (replay[replay["metric"] == "events_used"]["mean"] > 150).all()         # skipped events were replayed
     assert any((work / "data/oracles").rglob("*.quality.csv"))
     assert (work / "data/raw/uci/banknote/data_banknote_authentication.txt").is_file()
-
