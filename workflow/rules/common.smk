@@ -22,12 +22,7 @@ if workflow.is_main_process:
         logger.warning(_message)
 
 # Jobs run with the interpreter that runs Snakemake, unless --use-conda gives each its env.
-PYTHON = (
-    "python"
-    if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
-    else sys.executable
-)
-
+PYTHON = "python" if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method else sys.executable
 
 
 wildcard_constraints:
@@ -56,8 +51,5 @@ def all_outputs():
         out += [f"results/tables/{name}.{ext}" for ext in ("csv", "md", "tex", "html")]
         out += [f"results/timing/{name}.{ext}" for ext in ("csv", "html")]
         out += [f"results/plots/{name}.{ext}" for ext in ("pdf", "png")]
-        out += [
-            f"results/plots/{name}/{metric}.png"
-            for metric in GRID.experiments[name].extra_plots
-        ]
+        out += [f"results/plots/{name}/{metric}.png" for metric in GRID.experiments[name].extra_plots]
     return out

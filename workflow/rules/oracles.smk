@@ -15,9 +15,7 @@ from banditbench.data.registry import SCORED_TASKS
 
 rule oracle_classifier:
     input:
-        data=lambda wc: processed_path(
-            wc.dataset, parse_preprocess_key(wc.dataset, wc.options)
-        ),
+        data=lambda wc: processed_path(wc.dataset, parse_preprocess_key(wc.dataset, wc.options)),
         code=f"{SRC}/banditbench/data/oracles.py",
     output:
         oracle="data/oracles/classifiers/{dataset}/{options}/{oracle}.npz",

@@ -16,9 +16,7 @@ from banditbench.data.paths import (
 
 rule preprocess:
     input:
-        raw=lambda wc: raw_paths(
-            wc.dataset, parse_preprocess_key(wc.dataset, wc.options)
-        ),
+        raw=lambda wc: raw_paths(wc.dataset, parse_preprocess_key(wc.dataset, wc.options)),
         code=f"{SRC}/banditbench/data/preprocess.py",
     output:
         "data/processed/{dataset}/{options}.npz",
