@@ -68,5 +68,7 @@ def test_run_info_lists_the_grid_and_versions():
     assert table.loc["knapsack_car", "budgets"] == "300, 500, 700, 900"
     page = run_info_html(grid, ["config/knapsack.yaml"])
     assert "<code>config/knapsack.yaml</code>; overrides: seeds=10" in page
-    assert "<td>knapsack_car</td>" in page and "Seed 004 Table 2" in page
+    assert "<code>knapsack_car</code>: car_moderation(" in page and "Seed 004 Table 2" in page
+    runs, jobs = table["runs"].sum(), table["simulate jobs"].sum()
+    assert f"{runs} runs in {jobs} simulate jobs:" in page
     assert "numpy " + np.__version__ in page and "snakemake " in page

@@ -56,20 +56,31 @@ def grid_table(grid: ExperimentGrid) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _experiment_item(row: Mapping[str, Any], description: str) -> str:
+    e = {k: html.escape(str(v)) for k, v in row.items()}
+    text = (f"<code>{e['experiment']}</code>: {e['environment']}, T = {e['horizon T']}, {e['seeds']} seeds "
+            f"({e['seeds per job']} per job); algorithms {e['algorithms']}; delays {e['delays']}; "
+            f"budgets {e['budgets']} &mdash; {e['runs']} runs in {e['simulate jobs']} simulate jobs.")
+    return f"<li>{text}" + (f" <em>{html.escape(description)}</em>" if description else "") + "</li>"
+
+
 def run_info_html(grid: ExperimentGrid, config_files: Sequence[str]) -> str:
-    """An HTML fragment: config files and overrides, one row per experiment, package versions."""
+    """An HTML fragment: config files and overrides, one item per experiment, package versions.
+
+    A list rather than a wide table: the report shows it in a narrow column beside the rule graph.
+    """
     overrides = {k: grid.config[k] for k in ("seeds", "horizon") if grid.config.get(k) is not None}
+    table = grid_table(grid)
+    items = [_experiment_item(row, grid.experiments[row["experiment"]].spec.get("description", ""))
+             for row in table.to_dict("records")]
+    versions = {"python": platform.python_version(), "banditbench": __version__, **{p: _version(p) for p in PACKAGES}}
     parts = [
         "<h2>What was run</h2>",
         "<p>Configuration: " + (", ".join(f"<code>{html.escape(f)}</code>" for f in config_files) or "none")
-        + ("; overrides: " + html.escape(_compact(overrides)) if overrides else "") + ".</p>",
-        grid_table(grid).to_html(index=False, border=0, escape=True, classes="docutils"),
+        + ("; overrides: " + html.escape(_compact(overrides)) if overrides else "")
+        + f". {int(table['runs'].sum())} runs in {int(table['simulate jobs'].sum())} simulate jobs:</p>",
+        "<ul>" + "\n".join(items) + "</ul>",
+        "<h2>Versions</h2>",
+        "<p>" + ", ".join(f"{html.escape(k)} {html.escape(v)}" for k, v in versions.items()) + ".</p>",
     ]
-    descriptions = [(n, e.spec["description"]) for n, e in grid.experiments.items() if e.spec.get("description")]
-    if descriptions:
-        parts.append("<dl>" + "".join(f"<dt><code>{html.escape(n)}</code></dt><dd>{html.escape(d)}</dd>"
-                                      for n, d in descriptions) + "</dl>")
-    versions = {"python": platform.python_version(), "banditbench": __version__, **{p: _version(p) for p in PACKAGES}}
-    parts += ["<h2>Versions</h2>",
-              "<p>" + ", ".join(f"{html.escape(k)} {html.escape(v)}" for k, v in versions.items()) + ".</p>"]
     return "\n".join(parts) + "\n"
