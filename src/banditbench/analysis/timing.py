@@ -26,8 +26,8 @@ from ..config import block_label
 from ..resultio import atomic_write_bytes, load_result
 from .pages import html_page
 
-JOB_COLUMNS = ["algorithm", "delay", "budget", "job", "seeds", "wall_s", "simulation_s", "overhead_s",
-               "cpu_s", "max_rss_mb"]
+JOB_COLUMNS = ["algorithm", "delay", "budget", "job", "seeds", "wall_s", "overhead_s", "max_rss_mb",
+               "simulation_s", "cpu_s"]
 
 
 def benchmark_path(run: str | Path, block: Sequence[int]) -> Path:
@@ -60,9 +60,8 @@ def job_table(runs: Sequence[str | Path]) -> pd.DataFrame:
         wall = float(_number(measured["s"]))
         rows.append((cell["algorithm"], cell["delay_label"],
                      "none" if cell["budget"] is None else format(cell["budget"], "g"),
-                     bench.name.removesuffix(".benchmark.tsv"), len(members), wall, simulation,
-                     wall - simulation, float(_number(measured.get("cpu_time"))),
-                     float(_number(measured.get("max_rss")))))
+                     bench.name.removesuffix(".benchmark.tsv"), len(members), wall, wall - simulation,
+                     float(_number(measured.get("max_rss"))), simulation, float(_number(measured.get("cpu_time")))))
     return pd.DataFrame(rows, columns=JOB_COLUMNS)
 
 
@@ -71,9 +70,9 @@ def summary_table(jobs: pd.DataFrame) -> pd.DataFrame:
     def summarise(df: pd.DataFrame) -> dict:
         return {"jobs": len(df), "seeds": int(df["seeds"].sum()),
                 "mean job [s]": df["wall_s"].mean(), "max job [s]": df["wall_s"].max(),
-                "total [s]": df["wall_s"].sum(), "simulation [s]": df["simulation_s"].sum(),
                 "overhead [%]": 100 * df["overhead_s"].sum() / df["wall_s"].sum(),
-                "max RSS [MB]": df["max_rss_mb"].max()}
+                "max RSS [MB]": df["max_rss_mb"].max(),
+                "total [s]": df["wall_s"].sum(), "simulation [s]": df["simulation_s"].sum()}
 
     rows = {alg: summarise(df) for alg, df in jobs.groupby("algorithm", sort=False)}
     rows["all"] = summarise(jobs)
