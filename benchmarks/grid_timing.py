@@ -23,7 +23,7 @@ aggregation is one job); a cluster is ``c`` = the number of jobs run at once
 (``jobs: 200`` in profiles/slurm), to which the scheduler's latency per DAG level
 adds (not modelled: ~1 min per level with status checks every 40 s or more).
 
-    python benchmarks/grid_timing.py --family lipschitz [--seeds 2] [--cores 2]
+    python benchmarks/grid_timing.py --family lipschitz [--experiments ...] [--seeds 2] [--cores 2]
 """
 
 from __future__ import annotations
@@ -71,12 +71,15 @@ def hms(seconds: float) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--family", required=True, help="config/<family>.yaml")
+    ap.add_argument("--experiments", nargs="*", default=[], help="only these experiments of the grid")
     ap.add_argument("--seeds", type=int, default=2, help="seeds per cell in the measured subset")
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--project", type=int, nargs="*", default=[2, 16, 200], help="core counts to project for")
     args = ap.parse_args()
 
     full = yaml.safe_load((ROOT / "config" / f"{args.family}.yaml").read_text())
+    if args.experiments:
+        full["experiments"] = {n: e for n, e in full["experiments"].items() if n in args.experiments}
     grid = load_grid(full)
     subset = yaml.safe_load(yaml.safe_dump(full))
     for spec in subset["experiments"].values():
