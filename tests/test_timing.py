@@ -17,7 +17,8 @@ def _block(folder, alg, seeds, sim_s, wall_s, rss="50.5"):
     folder.mkdir(parents=True, exist_ok=True)
     runs = []
     for seed, sim in zip(seeds, sim_s):
-        cell = {"algorithm": alg, "delay_label": "none", "budget": 300.0, "seed": seed}
+        cell = {"experiment": "exp", "algorithm": alg, "delay_label": "none", "budget": 300.0, "seed": seed,
+                "horizon": 3}
         path = folder / f"{seed}.npz"
         save_result(path, {"regret": np.zeros(3)}, {"cell": cell}, {"wall_time_s": sim, "block": list(seeds)})
         runs.append(str(path))
@@ -51,7 +52,8 @@ def test_a_run_without_its_jobs_benchmark_file_is_an_error(tmp_path):
     (tmp_path / "seeds_0-1.benchmark.tsv").unlink()
     with pytest.raises(FileNotFoundError, match="seeds_0-1.benchmark.tsv: benchmark file .* wrote 2 result"):
         job_table(runs)
-    save_result(tmp_path / "x.npz", {"regret": np.zeros(2)}, {"cell": {}}, {"wall_time_s": 1.0})
+    cell = {"experiment": "exp", "algorithm": "alg1", "delay_label": "none", "budget": None, "seed": 0, "horizon": 2}
+    save_result(tmp_path / "x.npz", {"regret": np.zeros(2)}, {"cell": cell}, {"wall_time_s": 1.0})
     with pytest.raises(ValueError, match="x.npz: no 'block'"):
         job_table([tmp_path / "x.npz"])
 

@@ -112,9 +112,12 @@ def _run_block(args) -> int:
     from .resultio import save_result
     from .runner import run_cell
 
+    from .logs import provenance
+
     if len(args.seeds) != len(args.outputs):
         raise ConfigError(f"run-block: {len(args.seeds)} seeds but {len(args.outputs)} output files")
-    cell = json.loads(args.cell)
+    cell = _cell_argument(args.cell)
+    print(provenance(), file=sys.stderr)              # the job's log names the code that ran
     for seed, output in zip(args.seeds, args.outputs):
         series, meta, timing = run_cell({**cell, "seed": seed})
         # the block names the job's benchmark file (banditbench.analysis.timing)
@@ -176,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
 
     block = sub.add_parser("run-block", help="run several seeds of one resolved cell, one result file each")
     block.add_argument("--cell", required=True, help="resolved cell as JSON (without, or with any, seed)")
-    block.add_argument("--seeds", type=int, nargs="+", required=True)
+    block.add_argument("--seeds", type=_count(0, "a seed"), nargs="+", required=True)
     block.add_argument("--outputs", nargs="+", required=True, help="one result file (.npz) per seed, in order")
     block.set_defaults(func=_run_block)
 
