@@ -650,7 +650,7 @@ def test_every_rule_runs_the_copys_own_code_and_says_so_in_its_log(pipeline):
 
 @pytest.mark.slow
 def test_a_corrupt_intermediate_is_never_used_costs_no_valid_result_and_is_rebuilt(pipeline):
-    processed = pipeline / "data/processed/digits" / "image_size=2,scaling=feature.npz"
+    processed = pipeline / processed_path("digits", {"image_size": 2, "scaling": "feature"})
     results = sorted((pipeline / "results/runs/digits").rglob("*.npz"))
     before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in results}
     processed.write_bytes(processed.read_bytes()[:2000])          # truncated after the run
