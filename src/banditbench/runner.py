@@ -96,9 +96,10 @@ def _write_block(logs: dict[str, np.ndarray], block: list[Mapping[str, float]], 
 
 
 def memory_bytes(env_cls: type[Environment], horizon: int) -> int:
-    """Bytes of the loop's own per-round arrays: the delays, whether each arrives, and each metric's
-    log, which saving the result copies twice (float64 array and its serialised bytes)."""
-    return horizon * (8 + 1 + 3 * 8 * len(env_cls.metrics))
+    """Bytes of the loop's own per-round arrays: the delays and their arrival rounds (an array, and a
+    list of Python integers of about 36 bytes each), the pending-feedback slots, and each metric's log,
+    which saving the result copies twice (float64 array and its serialised bytes)."""
+    return horizon * (8 + 8 + 36 + 8 + 3 * 8 * len(env_cls.metrics))
 
 
 def build(cell: Mapping[str, Any]) -> tuple[Environment, Policy, DelayModel, np.random.Generator]:
