@@ -5,8 +5,8 @@ K = 5, S = 1; a linear latent reward, the baselines' own model, and h1), each ag
 its own copy of the environment; the environment draws one uniform number per round
 whatever the arm, so as long as the choices agree the rewards agree too.  Reported per
 algorithm and instance: rounds with the same choice, the first round where they differ
-(none: identical runs), and the time per round of ``act`` + ``observe`` (environment
-excluded), as a ratio.  ECOLog runs with ``strict: false`` (its data-dependent
+(none: identical runs), and the CPU time per round (``time.process_time``, one thread) of
+``act`` + ``observe`` (environment excluded), as a ratio.  ECOLog runs with ``strict: false`` (its data-dependent
 condition fails on h1, see ``banditbench.policies.logistic``).
 
     python benchmarks/logistic_speed.py [--horizon 2000] [--seeds 0 1 2]
@@ -60,11 +60,11 @@ def run_ours(policy, env, horizon):
     choices, spent, feedback = [], 0.0, None
     for t in range(1, horizon + 1):
         arms = env.context(t)
-        start = time.perf_counter()
+        start = time.process_time()
         if feedback is not None:
             policy.observe(t, [feedback])
         a = policy.act(t, arms)
-        spent += time.perf_counter() - start
+        spent += time.process_time() - start
         feedback, _ = env.step(t, a)
         choices.append(a)
     return np.array(choices), spent / horizon
@@ -74,13 +74,13 @@ def run_reference(policy, env, horizon):
     choices, spent = [], 0.0
     for t in range(1, horizon + 1):
         arms = env.context(t)
-        start = time.perf_counter()
+        start = time.process_time()
         a = policy.pull(list(arms))
-        spent += time.perf_counter() - start
+        spent += time.process_time() - start
         feedback, _ = env.step(t, a)
-        start = time.perf_counter()
+        start = time.process_time()
         policy.learn(arms[a], feedback.reward)
-        spent += time.perf_counter() - start
+        spent += time.process_time() - start
         choices.append(a)
     return np.array(choices), spent / horizon
 

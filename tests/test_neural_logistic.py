@@ -231,6 +231,28 @@ def test_linear_baselines_make_the_reference_choices(S):
     assert eco.cum_loss == pytest.approx(ref_eco.cum_loss, rel=1e-5, abs=1e-6)
 
 
+def test_ecolog_projection_is_the_reference_ellipsoid_projection_from_either_warm_start():
+    from scipy.linalg import sqrtm
+    ref = _reference()
+    d, S = 6, 1.0
+    rng = np.random.default_rng(7)
+    eco = AdaOFUECOLog(Problem(10, info={"dimension": d}), np.random.default_rng(0), norm_bound=S)
+    for _ in range(12):
+        eco.vtilde.update(rng.standard_normal(d), rng.uniform(0.05, 0.25))
+    V = eco.vtilde.matrix
+    root, root_inv = np.real(sqrtm(V)), np.real(sqrtm(np.linalg.inv(V)))
+    evals, evecs = np.linalg.eigh(V)
+    for scale in (1.5, 4.0, 30.0):
+        theta = rng.standard_normal(d)
+        theta *= scale / np.linalg.norm(theta)
+        expected = root_inv @ ref._project_ellipsoid(root @ theta, V, S)     # the reference works in z = V^1/2 theta
+        for warm in (0.0, 1e-3, 50.0):              # left of the root, near it, right of it
+            eco._dual = warm
+            ours = evecs @ eco._project(evecs.T @ theta, evals)
+            assert np.linalg.norm(ours) == pytest.approx(S, rel=1e-9)
+            np.testing.assert_allclose(ours, expected, atol=1e-5)
+
+
 def test_linear_baselines_learn_a_linear_latent_and_ecolog_stops_when_its_condition_fails():
     env = {"latent": "linear", "dimension": 10, "contexts": "sphere", "n_contexts": None}
     q = 250

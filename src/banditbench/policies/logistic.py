@@ -24,10 +24,13 @@ next to these classes and checks that both make the same choices.
   bonus ``sqrt(2 lam S^2 + (1 + S)^2 gamma_t + L_t) ||x||_{V~^{-1}}``, ``V~ = lam I + sum
   mu'(x_s^T theta_s) x_s x_s^T``.  The reference takes four matrix square roots per round;
   written back in ``theta`` (``z . V~^{-1/2} a = theta . a`` and ``z^T V~^{-1} z = ||theta||^2``)
-  a gradient step is ``theta <- theta - eta [(theta - theta_t) + (mu(a^T theta) - r) V~^{-1} a]``
-  and the projection onto ``{z^T V~^{-1} z <= S^2}`` is ``(V~ + l I)^{-1} V~ theta`` with the
-  reference's bounded search for ``l`` (on an eigendecomposition, needed only when a step
-  leaves the ball).  Same iterates up to rounding.
+  a gradient step is ``theta <- theta - eta [(theta - theta_t) + (mu(a^T theta) - r) V~^{-1} a]``,
+  so every iterate is ``anchor + w (P - anchor) + c V~^{-1} a`` (``P``: the last projected point)
+  and a step updates two scalars; the projection onto ``{z^T V~^{-1} z <= S^2}`` is
+  ``(V~ + l I)^{-1} V~ theta``, solved in the eigenbasis of ``V~`` (one eigendecomposition in
+  the rounds where a step leaves the ball) by Newton's method on the secular equation
+  instead of the reference's bounded search for ``l``.  Same iterate counts, same iterates up
+  to rounding (``benchmarks/logistic_speed.py``: the same choices in every round).
 
 Seed 002 App. A runs both "streamlined" (no projection) with a fitted exploration
 multiplier; ``nu`` scales the bonus (default 1: the reference).  Arms are the
@@ -48,7 +51,7 @@ from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback
 from ..links import sigmoid
 from ..params import NonNegative, NonNegativeInt, Positive, PositiveInt, Probability
-from .linalg import InverseGram, softplus
+from .linalg import InverseGram
 
 
 def _positive(name: str, value) -> float:
@@ -60,6 +63,17 @@ def _positive(name: str, value) -> float:
 def _mu_dot(z):
     s = sigmoid(z)
     return s * (1.0 - s)
+
+
+def _mu_dot_scalar(z: float) -> float:
+    """``mu'(z)`` of one float (``_mu_dot`` without numpy's per-call overhead)."""
+    s = 0.5 * (1.0 + math.tanh(0.5 * z))
+    return s * (1.0 - s)
+
+
+def _softplus_scalar(z: float) -> float:
+    """``log(1 + e^z)`` of one float, without overflow."""
+    return max(z, 0.0) + math.log1p(math.exp(-abs(z)))
 
 
 class _LinearLogistic(Policy):
@@ -197,77 +211,121 @@ class AdaOFUECOLog(_LinearLogistic):
         self.ctr = 1
         self.step = 1.0 / (0.25 + 2.0 / (2.0 + self.S)) / 2.0
         self._eigen: tuple[np.ndarray, np.ndarray] | None = None
+        self._rows = np.zeros((3, self.d))
         self._dual = 0.0
 
     def _iterations(self) -> int:
         S = self.S
         return int(math.ceil((5.0 / 4.0 + S / 8.0) * math.log(2.0 * (2.0 + S) * S**2 * self.ctr)))
 
-    def _project(self, theta: np.ndarray) -> np.ndarray:
+    def _project(self, theta_e: np.ndarray, evals: np.ndarray) -> np.ndarray:
         """Onto ``{||theta|| <= S}`` in the ``V~`` metric (the reference's ``project_ellipsoid`` in theta
-        coordinates): ``(V~ + l I)^{-1} V~ theta`` with ``l`` in [0, 1000] minimising the dual
-        ``l S^2 + sum_i c_i^2 / (e_i + l)`` (``e``: eigenvalues of ``V~``, ``c``: ``V~ theta`` in its
-        eigenbasis).  The reference searches ``l`` with a bounded Brent method; the dual is convex,
-        so we solve its stationarity condition ``sum_i c_i^2 / (e_i + l)^2 = S^2`` by Newton's
-        method from ``l = 0``, or from the previous projection's ``l`` when that lies left of
-        the root (monotone convergence either way, to machine precision)."""
+        coordinates), in the eigenbasis of ``V~`` (``theta_e``: the point's coordinates there):
+        ``p(l) = (V~ + l I)^{-1} V~ theta`` with ``l`` in [0, 1000] minimising the dual
+        ``l S^2 + sum_i c_i^2 / (e_i + l)`` (``e``: eigenvalues of ``V~``, ``c = e theta_e``).  The
+        reference searches ``l`` with a bounded Brent method; the dual is convex, so we solve its
+        stationarity condition ``||p(l)|| = S`` as ``1 / ||p(l)|| = 1 / S`` (nearly linear in ``l``:
+        the trust-region secular equation) by Newton's method from ``l = 0``, or from the previous
+        projection's ``l`` when that lies left of the root; ``1 / ||p||`` is concave and increasing,
+        so the iterates rise monotonically to the root, stopped at ``||p||^2 - S^2 <= 1e-12 S^2``."""
+        c = evals * theta_e
+        S, S2 = self.S, self.S**2
+        l = self._dual
+        shifted = evals + l
+        p = c / shifted
+        for _ in range(100):
+            norm2 = p @ p
+            if abs(norm2 - S2) <= 1e-12 * S2:
+                break
+            # Newton on 1/||p(l)|| - 1/S: d/dl ||p||^2 = -2 sum p_i^2 / (e_i + l)
+            l = max(l + norm2 * (math.sqrt(norm2) / S - 1.0) / (p @ (p / shifted)), 0.0)
+            shifted = evals + l
+            p = c / shifted
+        if l > 1000.0:                                # the reference's search interval
+            l = 1000.0
+            p = c / (evals + l)
+        self._dual = l
+        return p
+
+    def _descend(self, rows: np.ndarray, products: tuple[float, float, float, float, float], target: float | None,
+                 iters: int) -> tuple[float, np.ndarray | None]:
+        """``iters`` projected steps from ``anchor`` on ``1/2 ||theta - anchor||^2_{V~} + loss``; ``target``
+        None is ``theta_bar``'s gradient ``2 mu(s) - 1 = tanh(s / 2)``, else ``mu(s) - r`` (the
+        reference's two fits; ``s = a^T theta``).
+
+        ``rows`` holds ``anchor``, ``D = V~^{-1} a`` and ``a``; ``products`` their dot products
+        ``anchor.anchor, anchor.D, anchor.a, D.D, D.a``.  Every iterate is
+        ``anchor + w (P - anchor) + c D`` (``P``: the last projected point, ``w = (1 - eta)^j`` after
+        ``j`` steps since it), so a step changes only the scalars ``w`` and ``c`` (O(1)), and the
+        reference's test ``||theta||^2 - S^2 >= 1e-3`` is a quadratic in them.  Until the first
+        projection (``P = anchor``) that test is ``c`` leaving the interval between the
+        quadratic's roots.  Projections work in the eigenbasis of ``V~`` (one eigendecomposition
+        per observation, then O(d) each).  Returns ``c`` and ``w (P - anchor)`` (None without a
+        projection): the last iterate is ``anchor + w (P - anchor) + c D``."""
+        step = self.step
+        keep, bound = 1.0 - step, self.S**2 + 1e-3
+        g, h = (step, 0.0) if target is None else (0.5 * step, step * (0.5 - target))
+        aa, ad, za, dd, q = products
+        hz, hq, tanh = 0.5 * za, 0.5 * q, math.tanh   # a step: c <- keep c - g tanh(s / 2) - h
+        k, c = 0, 0.0
+        if dd > 0.0 and aa < bound:                   # ||anchor + c D||^2 < bound  <=>  lo < c < hi
+            root = math.sqrt(ad * ad + dd * (bound - aa))
+            lo, hi = (-ad - root) / dd, (-ad + root) / dd
+            for k in range(1, iters + 1):
+                c = keep * c - g * tanh(hz + hq * c) - h
+                if not lo < c < hi:
+                    break
+            else:
+                return c, None
         if self._eigen is None:
             self._eigen = np.linalg.eigh(self.vtilde.matrix)
         evals, evecs = self._eigen
-        c = evals * (evecs.T @ theta)
-        c2 = c * c
-        S2 = self.S**2
-        l = self._dual if c2 @ (1.0 / (evals + self._dual) ** 2) > S2 else 0.0   # warm start left of the root
-        for _ in range(100):
-            w = 1.0 / (evals + l)
-            cw = c2 * w * w
-            excess = cw.sum() - S2
-            if excess <= 1e-12 * S2:
-                break
-            l += excess / (2.0 * (cw @ w))
-        self._dual = l = min(l, 1000.0)
-        return evecs @ (c / (evals + l))
-
-    def _descend(self, anchor: np.ndarray, direction: np.ndarray, a: np.ndarray, target: float | None,
-                 iters: int) -> np.ndarray:
-        """``iters`` projected steps from ``anchor`` on ``1/2 ||theta - anchor||^2_{V~} + loss``; ``target``
-        None is ``theta_bar``'s gradient ``2 mu - 1``, else ``mu - r`` (the reference's two fits).
-
-        Between projections every iterate is ``u P + v anchor + c V~^{-1} a`` (``P``: the last
-        projected point, at first ``anchor``), and a step only changes the three coefficients,
-        so a step costs O(1) and a projection O(d^2)."""
-        step, S2, q = self.step, self.S**2, float(a @ direction)
-        za, ad, dd, aa = float(a @ anchor), float(anchor @ direction), float(direction @ direction), \
-            float(anchor @ anchor)
-        P, zp, pa, pd, pp = anchor, za, aa, ad, aa
-        u, v, c = 1.0, 0.0, 0.0
-        for _ in range(iters):
-            m = 0.5 * (1.0 + math.tanh(0.5 * (u * zp + v * za + c * q)))     # mu, as links.sigmoid, on a float
-            slope = 2.0 * m - 1.0 if target is None else m - target
-            u, v, c = (1.0 - step) * u, (1.0 - step) * v + step, (1.0 - step) * c - step * slope
-            norm2 = (u * u * pp + v * v * aa + c * c * dd
-                     + 2.0 * (u * v * pa + u * c * pd + v * c * ad))
-            if norm2 - S2 >= 1e-3:                   # outside the ball: project (reference's test)
-                P = self._project(u * P + v * anchor + c * direction)
-                zp, pa, pd, pp = float(a @ P), float(P @ anchor), float(P @ direction), float(P @ P)
-                u, v, c = 1.0, 0.0, 0.0
-        return u * P + v * anchor + c * direction
+        anchor_e, direction_e, a_e = rows @ evecs
+        moved_e = np.zeros_like(anchor_e)             # P - anchor in the eigenbasis
+        w = ee = ae = ed = hw = 0.0
+        project = k > 0                               # the iterate that left the interval
+        while True:
+            if project:
+                moved_e = self._project(anchor_e + w * moved_e + c * direction_e, evals) - anchor_e
+                ee, ae, ed = float(moved_e @ moved_e), float(anchor_e @ moved_e), float(moved_e @ direction_e)
+                hw, w, c = 0.5 * float(a_e @ moved_e), 1.0, 0.0
+            if k == iters:
+                return c, evecs @ (w * moved_e)
+            k += 1
+            c = keep * c - g * tanh(hz + hw * w + hq * c) - h
+            w *= keep
+            project = aa + w * w * ee + c * c * dd + 2.0 * (w * ae + c * ad + w * c * ed) >= bound
 
     def learn(self, a: np.ndarray, r: float) -> None:
-        direction = self.vtilde.inverse @ a          # V~^{-1} a
+        rows = self._rows                             # theta, D = V~^{-1} a, a
+        rows[0], rows[2] = self.theta, a
+        np.matmul(self.vtilde.inverse, a, out=rows[1])
+        (aa, ad, za), (_, dd, q) = (rows[:2] @ rows.T).tolist()
         iters = self._iterations()
         self._eigen, self._dual = None, 0.0          # of V~, computed if a projection needs it
-        theta = self._descend(self.theta, direction, a, r, iters)
-        theta_bar = self._descend(theta, direction, a, None, 4 * iters)
-        diff = theta - theta_bar
-        disc_norm = math.sqrt(max(float(diff @ self.vtilde.matrix @ diff), 0.0))
-        z, z_bar = float(a @ theta), float(a @ theta_bar)
-        sensitivity = float(_mu_dot(z))
+        c, shift = self._descend(rows, (aa, ad, za, dd, q), r, iters)
+        theta = rows[0] + c * rows[1]
+        if shift is None:                             # theta = anchor + c D: its products in closed form
+            aa, ad, za = aa + c * (2.0 * ad + c * dd), ad + c * dd, za + c * q
+            rows[0] = theta
+        else:
+            theta += shift
+            rows[0] = theta
+            aa, ad, za = (theta @ rows.T).tolist()
+        c_bar, shift_bar = self._descend(rows, (aa, ad, za, dd, q), None, 4 * iters)
+        if shift_bar is None:                         # theta_bar - theta = c_bar D, and D^T V~ D = q
+            z_bar, disc_norm = za + c_bar * q, abs(c_bar) * math.sqrt(q)
+        else:
+            diff = shift_bar + c_bar * rows[1]        # theta_bar - theta
+            z_bar = za + float(a @ diff)
+            disc_norm = math.sqrt(max(float(diff @ self.vtilde.matrix @ diff), 0.0))
+        z = za                                        # a^T theta
+        sensitivity = _mu_dot_scalar(z)
         self.vtilde.update(a, sensitivity)
-        if self.strict and float(_mu_dot(z_bar)) / sensitivity > 2.0:
+        if self.strict and _mu_dot_scalar(z_bar) / sensitivity > 2.0:
             raise RuntimeError("ada_ofu_ecolog: the data-dependent condition mu'(a^T theta_bar) <= 2 mu'(a^T theta) "
                                "failed (as the reference would); increase policy.params.lam or set strict: false")
-        loss, loss_bar = softplus(z) - r * z, softplus(z_bar) - r * z_bar
+        loss, loss_bar = _softplus_scalar(z) - r * z, _softplus_scalar(z_bar) - r * z_bar
         self.cum_loss += 2.0 * (1.0 + self.S) * (loss_bar - loss) - 0.5 * disc_norm
         self.theta = theta
 
