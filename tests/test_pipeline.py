@@ -44,6 +44,11 @@ TINY = {
             "delays": {"none": {"kind": "none"}},
         },
     },
+    "summary_tables": {   # one row per delay setting of tiny; the best cell of a row in bold
+        "tiny_final": {"metric": "cumulative_regret", "better": "lower", "bold": 1, "algorithms": ["ldb_df", "random"],
+                       "rows": [{"group": "delay", "label": "none", "experiment": "tiny", "delay": "none"},
+                                {"group": "delay", "label": "geo", "experiment": "tiny", "delay": "geo"}]},
+    },
 }
 
 
@@ -60,7 +65,7 @@ def _downstream(experiments) -> dict[str, int]:
     """Jobs after the simulations of these experiments: tables, plots, timing summary, run information."""
     extra = sum(len(TINY["experiments"][e].get("extra_plots", [])) for e in experiments)
     counts = {"all": 1, "run_info": 1, "aggregate": len(experiments), "plot": len(experiments),
-              "timing": len(experiments), "plot_extra": extra}
+              "timing": len(experiments), "plot_extra": extra, "summary_table": int("tiny" in experiments)}
     return {k: v for k, v in counts.items() if v}
 
 
@@ -90,6 +95,15 @@ def test_default_pipeline_produces_tables_and_plots(project):
     timing = pd.read_csv(project / "results/timing/tiny.csv")
     assert len(timing) == 4 * 2 * 2 and sorted(timing["seeds"]) == [1] * 8 + [2] * 8
     assert "tinylog" in (project / "results/report/run_info.html").read_text()
+    # the summary table: a row per delay setting, the lower final regret of ldb_df and random in bold
+    final = tidy[(tidy["metric"] == "cumulative_regret") & (tidy["t"] == 60)].set_index(["delay", "algorithm"])["mean"]
+    summary = pd.read_csv(project / "results/summary/tiny_final.csv")
+    assert list(zip(summary["label"], summary["algorithm"])) == [("none", "ldb_df"), ("none", "random"),
+                                                                 ("geo", "ldb_df"), ("geo", "random")]
+    for (delay, alg), bold in zip(zip(summary["label"], summary["algorithm"]), summary["bold"]):
+        assert bold == (final[(delay, alg)] == min(final[(delay, "ldb_df")], final[(delay, "random")]))
+    md = (project / "results/summary/tiny_final.md").read_text()
+    assert "| parameter | value | ldb_df | random |" in md and md.count("**") == 2 * 2
 
 
 def test_plain_snakemake_loads_the_default_profile(project):
@@ -174,11 +188,12 @@ def test_report_opens_on_the_run_and_shows_tables_plots_and_timing(project):
     kinds = {path: entry["mime_type"] for path, entry in results.items()}
     assert kinds == {**{f"results/{kind}/{e}.html": "text/html" for kind in ("tables", "timing") for e in TINY["experiments"]},
                      **{f"results/plots/{e}.png": "image/png" for e in TINY["experiments"]},
-                     "results/plots/tiny/weak_regret.png": "image/png"}
+                     "results/plots/tiny/weak_regret.png": "image/png", "results/summary/tiny_final.html": "text/html"}
     # every plot has its own caption
     assert "Cumulative regret of" in results["results/plots/tiny.png"]["caption"]
     assert "weak_regret" in results["results/plots/tiny/weak_regret.png"]["caption"]
     assert "Tables of experiment" in results["results/tables/tiny.html"]["caption"]
+    assert "Summary table" in results["results/summary/tiny_final.html"]["caption"]
 
 
 def test_bad_config_stops_before_any_job(tmp_path):

@@ -38,6 +38,8 @@ SCHEMA_PATH = Path(__file__).resolve().parent / "schema.yaml"
 NO_BUDGET = "none"
 #: Snakemake resources of a simulate job when the experiment's ``resources`` do not say
 SIMULATE_RESOURCES = {"mem_mb": 500, "runtime": 10}
+#: confidence level of the tables' intervals and the plots' bands when the config sets no ``ci_level``
+DEFAULT_CI_LEVEL = 0.95
 #: parameters of an environment that the grid sets, not the config's ``params``
 RESERVED_ENVIRONMENT_PARAMS = frozenset({"horizon", "budget", "feedback_kind"})
 
@@ -85,6 +87,8 @@ class Experiment:
     #: prepared data files (relative to the working directory) the environment reads
     data_files: tuple[str, ...] = ()
     seeds_per_job: int = 1
+    #: confidence level of the tables' and plots' Student-t intervals
+    ci_level: float = DEFAULT_CI_LEVEL
 
     @property
     def algorithms(self) -> list[str]:
@@ -125,8 +129,40 @@ class Experiment:
         return {**SIMULATE_RESOURCES, **self.spec.get("resources", {})}
 
 
+@dataclass(frozen=True)
+class SummaryTable:
+    """A headline table across experiments (``summary_tables.<name>``), checked against the grid.
+
+    One row per entry of ``rows`` (an experiment, with one delay setting and budget), one
+    column per algorithm label, each cell ``metric`` at the experiment's final horizon; the
+    ``bold`` best cells of each row (``better``: higher or lower) are set in bold.
+    ``as_params`` is what the ``summary_table`` rule hands to
+    :func:`banditbench.analysis.summary.write_summary_table`.
+    """
+
+    name: str
+    metric: str
+    better: str
+    bold: int
+    decimals: int
+    algorithms: tuple[str, ...]
+    #: per row: experiment, group (or ""), label, delay label, budget label
+    rows: tuple[dict[str, str], ...]
+    ci_level: float
+    description: str = ""
+
+    @property
+    def experiments(self) -> list[str]:
+        return list(dict.fromkeys(row["experiment"] for row in self.rows))
+
+    def as_params(self) -> dict[str, Any]:
+        return {"name": self.name, "metric": self.metric, "better": self.better, "bold": self.bold,
+                "decimals": self.decimals, "algorithms": list(self.algorithms), "rows": [dict(r) for r in self.rows],
+                "ci_level": self.ci_level, "description": self.description}
+
+
 class ExperimentGrid:
-    """The validated set of experiments with their jobs."""
+    """The validated set of experiments with their jobs, and the summary tables across them."""
 
     def __init__(self, config: Mapping[str, Any]):
         self.config = config
@@ -138,6 +174,8 @@ class ExperimentGrid:
         self.experiments: dict[str, Experiment] = {}
         for name, spec in config["experiments"].items():
             self.experiments[name] = self._check(name, spec)
+        self.summary_tables: dict[str, SummaryTable] = {
+            name: self._check_summary_table(name, spec) for name, spec in config.get("summary_tables", {}).items()}
 
     # --- validation -------------------------------------------------------
     def _check(self, name: str, spec: Mapping[str, Any]) -> Experiment:
@@ -184,7 +222,53 @@ class ExperimentGrid:
         for key in ("algorithms", "delays"):
             _distinct_labels(list(spec[key]), key_path(where, key))
         return Experiment(name, spec, horizon, seeds, budgets, table, data_files,
-                          seeds_per_job=int(spec.get("seeds_per_job", 1)))
+                          seeds_per_job=int(spec.get("seeds_per_job", 1)),
+                          ci_level=float(spec.get("ci_level", self.config.get("ci_level", DEFAULT_CI_LEVEL))))
+
+    def _check_summary_table(self, name: str, spec: Mapping[str, Any]) -> SummaryTable:
+        """Every row names a configured experiment (and one of its delay settings and budgets when it
+        has several); every column an algorithm label of each row's experiment; the metric one
+        the tables hold; one confidence level across the rows."""
+        where = key_path("summary_tables", name)
+        rows = []
+        for i, row in enumerate(spec["rows"]):
+            rwhere = key_path(where, "rows", i)
+            if row["experiment"] not in self.experiments:
+                raise ConfigError(f"{key_path(rwhere, 'experiment')}: {row['experiment']!r} is not an experiment of "
+                                  f"this config; configured: {sorted(self.experiments)}")
+            exp = self.experiments[row["experiment"]]
+            delay = row.get("delay")
+            budget = budget_label(row["budget"]) if "budget" in row else None
+            for key, value, known in (("delay", delay, exp.delays), ("budget", budget, exp.budget_labels)):
+                if value is None and len(known) > 1:
+                    raise ConfigError(f"{rwhere}: experiment {exp.name!r} has the {key} settings {known}; "
+                                      f"name one with '{key}'")
+                if value is not None and value not in known:
+                    raise ConfigError(f"{key_path(rwhere, key)}: {value!r} is not a {key} setting of experiment "
+                                      f"{exp.name!r}; configured: {known}")
+            rows.append({"experiment": exp.name, "group": str(row.get("group", "")), "label": str(row["label"]),
+                         "delay": delay or exp.delays[0], "budget": budget or exp.budget_labels[0]})
+        experiments = [self.experiments[r["experiment"]] for r in rows]
+        algorithms = tuple(spec.get("algorithms") or experiments[0].algorithms)
+        for exp in experiments:
+            missing = [a for a in algorithms if a not in exp.algorithms]
+            if missing:
+                raise ConfigError(f"{key_path(where, 'algorithms')}: {missing} not among the algorithms of experiment "
+                                  f"{exp.name!r} ({exp.algorithms})")
+        metric = spec["metric"]
+        for prefix, known in (("cumulative_", "metrics"), ("per_round_", "per_round_metrics")):
+            if metric.startswith(prefix):
+                for exp in experiments:
+                    names = exp.env_class().metrics if known == "metrics" else exp.per_round_metrics
+                    if metric.removeprefix(prefix) not in names:
+                        raise ConfigError(f"{key_path(where, 'metric')}: experiment {exp.name!r} has no {metric!r} "
+                                          f"(its {known}: {list(names)})")
+        levels = sorted({exp.ci_level for exp in experiments})
+        if len(levels) > 1:
+            raise ConfigError(f"{key_path(where, 'rows')}: the experiments' ci_level differ ({levels}); one table "
+                              f"needs one confidence level")
+        return SummaryTable(name, metric, spec["better"], int(spec.get("bold", 3)), int(spec.get("decimals", 2)),
+                            algorithms, tuple(rows), levels[0], spec.get("description", ""))
 
     def _check_values(self, cls, values: Mapping[str, Any], horizon: int, component: str, where: str,
                       reserved: frozenset[str] = frozenset()) -> None:

@@ -12,7 +12,7 @@ rule aggregate:
             "results/tables/{experiment}.html",
             caption="../report/table.rst",
             category="Tables",
-            labels={"experiment": "{experiment}", "content": "mean ± 95 % CI"},
+            labels={"experiment": "{experiment}", "content": "mean ± CI"},
         ),
         curves="results/curves/{experiment}.csv",
     log:
@@ -27,5 +27,33 @@ rule aggregate:
         main_metric=lambda wc: f"cumulative_{GRID.experiments[wc.experiment].plot_metric}",
         per_round=lambda wc: GRID.experiments[wc.experiment].per_round_metrics,
         description=lambda wc: GRID.experiments[wc.experiment].spec.get("description", ""),
+        ci_level=lambda wc: GRID.experiments[wc.experiment].ci_level,
     script:
         "../scripts/aggregate.py"
+
+
+rule summary_table:
+    input:
+        tables=lambda wc: [f"results/tables/{name}.csv" for name in GRID.summary_tables[wc.table].experiments],
+    output:
+        csv="results/summary/{table}.csv",
+        md="results/summary/{table}.md",
+        tex="results/summary/{table}.tex",
+        html=report(
+            "results/summary/{table}.html",
+            caption="../report/summary_table.rst",
+            category="Summary tables",
+            labels={"table": "{table}"},
+        ),
+    log:
+        "logs/summary/{table}.log",
+    conda:
+        "../../envs/banditbench.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        table=lambda wc: GRID.summary_tables[wc.table].as_params(),
+        ci_level=lambda wc: GRID.summary_tables[wc.table].ci_level,
+    script:
+        "../scripts/summary_table.py"

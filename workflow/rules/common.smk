@@ -31,6 +31,7 @@ wildcard_constraints:
     delay=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     budget=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     seed=r"\d+",
+    table=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
 
 
 # folder of one cell's per-seed result files (and its jobs' benchmark files)
@@ -52,4 +53,6 @@ def all_outputs():
         out += [f"results/timing/{name}.{ext}" for ext in ("csv", "html")]
         out += [f"results/plots/{name}.{ext}" for ext in ("pdf", "png")]
         out += [f"results/plots/{name}/{metric}.png" for metric in GRID.experiments[name].extra_plots]
+    for table in GRID.summary_tables:
+        out += [f"results/summary/{table}.{ext}" for ext in ("csv", "md", "tex", "html")]
     return out

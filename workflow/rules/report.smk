@@ -22,6 +22,7 @@ rule plot:
     params:
         metric=lambda wc: f"cumulative_{GRID.experiments[wc.experiment].plot_metric}",
         title=lambda wc: wc.experiment,
+        ci_level=lambda wc: GRID.experiments[wc.experiment].ci_level,
     script:
         "../scripts/plot.py"
 
@@ -47,6 +48,7 @@ rule plot_extra:
     params:
         metric=lambda wc: f"cumulative_{wc.metric}",
         title=lambda wc: f"{wc.experiment}: cumulative {wc.metric}",
+        ci_level=lambda wc: GRID.experiments[wc.experiment].ci_level,
     script:
         "../scripts/plot.py"
 

@@ -17,5 +17,6 @@ with rule_log(snakemake.log[0], snakemake.rule):
         per_round=snakemake.params.per_round,
         html_file=snakemake.output.html,
         description=snakemake.params.description,
+        ci_level=snakemake.params.ci_level,
         remove_corrupt=True,  # a corrupt run file is deleted: the next snakemake run rebuilds it
     )

@@ -10,4 +10,5 @@ with rule_log(snakemake.log[0], snakemake.rule):
         metric=snakemake.params.metric,
         title=snakemake.params.title,
         outputs=[snakemake.output.pdf, snakemake.output.png],
+        ci_level=snakemake.params.ci_level,
     )

@@ -6,7 +6,8 @@ also give ``per_round_m``, the running average ``cumulative_m(t) / t`` (seed 001
 ``R(T)/T``, Tables E.2–E.3, whose rows are algorithms and columns horizons in the
 per-metric tables below); scalar run summaries (e.g. a stopping time) are
 reported at the final horizon under their own name.  Statistics across seeds:
-mean and a 95 % Student-t confidence interval (NaN bounds when only one seed).
+mean and a Student-t confidence interval at the experiment's ``ci_level`` (default
+95 %; NaN bounds when only one seed).
 
 Outputs
 -------
@@ -35,7 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..config import budget_label
+from ..config import DEFAULT_CI_LEVEL, budget_label
 from ..errors import CorruptFileError
 from ..resultio import atomic_write_bytes, identity_from_path, load_result
 from .pages import html_page
@@ -44,8 +45,8 @@ log = logging.getLogger(__name__)
 COLUMNS = ["experiment", "algorithm", "delay", "budget", "t", "metric", "mean", "ci_low", "ci_high", "n"]
 
 
-def mean_ci(values: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean and Student-t CI along axis 0 (rows are seeds)."""
+def mean_ci(values: np.ndarray, level: float = DEFAULT_CI_LEVEL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean and Student-t CI at confidence ``level`` along axis 0 (rows are seeds)."""
     values = np.asarray(values, dtype=float)
     n = values.shape[0]
     mean = values.mean(axis=0)
@@ -126,16 +127,17 @@ def _check_complete(series) -> None:
 
 
 def aggregate_runs(runs: Sequence[str], experiment: str, horizons: Sequence[int], curve_points: int = 300,
-                   per_round: Sequence[str] = (), remove_corrupt: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+                   per_round: Sequence[str] = (), remove_corrupt: bool = False,
+                   ci_level: float = DEFAULT_CI_LEVEL) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return the tidy table and the curves table of one experiment's runs (checked: :func:`check_runs`)."""
     if not runs:
         raise ValueError(f"experiment {experiment!r}: no run files to aggregate")
     groups = _load_groups(check_runs(runs, experiment, remove_corrupt), per_round)
-    return _statistics(groups, experiment, horizons, curve_points)
+    return _statistics(groups, experiment, horizons, curve_points, ci_level)
 
 
-def _statistics(groups, experiment: str, horizons: Sequence[int],
-                curve_points: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _statistics(groups, experiment: str, horizons: Sequence[int], curve_points: int = 300,
+                ci_level: float = DEFAULT_CI_LEVEL) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The tidy table and the curves table of grouped runs (:func:`_load_groups`)."""
     series, summaries, _ = groups
     _check_complete(series)
@@ -148,20 +150,20 @@ def _statistics(groups, experiment: str, horizons: Sequence[int],
             if too_far:
                 raise ValueError(f"table horizons {too_far} exceed the runs' horizon {T}")
             idx = np.asarray(horizons, dtype=int) - 1
-            mean, lo, hi = mean_ci(arr[:, idx])
+            mean, lo, hi = mean_ci(arr[:, idx], ci_level)
             for h, m, a, b in zip(horizons, mean, lo, hi):
                 rows.append((experiment, alg, delay, budget, int(h), metric, m, a, b, arr.shape[0]))
             grid = np.unique(np.linspace(1, T, min(curve_points, T)).round().astype(int))
-            cm, clo, chi = mean_ci(arr[:, grid - 1])
+            cm, clo, chi = mean_ci(arr[:, grid - 1], ci_level)
             curve_rows += [(experiment, alg, delay, budget, int(t), metric, m, a, b, arr.shape[0])
                            for t, m, a, b in zip(grid, cm, clo, chi)]
         for name, values in summaries[(alg, delay, budget)].items():
-            m, a, b = mean_ci(np.asarray(values)[:, None])
+            m, a, b = mean_ci(np.asarray(values)[:, None], ci_level)
             rows.append((experiment, alg, delay, budget, int(T), name, m[0], a[0], b[0], len(values)))
     return pd.DataFrame(rows, columns=COLUMNS), pd.DataFrame(curve_rows, columns=COLUMNS)
 
 
-def task_table(groups, metric: str) -> pd.DataFrame | None:
+def task_table(groups, metric: str, ci_level: float = DEFAULT_CI_LEVEL) -> pd.DataFrame | None:
     """``metric`` at the final horizon per task (rows algorithms, columns delay and task) of grouped runs
     (:func:`_load_groups`), for experiments whose seeds are spread over tasks (seed 000's prompt
     benchmark); None for any other experiment."""
@@ -173,7 +175,7 @@ def task_table(groups, metric: str) -> pd.DataFrame | None:
         final = np.array([s[-1] for s in metrics[metric]])
         names = np.array(tasks[(alg, delay, budget)])
         for task in dict.fromkeys(names):
-            m, lo, hi = mean_ci(final[names == task][:, None])
+            m, lo, hi = mean_ci(final[names == task][:, None], ci_level)
             rows.append({"algorithm": alg, "setting": f"{delay}, {task}", "mean": m[0], "ci_high": hi[0]})
     if not rows:
         return None
@@ -238,8 +240,13 @@ def _labels(idx) -> tuple:
     return idx if isinstance(idx, tuple) else (idx,)
 
 
-def to_markdown(tables: dict[str, pd.DataFrame], experiment: str) -> str:
-    lines = [f"# {experiment}", "", "Mean ± 95 % CI half-width across seeds.", ""]
+def ci_percent(level: float) -> str:
+    """A confidence level as the tables write it: 0.95 -> ``95``, 0.999 -> ``99.9``."""
+    return f"{100 * level:g}"
+
+
+def to_markdown(tables: dict[str, pd.DataFrame], experiment: str, ci_level: float = DEFAULT_CI_LEVEL) -> str:
+    lines = [f"# {experiment}", "", f"Mean ± {ci_percent(ci_level)} % CI half-width across seeds.", ""]
     for metric, wide in tables.items():
         lines += [f"## {metric}", ""]
         wide = wide.rename_axis(index=[n or "" for n in wide.index.names])
@@ -252,33 +259,34 @@ def to_markdown(tables: dict[str, pd.DataFrame], experiment: str) -> str:
     return "\n".join(lines)
 
 
-def _tex_escape(s: str) -> str:
+def tex_escape(s: str) -> str:
     return str(s).replace("\\", r"\textbackslash{}").replace("_", r"\_").replace("%", r"\%").replace("&", r"\&")
 
 
-def to_latex(tables: dict[str, pd.DataFrame], experiment: str) -> str:
+def to_latex(tables: dict[str, pd.DataFrame], experiment: str, ci_level: float = DEFAULT_CI_LEVEL) -> str:
     parts = []
     for metric, wide in tables.items():
         wide = wide.rename_axis(index=[n or "" for n in wide.index.names])
         head = list(wide.index.names) + list(wide.columns)
-        body = [" & ".join(_tex_escape(h) for h in head) + r" \\ \midrule"]
+        body = [" & ".join(tex_escape(h) for h in head) + r" \\ \midrule"]
         for idx, row in wide.iterrows():
             cells = [*map(str, _labels(idx)), *(str(v).replace("±", r"$\pm$") for v in row.values)]
-            body.append(" & ".join(_tex_escape(c) if "$" not in c else c for c in cells) + r" \\")
+            body.append(" & ".join(tex_escape(c) if "$" not in c else c for c in cells) + r" \\")
         parts.append("\n".join([
             r"\begin{table}[t]", r"\centering",
-            rf"\caption{{{_tex_escape(experiment)}: {_tex_escape(metric)} (mean $\pm$ 95\% CI).}}",
+            rf"\caption{{{tex_escape(experiment)}: {tex_escape(metric)} (mean $\pm$ {ci_percent(ci_level)}\% CI).}}",
             r"\begin{tabular}{" + "l" * len(wide.index.names) + "r" * len(wide.columns) + "}",
             r"\toprule", *body, r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]))
     return "\n".join(parts)
 
 
-def to_html(tables: dict[str, pd.DataFrame], experiment: str, description: str = "") -> str:
+def to_html(tables: dict[str, pd.DataFrame], experiment: str, description: str = "",
+            ci_level: float = DEFAULT_CI_LEVEL) -> str:
     """A self-contained page of the same tables (escaped; one ``<table>`` per metric)."""
     body = [f"<h1>{html.escape(experiment)}</h1>"]
     if description:
         body.append(f"<p>{html.escape(description)}</p>")
-    body.append("<p>Mean ± 95 % CI half-width across seeds.</p>")
+    body.append(f"<p>Mean ± {ci_percent(ci_level)} % CI half-width across seeds.</p>")
     for metric, wide in tables.items():
         flat = wide.rename_axis(columns=None).reset_index()
         body += [f"<h2>{html.escape(metric)}</h2>", flat.to_html(index=False, escape=True, border=0, na_rep="")]
@@ -294,29 +302,31 @@ def _csv_bytes(df: pd.DataFrame) -> bytes:
 def aggregate_experiment(runs: Sequence[str], experiment: str, horizons: Sequence[int], csv: str | Path,
                          markdown: str | Path, latex: str | Path, curves: str | Path,
                          main_metric: str, per_round: Sequence[str] = (), remove_corrupt: bool = False,
-                         html_file: str | Path | None = None, description: str = "") -> pd.DataFrame:
+                         html_file: str | Path | None = None, description: str = "",
+                         ci_level: float = DEFAULT_CI_LEVEL) -> pd.DataFrame:
     """Aggregate ``runs`` and write all table files atomically; return the tidy table.
 
     ``main_metric`` (e.g. ``cumulative_regret``) is the metric of the headline table;
     ``per_round`` lists the per-round metrics also reported as running averages;
     ``remove_corrupt`` as for :func:`check_runs`;
-    ``html_file`` (optional) gets the tables as an HTML page, headed by ``description``.
+    ``html_file`` (optional) gets the tables as an HTML page, headed by ``description``;
+    ``ci_level`` is the confidence level of every interval (tables and curves).
     """
     if not runs:
         raise ValueError(f"experiment {experiment!r}: no run files to aggregate")
     groups = _load_groups(check_runs(runs, experiment, remove_corrupt), per_round)
-    tidy, curve_df = _statistics(groups, experiment, horizons)
+    tidy, curve_df = _statistics(groups, experiment, horizons, ci_level=ci_level)
     final_t = int(tidy["t"].max())
     tables = {f"{main_metric} at T = {final_t}": headline_table(tidy, main_metric)}
-    per_task = task_table(groups, main_metric)
+    per_task = task_table(groups, main_metric, ci_level)
     if per_task is not None:
         tables[f"{main_metric} at T = {final_t}, by task"] = per_task
     tables.update(human_tables(tidy))
     atomic_write_bytes(csv, _csv_bytes(tidy))
     atomic_write_bytes(curves, _csv_bytes(curve_df))
-    atomic_write_bytes(markdown, to_markdown(tables, experiment).encode())
-    atomic_write_bytes(latex, to_latex(tables, experiment).encode())
+    atomic_write_bytes(markdown, to_markdown(tables, experiment, ci_level).encode())
+    atomic_write_bytes(latex, to_latex(tables, experiment, ci_level).encode())
     if html_file is not None:
-        atomic_write_bytes(html_file, to_html(tables, experiment, description).encode())
+        atomic_write_bytes(html_file, to_html(tables, experiment, description, ci_level).encode())
     log.info("aggregated %d runs of %s into %d rows", len(runs), experiment, len(tidy))
     return tidy

@@ -1,4 +1,7 @@
-"""Publication plots: cumulative curves with 95 % confidence bands.
+"""Publication plots: cumulative curves with confidence bands.
+
+The bands are the curves table's Student-t intervals, computed by the aggregation at the
+experiment's ``ci_level`` (default 95 %, stated in the figure title when given).
 
 One panel per (budget, delay) — budgets in rows, delays in columns — and one
 line per algorithm, coloured consistently across panels.  Written as PDF
@@ -18,14 +21,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..resultio import atomic_write_bytes  # noqa: E402
-from .aggregate import read_tidy  # noqa: E402
+from .aggregate import ci_percent, read_tidy  # noqa: E402
 
 
 def _label(metric: str) -> str:
     return metric.replace("_", " ")
 
 
-def plot_curves(curves: str | Path | pd.DataFrame, metric: str, title: str, outputs: Sequence[str | Path]) -> None:
+def plot_curves(curves: str | Path | pd.DataFrame, metric: str, title: str, outputs: Sequence[str | Path],
+                ci_level: float | None = None) -> None:
     df = read_tidy(curves, "curves table") if not isinstance(curves, pd.DataFrame) else curves
     df = df[df["metric"] == metric]
     if df.empty:
@@ -58,7 +62,7 @@ def plot_curves(curves: str | Path | pd.DataFrame, metric: str, title: str, outp
                 ax.set_ylabel(_label(metric))
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), frameon=False, fontsize=9)
-    fig.suptitle(title, fontsize=11)
+    fig.suptitle(title if ci_level is None else f"{title} (bands: {ci_percent(ci_level)} % CI)", fontsize=11)
     fig.tight_layout(rect=(0, 0.08 if len(budgets) == 1 else 0.05, 1, 1))
     for out in outputs:
         buf = io.BytesIO()
