@@ -1,5 +1,6 @@
 """Open Bandit Dataset replay (seed 002 App. J.1): the prepared action sets and features, replay acceptance."""
 
+import re
 import shutil
 
 import numpy as np
@@ -79,8 +80,13 @@ def test_logged_item_slot_is_uniform_and_a_short_log_is_a_clear_error(tiny_log):
     slots = np.array([np.flatnonzero(env.context(t)[:, 0] == 0)[0] for t in range(1, 301)])
     counts = np.bincount(slots, minlength=5)
     assert counts.min() > 35 and counts.max() < 85                    # 60 expected per slot
-    with pytest.raises(ConfigError, match=r"horizon: the replay log has 300 events and only \d+ were accepted"):
+    with pytest.raises(ConfigError) as short:
         run_cell(_cell(200))
+    # the experiment's horizon key, the dataset and its prepared file, the counts
+    assert re.fullmatch(rf"experiments\.e\.horizon: the replay log of dataset '{REPLAY_DATASET}' "
+                        rf"\({re.escape(str(replay_path(None)))}\) has 300 events and only \d+ were accepted before "
+                        r"round \d+ of horizon 200; lower the horizon below the accepted count or replay a longer log",
+                        str(short.value))
     with pytest.raises(ConfigError, match="experiments.e.environment.params.order"):
         run_cell(_cell(5, order="time"))
 

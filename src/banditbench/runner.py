@@ -140,11 +140,24 @@ def build(cell: Mapping[str, Any]) -> tuple[Environment, Policy, DelayModel, np.
     return env, policy, delay, np.random.default_rng(delay_seq)
 
 
+def _full_key_path(err: ConfigError, cell: Mapping[str, Any]) -> ConfigError:
+    """``err`` with its cell-relative key path (``horizon``, ``environment...``, ``policy...``) made the full one."""
+    experiment = cell.get("experiment")
+    roots = {"horizon": key_path("experiments", experiment, "horizon"),
+             "environment": component_path(experiment, "environment"),
+             "policy": component_path(experiment, "policy", cell.get("algorithm"))}
+    root = str(err).split(":", 1)[0].split(".", 1)[0]
+    return err.rerooted(root, roots[root]) if root in roots else err
+
+
 def run_cell(cell: Mapping[str, Any], progress: bool = False) -> tuple[dict[str, np.ndarray], dict, dict]:
     """Run one configuration cell; return ``(series, meta, timing)`` ready for :func:`resultio.save_result`."""
     start, start_cpu = time.perf_counter(), time.process_time()
     env, policy, delay, delay_rng = build(cell)
-    series = simulate(env, policy, delay, int(cell["horizon"]), delay_rng, progress=progress)
+    try:
+        series = simulate(env, policy, delay, int(cell["horizon"]), delay_rng, progress=progress)
+    except ConfigError as err:           # found mid-run (a replay log shorter than the horizon): the full key path
+        raise _full_key_path(err, cell) from None
     meta = {
         "cell": dict(cell),
         "banditbench_version": __version__,

@@ -59,7 +59,7 @@ class OBDReplay(Environment):
                  preprocessing: Mapping[str, Any] | None = None, order: Annotated[str, OneOf(ORDERS)] = "shuffle"):
         if order not in ORDERS:
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'order')}: {order!r} is not one of {list(ORDERS)}")
-        path = replay_path(preprocessing, where=key_path(ENVIRONMENT_PARAMS, "preprocessing"))
+        self.path = path = replay_path(preprocessing, where=key_path(ENVIRONMENT_PARAMS, "preprocessing"))
         identity = {"dataset": REPLAY_DATASET, "options": replay_options(preprocessing)}
         arrays, _ = load_npz(path, "prepared replay data", required=("features", "click"), expect=identity)
         self.features, self.click = arrays["features"], arrays["click"]
@@ -82,9 +82,10 @@ class OBDReplay(Environment):
 
     def context(self, t: int) -> np.ndarray:
         if self.used == self.n_events:
-            raise ConfigError(f"horizon: the replay log has {self.n_events} events and only {self.accepted} were "
-                              f"accepted before round {t} of {self.horizon}; lower the horizon below the accepted "
-                              f"count or replay a longer log")
+            raise ConfigError(f"horizon: the replay log of dataset {REPLAY_DATASET!r} ({self.path}) has "
+                              f"{self.n_events} events and only {self.accepted} were accepted before round {t} of "
+                              f"horizon {self.horizon}; lower the horizon below the accepted count or replay a "
+                              f"longer log")
         self._event = int(self.events[self.used])
         self.used += 1
         return self.features[self._event][self.slots[self._event]].astype(np.float64)
