@@ -253,6 +253,25 @@ def test_ecolog_projection_is_the_reference_ellipsoid_projection_from_either_war
             np.testing.assert_allclose(ours, expected, atol=1e-5)
 
 
+def test_ecolog_edge_cases_follow_the_reference_a_zero_arm_and_no_gradient_steps():
+    """A zero arm (no direction: the general path from the start) and S = 0.1, where the reference's
+    iteration count ceil((5/4 + S/8) log(2 (2 + S) S^2 t)) is negative for small t (no step at all)."""
+    ref = _reference()
+    d, rng = 5, np.random.default_rng(11)
+    for S in (0.1, 1.0):
+        eco = AdaOFUECOLog(Problem(40, info={"dimension": d}), np.random.default_rng(0), norm_bound=S, strict=False)
+        ref_eco = ref.RefECOLog(d, S, 0.05, strict=False)
+        for t in range(1, 41):
+            arms = rng.standard_normal((4, d))
+            if t % 7 == 0:
+                arms[:] = 0.0                                    # every arm the zero vector
+            assert eco.act(t, arms) == ref_eco.pull(list(arms))
+            x, r = eco.pending[t], float(rng.random() < 0.5)
+            eco.observe(t + 1, [RewardFeedback(t, r)])
+            ref_eco.learn(x, r)
+            np.testing.assert_allclose(eco.theta, ref_eco.theta, rtol=1e-5, atol=1e-6)  # reference: 1e-5 search
+
+
 def test_linear_baselines_learn_a_linear_latent_and_ecolog_stops_when_its_condition_fails():
     env = {"latent": "linear", "dimension": 10, "contexts": "sphere", "n_contexts": None}
     q = 250

@@ -300,7 +300,7 @@ class AdaOFUECOLog(_LinearLogistic):
                 moved_e = self._project(anchor_e + w * moved_e + c * direction_e, evals) - anchor_e
                 ee, ae, ed = float(moved_e @ moved_e), float(anchor_e @ moved_e), float(moved_e @ direction_e)
                 hw, w, c = 0.5 * float(a_e @ moved_e), 1.0, 0.0
-            if k == iters:
+            if k >= iters:
                 return c, evecs @ (w * moved_e)
             k += 1
             c = keep * c - g * tanh(hz + hw * w + hq * c) - h
