@@ -68,8 +68,15 @@ def test_run_info_lists_the_grid_and_versions():
     assert table.loc["knapsack_synthetic", "runs"] == 4 * 2 * 4 * 10
     assert table.loc["knapsack_synthetic", "simulate jobs"] == 4 * 2 * 4 * -(-10 // per_job)
     assert table.loc["knapsack_car", "budgets"] == "300, 500, 700, 900"
+    assert table.loc["knapsack_car", "CI level"] == 0.95
     page = run_info_html(grid, ["config/knapsack.yaml"])
     assert "<code>config/knapsack.yaml</code>; overrides: seeds=10" in page
+    assert "Summary tables" not in page and "; 95 % confidence intervals &mdash;" in page
+    row = {"experiment": "knapsack_car", "label": "300", "budget": 300, "delay": "none"}
+    config["summary_tables"] = {"final": {"metric": "cumulative_reward", "better": "higher", "rows": [row]}}
+    page = run_info_html(load_grid(config), ["config/knapsack.yaml"])
+    assert "Summary tables: <code>final</code> (cumulative_reward of " in page
+    assert "over 1 rows of knapsack_car)" in page
     assert "<code>knapsack_car</code>: car_moderation(" in page and "Seed 004 Table 2" in page
     runs, jobs = table["runs"].sum(), table["simulate jobs"].sum()
     assert f"{runs} runs in {jobs} simulate jobs:" in page

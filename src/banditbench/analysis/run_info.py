@@ -16,6 +16,7 @@ import pandas as pd
 
 from .. import __version__
 from ..config import ExperimentGrid, budget_label
+from .aggregate import ci_percent
 
 #: distributions whose versions the report lists
 PACKAGES = ("numpy", "scipy", "pandas", "scikit-learn", "matplotlib", "torch", "snakemake",
@@ -52,6 +53,7 @@ def grid_table(grid: ExperimentGrid) -> pd.DataFrame:
             "budgets": ", ".join(budget_label(b) for b in exp.budgets),
             "runs": cells * len(exp.seeds),
             "simulate jobs": cells * len(exp.seed_blocks),
+            "CI level": exp.ci_level,
         })
     return pd.DataFrame(rows)
 
@@ -60,8 +62,16 @@ def _experiment_item(row: Mapping[str, Any], description: str) -> str:
     e = {k: html.escape(str(v)) for k, v in row.items()}
     text = (f"<code>{e['experiment']}</code>: {e['environment']}, T = {e['horizon T']}, {e['seeds']} seeds "
             f"({e['seeds per job']} per job); algorithms {e['algorithms']}; delays {e['delays']}; "
-            f"budgets {e['budgets']} &mdash; {e['runs']} runs in {e['simulate jobs']} simulate jobs.")
+            f"budgets {e['budgets']}; {ci_percent(row['CI level'])} % confidence intervals "
+            f"&mdash; {e['runs']} runs in {e['simulate jobs']} simulate jobs.")
     return f"<li>{text}" + (f" <em>{html.escape(description)}</em>" if description else "") + "</li>"
+
+
+def _summary_items(grid: ExperimentGrid) -> str:
+    """One phrase per summary table: its name, metric and rows."""
+    return "; ".join(f"<code>{html.escape(name)}</code> ({html.escape(t.metric)} of {', '.join(t.algorithms)} "
+                     f"over {len(t.rows)} rows of {', '.join(t.experiments)})"
+                     for name, t in grid.summary_tables.items())
 
 
 def run_info_html(grid: ExperimentGrid, config_files: Sequence[str]) -> str:
@@ -69,7 +79,7 @@ def run_info_html(grid: ExperimentGrid, config_files: Sequence[str]) -> str:
 
     A list rather than a wide table: the report shows it in a narrow column beside the rule graph.
     """
-    overrides = {k: grid.config[k] for k in ("seeds", "horizon") if grid.config.get(k) is not None}
+    overrides = {k: grid.config[k] for k in ("seeds", "horizon", "ci_level") if grid.config.get(k) is not None}
     table = grid_table(grid)
     items = [_experiment_item(row, grid.experiments[row["experiment"]].spec.get("description", ""))
              for row in table.to_dict("records")]
@@ -80,6 +90,7 @@ def run_info_html(grid: ExperimentGrid, config_files: Sequence[str]) -> str:
         + ("; overrides: " + html.escape(_compact(overrides)) if overrides else "")
         + f". {int(table['runs'].sum())} runs in {int(table['simulate jobs'].sum())} simulate jobs:</p>",
         "<ul>" + "\n".join(items) + "</ul>",
+        *([f"<p>Summary tables: {summaries}.</p>"] if (summaries := _summary_items(grid)) else []),
         "<h2>Versions</h2>",
         "<p>" + ", ".join(f"{html.escape(k)} {html.escape(v)}" for k, v in versions.items()) + ".</p>",
     ]
