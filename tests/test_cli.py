@@ -53,6 +53,8 @@ def test_validate_counts_the_jobs_and_names_a_bad_key(tmp_path, capsys):
     bad.write_text((ROOT / "config.yaml").read_text().replace("kind: geometric", "kind: poisson", 1))
     assert main(["validate", str(bad)]) == 2
     assert "delays" in capsys.readouterr().err
+    assert main(["validate", str(ROOT / "config/neural_logistic.yaml")]) == 0
+    assert "summary table obd_final_ctr: ctr, 9 rows x 7 algorithms" in capsys.readouterr().out
 
 
 def test_list_delays_describes_every_kind_from_its_fields(capsys):

@@ -104,6 +104,8 @@ def _validate(args) -> int:
         j = len(exp.algorithms) * len(exp.delays) * len(exp.budgets) * len(exp.seed_blocks)
         runs, jobs = runs + n, jobs + j
         print(f"{name}: {n} runs in {j} simulate jobs")
+    for name, table in grid.summary_tables.items():
+        print(f"summary table {name}: {table.metric}, {len(table.rows)} rows x {len(table.algorithms)} algorithms")
     print(f"{args.config}: valid, {len(grid.experiments)} experiments, {runs} runs in {jobs} simulate jobs")
     return 0
 
