@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections import Counter
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -237,5 +238,10 @@ def test_reduced_real_data_grid_runs_end_to_end_through_the_mirror(tmp_path):
     replay = pd.read_csv(work / "results/tables/ci_obd_replay.csv")
     assert {"cumulative_reward", "ctr", "events_used"} <= set(replay["metric"])
     assert (replay[replay["metric"] == "events_used"]["mean"] > 150).all()         # skipped events were replayed
+    ctr = pd.read_csv(work / "results/summary/ci_obd_ctr.csv")                     # a run summary, Table 2 layout
+    assert list(ctr["algorithm"]) == ["neurallog_ts1", "logistic_ucb1", "random"]
+    np.testing.assert_allclose(ctr["mean"], replay[replay["metric"] == "ctr"].set_index("algorithm")
+                               .loc[ctr["algorithm"], "mean"])
+    assert "| replay | 150 events |" in (work / "results/summary/ci_obd_ctr.md").read_text()
     assert any((work / "data/oracles").rglob("*.quality.csv"))
     assert (work / "data/raw/uci/banknote/data_banknote_authentication.txt").is_file()
