@@ -12,7 +12,9 @@ its declared annotation and the class's own relations (:mod:`banditbench.params`
 environment <-> policy compatibility (feedback and action kinds), dataset names and
 data files (:meth:`~banditbench.api.Environment.required_files`; data paths must stay
 inside the project or the config's ``data_root``), budgets (finite, distinct labels),
-and a lower bound on a simulate job's memory against its ``resources.mem_mb``.
+a lower bound on a simulate job's memory against its ``resources.mem_mb``, and the
+``summary_tables`` across experiments (:class:`SummaryTable`: configured experiments,
+delays, budgets and algorithms, a known metric, one ``ci_level``).
 Every error names the offending config key.  :func:`load_config_file` reads YAML
 strictly: a syntax error names file and line, a duplicate key is refused.
 """
