@@ -236,9 +236,11 @@ class AdaOFUECOLog(_LinearLogistic):
         ``l S^2 + sum_i c_i^2 / (e_i + l)`` (``e``: eigenvalues of ``V~``, ``c = e theta_e``).  The
         reference searches ``l`` with a bounded Brent method; the dual is convex, so we solve its
         stationarity condition ``||p(l)|| = S`` as ``1 / ||p(l)|| = 1 / S`` (nearly linear in ``l``:
-        the trust-region secular equation) by Newton's method from ``l = 0``, or from the previous
-        projection's ``l`` when that lies left of the root; ``1 / ||p||`` is concave and increasing,
-        so the iterates rise monotonically to the root, stopped at ``||p||^2 - S^2 <= 1e-12 S^2``."""
+        the trust-region secular equation) by Newton's method from the previous projection's ``l``
+        (0 at the first projection of an observation).  ``1 / ||p||`` is concave and increasing in
+        ``l``: from the right of the root a Newton step lands left of it (clamped at 0, which lies
+        left of it since the point is outside the ball), and from the left the iterates rise
+        monotonically to it; stopped at ``|  ||p||^2 - S^2 | <= 1e-12 S^2``."""
         c = evals * theta_e
         S, S2 = self.S, self.S**2
         l = self._dual
@@ -325,7 +327,7 @@ class AdaOFUECOLog(_LinearLogistic):
             aa, ad, za = (theta @ rows.T).tolist()
         c_bar, shift_bar = self._descend(rows, (aa, ad, za, dd, q), None, 4 * iters)
         if shift_bar is None:                         # theta_bar - theta = c_bar D, and D^T V~ D = q
-            z_bar, disc_norm = za + c_bar * q, abs(c_bar) * math.sqrt(q)
+            z_bar, disc_norm = za + c_bar * q, abs(c_bar) * math.sqrt(max(q, 0.0))
         else:
             diff = shift_bar + c_bar * rows[1]        # theta_bar - theta
             z_bar = za + float(a @ diff)
