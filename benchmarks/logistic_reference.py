@@ -147,7 +147,7 @@ class RefECOLog:
     def pull(self, arms):
         lam, S = self.l2reg, self.S
         gamma = np.sqrt(lam) / 2 + 2 * np.log(2 * np.sqrt(1 + self.count / (4 * lam)) / self.delta) / np.sqrt(lam)
-        radius = np.sqrt(2 * lam * S ** 2 + (1 + S) ** 2 * gamma + self.cum_loss)
+        radius = np.sqrt(max(0, 2 * lam * S ** 2 + (1 + S) ** 2 * gamma + self.cum_loss))
         values = [sigmoid(np.sum(self.theta * a)) + radius * weighted_norm(a, self.V_inv) for a in arms]
         k = max(range(len(arms)), key=lambda i: values[i])
         self.count += 1

@@ -272,6 +272,21 @@ def test_ecolog_edge_cases_follow_the_reference_a_zero_arm_and_no_gradient_steps
             np.testing.assert_allclose(eco.theta, ref_eco.theta, rtol=1e-5, atol=1e-6)  # reference: 1e-5 search
 
 
+def test_ecolog_radius_is_clamped_at_zero_like_the_reference():
+    """A cumulative loss difference below the radius' other terms gives radius 0 (greedy on theta), as in
+    the reference's `res_square = max(0, res_square)`: the same arm as the transcription, no error."""
+    ref = _reference()
+    d, rng = 5, np.random.default_rng(2)
+    eco = AdaOFUECOLog(Problem(10, info={"dimension": d}), np.random.default_rng(0), norm_bound=1.0, strict=False)
+    ref_eco = ref.RefECOLog(d, 1.0, 0.05, strict=False)
+    eco.theta = ref_eco.theta = rng.standard_normal(d)
+    eco.cum_loss = ref_eco.cum_loss = -1e3
+    assert eco._radius() == 0.0
+    arms = rng.standard_normal((6, d))
+    greedy = int(np.argmax(arms @ eco.theta))
+    assert eco.act(1, arms) == ref_eco.pull(list(arms)) == greedy
+
+
 def test_linear_baselines_learn_a_linear_latent_and_ecolog_stops_when_its_condition_fails():
     env = {"latent": "linear", "dimension": 10, "contexts": "sphere", "n_contexts": None}
     q = 250

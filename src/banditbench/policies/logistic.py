@@ -347,9 +347,9 @@ class AdaOFUECOLog(_LinearLogistic):
         gamma = math.sqrt(lam) / 2.0 + 2.0 * math.log(2.0 * math.sqrt(1.0 + self.ctr / (4.0 * lam)) / self.delta) \
             / math.sqrt(lam)
         square = 2.0 * lam * S**2 + (1.0 + S) ** 2 * gamma + self.cum_loss
-        if square < 0:
-            raise RuntimeError(f"ada_ofu_ecolog: the squared confidence radius became negative ({square:.3g}): "
-                               "the cumulative loss difference exceeds the radius' other terms")
+        # the reference clamps at 0 (`res_square = max(0, res_square)`): a cumulative loss difference
+        # larger than the other terms leaves a radius of 0 (greedy on theta), not an error
+        square = max(0.0, square)
         return math.sqrt(square)
 
     def act(self, t: int, arms: np.ndarray) -> int:
