@@ -91,6 +91,20 @@ class Environment(abc.ABC):
         more than once per round; the last call's action is the round's).
         """
 
+    #: set by an environment that keeps its per-round truth values itself: the runner then plays
+    #: its rounds through :meth:`play` (no mapping per round) and takes :meth:`truth_log` at the end
+    keeps_truth: ClassVar[bool] = False
+
+    def play(self, t: int, action: Any) -> Any | None:
+        """:meth:`step` without the truth values (``keeps_truth`` environments): play ``action`` in
+        round ``t``, keep the round's truth values, return the feedback (or None)."""
+        raise NotImplementedError(f"{type(self).__name__} does not keep its truth values (keeps_truth is False)")
+
+    def truth_log(self, horizon: int) -> Mapping[str, Any]:
+        """The truth values kept by :meth:`play` for rounds ``1 .. horizon``: one sequence of
+        ``horizon`` numbers per metric (``keeps_truth`` environments)."""
+        raise NotImplementedError(f"{type(self).__name__} does not keep its truth values (keeps_truth is False)")
+
     @classmethod
     def required_files(cls, params: Mapping[str, Any]) -> list[str]:
         """Prepared data files (paths relative to the working directory) this environment reads;

@@ -41,15 +41,19 @@ def simulate(env: Environment, policy: Policy, delay: DelayModel, horizon: int,
     ``s + max(D_s, 1)`` unless the window censors it (``D_s > M``).  The delays are
     drawn up front, so the loop knows each round's arrival round when the feedback is
     made and files it in that round's bucket (one list per arrival round; items of a
-    bucket in the order of their rounds): O(1) per round, no heap.  A replay
-    environment answers ``(None, None)`` when it skips a logged event (the action was
-    not the logged one); the round is then not consumed and the policy acts again, in
-    the same round, on the environment's next context.
+    bucket in the order of their rounds): O(1) per round, no heap.  When every
+    feedback arrives at the start of the next round (no delay), a loop without
+    buckets hands each round's feedback to the next: the same calls in the same order.
+    A replay environment answers ``(None, None)`` when it skips a logged event (the
+    action was not the logged one); the round is then not consumed and the policy acts
+    again, in the same round, on the environment's next context.
     """
-    arrival = delay.arrival_rounds(delay.sample(delay_rng, horizon), horizon).tolist()
-    pending: list[list | None] = [None] * (horizon + 1)
-    logs = {name: np.zeros(horizon) for name in env.metrics}
-    observe, act, context, step = policy.observe, policy.act, env.context, env.step
+    arrival = delay.arrival_rounds(delay.sample(delay_rng, horizon), horizon)
+    log = _TruthLog(env, horizon)
+    if arrival[-1] == 0 and np.array_equal(arrival[:-1], np.arange(2, horizon + 1)):
+        rounds = _next_round_loop(env, policy, log.play)
+    else:
+        rounds = _queued_loop(env, policy, log.play, arrival.tolist())
     bar = None
     if progress:
         from tqdm import tqdm
@@ -57,42 +61,117 @@ def simulate(env: Environment, policy: Policy, delay: DelayModel, horizon: int,
         bar = tqdm(total=horizon, desc="rounds", unit="rd", file=sys.stderr)
     for first in range(0, horizon, LOG_BLOCK):                     # a block of rounds at a time
         last = min(first + LOG_BLOCK, horizon)
-        block: list[Mapping[str, float]] = []
-        for t, due in zip(range(first + 1, last + 1), arrival[first:last]):
+        rounds(first + 1, last + 1)
+        log.flush(last)
+        if bar is not None:
+            bar.update(last - first)
+    if bar is not None:
+        bar.close()
+    return log.series()
+
+
+#: what :attr:`_TruthLog.play` answers when a replay environment skipped an event
+SKIP = object()
+
+
+def _next_round_loop(env: Environment, policy: Policy, play):
+    """The rounds ``start .. stop - 1`` when each round's feedback arrives at the start of the next round."""
+    observe, act, context = policy.observe, policy.act, env.context
+    feedback = None
+
+    def rounds(start: int, stop: int) -> None:
+        nonlocal feedback
+        last = feedback
+        for t in range(start, stop):
+            if last is not None:
+                observe(t, [last])
+            last = play(t, act(t, context(t)))
+            while last is SKIP:                    # a replay environment skipped the event: next one, same round
+                last = play(t, act(t, context(t)))
+        feedback = last
+
+    return rounds
+
+
+def _queued_loop(env: Environment, policy: Policy, play, arrival: list[int]):
+    """The rounds ``start .. stop - 1``, each round's feedback filed in the bucket of its arrival round."""
+    observe, act, context = policy.observe, policy.act, env.context
+    pending: list[list | None] = [None] * (len(arrival) + 1)
+
+    def rounds(start: int, stop: int) -> None:
+        for t, due in zip(range(start, stop), arrival[start - 1:stop - 1]):
             arrived = pending[t]
             if arrived is not None:
                 pending[t] = None
                 observe(t, arrived)
-            feedback, truth = step(t, act(t, context(t)))
-            while truth is None:            # a replay environment skipped the event: next one, same round
-                feedback, truth = step(t, act(t, context(t)))
+            feedback = play(t, act(t, context(t)))
+            while feedback is SKIP:                # a replay environment skipped the event: next one, same round
+                feedback = play(t, act(t, context(t)))
             if due and feedback is not None:
                 bucket = pending[due]
                 if bucket is None:
                     pending[due] = [feedback]
                 else:
                     bucket.append(feedback)
-            block.append(truth)
-        _write_block(logs, block, last, env)
-        if bar is not None:
-            bar.update(last - first)
-    if bar is not None:
-        bar.close()
-    return logs
+
+    return rounds
 
 
-def _write_block(logs: dict[str, np.ndarray], block: list[Mapping[str, float]], t: int, env: Environment) -> None:
-    """Write the truth values of rounds ``t - len(block) + 1 .. t`` into ``logs``."""
-    first = t - len(block)
-    try:
-        if set(map(len, block)) != {len(logs)}:
-            raise KeyError
-        for name, series in logs.items():
-            series[first:t] = [truth[name] for truth in block]
-    except KeyError:
-        wrong = next(k for k, truth in enumerate(block) if sorted(truth) != sorted(logs))
-        raise ValueError(f"{type(env).__name__}.step returned the values {sorted(block[wrong])} in round "
-                         f"{first + wrong + 1}; its metrics are {sorted(logs)}") from None
+class _TruthLog:
+    """Each round's truth values, one array per metric.
+
+    An environment that keeps them itself (``keeps_truth``) is played through
+    :meth:`Environment.play` and hands them over at the end (:meth:`Environment.truth_log`);
+    otherwise :attr:`play` keeps the mapping :meth:`Environment.step` returns and
+    :meth:`flush` writes a block of rounds into the arrays at a time (a numpy item
+    assignment per metric and round costs more).
+    """
+
+    def __init__(self, env: Environment, horizon: int):
+        self.env, self.horizon, self.block = env, horizon, []
+        if env.keeps_truth:
+            self.play = env.play
+            self.logs: dict[str, np.ndarray] | None = None
+            return
+        self.logs = {name: np.zeros(horizon) for name in env.metrics}
+        step, keep = env.step, self.block.append
+
+        def play(t: int, action):
+            feedback, truth = step(t, action)
+            if truth is None:
+                return SKIP
+            keep(truth)
+            return feedback
+
+        self.play = play
+
+    def flush(self, t: int) -> None:
+        """Write the kept truth values of rounds ``t - len(block) + 1 .. t`` into the metric arrays."""
+        if self.logs is None:
+            return
+        block, logs = self.block, self.logs
+        first = t - len(block)
+        try:
+            if set(map(len, block)) != {len(logs)}:
+                raise KeyError
+            for name, series in logs.items():
+                series[first:t] = [truth[name] for truth in block]
+        except KeyError:
+            wrong = next(k for k, truth in enumerate(block) if sorted(truth) != sorted(logs))
+            raise ValueError(f"{type(self.env).__name__}.step returned the values {sorted(block[wrong])} in round "
+                             f"{first + wrong + 1}; its metrics are {sorted(logs)}") from None
+        block.clear()
+
+    def series(self) -> dict[str, np.ndarray]:
+        """One array of ``horizon`` values per metric."""
+        if self.logs is not None:
+            return self.logs
+        logs = self.env.truth_log(self.horizon)
+        if sorted(logs) != sorted(self.env.metrics) or any(np.shape(v) != (self.horizon,) for v in logs.values()):
+            raise ValueError(f"{type(self.env).__name__}.truth_log returned {sorted(logs)} of shapes "
+                             f"{[np.shape(v) for v in logs.values()]}; its metrics are {sorted(self.env.metrics)}, "
+                             f"{self.horizon} rounds each")
+        return {name: np.asarray(logs[name], dtype=np.float64) for name in self.env.metrics}
 
 
 def memory_bytes(env_cls: type[Environment], horizon: int) -> int:

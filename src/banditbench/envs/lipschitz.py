@@ -15,7 +15,8 @@ default).  Reward functions (Sec. 7):
   (weighted Fermat point), so ``mu* = 1 - 0.4 ||x1 - x2||_2`` exactly.
 
 Per round the environment logs ``regret = mu* - mu(x_t)`` (the paper's R(T) is
-its sum over all generated rounds, Sec. 3) and ``expected_reward = mu(x_t)``.
+its sum over all generated rounds, Sec. 3) and ``expected_reward = mu(x_t)``; it keeps
+``mu(x_t)`` of every round itself and hands both series over at the end (``keeps_truth``).
 The noise of round ``t`` is drawn up front from the environment's own stream,
 so it does not depend on what the policy plays.
 """
@@ -29,7 +30,7 @@ import numpy as np
 
 from ..api import Environment, register
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
-from ..feedback import RewardFeedback
+from ..feedback import RewardFeedback, new_feedback
 from ..params import NonNegative, OneOf
 
 X1 = (0.7, 0.8)
@@ -83,6 +84,7 @@ class LipschitzEnv(Environment):
     action_kind = "point"
     metrics = ("regret", "expected_reward")
     primary_metric = "regret"
+    keeps_truth = True
 
     def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int,
                  function: Annotated[str, OneOf(tuple(FUNCTIONS))] = "triangle", noise_sigma: NonNegative = 1.0):
@@ -98,6 +100,7 @@ class LipschitzEnv(Environment):
         (noise_seq,) = seed_seq.spawn(1)
         # a list: the per-round path reads one Python float, no numpy scalar
         self._noise = (self.noise_sigma * np.random.default_rng(noise_seq).standard_normal(horizon)).tolist()
+        self._mu = [0.0] * horizon                                  # mu(x_t) of every round played
 
     @classmethod
     def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -105,7 +108,7 @@ class LipschitzEnv(Environment):
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
-        return 8 * horizon                                            # the noise of every round
+        return 2 * 8 * horizon                                        # the noise and mu(x_t) of every round
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.dimension, "action_space": "unit_cube", "metric": "linf"}
@@ -131,15 +134,22 @@ class LipschitzEnv(Environment):
         """``mu(x)`` of one point, in scalar arithmetic (the formula of :data:`FUNCTIONS`)."""
         return self._formula(x, math)
 
-    def step(self, t: int, action) -> tuple[RewardFeedback, dict[str, float]]:
+    def play(self, t: int, action) -> RewardFeedback:
         if type(action) is float and 0.0 <= action <= 1.0 and self.dimension == 1:
             mu = self._formula((action,), math)                     # the per-round case of d = 1
         else:
             mu = self._formula(self._point(action), math)
-        return RewardFeedback(t, mu + self._noise[t - 1]), {
-            "regret": self.mu_star - mu,
-            "expected_reward": mu,
-        }
+        self._mu[t - 1] = mu
+        return new_feedback(RewardFeedback, (t, mu + self._noise[t - 1]))
+
+    def step(self, t: int, action) -> tuple[RewardFeedback, dict[str, float]]:
+        feedback = self.play(t, action)
+        mu = self._mu[t - 1]
+        return feedback, {"regret": self.mu_star - mu, "expected_reward": mu}
+
+    def truth_log(self, horizon: int) -> dict[str, np.ndarray]:
+        mu = np.array(self._mu[:horizon])
+        return {"regret": self.mu_star - mu, "expected_reward": mu}
 
     def summary(self) -> dict[str, float]:
         return {"mu_star": self.mu_star}
