@@ -8,8 +8,9 @@ seed, every budget) the job runs twice through :func:`banditbench.runner.simulat
 
 1. with its policy, recording the actions (the full round);
 2. with a replay policy that returns the recorded actions and ignores feedback, on a
-   freshly built environment and delay stream of the same seed — the identical sequence
-   of contexts, steps, queue pushes and pops and log writes, with no learning: the harness.
+   freshly built environment and delay stream of the same seed, asking for the same
+   context form — the identical sequence of contexts, steps, queue pushes and pops and
+   log writes, with no learning: the harness.
 
 The harness share is ``time(2) / time(1)``, in CPU time of this process (a loaded shared
 machine distorts it far less than wall-clock time), each the minimum over ``--repeat``
@@ -45,8 +46,8 @@ class Replay(Policy):
 
     feedback_kind = "any"
 
-    def __init__(self, actions: list):
-        self.actions = actions
+    def __init__(self, actions: list, context_form: str | None = None):
+        self.actions, self.context_form = actions, context_form      # the recorded policy's context form
 
     def observe(self, t, arrived):
         pass
@@ -58,7 +59,7 @@ class Replay(Policy):
 def run_job(cell: dict, repeat: int) -> tuple[float, float, int]:
     """(seconds with the policy, seconds of the replayed harness, rounds) — minima over ``repeat`` runs."""
     horizon = int(cell["horizon"])
-    full, harness, actions = [], [], None
+    full, harness, actions, form = [], [], None, None
     for _ in range(repeat):
         env, policy, delay, delay_rng = build(cell)
         played: list = []
@@ -74,10 +75,10 @@ def run_job(cell: dict, repeat: int) -> tuple[float, float, int]:
         full.append(time.process_time() - start)
         if actions is not None and played != actions:
             raise RuntimeError(f"{cell['experiment']}/{cell['algorithm']}: the policy is not reproducible")
-        actions = played
+        actions, form = played, policy.context_form
         env, _, delay, delay_rng = build(cell)
         start = time.process_time()
-        simulate(env, Replay(actions), delay, horizon, delay_rng)
+        simulate(env, Replay(actions, form), delay, horizon, delay_rng)
         harness.append(time.process_time() - start)
     return min(full), min(harness), horizon
 

@@ -91,6 +91,16 @@ class Environment(abc.ABC):
         more than once per round; the last call's action is the round's).
         """
 
+    #: forms of the context the environment can hand out instead of :meth:`context`'s default, on a
+    #: policy's request (``Policy.context_form``; e.g. ``row``: a classification row instead of the
+    #: matrix of block arm features built from it)
+    context_forms: ClassVar[tuple[str, ...]] = ()
+
+    def use_context_form(self, form: str) -> None:
+        """From now on, :meth:`context` answers in ``form`` (one of ``context_forms``)."""
+        raise ValueError(f"{type(self).__name__} offers no context form {form!r}; it offers "
+                         f"{list(self.context_forms)}")
+
     #: set by an environment that keeps its per-round truth values itself: the runner then plays
     #: its rounds through :meth:`play` (no mapping per round) and takes :meth:`truth_log` at the end
     keeps_truth: ClassVar[bool] = False
@@ -158,6 +168,9 @@ class Policy(abc.ABC):
     feedback_kind: ClassVar[str]
     #: the kind of action it plays (``arm``, ``pair``, ``point``), matched against the environment's
     action_kind: ClassVar[str]
+    #: the context form it asks the environment for (one of ``Environment.context_forms``, which
+    #: the environment publishes in its facts); None: the environment's default context
+    context_form: str | None = None
 
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:

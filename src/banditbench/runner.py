@@ -46,8 +46,11 @@ def simulate(env: Environment, policy: Policy, delay: DelayModel, horizon: int,
     buckets hands each round's feedback to the next: the same calls in the same order.
     A replay environment answers ``(None, None)`` when it skips a logged event (the
     action was not the logged one); the round is then not consumed and the policy acts
-    again, in the same round, on the environment's next context.
+    again, in the same round, on the environment's next context.  A policy that asks for a
+    context form (``Policy.context_form``) gets its contexts in that form.
     """
+    if policy.context_form is not None:
+        env.use_context_form(policy.context_form)
     arrival = delay.arrival_rounds(delay.sample(delay_rng, horizon), horizon)
     log = _TruthLog(env, horizon)
     if arrival[-1] == 0 and np.array_equal(arrival[:-1], np.arange(2, horizon + 1)):

@@ -5,7 +5,9 @@ Each round shows one row ``x`` in R^d of a prepared dataset (see
 features ``x^(k) = [0, ..., x, ..., 0]`` in R^{dK} (seed 002 Sec. 7).  Only the
 round's K x dK arm matrix is built, when the round starts; the public facts
 ``arm_layout = "block"`` and ``context_dimension = d`` let a policy work with
-``x`` itself (arm ``k``'s block ``k`` is ``x``).
+``x`` itself (arm ``k``'s block ``k`` is ``x``), and a policy that does asks for the
+``row`` context form (``Policy.context_form``): its context is then ``x`` alone and
+the matrix is not built.
 
 Rows are drawn from the environment's context stream: ``sampling: shuffle``
 (default) walks through a random permutation of the dataset and draws a new
@@ -40,7 +42,7 @@ from ..api import Environment, register
 from ..data.paths import (CLASSIFICATION_DATASETS, CLASSIFIER_OPTIONS, classifier_oracle_path, preprocess_options,
                           processed_path, resolve)
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, CorruptFileError, key_path
-from ..feedback import PreferenceFeedback, RewardFeedback
+from ..feedback import PreferenceFeedback, RewardFeedback, new_feedback
 from ..links import sigmoid
 from ..params import OneOf, Positive
 from .preference import DuelingEnvironment, duel_metrics
@@ -52,12 +54,16 @@ LOGIT_07 = math.log(0.7 / 0.3)
 
 
 def block_arms(x: np.ndarray, n_arms: int) -> np.ndarray:
-    """The K x dK matrix whose row k is ``[0, ..., x, ..., 0]`` (x in block k)."""
+    """The K x dK matrix whose row k is ``[0, ..., x, ..., 0]`` (x in block k).
+
+    Built in one slice assignment: in a zero buffer of K rows of length ``(K + 1) d``, the
+    first d entries of row k lie at flat position ``k (K d + d)``, which is block k of row k
+    of the K x dK matrix read from the same buffer.
+    """
     d = x.shape[0]
-    arms = np.zeros((n_arms, n_arms * d))
-    idx = np.arange(n_arms)
-    arms.reshape(n_arms, n_arms, d)[idx, idx] = x
-    return arms
+    buffer = np.zeros(n_arms * (n_arms + 1) * d)
+    buffer.reshape(n_arms, (n_arms + 1) * d)[:, :d] = x
+    return buffer[: n_arms * n_arms * d].reshape(n_arms, n_arms * d)
 
 
 class _Classification(Environment):
@@ -66,6 +72,7 @@ class _Classification(Environment):
     (``label``) or oracle-based (``classifier``) outcomes; the variant passes its value first."""
 
     mode_key: str
+    context_forms = ("row",)
 
     def __init__(self, seed_seq: np.random.SeedSequence, mode: str, /, *, horizon: int,
                  dataset: Annotated[str, OneOf(CLASSIFICATION_DATASETS)],
@@ -103,6 +110,7 @@ class _Classification(Environment):
             self.rows = np.concatenate([ctx.permutation(n) for _ in range(passes)])[:horizon]
         self._out_rng = np.random.default_rng(outcome_seq)
         self._row = 0
+        self._round_rows, self._labels = self.rows.tolist(), self.y.tolist()   # Python ints for the per-round path
 
     @classmethod
     def required_files(cls, params: Mapping[str, Any]) -> list[str]:
@@ -117,15 +125,25 @@ class _Classification(Environment):
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
-        return 8 * horizon                                            # the row of every round
+        return 2 * 8 * horizon                              # the row of every round (an array and a list)
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.n_arms * self.d, "n_arms": self.n_arms, "context_dimension": self.d,
                 "arm_layout": "block"}
 
     def context(self, t: int) -> np.ndarray:
-        self._row = int(self.rows[t - 1])
-        return block_arms(self.X[self._row], self.n_arms)
+        self._row = row = self._round_rows[t - 1]
+        return block_arms(self.X[row], self.n_arms)
+
+    def context_row(self, t: int) -> np.ndarray:
+        """The ``row`` context form: the round's row ``x`` (float64, length d) that every arm's block holds."""
+        self._row = row = self._round_rows[t - 1]
+        return self.X[row].astype(np.float64)
+
+    def use_context_form(self, form: str) -> None:
+        if form != "row":
+            super().use_context_form(form)
+        self.context = self.context_row
 
 
 @register("classification_bandit")
@@ -146,21 +164,35 @@ class ClassificationBandit(_Classification):
     metrics = ("regret", "reward")
     primary_metric = "regret"
     mode_key = "reward"
+    keeps_truth = True
 
     def __init__(self, seed_seq: np.random.SeedSequence, *, reward: Annotated[str, OneOf(MODES)] = "label",
                  **shared):
         super().__init__(seed_seq, reward, **shared)
+        self._regret, self._reward = [0.0] * len(self.rows), [0.0] * len(self.rows)     # every round's truth
 
-    def step(self, t: int, action) -> tuple[RewardFeedback, dict[str, float]]:
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
+        return super().memory_bytes(values, horizon) + 2 * 8 * horizon      # and its regret and reward
+
+    def play(self, t: int, action) -> RewardFeedback:
         a = int(action)
         if self.probs is None:
-            r = float(a == self.y[self._row])
+            r = float(a == self._labels[self._row])
             regret = 1.0 - r
         else:
             p = self.probs[self._row]
             r = float(self._out_rng.random() < p[a])
             regret = float(p.max() - p[a])
-        return RewardFeedback(t, r), {"regret": regret, "reward": r}
+        self._regret[t - 1], self._reward[t - 1] = regret, r
+        return new_feedback(RewardFeedback, (t, r))
+
+    def step(self, t: int, action) -> tuple[RewardFeedback, dict[str, float]]:
+        feedback = self.play(t, action)
+        return feedback, {"regret": self._regret[t - 1], "reward": self._reward[t - 1]}
+
+    def truth_log(self, horizon: int) -> dict[str, list[float]]:
+        return {"regret": self._regret[:horizon], "reward": self._reward[:horizon]}
 
 
 @register("classification_dueling")

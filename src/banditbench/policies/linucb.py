@@ -14,7 +14,8 @@ Block arm features ``x^(k) = e_k (x) x`` (classification bandits publish
 ``arm_layout: "block"``) make ``A`` block diagonal, so the shared model *is* the
 disjoint model on ``x``: the policy then keeps K inverses of size d x d
 instead of one of size dK x dK (K times less memory, K^2 times less work per
-update), with exactly the same choices.  Delayed feedback updates the model
+update), with exactly the same choices, and asks for the ``row`` context form
+(``x`` alone; the environment does not build the K x dK matrix).  Delayed feedback updates the model
 when it arrives, with the features of the round it belongs to.  Ties between
 maximal UCBs are broken uniformly at random.
 """
@@ -85,6 +86,7 @@ class LinUCB(Policy):
         if self.block:
             self.d = int(problem["context_dimension"])
             self.model = _PerArmRidge(self.n_arms, self.d, lam)
+            self.context_form = "row"
         elif mode == "disjoint":
             self.model = _PerArmRidge(self.n_arms, self.dimension, lam)
         else:
@@ -100,8 +102,8 @@ class LinUCB(Policy):
                 self.ridge.add(x[None], np.array([fb.reward]))
 
     def act(self, t: int, arms: np.ndarray) -> int:
-        if self.block:
-            x = arms[0, : self.d]                    # arm k carries x in block k; arm 0 in block 0
+        if self.block:                               # the row x, or the matrix: arm 0 carries x in block 0
+            x = arms if arms.ndim == 1 else arms[0, : self.d]
             ucb = self.model.ucb(x, self.alpha)
         elif self.mode == "disjoint":
             ucb = self.model.ucb(arms, self.alpha)
