@@ -14,7 +14,8 @@ round still counts (so the spend exceeds ``B`` by less than one round's cost) an
 later round is the null action whatever the learner plays.  The context tells the
 learner whether the process has stopped (the knapsack is visibly empty), nothing more.
 
-Per-round metrics (the runner logs them; the aggregator reports cumulative sums):
+Per-round metrics (the environment keeps them, the runner logs them; the aggregator reports
+cumulative sums):
 
 * ``reward``  ``r(c_t, x_t) + r(c_t, y_t)`` for ``t <= tau`` and 0 after (expected reward of eq. 2),
 * ``regret``  ``v* - reward_t``, so ``cumulative_regret(T) = T v* - sum_{t <= tau} r(c_t, x_t, y_t)``
@@ -51,7 +52,7 @@ from ..api import NULL, Environment, register
 from ..data.car_oracle import CLASSES, CONTEXT_DIMENSION, DEFAULT_ORACLE, action_features
 from ..data.files import load_npz
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, CorruptFileError, key_path
-from ..feedback import PreferenceCostFeedback, RewardCostFeedback
+from ..feedback import PreferenceCostFeedback, RewardCostFeedback, new_feedback
 from ..links import sigmoid
 from ..params import DataPath, NonNegative, OneOf, Positive, data_file_path
 
@@ -110,6 +111,19 @@ def offline_lp(p_c: np.ndarray, r: np.ndarray, w: np.ndarray, b: float, pairs: s
     return LPSolution(float(-res.fun), float(-res.ineqlin.marginals[0]), res.x.reshape(n_ctx, m))
 
 
+#: the shape of a round's observed costs (one resource): row 0 the first action's, row 1 the second's
+_COST_COLUMN = np.zeros((2, 1))
+
+
+def _read_only_rows(features: np.ndarray) -> list[np.ndarray]:
+    """One read-only view per context of the (C, K, d) features: a round's context hands out the
+    same views, so no policy can change the instance through them."""
+    rows = list(features)
+    for row in rows:
+        row.flags.writeable = False
+    return rows
+
+
 class KnapsackContext(NamedTuple):
     """What the learner sees in round t: reward features ``phi`` (K, d), cost features
     ``psi`` (K, d_w) of every action, and whether the budget is already exhausted
@@ -132,6 +146,7 @@ class _DuelKnapsack(Environment):
     action_kind = "pair"
     metrics = ("reward", "regret", "cost", "active")
     primary_metric = "reward"
+    keeps_truth = True
 
     def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, budget: Positive,
                  noise: Annotated[str, OneOf(NOISES)] = "bernoulli", noise_std: Positive = 0.1,
@@ -152,7 +167,7 @@ class _DuelKnapsack(Environment):
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
-        return 4 * 8 * horizon                    # every round's context, outcome and two cost draws
+        return 7 * 8 * horizon     # every round's context, outcome and two cost draws; its three truth values
 
     def _setup(self, phi: np.ndarray, psi: np.ndarray, r: np.ndarray, w: np.ndarray, p_c: np.ndarray) -> None:
         """The instance: features ``phi`` (C, K, d), ``psi`` (C, K, d_w), expected rewards ``r`` and costs
@@ -178,6 +193,9 @@ class _DuelKnapsack(Environment):
         self._round_outcome_u = self._outcome_u.tolist()
         self._r_rows, self._w_rows = r.tolist(), w.tolist()
         self._win_prob = sigmoid(r[:, :, None] - r[:, None, :]).tolist()     # [c][x][y] = sigma(r(c,x) - r(c,y))
+        self._phi_views, self._psi_views = _read_only_rows(phi), _read_only_rows(psi)
+        # every round's truth values (keeps_truth): reward, charged cost, 1{t <= tau}; regret = v* - reward
+        self._reward, self._cost, self._active = [0.0] * self.horizon, [0.0] * self.horizon, [0.0] * self.horizon
 
     # --- feedback variants -------------------------------------------------
     def _draw_outcomes(self, rng: np.random.Generator) -> np.ndarray:
@@ -189,9 +207,11 @@ class _DuelKnapsack(Environment):
     def _feedback(self, t: int, c: int, x: int, y: int, costs: np.ndarray):
         """Round ``t``'s feedback: the BT preference bit (eq. 1), or both noisy absolute rewards."""
         if self.feedback_kind == "preference_cost":
-            return PreferenceCostFeedback(t, int(self._round_outcome_u[t - 1] < self._win_prob[c][x][y]), costs)
+            return new_feedback(PreferenceCostFeedback,
+                                (t, int(self._round_outcome_u[t - 1] < self._win_prob[c][x][y]), costs))
         rewards, u = self._r_rows[c], self._round_outcome_u[t - 1]
-        return RewardCostFeedback(t, np.array([self._noisy(rewards[x], u[0]), self._noisy(rewards[y], u[1])]), costs)
+        return new_feedback(RewardCostFeedback,
+                            (t, np.array([self._noisy(rewards[x], u[0]), self._noisy(rewards[y], u[1])]), costs))
 
     def _noisy(self, mean: float, u: float) -> float:
         """One noisy draw with mean ``mean`` from its random number ``u`` (uniform, or standard normal)."""
@@ -207,15 +227,16 @@ class _DuelKnapsack(Environment):
 
     def context(self, t: int) -> KnapsackContext:
         c = self._round_ctx[t - 1]
-        return KnapsackContext(self.phi[c], self.psi[c], self.tau is not None)
+        return tuple.__new__(KnapsackContext, (self._phi_views[c], self._psi_views[c], self.tau is not None))
 
-    def step(self, t: int, action: Sequence[int]):
+    def play(self, t: int, action: Sequence[int]):
         x, y = int(action[0]), int(action[1])
         if (x, y) != NULL and not (0 <= x < self.n_arms and 0 <= y < self.n_arms):
             raise ValueError(f"round {t}: action {action!r} is neither a pair of arms in [0, {self.n_arms}) "
                              f"nor the null action {NULL}")
         if self.tau is not None or (x, y) == NULL:
-            return None, {"reward": 0.0, "regret": self.v_star, "cost": 0.0, "active": float(self.tau is None)}
+            self._reward[t - 1], self._cost[t - 1], self._active[t - 1] = 0.0, 0.0, float(self.tau is None)
+            return None
         c = self._round_ctx[t - 1]
         rewards, w, u = self._r_rows[c], self._w_rows[c], self._round_cost_u[t - 1]
         cost_x, cost_y = self._noisy(w[x], u[0]), self._noisy(w[y], u[1])
@@ -223,9 +244,21 @@ class _DuelKnapsack(Environment):
         self.spent += charge
         if self.spent >= self.budget:
             self.tau = t
-        reward = rewards[x] + rewards[y]
-        return self._feedback(t, c, x, y, np.array([[cost_x], [cost_y]])), {
-            "reward": reward, "regret": self.v_star - reward, "cost": charge, "active": 1.0}
+        self._reward[t - 1], self._cost[t - 1], self._active[t - 1] = rewards[x] + rewards[y], charge, 1.0
+        costs = _COST_COLUMN.copy()                 # np.array([[cost_x], [cost_y]]) in half the time
+        costs[0, 0], costs[1, 0] = cost_x, cost_y
+        return self._feedback(t, c, x, y, costs)
+
+    def step(self, t: int, action: Sequence[int]):
+        feedback = self.play(t, action)
+        reward = self._reward[t - 1]
+        return feedback, {"reward": reward, "regret": self.v_star - reward, "cost": self._cost[t - 1],
+                          "active": self._active[t - 1]}
+
+    def truth_log(self, horizon: int) -> dict[str, Any]:
+        reward = np.array(self._reward[:horizon])
+        return {"reward": reward, "regret": self.v_star - reward, "cost": self._cost[:horizon],
+                "active": self._active[:horizon]}
 
     def summary(self) -> dict[str, float]:
         return {"tau": float(self.tau if self.tau is not None else self.horizon),
