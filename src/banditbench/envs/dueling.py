@@ -15,9 +15,9 @@ import numpy as np
 from ..api import register
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..params import OneOf, PositiveInt, Range
-from ..feedback import PreferenceFeedback
-from ..links import sigmoid
-from .preference import DuelingEnvironment, duel_metrics
+from ..feedback import PreferenceFeedback, new_feedback
+from ..links import sigmoid_of
+from .preference import DuelingEnvironment
 
 
 def _utility(name: str, theta: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -43,16 +43,28 @@ ARM_DISTRIBUTIONS = ("normalized_cube", "sphere")
 THETA_DISTRIBUTIONS = ("sphere", "cube")
 
 
-def sample_arms(rng: np.random.Generator, n: int, d: int, distribution: str) -> np.ndarray:
+def sample_arms(rng: np.random.Generator, n: int, d: int, distribution: str, rounds: int | None = None) -> np.ndarray:
     """Arm features: ``normalized_cube`` draws U([-1,1]^d) then scales to unit norm (seed 001);
-    ``sphere`` draws uniformly on the unit sphere (normalised Gaussians)."""
-    x = rng.uniform(-1.0, 1.0, size=(n, d)) if distribution == "normalized_cube" else rng.standard_normal((n, d))
+    ``sphere`` draws uniformly on the unit sphere (normalised Gaussians).  Shape ``(n, d)``, or
+    ``(rounds, n, d)``: the arms of ``rounds`` successive calls, the same numbers from the same stream."""
+    shape = (n, d) if rounds is None else (rounds, n, d)
+    x = rng.uniform(-1.0, 1.0, size=shape) if distribution == "normalized_cube" else rng.standard_normal(shape)
     return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+#: arms are drawn (and normalised) for as many rounds at once as make about this many numbers (a
+#: block that stays in the CPU cache), the outcomes' uniforms for this many rounds; each round takes
+#: the next from its block, so the streams give every round the numbers a draw per round would
+DRAW_BLOCK = 8192
 
 
 @register("synthetic_dueling")
 class SyntheticDueling(DuelingEnvironment):
     """Contextual dueling bandit with K fresh arms per round and a BTL preference model.
+
+    The arms and the outcomes' uniforms are drawn a block of rounds at a time (:data:`DRAW_BLOCK`;
+    the same numbers as one draw per round); the metrics of :func:`~.preference.duel_metrics`
+    are kept by the environment (``keeps_truth``).
 
     Parameters
     ----------
@@ -63,6 +75,8 @@ class SyntheticDueling(DuelingEnvironment):
     theta_distribution : ``sphere`` (unit-norm theta, seed 000) or ``cube``
         (U([-1,1]^d), seed 001).  Drawn once per seed from the environment stream.
     """
+
+    keeps_truth = True
 
     def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, dimension: PositiveInt = 20,
                  n_arms: Annotated[int, Range(ge=2)] = 20, utility: Annotated[str, OneOf(UTILITIES)] = "linear",
@@ -90,6 +104,11 @@ class SyntheticDueling(DuelingEnvironment):
         self._out_rng = np.random.default_rng(outcome_seq)
         self._arms: np.ndarray | None = None
         self._f: np.ndarray | None = None
+        self._arm_block, self._uniforms = np.empty((0, n_arms, dimension)), []    # drawn, not yet used
+        self._next_arms = self._next_uniform = 0
+        self._arm_rounds = max(1, DRAW_BLOCK // (n_arms * dimension))
+        # every round's truth values (keeps_truth): regret and weak regret (average regret = regret / 2)
+        self._regret, self._weak = [0.0] * horizon, [0.0] * horizon
 
     @classmethod
     def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -97,7 +116,8 @@ class SyntheticDueling(DuelingEnvironment):
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
-        return 2 * 8 * values["n_arms"] * values["dimension"]          # a round's raw and normalised arms
+        # a block of raw and normalised arms and of outcome uniforms; every round's two truth values
+        return 8 * 2 * max(DRAW_BLOCK, values["n_arms"] * values["dimension"]) + 8 * DRAW_BLOCK + 2 * 8 * horizon
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.dimension, "n_arms": self.n_arms}
@@ -106,12 +126,34 @@ class SyntheticDueling(DuelingEnvironment):
         return _utility(self.utility, self.theta, arms)
 
     def context(self, t: int) -> np.ndarray:
-        self._arms = sample_arms(self._ctx_rng, self.n_arms, self.dimension, self.arm_distribution)
-        self._f = self.utilities(self._arms)
-        return self._arms
+        k = self._next_arms
+        if k == len(self._arm_block):
+            self._arm_block = sample_arms(self._ctx_rng, self.n_arms, self.dimension, self.arm_distribution,
+                                          rounds=self._arm_rounds)
+            k = 0
+        self._next_arms = k + 1
+        self._arms = arms = self._arm_block[k]
+        self._f = f = self.utilities(arms)
+        self._f_values = f.tolist()                # Python floats for the per-round path
+        return arms
+
+    def play(self, t: int, action) -> PreferenceFeedback:
+        i, j = int(action[0]), int(action[1])
+        f = self._f_values
+        k = self._next_uniform
+        if k == len(self._uniforms):
+            self._uniforms, k = self._out_rng.random(DRAW_BLOCK).tolist(), 0
+        self._next_uniform = k + 1
+        y = int(self._uniforms[k] < sigmoid_of(f[i] - f[j]))
+        best = max(f)
+        self._regret[t - 1], self._weak[t - 1] = 2.0 * best - f[i] - f[j], best - max(f[i], f[j])
+        return new_feedback(PreferenceFeedback, (t, y))
 
     def step(self, t: int, action) -> tuple[PreferenceFeedback, dict[str, float]]:
-        i, j = int(action[0]), int(action[1])
-        f = self._f
-        y = int(self._out_rng.random() < sigmoid(f[i] - f[j]))
-        return PreferenceFeedback(t, y), duel_metrics(f, i, j)
+        feedback = self.play(t, action)
+        regret = self._regret[t - 1]
+        return feedback, {"regret": regret, "average_regret": 0.5 * regret, "weak_regret": self._weak[t - 1]}
+
+    def truth_log(self, horizon: int) -> dict[str, Any]:
+        regret = np.array(self._regret[:horizon])
+        return {"regret": regret, "average_regret": 0.5 * regret, "weak_regret": self._weak[:horizon]}
