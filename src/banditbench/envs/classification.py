@@ -43,8 +43,9 @@ from ..data.paths import (CLASSIFICATION_DATASETS, CLASSIFIER_OPTIONS, classifie
                           processed_path, resolve)
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, CorruptFileError, key_path
 from ..feedback import PreferenceFeedback, RewardFeedback, new_feedback
-from ..links import sigmoid
+from ..links import sigmoid_of
 from ..params import OneOf, Positive
+from .draws import uniforms
 from .preference import DuelingEnvironment, duel_metrics
 
 SAMPLING = ("shuffle", "uniform")
@@ -108,7 +109,7 @@ class _Classification(Environment):
         else:
             passes = -(-horizon // n)
             self.rows = np.concatenate([ctx.permutation(n) for _ in range(passes)])[:horizon]
-        self._out_rng = np.random.default_rng(outcome_seq)
+        self._uniform = uniforms(np.random.default_rng(outcome_seq)).__next__      # the outcomes' uniforms
         self._row = 0
         self._round_rows, self._labels = self.rows.tolist(), self.y.tolist()   # Python ints for the per-round path
 
@@ -182,7 +183,7 @@ class ClassificationBandit(_Classification):
             regret = 1.0 - r
         else:
             p = self.probs[self._row]
-            r = float(self._out_rng.random() < p[a])
+            r = float(self._uniform() < p[a])
             regret = float(p.max() - p[a])
         self._regret[t - 1], self._reward[t - 1] = regret, r
         return new_feedback(RewardFeedback, (t, r))
@@ -233,7 +234,7 @@ class ClassificationDueling(DuelingEnvironment, _Classification):
         i, j = int(action[0]), int(action[1])
         f = self.utilities()
         if self.preference == "btl":
-            y = int(self._out_rng.random() < sigmoid(f[i] - f[j]))
+            y = int(self._uniform() < sigmoid_of(f[i] - f[j]))
         else:
             y = int(f[i] > f[j] or (f[i] == f[j] and i > j))
         return PreferenceFeedback(t, y), duel_metrics(f, i, j)

@@ -17,6 +17,7 @@ from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..params import OneOf, PositiveInt, Range
 from ..feedback import PreferenceFeedback, new_feedback
 from ..links import sigmoid_of
+from .draws import UNIFORM_BLOCK, uniforms
 from .preference import DuelingEnvironment
 
 
@@ -53,8 +54,8 @@ def sample_arms(rng: np.random.Generator, n: int, d: int, distribution: str, rou
 
 
 #: arms are drawn (and normalised) for as many rounds at once as make about this many numbers (a
-#: block that stays in the CPU cache), the outcomes' uniforms for this many rounds; each round takes
-#: the next from its block, so the streams give every round the numbers a draw per round would
+#: block that stays in the CPU cache); each round takes the next from the block, so the stream
+#: gives every round the numbers a draw per round would
 DRAW_BLOCK = 8192
 
 
@@ -101,11 +102,10 @@ class SyntheticDueling(DuelingEnvironment):
         # contexts and outcomes have their own streams: the contexts of a seed are
         # the same whatever the policy does.
         self._ctx_rng = np.random.default_rng(context_seq)
-        self._out_rng = np.random.default_rng(outcome_seq)
         self._arms: np.ndarray | None = None
         self._f: np.ndarray | None = None
-        self._arm_block, self._uniforms = np.empty((0, n_arms, dimension)), []    # drawn, not yet used
-        self._next_arms = self._next_uniform = 0
+        self._arm_block, self._next_arms = np.empty((0, n_arms, dimension)), 0    # drawn, not yet used
+        self._uniform = uniforms(np.random.default_rng(outcome_seq)).__next__
         self._arm_rounds = max(1, DRAW_BLOCK // (n_arms * dimension))
         # every round's truth values (keeps_truth): regret and weak regret (average regret = regret / 2)
         self._regret, self._weak = [0.0] * horizon, [0.0] * horizon
@@ -117,7 +117,7 @@ class SyntheticDueling(DuelingEnvironment):
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
         # a block of raw and normalised arms and of outcome uniforms; every round's two truth values
-        return 8 * 2 * max(DRAW_BLOCK, values["n_arms"] * values["dimension"]) + 8 * DRAW_BLOCK + 2 * 8 * horizon
+        return 8 * 2 * max(DRAW_BLOCK, values["n_arms"] * values["dimension"]) + 8 * UNIFORM_BLOCK + 2 * 8 * horizon
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.dimension, "n_arms": self.n_arms}
@@ -140,11 +140,7 @@ class SyntheticDueling(DuelingEnvironment):
     def play(self, t: int, action) -> PreferenceFeedback:
         i, j = int(action[0]), int(action[1])
         f = self._f_values
-        k = self._next_uniform
-        if k == len(self._uniforms):
-            self._uniforms, k = self._out_rng.random(DRAW_BLOCK).tolist(), 0
-        self._next_uniform = k + 1
-        y = int(self._uniforms[k] < sigmoid_of(f[i] - f[j]))
+        y = int(self._uniform() < sigmoid_of(f[i] - f[j]))
         best = max(f)
         self._regret[t - 1], self._weak[t - 1] = 2.0 * best - f[i] - f[j], best - max(f[i], f[j])
         return new_feedback(PreferenceFeedback, (t, y))

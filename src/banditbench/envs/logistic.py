@@ -43,9 +43,10 @@ import numpy as np
 
 from ..api import Environment, register
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
-from ..feedback import RewardFeedback
+from ..feedback import RewardFeedback, new_feedback
 from ..links import sigmoid
 from ..params import OneOf, PositiveInt, Range
+from .draws import UNIFORM_BLOCK, uniforms
 
 LATENTS = ("h1", "h2", "h3", "h4", "h5", "h6", "linear")
 CONTEXTS = ("cube", "sphere")
@@ -94,6 +95,7 @@ class SyntheticLogistic(Environment):
     action_kind = "arm"
     metrics = ("regret", "reward")
     primary_metric = "regret"
+    keeps_truth = True
 
     def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, latent: Annotated[str, OneOf(LATENTS)] = "h1",
                  dimension: PositiveInt = 20, n_arms: Annotated[int, Range(ge=2)] = 5,
@@ -126,7 +128,12 @@ class SyntheticLogistic(Environment):
             self.arm_sets = pool[order[: horizon * n_arms].reshape(horizon, n_arms)]
         self.arm_sets.setflags(write=False)
         self.means = sigmoid(latent_reward(latent, self.arm_sets, self.theta, self.Theta))   # (T, K)
-        self._outcomes = np.random.default_rng(outcome_seq)
+        # the per-round path: each round's arms (views), means and best mean as Python objects, the
+        # outcomes' uniforms drawn a block of rounds at a time (the same numbers as one draw per round)
+        self._round_arms, self._round_means = list(self.arm_sets), self.means.tolist()
+        self._best = self.means.max(axis=1).tolist()
+        self._uniform = uniforms(np.random.default_rng(outcome_seq)).__next__
+        self._regret, self._reward = [0.0] * horizon, [0.0] * horizon          # every round's truth
 
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
@@ -140,16 +147,24 @@ class SyntheticLogistic(Environment):
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
-        return 8 * horizon * values["n_arms"] * (values["dimension"] + 1)     # every round's arms and means
+        # every round's arms and means (arrays, and the means as a list), its two truth values, a block of uniforms
+        return 8 * horizon * (values["n_arms"] * (values["dimension"] + 2) + 2) + 8 * UNIFORM_BLOCK
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.d, "n_arms": self.n_arms}
 
     def context(self, t: int) -> np.ndarray:
-        return self.arm_sets[t - 1]
+        return self._round_arms[t - 1]
+
+    def play(self, t: int, action) -> RewardFeedback:
+        mean = self._round_means[t - 1][int(action)]
+        r = float(self._uniform() < mean)
+        self._regret[t - 1], self._reward[t - 1] = self._best[t - 1] - mean, r
+        return new_feedback(RewardFeedback, (t, r))
 
     def step(self, t: int, action) -> tuple[RewardFeedback, dict[str, float]]:
-        means = self.means[t - 1]
-        a = int(action)
-        r = float(self._outcomes.random() < means[a])
-        return RewardFeedback(t, r), {"regret": float(means.max() - means[a]), "reward": r}
+        feedback = self.play(t, action)
+        return feedback, {"regret": self._regret[t - 1], "reward": self._reward[t - 1]}
+
+    def truth_log(self, horizon: int) -> dict[str, list[float]]:
+        return {"regret": self._regret[:horizon], "reward": self._reward[:horizon]}

@@ -32,8 +32,9 @@ from ..data.paths import PROMPT_ORACLE_OPTIONS, prompt_oracle_path, resolve
 from ..data.registry import SCORED_TASKS
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceFeedback
-from ..links import sigmoid
+from ..links import sigmoid_of
 from ..params import Positive
+from .draws import uniforms
 from .preference import DuelingEnvironment, duel_metrics
 
 
@@ -77,7 +78,7 @@ class PromptDueling(DuelingEnvironment):
         self.arms.flags.writeable = False            # the same arm set is shown every round
         self.f = float(utility_scale) * arrays["utility"].astype(np.float64)
         self.best = float(self.f.max())
-        self._out_rng = np.random.default_rng(seed_seq.spawn(1)[0])
+        self._uniform = uniforms(np.random.default_rng(seed_seq.spawn(1)[0])).__next__    # the outcomes' uniforms
 
     @classmethod
     def required_files(cls, params: Mapping[str, Any]) -> list[str]:
@@ -96,7 +97,7 @@ class PromptDueling(DuelingEnvironment):
     def step(self, t: int, action) -> tuple[PreferenceFeedback, dict[str, float]]:
         i, j = int(action[0]), int(action[1])
         f = self.f
-        y = int(self._out_rng.random() < sigmoid(f[i] - f[j]))
+        y = int(self._uniform() < sigmoid_of(f[i] - f[j]))
         return PreferenceFeedback(t, y), duel_metrics(f, i, j, self.best)
 
     def summary(self) -> dict[str, float]:
