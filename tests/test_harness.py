@@ -1,0 +1,189 @@
+"""The simulation harness's cheap paths give exactly what a straightforward loop gives (issue 13).
+
+:func:`banditbench.runner.simulate` runs rounds without delay in a loop without buckets,
+plays environments that keep their own truth values through ``play`` / ``truth_log``,
+hands LinUCB the classification row instead of the block matrix, and environments draw
+their random numbers a block of rounds at a time.  Each must leave every choice and every
+logged value unchanged: compared here, bit for bit, with a textbook loop (``step`` every
+round, the truth mapping logged as it comes, the environment's default context) on every
+experiment, algorithm and delay of the default grid.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from banditbench import runner
+from banditbench.config import NO_BUDGET, load_config_file, load_grid
+from banditbench.data.paths import PROCESSED_DIR, parse_preprocess_key
+from banditbench.data.preprocess import prepare, save_prepared
+from banditbench.delays import make_delay
+from banditbench.envs import classification
+from banditbench.envs.draws import uniforms
+from banditbench.envs.dueling import sample_arms
+from banditbench.envs.lipschitz import LipschitzEnv
+from banditbench.links import sigmoid, sigmoid_of
+from banditbench.runner import build, simulate
+
+ROOT = Path(__file__).resolve().parents[1]
+GRID = load_grid(load_config_file(ROOT / "config.yaml"))
+#: rounds per run: enough to pass a delay window and a knapsack's stopping time; the neural families fewer
+HORIZONS = {"neural_delayed_dueling": 25, "variance_dueling_square": 25, "neural_logistic_h1": 25}
+
+
+def reference_simulate(env, policy, delay, horizon, delay_rng):
+    """The straightforward loop: ``step`` each round, its truth mapping written as it comes, feedback
+    delivered from a list of (arrival round, item) pairs in the order of their rounds."""
+    delays = delay.sample(delay_rng, horizon)
+    arrives = delay.arrives(delays)
+    logs = {name: np.zeros(horizon) for name in env.metrics}
+    queue, actions = [], []
+    for t in range(1, horizon + 1):
+        arrived = [item for due, item in queue if due == t]
+        queue = [(due, item) for due, item in queue if due != t]
+        if arrived:
+            policy.observe(t, arrived)
+        feedback, truth = None, None
+        while truth is None:
+            action = policy.act(t, env.context(t))
+            feedback, truth = env.step(t, action)
+        actions.append(action)
+        due = t + max(int(delays[t - 1]), 1)
+        if feedback is not None and arrives[t - 1] and due <= horizon:
+            queue.append((due, feedback))
+        assert sorted(truth) == sorted(env.metrics)
+        for name in env.metrics:
+            logs[name][t - 1] = truth[name]
+    return logs, actions
+
+
+def recorded(policy):
+    """The policy, its ``act`` wrapped to record each round's action (the last one of the round)."""
+    actions, act = {}, policy.act
+
+    def recording_act(t, context):
+        actions[t] = act(t, context)
+        return actions[t]
+
+    policy.act = recording_act
+    return policy, actions
+
+
+def _same_action(a, b) -> bool:
+    return np.array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.fixture
+def with_grid_data(tmp_path, monkeypatch):
+    """A working directory holding the prepared datasets of the default grid (digits: offline)."""
+    monkeypatch.chdir(tmp_path)
+    for name in GRID.experiments:
+        for path in GRID.data_files(name):
+            rel = Path(path).relative_to(PROCESSED_DIR)
+            if not Path(path).is_file():
+                save_prepared(path, prepare(rel.parts[0], parse_preprocess_key(rel.parts[0], rel.stem)))
+    return tmp_path
+
+
+@pytest.mark.parametrize("experiment", list(GRID.experiments))
+def test_simulate_matches_the_straightforward_loop_on_the_default_grid(with_grid_data, experiment):
+    exp = GRID.experiments[experiment]
+    horizon = min(HORIZONS.get(experiment, 300), exp.horizon)
+    for algorithm in exp.algorithms:
+        for delay in exp.delays:
+            for budget in exp.budget_labels:
+                cell = dict(GRID.cell(experiment, algorithm, delay, budget, exp.seeds[0]), horizon=horizon)
+                env, policy, model, delay_rng = build(cell)
+                policy, played = recorded(policy)
+                logs = simulate(env, policy, model, horizon, delay_rng)
+                env, policy, model, delay_rng = build(cell)
+                policy.context_form = None           # the environment's default context (LinUCB: the matrix)
+                expected, actions = reference_simulate(env, policy, model, horizon, delay_rng)
+                where = f"{experiment}/{algorithm}/{delay}/{budget}"
+                assert list(logs) == list(expected), where
+                for name in expected:                # bit for bit
+                    assert logs[name].tobytes() == expected[name].tobytes(), f"{where}: {name}"
+                assert len(played) == horizon and all(_same_action(played[t + 1], a) for t, a in enumerate(actions)), \
+                    where
+
+
+def test_next_round_loop_and_bucket_loop_agree_when_every_delay_is_at_most_one():
+    """Delays of 0 or 1 arrive next round: the runner takes the loop without buckets for a constant
+    delay of 1, the bucket loop when one round's delay is longer (censored by the window; so all
+    others arrive next round too) — the same result as the straightforward loop either way."""
+    cell = {"experiment": "e", "algorithm": "a", "delay_label": "d", "seed": 3, "horizon": 400, "budget": 150,
+            "environment": {"name": "pbbwk_synthetic", "params": {}},
+            "policy": {"name": "pblincbwk_alg2", "params": {}}, "delay": {"kind": "constant", "value": 1}}
+    for delay in ({"kind": "constant", "value": 1}, {"kind": "uniform", "low": 0, "high": 2, "window": 1}):
+        env, policy, _, _ = build(dict(cell, delay=delay))
+        logs = simulate(env, policy, make_delay(delay), 400, np.random.default_rng(5))
+        env, policy, _, _ = build(dict(cell, delay=delay))
+        expected, _ = reference_simulate(env, policy, make_delay(delay), 400, np.random.default_rng(5))
+        assert all(logs[name].tobytes() == expected[name].tobytes() for name in expected), delay
+
+
+def test_linucb_on_block_arms_asks_for_the_row_and_chooses_as_with_the_matrix(with_grid_data, monkeypatch):
+    cell = dict(GRID.cell("digits_reward", "linucb", "geometric_mean20_M50", NO_BUDGET, 1), horizon=300)
+    env, policy, model, delay_rng = build(cell)
+    assert policy.context_form == "row" and "row" in env.context_forms
+    assert env.context(1).shape == (10, 10 * 16)                  # the default context: the block matrix
+    env, policy, model, delay_rng = build(cell)
+
+    def no_matrix(x, n_arms):
+        raise AssertionError("the row form must not build the K x dK matrix")
+
+    policy, rows = recorded(policy)
+    with monkeypatch.context() as patch:
+        patch.setattr(classification, "block_arms", no_matrix)
+        logs = simulate(env, policy, model, 300, delay_rng)
+    env, policy, model, delay_rng = build(cell)
+    policy.context_form = None
+    policy, matrix = recorded(policy)
+    expected = simulate(env, policy, model, 300, delay_rng)
+    assert rows == matrix and len(set(rows.values())) > 1
+    assert all(logs[name].tobytes() == expected[name].tobytes() for name in expected)
+
+
+def test_an_environment_refuses_a_context_form_it_does_not_offer():
+    env = LipschitzEnv(np.random.SeedSequence(0), horizon=10)
+    with pytest.raises(ValueError, match="LipschitzEnv offers no context form 'row'"):
+        env.use_context_form("row")
+
+
+def test_block_arms_is_the_block_diagonal_matrix():
+    x = np.random.default_rng(0).standard_normal(7).astype(np.float32)
+    arms = classification.block_arms(x, 5)
+    assert arms.dtype == np.float64 and arms.flags.c_contiguous
+    expected = np.zeros((5, 35))
+    for k in range(5):
+        expected[k, 7 * k:7 * k + 7] = x
+    assert arms.tobytes() == expected.tobytes()
+
+
+def test_sigmoid_of_has_the_bits_of_sigmoid():
+    z = np.concatenate([np.random.default_rng(1).standard_normal(5000) * 6, [0.0, -0.0, 40.0, -40.0, 750.0, -750.0]])
+    assert all(sigmoid_of(float(v)) == float(sigmoid(v)) for v in z)
+    assert all(sigmoid_of(v) == float(sigmoid(v)) for v in z[:50])             # numpy scalars too
+
+
+def test_block_draws_are_the_numbers_of_one_draw_per_round():
+    a, b = np.random.default_rng(9), np.random.default_rng(9)
+    it = uniforms(a, block=7)
+    assert [next(it) for _ in range(30)] == [b.random() for _ in range(30)]
+    for distribution in ("sphere", "normalized_cube"):
+        a, b = np.random.default_rng(4), np.random.default_rng(4)
+        block = sample_arms(a, 6, 3, distribution, rounds=5)
+        assert block.tobytes() == np.stack([sample_arms(b, 6, 3, distribution) for _ in range(5)]).tobytes()
+
+
+def test_truth_log_of_the_wrong_metrics_is_refused():
+    class Broken(LipschitzEnv):
+        def truth_log(self, horizon):
+            return {"regret": [0.0] * horizon}
+
+    env = Broken(np.random.SeedSequence(0), horizon=5, noise_sigma=0.1)
+    policy = type("Fixed", (), {"context_form": None, "observe": lambda self, t, a: None,
+                                "act": lambda self, t, c: 0.5})()
+    with pytest.raises(ValueError, match=r"Broken.truth_log returned \['regret'\].*expected_reward"):
+        runner.simulate(env, policy, make_delay({"kind": "none"}), 5, np.random.default_rng(0))
