@@ -12,7 +12,10 @@ seed, every budget) the job runs twice through :func:`banditbench.runner.simulat
    context form — the identical sequence of contexts, steps, queue pushes and pops and
    log writes, with no learning: the harness.
 
-The harness share is ``time(2) / time(1)``, in CPU time of this process (a loaded shared
+The harness share is ``time(2) / time(1)``.  A third run replays the actions against an
+environment that answers every round with the same item and keeps nothing, without delay:
+the loop's floor, what calling the environment and the policy costs in this Python loop
+however cheap the harness gets (it is part of the harness time).  All in CPU time of this process (a loaded shared
 machine distorts it far less than wall-clock time), each the minimum over ``--repeat``
 runs of the same job, interleaved.  Processed
 classification datasets the grid needs are prepared into a temporary directory (digits
@@ -33,12 +36,41 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from banditbench.api import Policy  # noqa: E402
+from banditbench.api import Environment, Policy  # noqa: E402
 from banditbench.config import NO_BUDGET, load_config_file, load_grid  # noqa: E402
 from banditbench.data.paths import PROCESSED_DIR, parse_preprocess_key  # noqa: E402
 from banditbench.data.preprocess import prepare, save_prepared  # noqa: E402
+from banditbench.delays import make_delay  # noqa: E402
 from banditbench.errors import ConfigError  # noqa: E402
+from banditbench.feedback import RewardFeedback  # noqa: E402
 from banditbench.runner import build, simulate  # noqa: E402
+
+NO_DELAY = make_delay({"kind": "none"})
+
+
+class NullEnvironment(Environment):
+    """Answers every round with the same feedback item and keeps no truth values: what is left of a
+    round with the replay policy is the loop's floor (the calls of context, act, play and observe)."""
+
+    feedback_kind, action_kind, metrics, primary_metric, keeps_truth = "any", "any", ("regret",), "regret", True
+
+    def __init__(self, feedback):
+        self.feedback = feedback
+
+    def public_info(self):
+        return {}
+
+    def context(self, t):
+        return None
+
+    def play(self, t, action):
+        return self.feedback
+
+    def step(self, t, action):
+        return self.feedback, {"regret": 0.0}
+
+    def truth_log(self, horizon):
+        return {"regret": np.zeros(horizon)}
 
 
 class Replay(Policy):
@@ -56,10 +88,11 @@ class Replay(Policy):
         return self.actions[t - 1]
 
 
-def run_job(cell: dict, repeat: int) -> tuple[float, float, int]:
-    """(seconds with the policy, seconds of the replayed harness, rounds) — minima over ``repeat`` runs."""
+def run_job(cell: dict, repeat: int) -> tuple[float, float, float, int]:
+    """(seconds with the policy, seconds of the replayed harness, seconds of the loop's floor, rounds)
+    — minima over ``repeat`` runs."""
     horizon = int(cell["horizon"])
-    full, harness, actions, form = [], [], None, None
+    full, harness, floor, actions, form = [], [], [], None, None
     for _ in range(repeat):
         env, policy, delay, delay_rng = build(cell)
         played: list = []
@@ -80,7 +113,10 @@ def run_job(cell: dict, repeat: int) -> tuple[float, float, int]:
         start = time.process_time()
         simulate(env, Replay(actions, form), delay, horizon, delay_rng)
         harness.append(time.process_time() - start)
-    return min(full), min(harness), horizon
+        start = time.process_time()
+        simulate(NullEnvironment(RewardFeedback(0, 0.0)), Replay(actions), NO_DELAY, horizon, delay_rng)
+        floor.append(time.process_time() - start)
+    return min(full), min(harness), min(floor), horizon
 
 
 def prepare_files(grid, experiment: str) -> str | None:
@@ -109,7 +145,7 @@ def main() -> None:
     names = args.experiments.split(",") if args.experiments else list(grid.experiments)
     os.chdir(tempfile.mkdtemp(prefix="harness-"))
     print(f"{'experiment':28s} {'algorithm':16s} {'delay':22s} {'T':>6s} {'round µs':>9s} {'harness µs':>10s} "
-          f"{'share':>6s}")
+          f"{'share':>6s} {'floor µs':>8s}")
     worst = 0.0
     for name in names:
         exp = grid.experiments[name]
@@ -121,11 +157,11 @@ def main() -> None:
             for delay in exp.delays:
                 for budget in exp.budget_labels:
                     cell = grid.cell(name, alg, delay, budget, exp.seeds[args.seed])
-                    full, harness, T = run_job(cell, args.repeat)
+                    full, harness, floor, T = run_job(cell, args.repeat)
                     worst = max(worst, harness / full)
                     label = delay if budget == NO_BUDGET else f"{delay} B={budget}"
                     print(f"{name:28s} {alg:16s} {label:22s} {T:6d} {1e6 * full / T:9.1f} "
-                          f"{1e6 * harness / T:10.2f} {harness / full:6.1%}", flush=True)
+                          f"{1e6 * harness / T:10.2f} {harness / full:6.1%} {1e6 * floor / T:8.2f}", flush=True)
     print(f"largest harness share: {worst:.1%}")
 
 
