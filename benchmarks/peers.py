@@ -110,6 +110,8 @@ class MabwiserLinUCB(Policy):
 
     feedback_kind = "reward"
 
+    context_form = "row"                            # as banditbench's LinUCB: x, not the K x dK matrix
+
     def __init__(self, problem: Problem, seed: int, alpha: float = 1.0, lam: float = 1.0):
         self.d = int(problem["context_dimension"])
         self.mab = MAB(arms=list(range(int(problem["n_arms"]))),
@@ -122,8 +124,8 @@ class MabwiserLinUCB(Policy):
             arm, x = self.pending.pop(fb.round)
             self.mab.partial_fit([arm], [fb.reward], x[None])
 
-    def act(self, t, arms):
-        x = np.array(arms[0, : self.d])             # arm k carries the context in block k
+    def act(self, t, x):
+        x = np.array(x)                             # the row form: the context that block k of arm k carries
         arm = int(self.mab.predict(x[None]))
         self.pending[t] = (arm, x)
         return arm

@@ -111,14 +111,10 @@ def offline_lp(p_c: np.ndarray, r: np.ndarray, w: np.ndarray, b: float, pairs: s
     return LPSolution(float(-res.fun), float(-res.ineqlin.marginals[0]), res.x.reshape(n_ctx, m))
 
 
-#: the shape of a round's observed costs (one resource): row 0 the first action's, row 1 the second's
-_COST_COLUMN = np.zeros((2, 1))
-
-
-def _read_only_rows(features: np.ndarray) -> list[np.ndarray]:
-    """One read-only view per context of the (C, K, d) features: a round's context hands out the
-    same views, so no policy can change the instance through them."""
-    rows = list(features)
+def _read_only_rows(array: np.ndarray) -> list[np.ndarray]:
+    """One read-only view per row of ``array`` (per context of the (C, K, d) features, per round of
+    the observed costs): handed to the policy, they let it change nothing of the environment."""
+    rows = list(array)
     for row in rows:
         row.flags.writeable = False
     return rows
@@ -167,7 +163,8 @@ class _DuelKnapsack(Environment):
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
-        return 7 * 8 * horizon     # every round's context, outcome and two cost draws; its three truth values
+        # every round's context, outcome and two cost draws, three truth values, two costs and two rewards
+        return 11 * 8 * horizon
 
     def _setup(self, phi: np.ndarray, psi: np.ndarray, r: np.ndarray, w: np.ndarray, p_c: np.ndarray) -> None:
         """The instance: features ``phi`` (C, K, d), ``psi`` (C, K, d_w), expected rewards ``r`` and costs
@@ -194,6 +191,12 @@ class _DuelKnapsack(Environment):
         self._r_rows, self._w_rows = r.tolist(), w.tolist()
         self._win_prob = sigmoid(r[:, :, None] - r[:, None, :]).tolist()     # [c][x][y] = sigma(r(c,x) - r(c,y))
         self._phi_views, self._psi_views = _read_only_rows(phi), _read_only_rows(psi)
+        # every round's observed costs (and absolute rewards), written when the round is played and handed
+        # to the policy as that round's read-only view (no array made per round)
+        costs = np.zeros((self.horizon, 2, 1))
+        self._cost_flat, self._cost_views = costs.reshape(-1), _read_only_rows(costs)
+        rewards = np.zeros((self.horizon, 2))
+        self._reward_flat, self._reward_views = rewards.reshape(-1), _read_only_rows(rewards)
         # every round's truth values (keeps_truth): reward, charged cost, 1{t <= tau}; regret = v* - reward
         self._reward, self._cost, self._active = [0.0] * self.horizon, [0.0] * self.horizon, [0.0] * self.horizon
 
@@ -210,8 +213,9 @@ class _DuelKnapsack(Environment):
             return new_feedback(PreferenceCostFeedback,
                                 (t, int(self._round_outcome_u[t - 1] < self._win_prob[c][x][y]), costs))
         rewards, u = self._r_rows[c], self._round_outcome_u[t - 1]
-        return new_feedback(RewardCostFeedback,
-                            (t, np.array([self._noisy(rewards[x], u[0]), self._noisy(rewards[y], u[1])]), costs))
+        flat = self._reward_flat
+        flat[2 * t - 2], flat[2 * t - 1] = self._noisy(rewards[x], u[0]), self._noisy(rewards[y], u[1])
+        return new_feedback(RewardCostFeedback, (t, self._reward_views[t - 1], costs))
 
     def _noisy(self, mean: float, u: float) -> float:
         """One noisy draw with mean ``mean`` from its random number ``u`` (uniform, or standard normal)."""
@@ -245,9 +249,9 @@ class _DuelKnapsack(Environment):
         if self.spent >= self.budget:
             self.tau = t
         self._reward[t - 1], self._cost[t - 1], self._active[t - 1] = rewards[x] + rewards[y], charge, 1.0
-        costs = _COST_COLUMN.copy()                 # np.array([[cost_x], [cost_y]]) in half the time
-        costs[0, 0], costs[1, 0] = cost_x, cost_y
-        return self._feedback(t, c, x, y, costs)
+        flat = self._cost_flat
+        flat[2 * t - 2], flat[2 * t - 1] = cost_x, cost_y
+        return self._feedback(t, c, x, y, self._cost_views[t - 1])
 
     def step(self, t: int, action: Sequence[int]):
         feedback = self.play(t, action)
