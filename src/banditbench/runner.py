@@ -2,7 +2,8 @@
 
 Each round: feedback whose round plus delay has come is handed to the policy, the
 policy acts on the environment's public context, the environment answers with
-feedback and the round's truth values (logged), and the feedback is queued for its
+feedback and the round's truth values (logged; an environment that ``keeps_truth``
+keeps them itself and hands them over at the end), and the feedback is queued for its
 arrival round unless the delay's window censors it.  Policies never see the
 environment's hidden truth, and environments never see the policy.
 

@@ -46,6 +46,7 @@ from ..feedback import PreferenceFeedback, RewardFeedback, new_feedback
 from ..links import sigmoid_of
 from ..params import OneOf, Positive
 from .draws import uniforms
+from .kept import KeptRegretReward
 from .preference import DuelingEnvironment, duel_metrics
 
 SAMPLING = ("shuffle", "uniform")
@@ -148,7 +149,7 @@ class _Classification(Environment):
 
 
 @register("classification_bandit")
-class ClassificationBandit(_Classification):
+class ClassificationBandit(KeptRegretReward, _Classification):
     """K-armed contextual bandit from a classification dataset; reward 1 for the correct class (seed 002 Sec. 7).
 
     Parameters
@@ -162,15 +163,12 @@ class ClassificationBandit(_Classification):
 
     feedback_kind = "reward"
     action_kind = "arm"
-    metrics = ("regret", "reward")
-    primary_metric = "regret"
     mode_key = "reward"
-    keeps_truth = True
 
     def __init__(self, seed_seq: np.random.SeedSequence, *, reward: Annotated[str, OneOf(MODES)] = "label",
                  **shared):
         super().__init__(seed_seq, reward, **shared)
-        self._regret, self._reward = [0.0] * len(self.rows), [0.0] * len(self.rows)     # every round's truth
+        self._keep_truth(len(self.rows))
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
@@ -187,13 +185,6 @@ class ClassificationBandit(_Classification):
             regret = float(p.max() - p[a])
         self._regret[t - 1], self._reward[t - 1] = regret, r
         return new_feedback(RewardFeedback, (t, r))
-
-    def step(self, t: int, action) -> tuple[RewardFeedback, dict[str, float]]:
-        feedback = self.play(t, action)
-        return feedback, {"regret": self._regret[t - 1], "reward": self._reward[t - 1]}
-
-    def truth_log(self, horizon: int) -> dict[str, list[float]]:
-        return {"regret": self._regret[:horizon], "reward": self._reward[:horizon]}
 
 
 @register("classification_dueling")

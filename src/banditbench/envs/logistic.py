@@ -47,6 +47,7 @@ from ..feedback import RewardFeedback, new_feedback
 from ..links import sigmoid
 from ..params import OneOf, PositiveInt, Range
 from .draws import UNIFORM_BLOCK, uniforms
+from .kept import KeptRegretReward
 
 LATENTS = ("h1", "h2", "h3", "h4", "h5", "h6", "linear")
 CONTEXTS = ("cube", "sphere")
@@ -80,7 +81,7 @@ def context_vectors(rng: np.random.Generator, n: int, d: int, distribution: str)
 
 
 @register("synthetic_logistic")
-class SyntheticLogistic(Environment):
+class SyntheticLogistic(KeptRegretReward, Environment):
     """K context–arm vectors per round, Bernoulli rewards with mean ``mu(h(x))`` (seed 002 Sec. 7).
 
     Parameters
@@ -93,9 +94,6 @@ class SyntheticLogistic(Environment):
 
     feedback_kind = "reward"
     action_kind = "arm"
-    metrics = ("regret", "reward")
-    primary_metric = "regret"
-    keeps_truth = True
 
     def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, latent: Annotated[str, OneOf(LATENTS)] = "h1",
                  dimension: PositiveInt = 20, n_arms: Annotated[int, Range(ge=2)] = 5,
@@ -133,7 +131,7 @@ class SyntheticLogistic(Environment):
         self._round_arms, self._round_means = list(self.arm_sets), self.means.tolist()
         self._best = self.means.max(axis=1).tolist()
         self._uniform = uniforms(np.random.default_rng(outcome_seq)).__next__
-        self._regret, self._reward = [0.0] * horizon, [0.0] * horizon          # every round's truth
+        self._keep_truth(horizon)
 
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
@@ -161,10 +159,3 @@ class SyntheticLogistic(Environment):
         r = float(self._uniform() < mean)
         self._regret[t - 1], self._reward[t - 1] = self._best[t - 1] - mean, r
         return new_feedback(RewardFeedback, (t, r))
-
-    def step(self, t: int, action) -> tuple[RewardFeedback, dict[str, float]]:
-        feedback = self.play(t, action)
-        return feedback, {"regret": self._regret[t - 1], "reward": self._reward[t - 1]}
-
-    def truth_log(self, horizon: int) -> dict[str, list[float]]:
-        return {"regret": self._regret[:horizon], "reward": self._reward[:horizon]}
