@@ -170,12 +170,12 @@ class _TruthLog:
         """One array of ``horizon`` values per metric."""
         if self.logs is not None:
             return self.logs
-        logs = self.env.truth_log(self.horizon)
-        if sorted(logs) != sorted(self.env.metrics) or any(np.shape(v) != (self.horizon,) for v in logs.values()):
+        logs = {name: np.asarray(values, dtype=np.float64) for name, values in self.env.truth_log(self.horizon).items()}
+        if sorted(logs) != sorted(self.env.metrics) or any(v.shape != (self.horizon,) for v in logs.values()):
             raise ValueError(f"{type(self.env).__name__}.truth_log returned {sorted(logs)} of shapes "
-                             f"{[np.shape(v) for v in logs.values()]}; its metrics are {sorted(self.env.metrics)}, "
+                             f"{[v.shape for v in logs.values()]}; its metrics are {sorted(self.env.metrics)}, "
                              f"{self.horizon} rounds each")
-        return {name: np.asarray(logs[name], dtype=np.float64) for name in self.env.metrics}
+        return {name: logs[name] for name in self.env.metrics}
 
 
 def memory_bytes(env_cls: type[Environment], horizon: int) -> int:
