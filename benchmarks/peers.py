@@ -29,7 +29,8 @@ contenders of one seed run back to back.  Ratios are banditbench / peer (> 1: ou
 * LinUCB — digits (scikit-learn's bundled copy, offline) averaged to 4 x 4, K = 10 arms with
   block features, reward 1 for the right class: banditbench's LinUCB (block layout: one
   Sherman–Morrison-updated ridge model per arm) against mabwiser's ``LinUCB`` (one ridge
-  model per arm on the context, ``alpha = 1``, ``l2_lambda = 1``; the same model).  Ties:
+  model per arm on the context, ``alpha = 1``, ``l2_lambda = 1``; the same model); both ask
+  the environment for the ``row`` context form (the context alone, no block matrix).  Ties:
   ours breaks them at random, mabwiser takes the first arm, so the choices differ in the
   first rounds and the reward is compared, not the arm sequence.
 """
