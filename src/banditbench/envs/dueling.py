@@ -102,8 +102,6 @@ class SyntheticDueling(DuelingEnvironment):
         # contexts and outcomes have their own streams: the contexts of a seed are
         # the same whatever the policy does.
         self._ctx_rng = np.random.default_rng(context_seq)
-        self._arms: np.ndarray | None = None
-        self._f: np.ndarray | None = None
         self._arm_block, self._next_arms = np.empty((0, n_arms, dimension)), 0    # drawn, not yet used
         self._uniform = uniforms(np.random.default_rng(outcome_seq)).__next__
         self._arm_rounds = max(1, DRAW_BLOCK // (n_arms * dimension))
@@ -132,9 +130,8 @@ class SyntheticDueling(DuelingEnvironment):
                                           rounds=self._arm_rounds)
             k = 0
         self._next_arms = k + 1
-        self._arms = arms = self._arm_block[k]
-        self._f = f = self.utilities(arms)
-        self._f_values = f.tolist()                # Python floats for the per-round path
+        arms = self._arm_block[k]
+        self._f_values = self.utilities(arms).tolist()     # the round's utilities, Python floats
         return arms
 
     def play(self, t: int, action) -> PreferenceFeedback:
