@@ -25,8 +25,10 @@ estimates are sharp — the variance-awareness.  Pair widths of a layer are comp
 all K x K pairs at once (:func:`~banditbench.policies.pair_selection.pair_widths`);
 only the layers a round visits are evaluated.
 
-The paper's full text was read through the authors' public code and our reading of
-Algorithm 1 above; the two differ in places, all exposed as parameters:
+Only the paper's abstract was retrievable here: Algorithm 1 above is implemented from our
+knowledge of the paper, cross-checked against the authors' public code; the default
+``alpha = 1/T^{3/2}`` and line 20's constants could not be re-checked against the text.
+Where paper and code differ, the difference is a parameter:
 
 * ``beta``: Algorithm 1's ``beta_{t,l}`` (line 20, ``"theory"``) is
   ``16 2^-l / kappa_mu sqrt((8 Var_{t,l} + 18 iota) iota) + 6 2^-l / kappa_mu iota + 2^{1-l}``
