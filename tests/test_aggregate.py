@@ -109,3 +109,41 @@ def test_per_round_metrics_are_running_averages_in_the_papers_layout(tmp_path):
     assert set(curves.metric) == {"cumulative_regret", "per_round_regret"}
     with pytest.raises(ValueError, match="per-round metric 'reward' is not in the run"):
         aggregate_runs(runs, "exp", [4], per_round=["reward"])
+
+
+def test_panel_plots_draw_each_group_in_its_own_panel(tmp_path):
+    """seed 001 Figs. E.5-E.7 layout: each NVLDB variant against its NLDB counterpart, one panel per
+    strategy; the i-th algorithm of every panel has the same colour, with its own confidence band."""
+    from matplotlib.colors import to_rgba
+
+    from banditbench.analysis.plots import panel_figure, plot_panels
+
+    strategies = ["UCB-ASYM", "UCB-OSYM", "UCB-CSYM", "TS-ASYM"]
+    values = {}
+    for k, s in enumerate(strategies):
+        values[(f"NVLDB-{s}", "none")] = [np.full(40, 0.1 * (k + 1)), np.full(40, 0.1 * (k + 1) + 0.02)]
+        values[(f"NLDB-{s}", "none")] = [np.full(40, 0.5), np.full(40, 0.6)]
+    values[("VACDB", "none")] = [np.ones(40)] * 2
+    curves = tmp_path / "curves.csv"
+    aggregate_experiment(_write_runs(tmp_path, values), "exp", [40], tmp_path / "t.csv", tmp_path / "t.md",
+                         tmp_path / "t.tex", curves, "cumulative_regret")
+    panels = {s: [f"NVLDB-{s}", f"NLDB-{s}"] for s in strategies}
+    fig = panel_figure(curves, "cumulative_regret", panels, "exp: nvldb_vs_nldb")
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in visible] == strategies
+    assert len(fig.axes) == 6 and sum(not ax.get_visible() for ax in fig.axes) == 2     # 3 to a row
+    for ax, s in zip(visible, strategies):
+        lines = ax.get_lines()
+        assert [line.get_label() for line in lines] == [f"NVLDB-{s}", f"NLDB-{s}"]
+        assert to_rgba(lines[0].get_color()) != to_rgba(lines[1].get_color())
+        assert len(ax.collections) == 2                                                   # two bands
+        k = strategies.index(s)
+        assert lines[0].get_ydata()[-1] == pytest.approx(40 * (0.1 * (k + 1) + 0.01))     # mean cumulative regret
+        assert lines[1].get_ydata()[-1] == pytest.approx(40 * 0.55)
+    colours = {to_rgba(ax.get_lines()[0].get_color()) for ax in visible}
+    assert len(colours) == 1                                                              # NVLDB alike everywhere
+    pdf, png = tmp_path / "p.pdf", tmp_path / "p.png"
+    plot_panels(curves, "cumulative_regret", panels, "exp", [pdf, png])
+    assert pdf.read_bytes()[:4] == b"%PDF" and png.read_bytes()[:4] == b"\x89PNG"
+    with pytest.raises(ValueError, match=r"algorithm\(s\) \['NLDB-TS-CSYM'\]"):
+        panel_figure(curves, "cumulative_regret", {"TS-CSYM": ["VACDB", "NLDB-TS-CSYM"]}, "exp")

@@ -33,6 +33,11 @@ def _exp(cfg):
     (lambda c: _exp(c)["algorithms"].update({"bad label": {"policy": "ldb_df"}}), "'bad label' does not match"),
     (lambda c: _exp(c).update(plot_metric="reward"), "plot_metric: 'reward' is not logged"),
     (lambda c: _exp(c).update(extra_plots=["regret", "cost"]), "extra_plots: 'cost' is not logged"),
+    (lambda c: _exp(c).update(panel_plots={"p": {"caption": "c", "panels": {"x": ["ldb_df", "nope"]}}}),
+     "experiments.linear_delayed_dueling.panel_plots.p.panels.x: 'nope' is not an algorithm of this experiment"),
+    (lambda c: _exp(c).update(panel_plots={"p": {"caption": "c", "metric": "cost", "panels": {"x": ["ldb_df"]}}}),
+     "panel_plots.p.metric: 'cost' is not logged"),
+    (lambda c: _exp(c).update(panel_plots={"p": {"panels": {"x": ["ldb_df"]}}}), "'caption' is a required property"),
 ])
 def test_bad_config_is_rejected_with_a_message_naming_the_key(mutate, fragment):
     with pytest.raises(ConfigError) as err:

@@ -30,7 +30,10 @@ TINY = {
             "extra_plots": ["weak_regret"],
             "algorithms": {"ldb_df": {"policy": "ldb_df"}, "random": {"policy": "random_pair"},
                            "ndb_df": {"policy": "ndb_df", "params": {"width": 8, "train_steps": 2}},
-                           "nvldb": {"policy": "nvldb_ts_osym", "params": {"width": 8, "train_steps": 2}}},
+                           "nvldb": {"policy": "nvldb_ts_osym", "params": {"width": 8, "train_steps": 2}},
+                           "vacdb": {"policy": "vacdb"}},
+            "panel_plots": {"pairs": {"caption": "Linear against neural duelling, side by side.",
+                                      "panels": {"linear": ["ldb_df", "vacdb"], "neural": ["ndb_df", "nvldb"]}}},
             "delays": {"none": {"kind": "none"}, "geo": {"kind": "geometric", "mean": 5, "window": 10}},
         },
         "tinylog": {
@@ -65,8 +68,10 @@ def _simulate_jobs(experiment: str, algorithms) -> Counter:
 def _downstream(experiments) -> dict[str, int]:
     """Jobs after the simulations of these experiments: tables, plots, timing summary, run information."""
     extra = sum(len(TINY["experiments"][e].get("extra_plots", [])) for e in experiments)
+    panels = sum(len(TINY["experiments"][e].get("panel_plots", {})) for e in experiments)
     counts = {"all": 1, "run_info": 1, "aggregate": len(experiments), "plot": len(experiments),
-              "timing": len(experiments), "plot_extra": extra, "summary_table": int("tiny" in experiments)}
+              "timing": len(experiments), "plot_extra": extra, "plot_panels": panels,
+              "summary_table": int("tiny" in experiments)}
     return {k: v for k, v in counts.items() if v}
 
 
@@ -80,7 +85,8 @@ def project(tmp_path_factory):
 
 def test_default_pipeline_produces_tables_and_plots(project):
     tidy = pd.read_csv(project / "results/tables/tiny.csv")
-    assert set(tidy["algorithm"]) == {"ldb_df", "random", "ndb_df", "nvldb"} and set(tidy["delay"]) == {"none", "geo"}
+    assert set(tidy["algorithm"]) == {"ldb_df", "random", "ndb_df", "nvldb", "vacdb"}
+    assert set(tidy["delay"]) == {"none", "geo"}
     assert set(tidy["t"]) == {30, 60} and (tidy["n"] == 3).all()
     assert {"cumulative_regret", "cumulative_weak_regret"} <= set(tidy["metric"])
     assert "| geo | none | ldb_df |" in (project / "results/tables/tiny.md").read_text()
@@ -88,13 +94,15 @@ def test_default_pipeline_produces_tables_and_plots(project):
     assert "<h2>cumulative_regret at T = 60</h2>" in (project / "results/tables/tiny.html").read_text()
     assert (project / "results/plots/tiny.pdf").read_bytes()[:4] == b"%PDF"
     assert (project / "results/plots/tiny.png").stat().st_size > 10_000
+    assert (project / "results/plots/tiny/panels/pairs.pdf").read_bytes()[:4] == b"%PDF"
+    assert (project / "results/plots/tiny/panels/pairs.png").stat().st_size > 10_000
     # one benchmark file per simulate job (a block of seeds), one result file per seed
     cell = project / "results/runs/tiny/ldb_df/geo/none"
     assert sorted(p.name for p in cell.iterdir()) == ["0.npz", "1.npz", "2.npz", "seed_2.benchmark.tsv",
                                                       "seeds_0-1.benchmark.tsv"]
     assert (cell / "seeds_0-1.benchmark.tsv").read_text().startswith("s\th:m:s")
     timing = pd.read_csv(project / "results/timing/tiny.csv")
-    assert len(timing) == 4 * 2 * 2 and sorted(timing["seeds"]) == [1] * 8 + [2] * 8
+    assert len(timing) == 5 * 2 * 2 and sorted(timing["seeds"]) == [1] * 10 + [2] * 10
     assert "tinylog" in (project / "results/report/run_info.html").read_text()
     # the summary table: a row per delay setting, the lower final regret of ldb_df and random in bold
     final = tidy[(tidy["metric"] == "cumulative_regret") & (tidy["t"] == 60)].set_index(["delay", "algorithm"])["mean"]
@@ -124,7 +132,8 @@ def test_plain_snakemake_loads_the_default_profile(project):
     ("policies/neural/nets.py", {"tiny": {"ndb_df", "nvldb"}, "tinylog": {"neurallog_ucb2"}}),  # every neural job
     ("policies/neural/delayed_dueling.py", {"tiny": {"ndb_df"}}),
     ("policies/neural/variance_dueling.py", {"tiny": {"nvldb"}}),
-    ("policies/pair_selection.py", {"tiny": {"nvldb"}}),
+    ("policies/pair_selection.py", {"tiny": {"nvldb", "vacdb"}}),
+    ("policies/variance_aware_dueling.py", {"tiny": {"vacdb"}}),
     ("policies/delayed_labels.py", {"tiny": {"ldb_df", "ndb_df"}}),  # shared by the linear and neural families
     ("policies/neural/logistic.py", {"tinylog": {"neurallog_ucb2"}}),
     ("policies/logistic.py", {"tinylog": {"logistic_ucb1"}}),
@@ -189,10 +198,12 @@ def test_report_opens_on_the_run_and_shows_tables_plots_and_timing(project):
     kinds = {path: entry["mime_type"] for path, entry in results.items()}
     assert kinds == {**{f"results/{kind}/{e}.html": "text/html" for kind in ("tables", "timing") for e in TINY["experiments"]},
                      **{f"results/plots/{e}.png": "image/png" for e in TINY["experiments"]},
-                     "results/plots/tiny/weak_regret.png": "image/png", "results/summary/tiny_final.html": "text/html"}
+                     "results/plots/tiny/weak_regret.png": "image/png", "results/plots/tiny/panels/pairs.png": "image/png",
+                     "results/summary/tiny_final.html": "text/html"}
     # every plot has its own caption
     assert "Cumulative regret of" in results["results/plots/tiny.png"]["caption"]
     assert "weak_regret" in results["results/plots/tiny/weak_regret.png"]["caption"]
+    assert "Linear against neural duelling" in results["results/plots/tiny/panels/pairs.png"]["caption"]
     assert "Tables of experiment" in results["results/tables/tiny.html"]["caption"]
     assert "Summary table" in results["results/summary/tiny_final.html"]["caption"]
 

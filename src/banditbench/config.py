@@ -122,6 +122,13 @@ class Experiment:
         return list(self.spec.get("extra_plots", []))
 
     @property
+    def panel_plots(self) -> dict[str, dict[str, Any]]:
+        """``name -> {caption, metric, panels}`` with ``metric`` defaulting to :attr:`plot_metric`."""
+        return {name: {"caption": spec["caption"], "metric": spec.get("metric") or self.plot_metric,
+                       "panels": {title: list(labels) for title, labels in spec["panels"].items()}}
+                for name, spec in self.spec.get("panel_plots", {}).items()}
+
+    @property
     def per_round_metrics(self) -> list[str]:
         return list(self.spec.get("per_round_metrics", []))
 
@@ -223,6 +230,7 @@ class ExperimentGrid:
                                   f"choose from {list(env_cls.metrics)}")
         for key in ("algorithms", "delays"):
             _distinct_labels(list(spec[key]), key_path(where, key))
+        self._check_panel_plots(where, spec, env_cls)
         return Experiment(name, spec, horizon, seeds, budgets, table, data_files,
                           seeds_per_job=int(spec.get("seeds_per_job", 1)),
                           ci_level=float(spec.get("ci_level", self.config.get("ci_level", DEFAULT_CI_LEVEL))))
@@ -271,6 +279,22 @@ class ExperimentGrid:
                               f"needs one confidence level")
         return SummaryTable(name, metric, spec["better"], int(spec.get("bold", 3)), int(spec.get("decimals", 2)),
                             algorithms, tuple(rows), levels[0], spec.get("description", ""))
+
+    @staticmethod
+    def _check_panel_plots(where: str, spec: Mapping[str, Any], env_cls) -> None:
+        """Every panel plot draws algorithms of this experiment and a metric the environment logs."""
+        _distinct_labels(list(spec.get("panel_plots", {})), key_path(where, "panel_plots"))
+        for name, plot in spec.get("panel_plots", {}).items():
+            pwhere = key_path(where, "panel_plots", name)
+            metric = plot.get("metric")
+            if metric is not None and metric not in env_cls.metrics:
+                raise ConfigError(f"{key_path(pwhere, 'metric')}: {metric!r} is not logged by the environment; "
+                                  f"choose from {list(env_cls.metrics)}")
+            for title, labels in plot["panels"].items():
+                unknown = [a for a in labels if a not in spec["algorithms"]]
+                if unknown:
+                    raise ConfigError(f"{key_path(pwhere, 'panels', title)}: {unknown[0]!r} is not an algorithm "
+                                      f"of this experiment; its algorithms are {list(spec['algorithms'])}")
 
     def _check_values(self, cls, values: Mapping[str, Any], horizon: int, component: str, where: str,
                       reserved: frozenset[str] = frozenset()) -> None:

@@ -32,6 +32,8 @@ wildcard_constraints:
     budget=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     seed=r"\d+",
     table=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    metric=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    plot=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
 
 
 # folder of one cell's per-seed result files (and its jobs' benchmark files)
@@ -53,6 +55,7 @@ def all_outputs():
         out += [f"results/timing/{name}.{ext}" for ext in ("csv", "html")]
         out += [f"results/plots/{name}.{ext}" for ext in ("pdf", "png")]
         out += [f"results/plots/{name}/{metric}.png" for metric in GRID.experiments[name].extra_plots]
+        out += [f"results/plots/{name}/panels/{plot}.png" for plot in GRID.experiments[name].panel_plots]
     for table in GRID.summary_tables:
         out += [f"results/summary/{table}.{ext}" for ext in ("csv", "md", "tex", "html")]
     return out

@@ -53,6 +53,34 @@ rule plot_extra:
         "../scripts/plot.py"
 
 
+rule plot_panels:
+    input:
+        curves="results/curves/{experiment}.csv",
+    output:
+        pdf="results/plots/{experiment}/panels/{plot}.pdf",
+        png=report(
+            "results/plots/{experiment}/panels/{plot}.png",
+            caption="../report/plot_panels.rst",
+            category="Plots",
+            labels={"experiment": "{experiment}", "figure": "{plot}"},
+        ),
+    log:
+        "logs/plot/{experiment}/panels/{plot}.log",
+    conda:
+        "../../envs/banditbench.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        metric=lambda wc: f"cumulative_{GRID.experiments[wc.experiment].panel_plots[wc.plot]['metric']}",
+        panels=lambda wc: GRID.experiments[wc.experiment].panel_plots[wc.plot]["panels"],
+        caption=lambda wc: GRID.experiments[wc.experiment].panel_plots[wc.plot]["caption"],
+        title=lambda wc: f"{wc.experiment}: {wc.plot}",
+        ci_level=lambda wc: GRID.experiments[wc.experiment].ci_level,
+    script:
+        "../scripts/plot_panels.py"
+
+
 rule timing:
     input:
         runs=experiment_runs,

@@ -3,16 +3,18 @@
 The bands are the curves table's Student-t intervals, computed by the aggregation at the
 experiment's ``ci_level`` (default 95 %, stated in the figure title when given).
 
-One panel per (budget, delay) — budgets in rows, delays in columns — and one
-line per algorithm, coloured consistently across panels.  Written as PDF
-(vector) and PNG.
+:func:`plot_curves`: one panel per (budget, delay) — budgets in rows, delays in
+columns — and one line per algorithm, coloured consistently across panels.
+:func:`plot_panels`: chosen algorithms side by side (an experiment's ``panel_plots``,
+e.g. each NVLDB variant against its NLDB counterpart, seed 001 Figs. E.5–E.7), one
+panel per named group and (budget, delay).  Written as PDF (vector) and PNG.
 """
 
 from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import matplotlib
 
@@ -28,13 +30,37 @@ def _label(metric: str) -> str:
     return metric.replace("_", " ")
 
 
-def plot_curves(curves: str | Path | pd.DataFrame, metric: str, title: str, outputs: Sequence[str | Path],
-                ci_level: float | None = None) -> None:
+def _title(title: str, ci_level: float | None) -> str:
+    return title if ci_level is None else f"{title} (bands: {ci_percent(ci_level)} % CI)"
+
+
+def _metric_curves(curves: str | Path | pd.DataFrame, metric: str) -> pd.DataFrame:
     df = read_tidy(curves, "curves table") if not isinstance(curves, pd.DataFrame) else curves
     df = df[df["metric"] == metric]
     if df.empty:
         raise ValueError(f"no curve for metric {metric!r} in {curves}")
-    df = df.assign(budget=df["budget"].astype(str))
+    return df.assign(budget=df["budget"].astype(str))
+
+
+def _draw(ax, curve: pd.DataFrame, colour, style: str, label: str) -> None:
+    """One algorithm's mean curve and its confidence band."""
+    curve = curve.sort_values("t")
+    ax.plot(curve["t"], curve["mean"], color=colour, ls=style, lw=1.6, label=label)
+    ax.fill_between(curve["t"], curve["ci_low"], curve["ci_high"], color=colour, alpha=0.2, lw=0)
+
+
+def _save(fig, outputs: Sequence[str | Path]) -> None:
+    for out in outputs:
+        buf = io.BytesIO()
+        fmt = Path(out).suffix.lstrip(".")
+        fig.savefig(buf, format=fmt, dpi=150, metadata={"CreationDate": None} if fmt == "pdf" else None)
+        atomic_write_bytes(out, buf.getvalue())
+    plt.close(fig)
+
+
+def plot_curves(curves: str | Path | pd.DataFrame, metric: str, title: str, outputs: Sequence[str | Path],
+                ci_level: float | None = None) -> None:
+    df = _metric_curves(curves, metric)
     delays = list(dict.fromkeys(df["delay"]))
     budgets = list(dict.fromkeys(df["budget"]))
     algorithms = list(dict.fromkeys(df["algorithm"]))
@@ -48,11 +74,9 @@ def plot_curves(curves: str | Path | pd.DataFrame, metric: str, title: str, outp
             ax = axes[r][c]
             cell = df[(df["delay"] == delay) & (df["budget"] == budget)]
             for alg in algorithms:
-                d = cell[cell["algorithm"] == alg].sort_values("t")
-                if d.empty:
-                    continue
-                ax.plot(d["t"], d["mean"], color=colours[alg], ls=styles[alg], lw=1.6, label=alg)
-                ax.fill_between(d["t"], d["ci_low"], d["ci_high"], color=colours[alg], alpha=0.2, lw=0)
+                d = cell[cell["algorithm"] == alg]
+                if not d.empty:
+                    _draw(ax, d, colours[alg], styles[alg], alg)
             heading = f"delay: {delay}" + (f", budget: {budget}" if budget != "none" else "")
             ax.set_title(heading, fontsize=10)
             ax.grid(alpha=0.3)
@@ -62,11 +86,47 @@ def plot_curves(curves: str | Path | pd.DataFrame, metric: str, title: str, outp
                 ax.set_ylabel(_label(metric))
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), frameon=False, fontsize=9)
-    fig.suptitle(title if ci_level is None else f"{title} (bands: {ci_percent(ci_level)} % CI)", fontsize=11)
+    fig.suptitle(_title(title, ci_level), fontsize=11)
     fig.tight_layout(rect=(0, 0.08 if len(budgets) == 1 else 0.05, 1, 1))
-    for out in outputs:
-        buf = io.BytesIO()
-        fmt = Path(out).suffix.lstrip(".")
-        fig.savefig(buf, format=fmt, dpi=150, metadata={"CreationDate": None} if fmt == "pdf" else None)
-        atomic_write_bytes(out, buf.getvalue())
-    plt.close(fig)
+    _save(fig, outputs)
+
+
+def plot_panels(curves: str | Path | pd.DataFrame, metric: str, panels: Mapping[str, Sequence[str]], title: str,
+                outputs: Sequence[str | Path], ci_level: float | None = None) -> None:
+    """Write :func:`panel_figure` to ``outputs``."""
+    _save(panel_figure(curves, metric, panels, title, ci_level=ci_level), outputs)
+
+
+def panel_figure(curves: str | Path | pd.DataFrame, metric: str, panels: Mapping[str, Sequence[str]], title: str,
+                 columns: int = 3, ci_level: float | None = None):
+    """One panel per entry of ``panels`` (title -> algorithm labels) and (budget, delay), at most
+    ``columns`` to a row (unused axes hidden); the i-th label of every panel has the i-th colour."""
+    df = _metric_curves(curves, metric)
+    missing = sorted({a for labels in panels.values() for a in labels} - set(df["algorithm"]))
+    if missing:
+        raise ValueError(f"no {metric!r} curve for algorithm(s) {missing} in {curves}")
+    settings = list(dict.fromkeys(zip(df["budget"], df["delay"])))
+    cells = [(name, labels, budget, delay) for budget, delay in settings for name, labels in panels.items()]
+    ncols = min(columns, len(cells))
+    nrows = -(-len(cells) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols + 0.6, 3.0 * nrows + 0.6), squeeze=False,
+                             sharex=True)
+    for k, (name, labels, budget, delay) in enumerate(cells):
+        ax = axes[k // ncols][k % ncols]
+        cell = df[(df["delay"] == delay) & (df["budget"] == budget)]
+        for i, alg in enumerate(labels):
+            _draw(ax, cell[cell["algorithm"] == alg], plt.get_cmap("tab10")(i % 10), ("-", "--", "-.", ":")[i % 4], alg)
+        heading = name + ("" if len(settings) == 1 else f" (delay: {delay}"
+                          + (f", budget: {budget})" if budget != "none" else ")"))
+        ax.set_title(heading, fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, frameon=False)
+        if k + ncols >= len(cells):
+            ax.set_xlabel("round t")
+        if k % ncols == 0:
+            ax.set_ylabel(_label(metric))
+    for k in range(len(cells), nrows * ncols):
+        axes[k // ncols][k % ncols].set_visible(False)
+    fig.suptitle(_title(title, ci_level), fontsize=11)
+    fig.tight_layout()
+    return fig
