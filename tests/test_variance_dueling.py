@@ -12,6 +12,7 @@ from banditbench.errors import ConfigError
 from banditbench.feedback import PreferenceFeedback
 from banditbench.links import sigmoid
 from banditbench.policies.neural.nets import MLP, generator_from
+from banditbench.policies.neural.training import Trainer
 from banditbench.policies.neural.variance_dueling import NLDBUcbAsym, NVLDBTsOsym, NVLDBUcbAsym
 from banditbench.policies.pair_selection import candidates, pair_scores, pair_widths, select_pair
 from banditbench.runner import run_cell
@@ -216,7 +217,8 @@ def test_gram_options_and_bad_values():
     np.testing.assert_array_equal(reset._inverse(reset.trainer.current), np.eye(5))
     for bad, key in (({"gram": "sometimes"}, "gram"), ({"epsilon": 0.0}, "epsilon"), ({"a": -1}, "a"),
                      ({"episode_length": 0}, "episode_length"), ({"csym_sample": "x"}, "csym_sample"),
-                     ({"lr": 0}, "lr"), ({"feature_dim": 0}, "feature_dim"), ({"precision": "half"}, "precision")):
+                     ({"lr": 0}, "lr"), ({"feature_dim": 0}, "feature_dim"), ({"precision": "half"}, "precision"),
+                     ({"backprop": "numerical"}, "backprop")):
         with pytest.raises(ConfigError, match=f"policy.params.{key}"):
             _policy(NVLDBUcbAsym, **bad)
 
@@ -280,3 +282,28 @@ def test_twelve_variants_are_registered_with_their_strategy():
         cls = registry.get("policy", name).load()
         assert cls.strategy == name.split("_", 1)[1] and cls.variance_aware == name.startswith("nvldb")
     assert NVLDBTsOsym.strategy == "ts_osym"
+
+
+def test_manual_backprop_is_the_autograd_gradient_and_its_adam_steps_agree_to_rounding():
+    """backprop: manual — the hand-written backward pass equals autograd's gradient of eq. 4's data term,
+    and 20 numpy Adam steps (Trainer.fit_gradient) land where torch.optim.Adam's do (float64, to rounding:
+    not bitwise, so whole runs agree for a while and then may part, Adam amplifying rounding differences)."""
+    pol = _policy(NVLDBUcbAsym, precision="float64", depth=4)
+    _play(pol, 12)
+    rows = np.flatnonzero(pol.weighted)
+    played = pol._played(rows)
+    labels = torch.from_numpy(pol.labels[rows])
+    weights = torch.from_numpy(1.0 / pol.zeta2[rows])
+    x = pol.net.embed(played).numpy()
+    params = pol.trainer.current.clone() + 0.05 * torch.randn(len(pol.trainer.current), dtype=torch.float64)
+    p = params.clone().requires_grad_(True)
+    z = pol._pair_features(p, played) @ p[pol.last]
+    (weights * (torch.nn.functional.softplus(z) - labels * z)).sum().backward()
+    manual = pol._gradient(params.numpy().copy(), x, labels.numpy(), weights.numpy())
+    np.testing.assert_allclose(manual, p.grad.numpy(), rtol=1e-10, atol=1e-12)
+    trainers = [Trainer(params, lam=1.0, lr=0.01, steps=20, penalised=pol.last) for _ in range(2)]
+    trainers[0].fit(lambda q: pol._pair_features(q, played) @ q[pol.last], labels, weights)
+    trainers[1].fit_gradient(lambda q: pol._gradient(q, x, labels.numpy(), weights.numpy()))
+    moved = (trainers[0].current - params).abs()
+    assert moved.max() > 0.05                                     # the steps went somewhere
+    torch.testing.assert_close(trainers[1].current, trainers[0].current, rtol=0, atol=1e-9)

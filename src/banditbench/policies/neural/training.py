@@ -18,12 +18,22 @@ Seeds 000–002 do not prescribe the optimiser; we use Adam (learning rate
 parameters, with its moment estimates kept across updates, and ``steps``
 full-batch steps per update.  The schedule ``every`` is a number of rounds H
 (train when ``(t - 1) % H == 0``) or ``"doubling"`` (train at t = 2, 4, 8, ...).
+
+Two ways to take the steps: :meth:`Trainer.fit` differentiates the loss with
+autograd and steps ``torch.optim.Adam``; :meth:`Trainer.fit_gradient` takes the
+data term's gradient from the caller (a hand-written backward pass in numpy) and
+applies torch's Adam update rule in numpy (:func:`adam_step`) — the same
+iterates up to floating-point rounding, without autograd's and the optimiser's
+per-operation overhead, which dominates on the tiny networks of seed 001.  A
+trainer uses one of the two throughout (each keeps its own moment estimates).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -33,6 +43,20 @@ from ...errors import ConfigError
 def check_schedule(every, where: str = "policy.params.train_every") -> None:
     if every != "doubling" and not (isinstance(every, int) and not isinstance(every, bool) and every >= 1):
         raise ConfigError(f"{where}: must be a positive integer or 'doubling', got {every!r}")
+
+
+ADAM_BETAS, ADAM_EPS = (0.9, 0.999), 1e-8          # torch.optim.Adam's defaults
+
+
+def adam_step(theta: np.ndarray, grad: np.ndarray, m: np.ndarray, v: np.ndarray, k: int, lr: float) -> None:
+    """In place: step ``k`` (from 1) of Adam on ``theta`` with moments ``m``, ``v`` — torch.optim.Adam's
+    update (default betas and eps, no weight decay): ``theta -= lr / (1 - b1^k) * m / (sqrt(v) / sqrt(1 - b2^k) + eps)``."""
+    b1, b2 = ADAM_BETAS
+    m += (1 - b1) * (grad - m)
+    v *= b2
+    v += (1 - b2) * grad * grad
+    denom = np.sqrt(v) / math.sqrt(1 - b2 ** k) + ADAM_EPS
+    theta -= (lr / (1 - b1 ** k)) * m / denom
 
 
 class Trainer:
@@ -49,10 +73,12 @@ class Trainer:
         check_schedule(every, f"{where}.train_every")
         if centre not in ("init", "zero"):
             raise ConfigError(f"{where}.regulariser_centre: must be 'init' or 'zero', got {centre!r}")
-        self.lam, self.steps, self.every, self.penalised = lam, steps, every, penalised
+        self.lam, self.lr, self.steps, self.every, self.penalised = lam, lr, steps, every, penalised
         self.centre = theta0.clone() if centre == "init" else torch.zeros_like(theta0)
         self.theta = theta0.clone().requires_grad_(True)
         self.optimizer = torch.optim.Adam([self.theta], lr=lr)
+        self._moments: tuple[np.ndarray, np.ndarray] | None = None     # fit_gradient's Adam state
+        self._k = 0
 
     def due(self, t: int) -> bool:
         """Whether the schedule trains at the start of round ``t``."""
@@ -74,6 +100,21 @@ class Trainer:
             self.optimizer.zero_grad(set_to_none=True)
             self.loss(logits_fn(self.theta), labels, weights).backward()
             self.optimizer.step()
+        return self.theta.detach()
+
+    def fit_gradient(self, gradient: Callable[[np.ndarray], np.ndarray]) -> torch.Tensor:
+        """Run ``steps`` Adam steps (:func:`adam_step`) with ``gradient(theta)`` the gradient of the data term
+        ``sum_s w_s [softplus(z_s) - a_s z_s]`` at the numpy view of the parameters (the ridge is added here).
+        Returns theta (detached)."""
+        theta = self.theta.detach().numpy()                 # shares the parameters' memory: updated in place
+        if self._moments is None:
+            self._moments = (np.zeros_like(theta), np.zeros_like(theta))
+        centre = self.centre.numpy()[self.penalised]
+        for _ in range(self.steps):
+            grad = gradient(theta)
+            grad[self.penalised] += self.lam * (theta[self.penalised] - centre)
+            self._k += 1
+            adam_step(theta, grad, *self._moments, self._k, self.lr)
         return self.theta.detach()
 
     def assign(self, index: slice, values: torch.Tensor) -> None:

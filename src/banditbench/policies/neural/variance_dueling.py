@@ -59,6 +59,15 @@ Choices seed 001 leaves open or states ambiguously (all exposed as parameters):
   and ``a_t = 1`` exploration stops early at D = d = 5 (README, measured).
 * ``csym_sample``: TS-CSYM's draw, by Sec. 4.2.2's equation (default) or by Listing 4
   (:mod:`banditbench.policies.pair_selection`).
+* ``backprop``: how the gradient steps of line 9 are computed.  ``"manual"`` (default):
+  the network's forward and backward passes written out in numpy for this architecture
+  (:meth:`_NeuralLinearDueling._gradient`) and torch's Adam rule applied in numpy
+  (:meth:`~banditbench.policies.neural.training.Trainer.fit_gradient`); ``"autograd"``:
+  PyTorch's autograd and ``torch.optim.Adam``.  The same algorithm and the same
+  iterates up to floating-point rounding (summation order, ``exp``), not bit for bit:
+  trajectories of the two agree to rounding at first and may part after many rounds.
+  On seed 001's tiny networks autograd's per-operation overhead dominates, which the
+  manual pass avoids (``benchmarks/nvldb_speed.py``).
 * ``precision``: the network computes in float32 (PyTorch's default, which the authors'
   code uses; half the cost of float64); ``V``, the Newton refit of line 10 and the
   selection rules work in float64.  ``"float64"`` is available.
@@ -85,6 +94,7 @@ from .nets import INITS, MLP, check_network, configure_torch, generator_from
 from .training import Trainer
 
 GRAMS = ("incremental", "rebuild", "reset")
+BACKPROPS = ("manual", "autograd")
 PRECISIONS = {"float32": torch.float32, "float64": torch.float64}
 
 
@@ -109,13 +119,16 @@ class _NeuralLinearDueling(Policy):
                  train_steps: PositiveInt = 20, episode_length: PositiveInt = 1, refit_theta: bool = True,
                  newton_steps: PositiveInt = 50, gram: Annotated[str, OneOf(GRAMS)] = "incremental",
                  csym_sample: Annotated[str, OneOf(CSYM_SAMPLES)] = "equation",
-                 precision: Annotated[str, OneOf(tuple(PRECISIONS))] = "float32"):
+                 precision: Annotated[str, OneOf(tuple(PRECISIONS))] = "float32",
+                 backprop: Annotated[str, OneOf(BACKPROPS)] = "manual"):
         where = POLICY_PARAMS
         check_strategy(self.strategy, csym_sample, where)
         if precision not in PRECISIONS:
             raise ConfigError(f"{where}.precision: {precision!r} is not one of {list(PRECISIONS)}")
         if gram not in GRAMS:
             raise ConfigError(f"{where}.gram: {gram!r} is not one of {list(GRAMS)}")
+        if backprop not in BACKPROPS:
+            raise ConfigError(f"{where}.backprop: {backprop!r} is not one of {list(BACKPROPS)}")
         if not (isinstance(a, (int, float)) and not isinstance(a, bool) and a >= 0):
             raise ConfigError(f"{where}.a: must be a non-negative number, got {a!r}")
         if not 0 < epsilon <= 0.5:
@@ -128,7 +141,7 @@ class _NeuralLinearDueling(Policy):
         configure_torch()
         self.rng, self.a, self.lam, self.epsilon = rng, float(a), lam, epsilon
         self.gram_mode, self.csym_sample = gram, csym_sample
-        self.refit_theta, self.newton_steps = refit_theta, newton_steps
+        self.refit_theta, self.newton_steps, self.backprop = refit_theta, newton_steps, backprop
         gen = generator_from(rng)
         self.dtype = PRECISIONS[precision]
         self.net = MLP(d, width, depth, init, gen, where, outputs=D, output_relu=True, dtype=self.dtype)
@@ -187,7 +200,12 @@ class _NeuralLinearDueling(Policy):
         labels = torch.from_numpy(self.labels[rows]).to(self.dtype)
         weights = torch.from_numpy(1.0 / self.zeta2[rows]).to(self.dtype) if self.variance_aware else None
         last = self.last
-        self.trainer.fit(lambda params: self._pair_features(params, played) @ params[last], labels, weights)
+        if self.backprop == "manual":
+            x = self.net.embed(played).numpy()
+            y, w = labels.numpy(), None if weights is None else weights.numpy()
+            self.trainer.fit_gradient(lambda params: self._gradient(params, x, y, w))
+        else:
+            self.trainer.fit(lambda params: self._pair_features(params, played) @ params[last], labels, weights)
         if self.refit_theta:
             with torch.no_grad():
                 X = self._pair_features(self.trainer.current, played).double().numpy()
@@ -195,6 +213,38 @@ class _NeuralLinearDueling(Policy):
                                  weights=None if weights is None else 1.0 / self.zeta2[rows],
                                  max_iter=self.newton_steps, centre=self.theta0)
             self.trainer.assign(last, torch.from_numpy(theta).to(self.dtype))
+
+    def _gradient(self, params: np.ndarray, x: np.ndarray, labels: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+        """Gradient in ``[W; theta]`` of eq. 4's data term ``sum_s w_s [softplus(Delta f_s) - o_s Delta f_s]``,
+        ``Delta f_s = theta^T (phi(x_{s,1}; W) - phi(x_{s,2}; W))``, by a hand-written backward pass of
+        ``phi = sqrt(m) ReLU(W^L ReLU(... ReLU(W^1 x)))``; ``x`` holds the embedded first arms on top of the
+        second arms (``backprop: manual``, module docstring)."""
+        net, n = self.net, len(x) // 2
+        weights_ = [params[a:b].reshape(shape) for a, b, shape in zip(net.offsets[:-1], net.offsets[1:], net.shapes)]
+        theta = params[self.last]
+        hidden = [x]
+        for W in weights_[:-1]:
+            h = hidden[-1] @ W.T
+            hidden.append(np.maximum(h, 0, out=h))
+        phi = hidden[-1] @ weights_[-1].T
+        phi *= net.scale
+        np.maximum(phi, 0, out=phi)
+        dphi = phi[:n] - phi[n:]
+        dz = sigmoid(dphi @ theta) - labels                          # d/d(Delta f) of softplus - o Delta f
+        if weights is not None:
+            dz *= weights
+        grad = np.empty_like(params)
+        grad[self.last] = dphi.T @ dz
+        g = np.empty_like(phi)                                       # d/d(W^L h): first arms, then second
+        np.multiply.outer(dz, net.scale * theta, out=g[:n])
+        np.negative(g[:n], out=g[n:])
+        g *= phi > 0
+        for i in range(len(weights_) - 1, -1, -1):
+            grad[net.offsets[i]:net.offsets[i + 1]] = (g.T @ hidden[i]).reshape(-1)
+            if i:
+                g = g @ weights_[i]
+                g *= hidden[i] > 0
+        return grad
 
     def _set_weights(self, rows: np.ndarray) -> None:
         """Lines 12–13: ``zeta_s`` by eq. 5 under the current parameters, then
