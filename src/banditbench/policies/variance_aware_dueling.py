@@ -68,7 +68,7 @@ from ..api import Policy, Problem, register
 from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceFeedback
 from ..links import sigmoid
-from ..params import NonNegative, Positive, PositiveInt, Range
+from ..params import NonNegative, OneOf, Positive, PositiveInt, Range
 from .linalg import fit_logistic, sherman_morrison
 from .pair_selection import pair_widths
 
@@ -94,8 +94,8 @@ class VACDB(Policy):
                  layers: PositiveInt | Literal["auto"] = "auto",
                  beta: NonNegative | Literal["official", "theory"] = "official",
                  kappa_mu: Positive = 0.02, delta: Annotated[float, Range(gt=0, lt=1)] | Literal["auto"] = "auto",
-                 exploration: Literal["uniform", "widest"] = "uniform",
-                 exploit_update: Literal["none", "next_layer"] = "none", newton_steps: PositiveInt = 50):
+                 exploration: Annotated[str, OneOf(EXPLORATIONS)] = "uniform",
+                 exploit_update: Annotated[str, OneOf(EXPLOIT_UPDATES)] = "none", newton_steps: PositiveInt = 50):
         d, T = int(problem["dimension"]), problem.horizon
         self.alpha = T ** -1.5 if alpha == "auto" else float(alpha)
         self.L = layer_count(self.alpha) if layers == "auto" else layers
