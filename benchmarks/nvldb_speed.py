@@ -143,8 +143,8 @@ def main():
     if T:
         long_runs(T, m)
     print(f"Against the pseudo-code transcription over the first {R} rounds "
-          f"(same choices where the math is the same); 'outside training' excludes lines 9-10, "
-          f"which both run identically:\n")
+          f"('same pairs': rounds with the reference's pair); 'training' is lines 9-10 — the same steps, by "
+          f"autograd in the reference and by banditbench's backprop setting:\n")
     print("| implementation | rounds | CPU s | of which training | rounds/s (CPU) | same pairs | speed-up "
           "| speed-up outside training |")
     print("|---|---|---|---|---|---|---|---|")
