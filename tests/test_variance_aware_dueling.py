@@ -144,3 +144,11 @@ def test_vacdb_is_deterministic_depends_on_its_seed_and_needs_no_torch():
     paths = registry.job_sources("synthetic_dueling", "vacdb")
     assert "variance_aware_dueling.py" in {p.name for p in paths}
     assert not any("neural" in p.parts for p in paths)
+
+
+def test_memory_bound_counts_the_history_and_one_inverse_per_layer():
+    values = {"alpha": "auto", "layers": "auto"}
+    T, d = 2000, 378                                              # Covertype's block arms: 54 x 7
+    pol = VACDB(Problem(T, info={"dimension": d}), np.random.default_rng(0))
+    arrays = sum(a.nbytes for a in (pol.inverse, pol.diffs, pol.weight2, pol.layer, pol.labels, pol.arrived))
+    assert arrays <= VACDB.memory_bytes(values, T, {"dimension": d}) <= 1.01 * arrays

@@ -139,7 +139,11 @@ class VACDB(Policy):
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
-        return horizon * (8 * facts.get("dimension", 1) + 25)     # differences, w^2, layer, outcome, flag
+        d = facts.get("dimension", 1)
+        alpha = horizon ** -1.5 if values["alpha"] == "auto" else values["alpha"]
+        layers = layer_count(alpha) if values["layers"] == "auto" else values["layers"]
+        # differences, w^2, layer, outcome and flag of every round; a d x d inverse per layer
+        return horizon * (8 * d + 25) + layers * 8 * d * d
 
     # --- feedback and estimation ---------------------------------------------------
     def observe(self, t: int, arrived: Sequence[PreferenceFeedback]) -> None:
