@@ -19,9 +19,9 @@ Layer l keeps ``Sigma_l = 2^{-2l} I + sum_{s in Psi_l} w_s^2 (x_s - y_s)(x_s - y
 (line 18; its inverse by Sherman–Morrison) and ``theta_l``, the root of
 ``2^{-2l} kappa_mu theta + sum_{s in Psi_l} w_s^2 (mu((x_s - y_s)^T theta) - o_s)(x_s - y_s) = 0``
 (line 19: the weighted, ``2^{-2l} kappa_mu / 2``-ridged logistic MLE, by warm-started Newton).
-A round of high comparison variance needs a wide pair to be played, so it lands in a
-low layer with a small weight; low-variance rounds reach the high layers, whose
-estimates are sharp — the variance-awareness.  Pair widths of a layer are computed for
+The weights cap every sample's weighted width at ``2^-l``, and line 20's Bernstein-type
+radius shrinks with the layer's estimated variance: that makes the regret bound depend
+on the comparisons' variances (the variance-awareness).  Pair widths of a layer are computed for
 all K x K pairs at once (:func:`~banditbench.policies.pair_selection.pair_widths`);
 only the layers a round visits are evaluated.
 
