@@ -125,6 +125,7 @@ class ReferenceNDBDF(NDBDF):
 class Recorder:
     def __init__(self, policy):
         self.policy, self.choices, self.feedback_kind = policy, [], policy.feedback_kind
+        self.context_form = policy.context_form          # the runner asks the environment for it
 
     def observe(self, t, arrived):
         self.policy.observe(t, arrived)
