@@ -221,13 +221,13 @@ class _NeuralLinearDueling(Policy):
         ``phi = sqrt(m) ReLU(W^L ReLU(... ReLU(W^1 x)))``; ``x`` holds the embedded first arms on top of the
         second arms (``backprop: manual``, module docstring)."""
         net, n = self.net, len(x) // 2
-        weights_ = [params[a:b].reshape(shape) for a, b, shape in zip(net.offsets[:-1], net.offsets[1:], net.shapes)]
+        mats = [params[a:b].reshape(shape) for a, b, shape in zip(net.offsets[:-1], net.offsets[1:], net.shapes)]
         theta = params[self.last]
         hidden = [x]
-        for W in weights_[:-1]:
+        for W in mats[:-1]:
             h = hidden[-1] @ W.T
             hidden.append(np.maximum(h, 0, out=h))
-        phi = hidden[-1] @ weights_[-1].T
+        phi = hidden[-1] @ mats[-1].T
         phi *= net.scale
         np.maximum(phi, 0, out=phi)
         dphi = phi[:n] - phi[n:]
@@ -241,10 +241,10 @@ class _NeuralLinearDueling(Policy):
         np.multiply.outer(dz, net.scale * theta, out=g[:n])
         np.negative(g[:n], out=g[n:])
         g *= phi > 0
-        for i in range(len(weights_) - 1, -1, -1):
+        for i in range(len(mats) - 1, -1, -1):
             grad[net.offsets[i]:net.offsets[i + 1]] = (g.T @ hidden[i]).reshape(-1)
             if i:
-                g = g @ weights_[i]
+                g = g @ mats[i]
                 g *= hidden[i] > 0
         return grad
 
