@@ -14,8 +14,9 @@ time; wall-clock time is printed next to it.
    each arm by its own backward pass, Listing 2's loop over arms with
    ``torch.inverse(V)`` for every arm, and ``V`` re-initialised at the beginning of
    each round and rebuilt pair by pair from the whole history (App. E.2.1) —
-   against banditbench with the same reading (``gram: rebuild``) and precision
-   (float64).  The reference trains the straightforward way — autograd and
+   against banditbench with the same reading (``gram: rebuild``) and the same
+   precision on both sides: float32 (PyTorch's default, so the precision of App. E's
+   code, and the policy's default) and float64.  The reference trains the straightforward way — autograd and
    ``torch.optim.Adam`` (lines 9-10) — while banditbench's default
    ``backprop: manual`` runs a hand-written backward pass and Adam in numpy: the
    same iterates up to rounding, so the two make the same choices until Adam
@@ -28,6 +29,7 @@ time; wall-clock time is printed next to it.
    ``--ref-horizon`` rounds and are compared with banditbench over the same rounds.
 
     python benchmarks/nvldb_speed.py [--horizon 2000] [--ref-horizon 600] [--width 32] [--retrain-steps 100]
+                                     [--precision float32 float64]
 
 (``--horizon 0`` skips the long runs of items 1-2.)
 """
@@ -60,8 +62,8 @@ PAPER_NDB_MINUTES_PER_2000 = 48.8
 class ReferenceNVLDB(NVLDBUcbAsym):
     """NVLDB-UCB-ASYM as App. E's pseudo-code writes it (module docstring, item 3)."""
 
-    def __init__(self, problem, rng, retrain_steps: int = 0, **params):
-        super().__init__(problem, rng, gram="rebuild", precision="float64", backprop="autograd", **params)
+    def __init__(self, problem, rng, retrain_steps: int = 0, precision: str = "float64", **params):
+        super().__init__(problem, rng, gram="rebuild", precision=precision, backprop="autograd", **params)
         self.retrain_steps, self.lr = retrain_steps, params.get("lr", 0.01)
         self.initial = self.trainer.current.clone()
 
@@ -85,12 +87,12 @@ class ReferenceNVLDB(NVLDBUcbAsym):
         if len(pending):
             self._set_weights(pending)
         params = self.trainer.current
-        V = torch.eye(len(self.theta0), dtype=torch.float64) * self.lam          # re-initialised ...
+        V = torch.eye(len(self.theta0), dtype=self.dtype) * self.lam          # re-initialised ...
         for s in np.flatnonzero(self.weighted):                                    # ... and rebuilt pair by pair
             g = self._grad_list(params, torch.stack([self.x_first[s], self.x_second[s]]))
             z = g[0] - g[1]
             V += torch.outer(z, z) / float(self.zeta2[s])
-        x = torch.tensor(arms, dtype=torch.float64)
+        x = torch.tensor(arms, dtype=self.dtype)
         with torch.no_grad():
             utilities = self.features(params, x) @ params[self.last]
         grad_list = self._grad_list(params, x)
@@ -137,6 +139,9 @@ def main():
     ap.add_argument("--ref-horizon", type=int, default=600)
     ap.add_argument("--width", type=int, default=32)
     ap.add_argument("--retrain-steps", type=int, default=100)
+    ap.add_argument("--precision", nargs="+", choices=("float32", "float64"), default=["float32", "float64"],
+                    help="precision of both sides of the comparison (float32: PyTorch's default, which App. E's "
+                         "code ran, and the policy default; float64: rounding differences smallest)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     T, R, m = args.horizon, args.ref_horizon, args.width
@@ -144,33 +149,40 @@ def main():
         long_runs(T, m)
     print(f"Against the pseudo-code transcription over the first {R} rounds "
           f"('same pairs': rounds with the reference's pair); 'training' is lines 9-10 — the same steps, by "
-          f"autograd in the reference and by banditbench's backprop setting:\n")
-    print("| implementation | rounds | CPU s | of which training | rounds/s (CPU) | same pairs | speed-up "
+          f"autograd in the reference and by banditbench's backprop setting; both sides in the same precision:\n")
+    print("| implementation | precision | rounds | CPU s | of which training | rounds/s (CPU) | same pairs | speed-up "
           "| speed-up outside training |")
-    print("|---|---|---|---|---|---|---|---|")
-    ours_t = [0.0]
-    ours_c, _, ours_choices, _ = run(NVLDBUcbAsym, R, width=m, gram="rebuild", precision="float64", training=ours_t)
-    print(f"| banditbench (V rebuilt each round, float64) | {R} | {ours_c:,.1f} | {ours_t[0]:,.1f} | "
-          f"{R / ours_c:,.1f} | — | 1x | 1x |", flush=True)
-    auto_t = [0.0]
-    auto_c, _, auto_choices, _ = run(NVLDBUcbAsym, R, width=m, gram="rebuild", precision="float64",
-                                     backprop="autograd", training=auto_t)
-    print(f"| banditbench, backprop: autograd (V rebuilt each round, float64) | {R} | {auto_c:,.1f} | "
-          f"{auto_t[0]:,.1f} | {R / auto_c:,.1f} | — | — | — |", flush=True)
+    print("|---|---|---|---|---|---|---|---|---|")
+    for precision in args.precision:
+        compare(R, m, precision, args.retrain_steps)
     default_t = [0.0]
     default_c, _, _, _ = run(NVLDBUcbAsym, R, width=m, training=default_t)
-    print(f"| banditbench default (V accumulated, float32) | {R} | {default_c:,.1f} | {default_t[0]:,.1f} | "
+    print(f"| banditbench default (V accumulated) | float32 | {R} | {default_c:,.1f} | {default_t[0]:,.1f} | "
           f"{R / default_c:,.1f} | — | — | — |", flush=True)
+
+
+def compare(R, m, precision, retrain_steps):
+    """banditbench (V rebuilt each round, as the transcription) against the transcription, in one precision."""
+    ours_t = [0.0]
+    ours_c, _, ours_choices, _ = run(NVLDBUcbAsym, R, width=m, gram="rebuild", precision=precision, training=ours_t)
+    print(f"| banditbench (V rebuilt each round) | {precision} | {R} | {ours_c:,.1f} | {ours_t[0]:,.1f} | "
+          f"{R / ours_c:,.1f} | — | 1x | 1x |", flush=True)
+    auto_t = [0.0]
+    auto_c, _, auto_choices, _ = run(NVLDBUcbAsym, R, width=m, gram="rebuild", precision=precision,
+                                     backprop="autograd", training=auto_t)
+    print(f"| banditbench, backprop: autograd (V rebuilt each round) | {precision} | {R} | {auto_c:,.1f} | "
+          f"{auto_t[0]:,.1f} | {R / auto_c:,.1f} | — | — | — |", flush=True)
     for label, steps in (("pseudo-code: loops over arms, inverse per arm, V rebuilt pair by pair", 0),
-                         (f"the same + retrain from (theta_0, W_0) every round ({args.retrain_steps} steps)",
-                          args.retrain_steps)):
+                         (f"the same + retrain from (theta_0, W_0) every round ({retrain_steps} steps)",
+                          retrain_steps)):
         ref_t = [0.0]
-        ref_c, _, ref_choices, _ = run(ReferenceNVLDB, R, width=m, retrain_steps=steps, training=ref_t)
+        ref_c, _, ref_choices, _ = run(ReferenceNVLDB, R, width=m, retrain_steps=steps, precision=precision,
+                                       training=ref_t)
         same = (f"{np.mean([a == b for a, b in zip(ours_choices, ref_choices)]):.0%} "
                 f"({np.mean([a == b for a, b in zip(auto_choices, ref_choices)]):.0%} with autograd)"
                 if not steps else "—")
         outside = (ref_c - ref_t[0]) / (ours_c - ours_t[0])
-        print(f"| {label} | {R} | {ref_c:,.1f} | {ref_t[0]:,.1f} | {R / ref_c:,.2f} | {same} | "
+        print(f"| {label} | {precision} | {R} | {ref_c:,.1f} | {ref_t[0]:,.1f} | {R / ref_c:,.2f} | {same} | "
               f"{ref_c / ours_c:,.1f}x | {outside:,.1f}x |", flush=True)
 
 
