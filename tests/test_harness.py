@@ -187,3 +187,15 @@ def test_truth_log_of_the_wrong_metrics_is_refused():
                                 "act": lambda self, t, c: 0.5})()
     with pytest.raises(ValueError, match=r"Broken.truth_log returned \['regret'\].*expected_reward"):
         runner.simulate(env, policy, make_delay({"kind": "none"}), 5, np.random.default_rng(0))
+
+
+
+def test_an_environment_that_keeps_truth_must_define_play_and_truth_log():
+    from banditbench.api import Environment
+
+    with pytest.raises(TypeError, match="Half sets keeps_truth but does not define truth_log"):
+        class Half(Environment):
+            keeps_truth = True
+
+            def play(self, t, action):
+                return None

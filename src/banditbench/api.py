@@ -102,18 +102,16 @@ class Environment(abc.ABC):
                          f"{list(self.context_forms)}")
 
     #: set by an environment that keeps its per-round truth values itself: the runner then plays
-    #: its rounds through :meth:`play` (no mapping per round) and takes :meth:`truth_log` at the end
+    #: its rounds through ``play(t, action)`` (:meth:`step` without the truth values: keep them,
+    #: return the feedback or None) and takes ``truth_log(horizon)`` at the end (one sequence of
+    #: ``horizon`` numbers per metric); such a class must define both (checked when it is defined)
     keeps_truth: ClassVar[bool] = False
 
-    def play(self, t: int, action: Any) -> Any | None:
-        """:meth:`step` without the truth values (``keeps_truth`` environments): play ``action`` in
-        round ``t``, keep the round's truth values, return the feedback (or None)."""
-        raise NotImplementedError(f"{type(self).__name__} does not keep its truth values (keeps_truth is False)")
-
-    def truth_log(self, horizon: int) -> Mapping[str, Any]:
-        """The truth values kept by :meth:`play` for rounds ``1 .. horizon``: one sequence of
-        ``horizon`` numbers per metric (``keeps_truth`` environments)."""
-        raise NotImplementedError(f"{type(self).__name__} does not keep its truth values (keeps_truth is False)")
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        missing = [name for name in ("play", "truth_log") if cls.keeps_truth and not callable(getattr(cls, name, None))]
+        if missing:
+            raise TypeError(f"{cls.__name__} sets keeps_truth but does not define {' and '.join(missing)}")
 
     @classmethod
     def required_files(cls, params: Mapping[str, Any]) -> list[str]:

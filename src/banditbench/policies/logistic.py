@@ -39,6 +39,7 @@ environment's feature vectors; ``arm_norm_bound`` (L, default 1) enters ``kappa`
 
 from __future__ import annotations
 
+import abc
 import math
 from typing import Any, Mapping, Sequence
 
@@ -103,8 +104,9 @@ class _LinearLogistic(Policy):
         for fb in arrived:
             self.learn(self.pending.pop(fb.round), float(fb.reward))
 
+    @abc.abstractmethod
     def learn(self, x: np.ndarray, r: float) -> None:
-        raise NotImplementedError
+        """Update the estimate with arm ``x`` and its reward ``r``."""
 
     def _choose(self, t: int, arms: np.ndarray, theta: np.ndarray, gram: InverseGram, radius: float) -> int:
         ucb = sigmoid(arms @ theta) + self.nu * radius * gram.norms(arms)
