@@ -9,12 +9,16 @@ For every file of a dataset (:mod:`banditbench.data.registry`), in this order:
    base URL whose layout is the registry paths (the layout of ``shared/datasets``);
 3. the registered URLs, canonical first.
 
-Every copy is checked against the registered sha256 / MD5 before it is moved
+Every copy is checked against the registered sha256 / MD5 (for a file whose checksum is
+not published, the one pinned in the config's ``dataset_checksums``: without a pin nothing
+is fetched, :func:`banditbench.data.registry.expected_hash`) before it is moved
 into place (downloads go through :func:`pooch.retrieve` with a
 :class:`pooch.HTTPDownloader`, which writes to a temporary file and deletes it
 when the transfer breaks or the checksum differs).  Each source is tried
 ``1 + retries`` times; when every source fails, :class:`DataFetchError` names
 the dataset, every URL tried with its error, and how to place the file by hand.
+A cached copy of a pinned file that differs from its pin is not deleted (the pin may be
+the mistake): the error names both checksums and the config key.
 """
 
 from __future__ import annotations
@@ -24,10 +28,11 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Mapping
 from urllib.parse import unquote, urlparse
 
 from ..resultio import umask_mode
-from .registry import Dataset, RemoteFile, get_dataset
+from .registry import PIN_KEY, Dataset, RemoteFile, expected_hash, get_dataset
 from .verify import file_digest, file_hash
 
 log = logging.getLogger(__name__)
@@ -76,14 +81,23 @@ def _download(url: str, target: Path, known_hash: str, timeout: float) -> None:
 
 
 def fetch_file(dataset: Dataset, remote: RemoteFile, cache_dir: str | os.PathLike = DEFAULT_CACHE,
-               mirror: str | None = None, retries: int = 1, timeout: float = 60.0) -> Path:
-    """Return the verified local copy of one registered file (see the module docstring)."""
+               mirror: str | None = None, retries: int = 1, timeout: float = 60.0,
+               checksums: Mapping[str, str] | None = None) -> Path:
+    """Return the verified local copy of one registered file (see the module docstring);
+    ``checksums``: the config's ``dataset_checksums``."""
+    known_hash = expected_hash(dataset, remote, checksums)
     target = Path(cache_dir) / remote.path
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.is_file():
-        if checksum_matches(target, remote.known_hash):
+        if checksum_matches(target, known_hash):
             return target
-        log.warning("%s: cached %s does not match %s; deleting it", dataset.name, target, remote.known_hash)
+        if remote.known_hash is None:
+            alg = known_hash.split(":", 1)[0]
+            raise DataFetchError(
+                f"dataset {dataset.name!r}: {target} has {alg}:{file_digest(target, alg)}, not the {known_hash} "
+                f"pinned by {PIN_KEY}.{dataset.name}; if the pin is right the file is damaged (delete it and run "
+                f"again), otherwise correct the pin. The file was left in place.")
+        log.warning("%s: cached %s does not match %s; deleting it", dataset.name, target, known_hash)
         target.unlink()
     mirror = os.environ.get(MIRROR_ENV) if mirror is None else mirror
     sources: list[tuple[str, str]] = []
@@ -98,9 +112,9 @@ def fetch_file(dataset: Dataset, remote: RemoteFile, cache_dir: str | os.PathLik
         for attempt in range(1 + retries):
             try:
                 if kind == "dir":
-                    _copy_verified(Path(where), target, remote.known_hash)
+                    _copy_verified(Path(where), target, known_hash)
                 else:
-                    _download(where, target, remote.known_hash, timeout)
+                    _download(where, target, known_hash, timeout)
                 os.chmod(target, umask_mode())       # temporary files are created 0600
                 log.info("%s: %s <- %s", dataset.name, target, where)
                 return target
@@ -112,15 +126,17 @@ def fetch_file(dataset: Dataset, remote: RemoteFile, cache_dir: str | os.PathLik
                     failures.append(f"{where}: {reason}")
     tried = "\n".join(f"  - {f}" for f in failures)
     raise DataFetchError(
-        f"dataset {dataset.name!r} ({dataset.title}): could not obtain {remote.path} with {remote.known_hash}.\n"
+        f"dataset {dataset.name!r} ({dataset.title}): could not obtain {remote.path} with {known_hash}"
+        f"{f' (pinned by {PIN_KEY}.{dataset.name})' if remote.known_hash is None else ''}.\n"
         f"Tried:\n{tried}\n"
         f"To place the file by hand, download it from {remote.urls[0]} and save it as {target} "
-        f"(it must have {remote.known_hash}), or set {MIRROR_ENV} to a directory or base URL that holds "
+        f"(it must have {known_hash}), or set {MIRROR_ENV} to a directory or base URL that holds "
         f"{remote.path}.")
 
 
 def fetch(name: str | Dataset, cache_dir: str | os.PathLike = DEFAULT_CACHE, mirror: str | None = None,
-          retries: int = 1, timeout: float = 60.0) -> list[Path]:
-    """Fetch every file of a registered dataset; return their verified local paths."""
+          retries: int = 1, timeout: float = 60.0, checksums: Mapping[str, str] | None = None) -> list[Path]:
+    """Fetch every file of a registered dataset; return their verified local paths (``checksums``: the
+    config's ``dataset_checksums``, needed for a dataset whose checksum is not published)."""
     dataset = name if isinstance(name, Dataset) else get_dataset(name)
-    return [fetch_file(dataset, f, cache_dir, mirror, retries, timeout) for f in dataset.files]
+    return [fetch_file(dataset, f, cache_dir, mirror, retries, timeout, checksums) for f in dataset.files]

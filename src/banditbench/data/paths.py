@@ -9,7 +9,8 @@ live side by side and a rule can rebuild any of them from its path::
     data/processed/<dataset>/<options>.npz
     data/oracles/classifiers/<dataset>/<preprocessing options>/<oracle options>.npz
     data/oracles/prompts/<task>/<oracle options>.npz
-    data/processed/obd_random_all/<replay options>.npz     (logged events for replay)
+    data/processed/obd_random_all/<replay options>.npz     (logged events for replay: the sample)
+    data/processed/obd_full/<replay options>.npz           (the same from the full archive)
 
 ``<options>`` is the canonical key ``name=value+name=value`` (names sorted, every
 option present, defaults filled in), e.g. ``image_size=14+scaling=feature+split=test``.
@@ -47,8 +48,11 @@ PREPROCESS_OPTIONS: dict[str, dict[str, tuple[Any, Any]]] = {
 }
 CLASSIFICATION_DATASETS = tuple(PREPROCESS_OPTIONS)
 
-#: the Open Bandit Dataset prepared for replay (banditbench.data.replay)
-REPLAY_DATASET = "obd_random_all"
+#: the Open Bandit Dataset prepared for replay (banditbench.data.replay): the replay option
+#: ``source`` picks the registered dataset read, whose name is the prepared file's folder
+#: (the other options are its name), so the sample's and the full data's files coexist
+REPLAY_SOURCES = {"sample": "obd_random_all", "full": "obd_full"}
+REPLAY_DATASET = REPLAY_SOURCES["sample"]
 REPLAY_OPTIONS: dict[str, tuple[Any, Any]] = {
     "n_actions": (5, int),
     "user_dim": (16, int),
@@ -159,21 +163,39 @@ def prompt_oracle_path(task: str, oracle: Mapping[str, Any] | None = None, where
     return f"{ORACLE_DIR}/prompts/{task}/{options_key(options)}.npz"
 
 
+def replay_dataset(options: Mapping[str, Any] | None = None, where: str = "preprocessing") -> str:
+    """The registered dataset that the replay options' ``source`` (``sample``, default, or ``full``) reads."""
+    source = (options or {}).get("source", "sample")
+    if not isinstance(source, str) or source not in REPLAY_SOURCES:
+        raise ConfigError(f"{key_path(where, 'source')}: {source!r} is not one of {list(REPLAY_SOURCES)}")
+    return REPLAY_SOURCES[source]
+
+
 def replay_options(options: Mapping[str, Any] | None = None, where: str = "preprocessing") -> dict[str, Any]:
-    return resolve(REPLAY_OPTIONS, options, where)
+    """The replay options but ``source`` (it picks the folder), defaults filled in."""
+    return resolve(REPLAY_OPTIONS, {k: v for k, v in (options or {}).items() if k != "source"}, where)
 
 
 def replay_path(options: Mapping[str, Any] | None = None, where: str = "preprocessing") -> str:
-    return f"{PROCESSED_DIR}/{REPLAY_DATASET}/{options_key(replay_options(options, where))}.npz"
+    return f"{PROCESSED_DIR}/{replay_dataset(options, where)}/{options_key(replay_options(options, where))}.npz"
 
 
-def replay_raw_paths() -> list[str]:
-    """The logged events and the item table of the random / all campaign (under ``data/raw``)."""
-    return [f"{RAW_DIR}/{f.path}" for f in get_dataset(REPLAY_DATASET).files]
+def replay_raw_paths(dataset: str = REPLAY_DATASET) -> list[str]:
+    """The raw files (under ``data/raw``) of a replay dataset: the sample's logged events and item
+    table of the random / all campaign, or the full archive."""
+    return [f"{RAW_DIR}/{f.path}" for f in get_dataset(dataset).files]
 
 
 def parse_replay_key(key: str) -> dict[str, Any]:
     return parse_key(REPLAY_OPTIONS, key, "replay preprocessing")
+
+
+def pinned_datasets(path: str) -> list[str]:
+    """Registered datasets without a published checksum that the prepared file at ``path`` is built from."""
+    parts = path.split("/")
+    if parts[:2] == ["data", "processed"] and len(parts) == 4 and parts[2] in REPLAY_SOURCES.values():
+        return [parts[2]] if get_dataset(parts[2]).pinned else []
+    return []
 
 
 def raw_paths(dataset: str, options: Mapping[str, Any] | None = None) -> list[str]:
@@ -221,7 +243,7 @@ def buildable(path: str) -> bool:
     parts = path.split("/")
     stem = parts[-1].removesuffix(".npz")
     try:
-        if parts[:3] == ["data", "processed", REPLAY_DATASET] and len(parts) == 4:
+        if parts[:2] == ["data", "processed"] and len(parts) == 4 and parts[2] in REPLAY_SOURCES.values():
             parse_replay_key(stem)
         elif parts[:2] == ["data", "processed"] and len(parts) == 4:
             parse_preprocess_key(parts[2], stem)

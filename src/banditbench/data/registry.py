@@ -8,6 +8,10 @@ is published) and the URLs that serve exactly those bytes, canonical first.
 :mod:`banditbench.data.fetch` tries the cache, then the mirror
 (``BANDITBENCH_DATA_MIRROR``), then these URLs, and always verifies the checksum.
 
+A file whose publisher gives no checksum has ``known_hash=None``: it is used only with a
+checksum the user pins in the config, ``dataset_checksums: {<dataset>: "sha256:<hex>"}``
+(:func:`expected_hash`; ``banditbench checksum <file>`` prints the line), and never without.
+
 Notes on individual entries:
 
 * MNIST ``train-images-idx3-ubyte.gz`` is not in the mirror; its published MD5
@@ -24,8 +28,16 @@ Notes on individual entries:
   ``obp`` package ships (the mirror's copy comes from obp 0.4.1 on PyPI).  The URLs are
   the same files in st-tech/zr-obp at a pinned commit; ``item_context.csv`` there was
   checked byte for byte, ``all.csv`` (too large for our snapshot store) only by its
-  checksum on download.  The full dataset (ZOZO Research, millions of events) has no
-  checksum we could verify and is not registered.
+  checksum on download.
+* Open Bandit Dataset, full (``obd_full``): ZOZO Research's archive
+  ``open_bandit_dataset.zip`` (about 26 M logged events, bts / random x all / men / women).
+  ZOZO publishes no checksum for it, so it has none here: it is fetched and read only
+  with the checksum pinned in the config (``dataset_checksums.obd_full``).  Preprocessing
+  reads the members ``open_bandit_dataset/random/all/all.csv`` and ``.../item_context.csv``
+  straight from the zip (:mod:`banditbench.data.replay`).  The member layout is that of
+  obp's loader (``<root>/<policy>/<campaign>/<campaign>.csv``) under the root folder
+  ``open_bandit_dataset/`` that public scripts reading this archive use; we could not open
+  the archive itself offline.
 * Prompt material (Federated-APOHF pools and scored result logs, instruction
   induction task data and gold annotations) comes from GitHub at pinned commits;
   the checksum table is :mod:`._prompt_files`.
@@ -35,8 +47,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any, Mapping
 
-from ..errors import ConfigError
+from ..errors import ConfigError, key_path
 from ._prompt_files import ANNOTATIONS, PROMPT_POOLS, PROMPT_RESULTS, TASK_DATA
 
 _HASH = re.compile(r"^(sha256:[0-9a-f]{64}|md5:[0-9a-f]{32})$")
@@ -47,13 +60,14 @@ class RemoteFile:
     """One file: relative path (mirror and cache layout), checksum, URLs (canonical first)."""
 
     path: str
-    known_hash: str
+    #: the published checksum, or None: none is published and the config pins one (:func:`expected_hash`)
+    known_hash: str | None
     urls: tuple[str, ...]
     #: False where the offline mirror has no copy (only the URLs can provide it)
     mirrored: bool = True
 
     def __post_init__(self):
-        if not _HASH.match(self.known_hash):
+        if self.known_hash is not None and not _HASH.match(self.known_hash):
             raise ConfigError(f"registry: file {self.path!r} needs a published checksum 'sha256:<64 hex>' "
                               f"or 'md5:<32 hex>', got {self.known_hash!r}")
 
@@ -65,6 +79,16 @@ class Dataset:
     licence: str
     homepage: str
     files: tuple[RemoteFile, ...] = field(repr=False)
+
+    def __post_init__(self):
+        if self.pinned and len(self.files) != 1:
+            raise ConfigError(f"registry: dataset {self.name!r} has a file without a published checksum, so its one "
+                              f"config key dataset_checksums.{self.name} must name one file; it has {len(self.files)}")
+
+    @property
+    def pinned(self) -> bool:
+        """Whether the dataset's checksum is not published and the config must pin it."""
+        return any(f.known_hash is None for f in self.files)
 
     def file(self, path: str) -> RemoteFile:
         for f in self.files:
@@ -87,6 +111,9 @@ _APOHF = ("freedreamz/Federated-APOHF", "891d41d26f071209234672826b2a52ce4b20821
 _II = ("orhonovich/instruction-induction", "f7304ae0a35239c9819a08f93fd58426f6b4e4c1")
 _INSTINCT = ("xqlin98/INSTINCT", "10edbb3a9e02c150065756ba5ce357e038868cf8")
 _OBP = ("st-tech/zr-obp", "e86eab53f14b2de66de70841d65f01b1595403a9")
+_OBD_LICENCE = "CC BY 4.0 (ZOZO Research, Open Bandit Dataset)"
+#: the config key of the checksums a user pins for files whose checksum is not published
+PIN_KEY = "dataset_checksums"
 
 
 def _mnist(name: str, known_hash: str, mirrored: bool = True) -> RemoteFile:
@@ -166,7 +193,7 @@ _DATASETS = (
                    mirrored=False),
     )),
     Dataset("obd_random_all", "Open Bandit Dataset, random / all campaign (10,000-event sample of obp)",
-            "CC BY 4.0 (ZOZO Research, Open Bandit Dataset); sample shipped with obp (Apache-2.0)",
+            f"{_OBD_LICENCE}; sample shipped with obp (Apache-2.0)",
             "https://research.zozo.com/data_release/", (
                 RemoteFile("obd/random/all/all.csv",
                            "sha256:7168295b6e0a9eabcf3392320a5dd434e542b68e705d5cd9491499af589812f1",
@@ -174,6 +201,11 @@ _DATASETS = (
                 RemoteFile("obd/random/all/item_context.csv",
                            "sha256:eba04cc23d5f130a93ff174c5392986882b94c3839433cb8143870eaa6221358",
                            (_github(*_OBP, "obp/dataset/obd/random/all/item_context.csv"),)),
+            )),
+    Dataset("obd_full", "Open Bandit Dataset, full archive (ZOZO Research; random / all read from it)",
+            _OBD_LICENCE, "https://research.zozo.com/data_release/", (
+                RemoteFile("obd/open_bandit_dataset.zip", None,
+                           ("https://research.zozo.com/data_release/open_bandit_dataset.zip",), mirrored=False),
             )),
     Dataset("prompt_pools", "Federated-APOHF candidate pools (500 instructions per task, 12 tasks)",
             "MIT (freedreamz/Federated-APOHF); instructions generated by gpt-3.5-turbo",
@@ -207,6 +239,39 @@ def get_dataset(name: str, where: str = "dataset") -> Dataset:
     if name not in DATASETS:
         raise ConfigError(f"{where}: unknown dataset {name!r}; registered: {sorted(DATASETS)}")
     return DATASETS[name]
+
+
+def expected_hash(dataset: Dataset, remote: RemoteFile, checksums: Mapping[str, str] | None = None) -> str:
+    """The checksum a file must have: the published one, else the one pinned in the config's
+    ``dataset_checksums`` (``checksums``); a :class:`ConfigError` says how to pin one."""
+    if remote.known_hash is not None:
+        return remote.known_hash
+    pinned = (checksums or {}).get(dataset.name)
+    if pinned is None:
+        raise ConfigError(
+            f"{PIN_KEY}.{dataset.name}: dataset {dataset.name!r} ({dataset.title}) has no published checksum, so "
+            f"{remote.path} is only fetched and read with one you pin: set {PIN_KEY}: {{{dataset.name}: "
+            f"\"sha256:<64 hex>\"}} in the config. To compute it, download {remote.urls[0]} to "
+            f"data/raw/{remote.path} (or anywhere) and run `banditbench checksum <file>`; pin the value only if "
+            f"you trust that copy")
+    check_checksums({dataset.name: pinned})
+    return pinned
+
+
+def check_checksums(checksums: Mapping[str, Any], where: str = PIN_KEY) -> dict[str, str]:
+    """Validate a ``dataset_checksums`` mapping: datasets without a published checksum, ``"<alg>:<hex>"`` values."""
+    if not isinstance(checksums, Mapping):
+        raise ConfigError(f"{where}: a mapping of dataset names to checksums, got {checksums!r}")
+    pinnable = sorted(name for name, d in DATASETS.items() if d.pinned)
+    for name, value in checksums.items():
+        if name not in DATASETS or not DATASETS[name].pinned:
+            what = "is not a registered dataset" if name not in DATASETS else "has a published checksum"
+            raise ConfigError(f"{key_path(where, name)}: {name!r} {what}; only these take a pinned checksum: "
+                              f"{pinnable}")
+        if not isinstance(value, str) or not _HASH.match(value):
+            raise ConfigError(f"{key_path(where, name)}: need 'sha256:<64 lowercase hex>' (or 'md5:<32 hex>'), "
+                              f"got {value!r}; `banditbench checksum <file>` prints it")
+    return dict(checksums)
 
 
 def pool_file(task: str, variant: str = "query", where: str = "tasks") -> RemoteFile:

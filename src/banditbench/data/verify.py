@@ -3,7 +3,9 @@
 * Raw files (downloads under ``data/raw/``) are checked against their registered
   checksum every time the pipeline uses them (:func:`verify_raw`: preprocessing,
   oracle fitting, the fetcher's cache), so a file edited after its download is
-  never used.  Hashing is paid once per version of a file: the digest is cached
+  never used.  A file whose checksum is not published is checked against the one pinned in
+  the config's ``dataset_checksums`` (``checksums``), and is not read without one.
+  Hashing is paid once per version of a file: the digest is cached
   in ``data/.checksums.json`` with the file's size and modification time.
 * Before any job, :func:`quarantine_corrupt` checks the raw files present and the
   prepared files (``data/processed/``, ``data/oracles/``) an experiment grid reads,
@@ -20,10 +22,10 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 from ..errors import ConfigError, CorruptFileError
-from .registry import DATASETS, RemoteFile
+from .registry import DATASETS, PIN_KEY, RemoteFile, expected_hash
 
 log = logging.getLogger(__name__)
 
@@ -95,9 +97,11 @@ def registered(path: str | os.PathLike) -> tuple[str, RemoteFile] | None:
     return None
 
 
-def verify_raw(path: str | os.PathLike, cache: _Cache | None = None) -> None:
-    """Check a raw file against its registered checksum; a
-    :class:`~banditbench.errors.CorruptFileError` names the file, the dataset and both checksums."""
+def verify_raw(path: str | os.PathLike, cache: _Cache | None = None,
+               checksums: Mapping[str, str] | None = None) -> None:
+    """Check a raw file against its registered checksum (or the one ``checksums``, the config's
+    ``dataset_checksums``, pins); a :class:`~banditbench.errors.CorruptFileError` names the file, the
+    dataset and both checksums."""
     found = registered(path)
     if found is None:
         raise ConfigError(f"{path}: not a registered raw file (banditbench.data.registry)")
@@ -105,8 +109,12 @@ def verify_raw(path: str | os.PathLike, cache: _Cache | None = None) -> None:
     if not Path(path).is_file():
         raise ConfigError(f"{path}: raw file of dataset {dataset!r} missing; fetch it first "
                           f"(banditbench.data.fetch or the Snakemake download rules)")
-    alg, expected = remote.known_hash.split(":", 1)
+    alg, expected = expected_hash(DATASETS[dataset], remote, checksums).split(":", 1)
     got = file_digest(path, alg, cache)
+    if got != expected and remote.known_hash is None:
+        raise CorruptFileError(f"{path}: raw file of dataset {dataset!r} has {alg} {got}, not the {expected} pinned "
+                               f"by {PIN_KEY}.{dataset}; if the pin is right the file is damaged (delete it and "
+                               f"run snakemake again to download it), otherwise correct the pin")
     if got != expected:
         raise CorruptFileError(f"{path}: raw file of dataset {dataset!r} has {alg} {got}, not the registered "
                                f"{expected} (edited or damaged after its download); delete it and run "
@@ -117,14 +125,14 @@ def verify_prepared(path: str) -> None:
     """Read a prepared file (processed dataset or oracle, canonically named) as a job would, checking
     its contents and that it is the file its name says; raises what the loaders raise."""
     from .files import load_npz
-    from .paths import (CAR_ORACLE, CLASSIFIER_OPTIONS, PROMPT_ORACLE_OPTIONS, REPLAY_DATASET, parse_key,
+    from .paths import (CAR_ORACLE, CLASSIFIER_OPTIONS, PROMPT_ORACLE_OPTIONS, REPLAY_SOURCES, parse_key,
                         parse_preprocess_key, parse_replay_key)
     from .preprocess import load_prepared
 
     parts = path.split("/")
     stem = parts[-1].removesuffix(".npz")
-    if parts[:3] == ["data", "processed", REPLAY_DATASET] and len(parts) == 4:
-        identity = {"dataset": REPLAY_DATASET, "options": parse_replay_key(stem)}
+    if parts[:2] == ["data", "processed"] and len(parts) == 4 and parts[2] in REPLAY_SOURCES.values():
+        identity = {"dataset": parts[2], "options": parse_replay_key(stem)}
         load_npz(path, "prepared replay data", required=("features", "click"), expect=identity)
     elif parts[:2] == ["data", "processed"] and len(parts) == 4:
         load_prepared(path, parts[2], parse_preprocess_key(parts[2], stem))
@@ -147,18 +155,22 @@ def _quarantine(path: Path, reason: str) -> str:
     return message
 
 
-def quarantine_corrupt(data_files: Iterable[str], raw_dir: str = "data/raw") -> list[str]:
-    """Check every registered raw file present under ``raw_dir`` and every existing file of
-    ``data_files``; move each corrupt one aside (``<name>.corrupt``).  Returns one message per file
-    moved.  Cached: a file already checked in its current version costs a ``stat``."""
+def quarantine_corrupt(data_files: Iterable[str], raw_dir: str = "data/raw",
+                       checksums: Mapping[str, str] | None = None) -> list[str]:
+    """Check every registered raw file present under ``raw_dir`` (one without a published checksum
+    only if ``checksums`` pins one) and every existing file of ``data_files``; move each corrupt one
+    aside (``<name>.corrupt``).  Returns one message per file moved.  Cached: a file already checked
+    in its current version costs a ``stat``."""
     messages = []
     cache = _Cache()
     for dataset in DATASETS.values():
+        if dataset.pinned and dataset.name not in (checksums or {}):
+            continue                    # nothing to check it against; it is not read without a pin
         for remote in dataset.files:
             path = Path(raw_dir) / remote.path
             if path.is_file():
                 try:
-                    verify_raw(path, cache)
+                    verify_raw(path, cache, checksums)
                 except CorruptFileError as err:
                     messages.append(_quarantine(path, str(err)))
     for name in dict.fromkeys(data_files):

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..api import Environment, register
 from ..data.files import load_npz
-from ..data.paths import REPLAY_DATASET, replay_options, replay_path
+from ..data.paths import replay_dataset, replay_options, replay_path
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback
 from ..params import OneOf
@@ -46,7 +46,8 @@ class OBDReplay(Environment):
     Parameters
     ----------
     preprocessing : options of :mod:`banditbench.data.replay` (``n_actions``, ``user_dim``,
-        ``item_dim``, ``seed``; defaults filled in).
+        ``item_dim``, ``seed``; defaults filled in) and ``source``: ``sample`` (the 10,000-event
+        sample, default) or ``full`` (the full archive, dataset ``obd_full``).
     order : ``shuffle`` (events in a random order per seed) or ``log`` (the logged order).
     """
 
@@ -60,7 +61,8 @@ class OBDReplay(Environment):
         if order not in ORDERS:
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'order')}: {order!r} is not one of {list(ORDERS)}")
         self.path = path = replay_path(preprocessing, where=key_path(ENVIRONMENT_PARAMS, "preprocessing"))
-        identity = {"dataset": REPLAY_DATASET, "options": replay_options(preprocessing)}
+        self.dataset = replay_dataset(preprocessing)
+        identity = {"dataset": self.dataset, "options": replay_options(preprocessing)}
         arrays, _ = load_npz(path, "prepared replay data", required=("features", "click"), expect=identity)
         self.features, self.click = arrays["features"], arrays["click"]
         self.n_events, self.n_arms, self.d = self.features.shape
@@ -82,7 +84,7 @@ class OBDReplay(Environment):
 
     def context(self, t: int) -> np.ndarray:
         if self.used == self.n_events:
-            raise ConfigError(f"horizon: the replay log of dataset {REPLAY_DATASET!r} ({self.path}) has "
+            raise ConfigError(f"horizon: the replay log of dataset {self.dataset!r} ({self.path}) has "
                               f"{self.n_events} events and only {self.accepted} were accepted before round {t} of "
                               f"horizon {self.horizon}; lower the horizon below the accepted count or replay a "
                               f"longer log")
