@@ -1,4 +1,4 @@
-"""Command line: ``banditbench run-one`` (people), ``run-block`` (Snakemake), ``validate`` and ``list``.
+"""Command line: ``banditbench run-one`` (people), ``run-block`` (Snakemake), ``validate``, ``list`` and ``checksum``.
 
 Examples
 --------
@@ -20,6 +20,11 @@ as a one-seed run)::
 List what can be put in a config::
 
     banditbench list policies
+
+Print the config line that pins the checksum of a dataset whose publisher gives none
+(the full Open Bandit Dataset archive)::
+
+    banditbench checksum data/raw/obd/open_bandit_dataset.zip
 """
 
 from __future__ import annotations
@@ -156,6 +161,21 @@ def _list(args) -> int:
     return 0
 
 
+def _checksum(args) -> int:
+    from pathlib import Path
+
+    from .data.registry import PIN_KEY, get_dataset
+    from .data.verify import file_hash
+
+    dataset = get_dataset(args.dataset, "--dataset")
+    if not dataset.pinned:
+        raise ConfigError(f"--dataset: {args.dataset!r} has a published checksum; nothing to pin")
+    if not Path(args.file).is_file():
+        raise ConfigError(f"{args.file}: no such file")
+    print(f'{PIN_KEY}: {{{dataset.name}: "sha256:{file_hash(args.file, "sha256")}"}}')
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="banditbench", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -188,6 +208,11 @@ def main(argv: list[str] | None = None) -> int:
     lst = sub.add_parser("list", help="list registered environments, policies and delay models")
     lst.add_argument("what", nargs="?", default="all", choices=["all", "policies", "environments", "delays"])
     lst.set_defaults(func=_list)
+
+    pin = sub.add_parser("checksum", help="print the dataset_checksums line that pins a local file's sha256")
+    pin.add_argument("file", help="the downloaded file (e.g. data/raw/obd/open_bandit_dataset.zip)")
+    pin.add_argument("--dataset", default="obd_full", help="the dataset it belongs to (default: obd_full)")
+    pin.set_defaults(func=_checksum)
 
     args = parser.parse_args(argv)
     try:

@@ -12,7 +12,9 @@ its declared annotation and the class's own relations (:mod:`banditbench.params`
 environment <-> policy compatibility (feedback and action kinds), dataset names and
 data files (:meth:`~banditbench.api.Environment.required_files`; data paths must stay
 inside the project or the config's ``data_root``), budgets (finite, distinct labels),
-a lower bound on a simulate job's memory against its ``resources.mem_mb``, and the
+a lower bound on a simulate job's memory against its ``resources.mem_mb``, the checksums
+pinned in ``dataset_checksums`` (and that every dataset without a published checksum that an
+experiment reads has one), and the
 ``summary_tables`` across experiments (:class:`SummaryTable`: configured experiments,
 delays, budgets and algorithms, a known metric, one ``ci_level``).
 Every error names the offending config key.  :func:`load_config_file` reads YAML
@@ -33,6 +35,7 @@ from . import params as param_checks
 from . import registry
 from .api import feedback_kinds
 from .delays import delay_schema, make_delay
+from .data.registry import PIN_KEY, check_checksums
 from .errors import ConfigError, component_path, key_path, rerooting
 
 #: the JSON schema of a config, shipped inside the package (package data)
@@ -179,6 +182,8 @@ class ExperimentGrid:
         self.data_root: str | None = config.get("data_root")
         if self.data_root is not None and not Path(self.data_root).is_dir():
             raise ConfigError(f"data_root: {self.data_root!r} is not a directory")
+        #: checksums pinned for datasets whose checksum is not published (``dataset_checksums``)
+        self.dataset_checksums: dict[str, str] = check_checksums(config.get(PIN_KEY) or {})
         _distinct_labels(list(config["experiments"]), "experiments")
         self.experiments: dict[str, Experiment] = {}
         for name, spec in config["experiments"].items():
@@ -197,6 +202,7 @@ class ExperimentGrid:
         self._check_values(env_cls, env_params, horizon, "environment", env_where, RESERVED_ENVIRONMENT_PARAMS)
         with rerooting("environment", env_where):
             data_files = tuple(env_cls.required_files(env_params))   # dataset names and their options
+        self._check_pins(env_where, data_files)
         facts = env_cls.known_facts(registry.values(env_cls, env_params))
         for label, alg in spec["algorithms"].items():
             awhere = component_path(name, "policy", label)
@@ -295,6 +301,19 @@ class ExperimentGrid:
                 if unknown:
                     raise ConfigError(f"{key_path(pwhere, 'panels', title)}: {unknown[0]!r} is not an algorithm "
                                       f"of this experiment; its algorithms are {list(spec['algorithms'])}")
+
+    def _check_pins(self, env_where: str, data_files: tuple[str, ...]) -> None:
+        """A data file built from a dataset without a published checksum needs that checksum pinned."""
+        from .data.paths import pinned_datasets
+
+        for path in data_files:
+            for dataset in pinned_datasets(path):
+                if dataset not in self.dataset_checksums:
+                    raise ConfigError(
+                        f"{key_path(env_where, 'params')}: {path} is built from dataset {dataset!r}, which has no "
+                        f"published checksum; set {PIN_KEY}.{dataset} to the sha256 of your copy (the config line "
+                        f"{PIN_KEY}: {{{dataset}: \"sha256:<64 hex>\"}}; `banditbench checksum <file>` prints it; "
+                        f"README, Datasets)")
 
     def _check_values(self, cls, values: Mapping[str, Any], horizon: int, component: str, where: str,
                       reserved: frozenset[str] = frozenset()) -> None:

@@ -18,7 +18,9 @@ GRID = checked(load_grid, config)
 # is moved aside as <name>.corrupt, so it is rebuilt before any job reads it.  Once, by the
 # process that plans the jobs (not again in each cluster job that re-reads this file).
 if workflow.is_main_process:
-    for _message in quarantine_corrupt([f for name in GRID.experiments for f in GRID.data_files(name)]):
+    for _message in quarantine_corrupt(
+        [f for name in GRID.experiments for f in GRID.data_files(name)], checksums=GRID.dataset_checksums
+    ):
         logger.warning(_message)
 
 # Jobs run with the interpreter that runs Snakemake, unless --use-conda gives each its env.

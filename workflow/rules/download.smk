@@ -1,8 +1,11 @@
 """Downloads: one rule per registered dataset (banditbench.data.registry), run once however many jobs use it.
 
 Files land under data/raw/ in the mirror's layout, verified against their published
-checksums.  Sources in order: data/raw/ itself, $BANDITBENCH_DATA_MIRROR (a directory or
-base URL), the canonical URLs.  Local rules: cluster nodes often have no network.
+checksums (for a dataset whose checksum is not published, obd_full, the one pinned in the
+config's dataset_checksums, which the script reads from the validated config: without it the
+rule fails and says how to pin one).  Sources in order: data/raw/ itself,
+$BANDITBENCH_DATA_MIRROR (a directory or base URL), the canonical URLs.  Local rules:
+cluster nodes often have no network.
 """
 
 from banditbench.data.registry import DATASETS as RAW_DATASETS

@@ -7,7 +7,7 @@ from the path.
 
 from banditbench.data.paths import (
     CLASSIFICATION_DATASETS,
-    REPLAY_DATASET,
+    REPLAY_SOURCES,
     parse_preprocess_key,
     raw_paths,
     replay_raw_paths,
@@ -34,20 +34,23 @@ rule preprocess:
         "../scripts/data_preprocess.py"
 
 
+# The Open Bandit Dataset for replay: {replay} is the dataset read (obd_random_all, the sample,
+# or obd_full, the archive, checked against the checksum pinned in the config's dataset_checksums).
 rule preprocess_replay:
     input:
-        raw=replay_raw_paths(),
+        raw=lambda wc: replay_raw_paths(wc.replay),
         code=f"{SRC}/banditbench/data/replay.py",
     output:
-        f"data/processed/{REPLAY_DATASET}/{{options}}.npz",
+        "data/processed/{replay}/{options}.npz",
     log:
-        f"logs/preprocess/{REPLAY_DATASET}/{{options}}.log",
+        "logs/preprocess/{replay}/{options}.log",
     wildcard_constraints:
+        replay="|".join(REPLAY_SOURCES.values()),
         options=r"[A-Za-z0-9_.=+-]+",
     conda:
         "../../envs/banditbench.yaml"
     resources:
         mem_mb=4000,
-        runtime=30,
+        runtime=60,
     script:
         "../scripts/data_replay.py"

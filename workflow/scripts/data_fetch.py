@@ -5,7 +5,7 @@ from banditbench.logs import rule_log
 with rule_log(snakemake.log[0], snakemake.rule):
     from banditbench.data.fetch import fetch
 
-    paths = fetch(snakemake.params.dataset, cache_dir="data/raw")
+    paths = fetch(snakemake.params.dataset, cache_dir="data/raw", checksums=snakemake.config.get("dataset_checksums"))
     missing = sorted(set(map(str, snakemake.output)) - set(map(str, paths)))
     if missing:
         raise RuntimeError(f"fetch did not produce {missing}")

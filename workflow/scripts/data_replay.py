@@ -4,9 +4,11 @@ from banditbench.logs import rule_log
 
 with rule_log(snakemake.log[0], snakemake.rule) as log:
     from banditbench.data.files import save_npz
-    from banditbench.data.paths import parse_replay_key
+    from banditbench.data.paths import REPLAY_SOURCES, parse_replay_key
     from banditbench.data.replay import prepare_obd
 
-    arrays, meta = prepare_obd(parse_replay_key(snakemake.wildcards.options), raw_dir="data/raw")
+    source = {dataset: name for name, dataset in REPLAY_SOURCES.items()}[snakemake.wildcards.replay]
+    options = {**parse_replay_key(snakemake.wildcards.options), "source": source}
+    arrays, meta = prepare_obd(options, raw_dir="data/raw", checksums=snakemake.config.get("dataset_checksums"))
     save_npz(snakemake.output[0], arrays, meta)
-    log.info("obd_random_all %s", meta)
+    log.info("%s %s", snakemake.wildcards.replay, meta)
