@@ -22,6 +22,7 @@ from banditbench.data.replay import prepare_obd
 from banditbench.data.verify import quarantine_corrupt, verify_raw
 from banditbench.errors import ConfigError, CorruptFileError
 from conftest import MIRROR, ROOT, needs_mirror
+from smk import copy_project, smk
 
 pytestmark = needs_mirror
 
@@ -191,12 +192,9 @@ def _replay_config(**top):
 def test_config_validation_names_the_key():
     pin = "sha256:" + "ab" * 32
     grid = load_grid(_replay_config(dataset_checksums={"obd_full": pin}))
-    assert grid.dataset_checksums == {"obd_full": pin}
+    assert grid.dataset_checksums == {"obd_full": pin} and grid.unpinned() == {}
     assert grid.data_files("e") == ["data/processed/obd_full/item_dim=8+n_actions=5+seed=0+user_dim=16.npz"]
-    with pytest.raises(ConfigError) as err:
-        load_grid(_replay_config())
-    assert str(err.value).startswith("experiments.e.environment.params: data/processed/obd_full/")
-    assert "set dataset_checksums.obd_full to the sha256 of your copy" in str(err.value)
+    assert load_grid(_replay_config()).unpinned() == {"obd_full": ["e"]}       # valid; its download will stop
     with pytest.raises(ConfigError, match=r"dataset_checksums\.obd_full: 'sha256:AB' does not match"):
         load_grid(_replay_config(dataset_checksums={"obd_full": "sha256:AB"}))
     with pytest.raises(ConfigError, match=r"^dataset_checksums\.car: 'car' has a published checksum"):
@@ -210,11 +208,16 @@ def test_config_validation_names_the_key():
         load_grid(bad)
 
 
-def test_the_full_grid_config_needs_the_pin_and_is_valid_with_it():
-    config = yaml.safe_load((ROOT / "config/neural_logistic_obd_full.yaml").read_text())
-    with pytest.raises(ConfigError, match="set dataset_checksums.obd_full"):
-        load_grid(config)
+def test_the_full_grid_config_is_valid_and_says_it_needs_the_pin(capsys):
+    path = ROOT / "config/neural_logistic_obd_full.yaml"
+    config = yaml.safe_load(path.read_text())
+    experiments = list(config["experiments"])
+    assert load_grid(config).unpinned() == {"obd_full": experiments}
+    assert main(["validate", str(path)]) == 0
+    assert (f"note: experiment(s) {', '.join(experiments)} read dataset 'obd_full', which has no published checksum "
+            f"and none pinned: its download stops until dataset_checksums.obd_full is set") in capsys.readouterr().out
     grid = load_grid({**config, "dataset_checksums": {"obd_full": "sha256:" + "0" * 64}})
+    assert grid.unpinned() == {}
     assert {e.horizon for e in grid.experiments.values()} == {2000}                 # the paper's T
     assert {f for name in grid.experiments for f in grid.data_files(name)} == \
         {"data/processed/obd_full/item_dim=8+n_actions=5+seed=0+user_dim=16.npz"}
@@ -231,11 +234,10 @@ def test_checksum_command_prints_the_config_line(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_pipeline_runs_on_the_archive_with_a_pin_given_on_the_command_line(tmp_path, monkeypatch):
+def test_pipeline_runs_on_the_archive_with_a_pin_given_on_the_command_line(tmp_path):
     """download (from a mirror directory, checked against the pin) -> preprocessing from the zip ->
-    replay simulations -> tables; no pin: stopped before any job; a wrong pin: the archive is moved
-    aside and the download fails naming dataset, file and config key."""
-    from smk import copy_project, smk
+    replay simulations -> tables; no pin: a warning, and the download stops saying how to pin; a wrong
+    pin: the archive is moved aside and the download fails naming dataset, file and config key."""
 
     mirror = build_archive(tmp_path / "mirror" / ARCHIVE, full_layout()).parents[1]
     pin = sha256(mirror / ARCHIVE)
@@ -245,8 +247,12 @@ def test_pipeline_runs_on_the_archive_with_a_pin_given_on_the_command_line(tmp_p
     work = copy_project(tmp_path / "work", {"experiments": {"full_replay": experiment}})
     env = dict(os.environ, BANDITBENCH_DATA_MIRROR=str(mirror))
 
-    unpinned = smk(work, "-n", env=env)
-    assert unpinned.returncode != 0 and "set dataset_checksums.obd_full" in unpinned.stdout + unpinned.stderr
+    unpinned = smk(work, "--quiet", env=env)
+    assert unpinned.returncode != 0
+    assert "none pinned: its download stops until dataset_checksums.obd_full is set" in unpinned.stderr
+    download_log = (work / "logs/download/obd_full.log").read_text()
+    assert "ConfigError: dataset_checksums.obd_full: dataset 'obd_full'" in download_log
+    assert not (work / "data/raw" / ARCHIVE).exists() and not (work / "results").exists()
 
     run = smk(work, "--quiet", "--config", f'dataset_checksums={{obd_full: "{pin}"}}', env=env)
     assert run.returncode == 0, run.stderr[-4000:]

@@ -100,7 +100,7 @@ def _run_one(args) -> int:
 
 
 def _validate(args) -> int:
-    from .config import load_config_file, load_grid
+    from .config import load_config_file, load_grid, unpinned_note
 
     grid = load_grid(load_config_file(args.config))
     runs = jobs = 0
@@ -112,6 +112,8 @@ def _validate(args) -> int:
     for name, table in grid.summary_tables.items():
         print(f"summary table {name}: {table.metric}, {len(table.rows)} rows x {len(table.algorithms)} algorithms")
     print(f"{args.config}: valid, {len(grid.experiments)} experiments, {runs} runs in {jobs} simulate jobs")
+    for dataset, experiments in grid.unpinned().items():
+        print(f"note: {unpinned_note(dataset, experiments)}")
     return 0
 
 

@@ -13,8 +13,8 @@ environment <-> policy compatibility (feedback and action kinds), dataset names 
 data files (:meth:`~banditbench.api.Environment.required_files`; data paths must stay
 inside the project or the config's ``data_root``), budgets (finite, distinct labels),
 a lower bound on a simulate job's memory against its ``resources.mem_mb``, the checksums
-pinned in ``dataset_checksums`` (and that every dataset without a published checksum that an
-experiment reads has one), and the
+pinned in ``dataset_checksums`` (:meth:`ExperimentGrid.unpinned` lists the datasets without a
+published checksum that experiments read but no pin covers: their download stops), and the
 ``summary_tables`` across experiments (:class:`SummaryTable`: configured experiments,
 delays, budgets and algorithms, a known metric, one ``ci_level``).
 Every error names the offending config key.  :func:`load_config_file` reads YAML
@@ -202,7 +202,6 @@ class ExperimentGrid:
         self._check_values(env_cls, env_params, horizon, "environment", env_where, RESERVED_ENVIRONMENT_PARAMS)
         with rerooting("environment", env_where):
             data_files = tuple(env_cls.required_files(env_params))   # dataset names and their options
-        self._check_pins(env_where, data_files)
         facts = env_cls.known_facts(registry.values(env_cls, env_params))
         for label, alg in spec["algorithms"].items():
             awhere = component_path(name, "policy", label)
@@ -302,18 +301,18 @@ class ExperimentGrid:
                     raise ConfigError(f"{key_path(pwhere, 'panels', title)}: {unknown[0]!r} is not an algorithm "
                                       f"of this experiment; its algorithms are {list(spec['algorithms'])}")
 
-    def _check_pins(self, env_where: str, data_files: tuple[str, ...]) -> None:
-        """A data file built from a dataset without a published checksum needs that checksum pinned."""
+    def unpinned(self) -> dict[str, list[str]]:
+        """Datasets without a published checksum that experiments read but ``dataset_checksums`` does not
+        pin, with those experiments: their download stops, saying how to pin one (not a config error, so
+        that a grid can be validated and planned before its data are at hand)."""
         from .data.paths import pinned_datasets
 
-        for path in data_files:
-            for dataset in pinned_datasets(path):
+        out: dict[str, list[str]] = {}
+        for name, exp in self.experiments.items():
+            for dataset in dict.fromkeys(d for path in exp.data_files for d in pinned_datasets(path)):
                 if dataset not in self.dataset_checksums:
-                    raise ConfigError(
-                        f"{key_path(env_where, 'params')}: {path} is built from dataset {dataset!r}, which has no "
-                        f"published checksum; set {PIN_KEY}.{dataset} to the sha256 of your copy (the config line "
-                        f"{PIN_KEY}: {{{dataset}: \"sha256:<64 hex>\"}}; `banditbench checksum <file>` prints it; "
-                        f"README, Datasets)")
+                    out.setdefault(dataset, []).append(name)
+        return out
 
     def _check_values(self, cls, values: Mapping[str, Any], horizon: int, component: str, where: str,
                       reserved: frozenset[str] = frozenset()) -> None:
@@ -425,6 +424,14 @@ class ExperimentGrid:
     def data_files(self, experiment: str) -> list[str]:
         """Prepared data files (relative to the working directory) the experiment's environment reads."""
         return list(self.experiments[experiment].data_files)
+
+
+def unpinned_note(dataset: str, experiments: list[str]) -> str:
+    """What to do about a dataset whose checksum is neither published nor pinned (:meth:`ExperimentGrid.unpinned`)."""
+    return (f"experiment(s) {', '.join(experiments)} read dataset {dataset!r}, which has no published checksum and "
+            f"none pinned: its download stops until {PIN_KEY}.{dataset} is set to the sha256 of your copy (the config "
+            f"line {PIN_KEY}: {{{dataset}: \"sha256:<64 hex>\"}}; `banditbench checksum <file>` prints it; README, "
+            f"Datasets)")
 
 
 def _distinct_labels(labels: list[str], where: str) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from snakemake.logging import logger
 from snakemake.settings.types import DeploymentMethod
 
-from banditbench.config import block_label, load_grid
+from banditbench.config import block_label, load_grid, unpinned_note
 from banditbench.data.verify import quarantine_corrupt
 
 # One validation pass before any job: schema, names, every parameter value, data files, memory.
@@ -22,6 +22,8 @@ if workflow.is_main_process:
         [f for name in GRID.experiments for f in GRID.data_files(name)], checksums=GRID.dataset_checksums
     ):
         logger.warning(_message)
+    for _dataset, _experiments in GRID.unpinned().items():
+        logger.warning(unpinned_note(_dataset, _experiments))
 
 # Jobs run with the interpreter that runs Snakemake, unless --use-conda gives each its env.
 PYTHON = "python" if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method else sys.executable
