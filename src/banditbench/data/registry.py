@@ -30,14 +30,16 @@ Notes on individual entries:
   checked byte for byte, ``all.csv`` (too large for our snapshot store) only by its
   checksum on download.
 * Open Bandit Dataset, full (``obd_full``): ZOZO Research's archive
-  ``open_bandit_dataset.zip`` (about 26 M logged events, bts / random x all / men / women).
+  ``open_bandit_dataset.zip`` (about 26 M logged events, bts / random x all / men / women;
+  random / all: 1,374,327 events, Saito et al. 2021 Table 1).
   ZOZO publishes no checksum for it, so it has none here: it is fetched and read only
   with the checksum pinned in the config (``dataset_checksums.obd_full``).  Preprocessing
   reads the members ``open_bandit_dataset/random/all/all.csv`` and ``.../item_context.csv``
   straight from the zip (:mod:`banditbench.data.replay`).  The member layout is that of
   obp's loader (``<root>/<policy>/<campaign>/<campaign>.csv``) under the root folder
-  ``open_bandit_dataset/`` that public scripts reading this archive use; we could not open
-  the archive itself offline.
+  ``open_bandit_dataset/`` that public scripts reading this archive use (members are found
+  by the ending of their path, so another root folder works too); we could not open the
+  archive itself offline.
 * Prompt material (Federated-APOHF pools and scored result logs, instruction
   induction task data and gold annotations) comes from GitHub at pinned commits;
   the checksum table is :mod:`._prompt_files`.
