@@ -17,6 +17,7 @@ import pytest
 from banditbench.data import fetch as fetch_mod
 from banditbench.data.fetch import MIRROR_ENV, DataFetchError, fetch, fetch_file
 from banditbench.data.registry import DATASETS, Dataset, RemoteFile
+from banditbench.errors import ConfigError
 from conftest import MIRROR, needs_mirror
 
 SMALL = ("uci/car/car.data", "uci/banknote/data_banknote_authentication.txt")
@@ -235,3 +236,25 @@ def test_unmirrored_files_have_published_checksums():
     assert covtype.urls[0].startswith("https://archive.ics.uci.edu/")
     images = DATASETS["mnist_train"].file("mnist/train-images-idx3-ubyte.gz")
     assert images.known_hash == "md5:f68b3c2dcbeaaa9fbdd348bbdeb94873" and not images.mirrored
+
+
+def test_a_download_without_a_published_checksum_is_verified_against_the_pin(served, tmp_path):
+    """A file registered without a checksum (as obd_full's archive) is downloaded only with a pinned one,
+    and pooch checks the transfer against it."""
+    root, base, hits = served
+    url = f"{base}/uci/car/car.data"
+    unpublished = Dataset("obd_full", "a file without a published checksum", "CC BY 4.0", "https://example.invalid",
+                          (RemoteFile("uci/car/car.data", None, (url,), mirrored=False),))
+    before = hits["/uci/car/car.data"]
+    with pytest.raises(ConfigError, match="^dataset_checksums.obd_full: "):
+        fetch(unpublished, cache_dir=tmp_path, retries=0)
+    assert hits["/uci/car/car.data"] == before and leftovers(tmp_path) == []       # nothing requested
+    wrong = "sha256:" + "0" * 64
+    with pytest.raises(DataFetchError, match=r"with sha256:0{64} \(pinned by dataset_checksums.obd_full\)"):
+        fetch(unpublished, cache_dir=tmp_path, retries=0, checksums={"obd_full": wrong})
+    assert leftovers(tmp_path) == []
+    pin = "sha256:" + sha256(root / "uci/car/car.data")
+    [path] = fetch(unpublished, cache_dir=tmp_path, retries=0, checksums={"obd_full": pin})
+    assert sha256(path) == pin.removeprefix("sha256:") and hits["/uci/car/car.data"] == before + 2
+    with pytest.raises(ConfigError, match="registry: dataset 'obd_full' has a file without a published checksum"):
+        Dataset("obd_full", "two files", "", "", (RemoteFile("a", None, ()), RemoteFile("b", None, ())))

@@ -55,6 +55,8 @@ from ..errors import ConfigError, key_path
 from ._prompt_files import ANNOTATIONS, PROMPT_POOLS, PROMPT_RESULTS, TASK_DATA
 
 _HASH = re.compile(r"^(sha256:[0-9a-f]{64}|md5:[0-9a-f]{32})$")
+#: the config key of the checksums a user pins for files whose checksum is not published
+PIN_KEY = "dataset_checksums"
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,7 @@ class Dataset:
     def __post_init__(self):
         if self.pinned and len(self.files) != 1:
             raise ConfigError(f"registry: dataset {self.name!r} has a file without a published checksum, so its one "
-                              f"config key dataset_checksums.{self.name} must name one file; it has {len(self.files)}")
+                              f"config key {PIN_KEY}.{self.name} must name one file; it has {len(self.files)}")
 
     @property
     def pinned(self) -> bool:
@@ -114,8 +116,6 @@ _II = ("orhonovich/instruction-induction", "f7304ae0a35239c9819a08f93fd58426f6b4
 _INSTINCT = ("xqlin98/INSTINCT", "10edbb3a9e02c150065756ba5ce357e038868cf8")
 _OBP = ("st-tech/zr-obp", "e86eab53f14b2de66de70841d65f01b1595403a9")
 _OBD_LICENCE = "CC BY 4.0 (ZOZO Research, Open Bandit Dataset)"
-#: the config key of the checksums a user pins for files whose checksum is not published
-PIN_KEY = "dataset_checksums"
 
 
 def _mnist(name: str, known_hash: str, mirrored: bool = True) -> RemoteFile:
