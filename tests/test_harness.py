@@ -25,6 +25,7 @@ from banditbench.envs.dueling import sample_arms
 from banditbench.envs.lipschitz import LipschitzEnv
 from banditbench.links import sigmoid, sigmoid_of
 from banditbench.runner import build, simulate
+from banditbench.api import NULL, Policy
 
 ROOT = Path(__file__).resolve().parents[1]
 GRID = load_grid(load_config_file(ROOT / "config.yaml"))
@@ -199,3 +200,64 @@ def test_an_environment_that_keeps_truth_must_define_play_and_truth_log():
 
             def play(self, t, action):
                 return None
+
+
+class _NullAs(Policy):
+    """A knapsack policy whose null action, once the budget is spent, is ``answer(t)`` instead of the ``NULL``
+    constant (which the environment settles with an identity test)."""
+
+    def __init__(self, policy, answer):
+        self.policy, self.answer, self.context_form = policy, answer, None
+
+    def observe(self, t, arrived):
+        self.policy.observe(t, arrived)
+
+    def act(self, t, context):
+        action = self.policy.act(t, context)
+        return self.answer(t) if action is NULL and context.stopped else action
+
+
+@pytest.mark.parametrize("algorithm", ["cd_exp3_reconstructed", "ideal", "alg2"])
+def test_knapsack_rounds_after_the_stopping_time_equal_the_general_path(algorithm):
+    """After the stopping time the environment answers the ``NULL`` constant at once and hands out one context
+    per instance context: the same logs, bit for bit, as when the policy plays a fresh ``(-1, -1)`` or any pair
+    (both through the full check), and every context says whether the process had stopped by then."""
+    cell = dict(GRID.cell("knapsack_synthetic", algorithm, "geometric_mean20", "75", 0), horizon=400)
+    runs = []
+    for answer in (None, lambda t: (-1, -1), lambda t: (t % 4, (t // 4) % 4)):
+        env, policy, model, delay_rng = build(cell)
+        if answer is not None:
+            policy = _NullAs(policy, answer)
+        contexts = []
+        context = env.context
+        env.context = lambda t: contexts.append((t, env.tau, context(t))) or contexts[-1][2]
+        runs.append((simulate(env, policy, model, 400, delay_rng), env.summary()))
+        assert env.tau is not None and env.tau < 300
+        for t, tau, ctx in contexts:
+            c = env._ctx[t - 1]
+            assert ctx.stopped == (tau is not None) and ctx.phi.tobytes() == env.phi[c].tobytes()
+            assert not ctx.phi.flags.writeable and not ctx.psi.flags.writeable
+    (logs, summary), *others = runs
+    assert np.all(logs["active"][int(summary["tau"]):] == 0)
+    for other, other_summary in others:
+        assert other_summary == summary
+        assert all(other[name].tobytes() == logs[name].tobytes() for name in logs)
+
+
+@pytest.mark.parametrize("feedback_kind", ["preference_cost", "reward_cost"])
+def test_knapsack_gaussian_feedback_is_the_mean_plus_the_scaled_normal(feedback_kind):
+    from banditbench.envs.knapsack import SyntheticPbBwK
+
+    env = SyntheticPbBwK(np.random.SeedSequence(6), horizon=60, budget=1000.0, noise="gaussian", noise_std=0.3,
+                         feedback_kind=feedback_kind)
+    for t in range(1, 61):
+        x, y = t % 4, (t * 3) % 4
+        env.context(t)
+        fb = env.play(t, (x, y))
+        u = env._cost_u[t - 1]
+        assert fb.costs.tolist() == [[env.w[0, x] + 0.3 * u[0]], [env.w[0, y] + 0.3 * u[1]]]
+        if feedback_kind == "reward_cost":
+            v = env._outcome_u[t - 1]
+            assert fb.rewards.tolist() == [env.r[0, x] + 0.3 * v[0], env.r[0, y] + 0.3 * v[1]]
+        else:
+            assert fb.y == int(env._outcome_u[t - 1] < float(sigmoid(env.r[0, x] - env.r[0, y])))

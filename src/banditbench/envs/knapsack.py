@@ -123,7 +123,8 @@ def _read_only_rows(array: np.ndarray) -> list[np.ndarray]:
 class KnapsackContext(NamedTuple):
     """What the learner sees in round t: reward features ``phi`` (K, d), cost features
     ``psi`` (K, d_w) of every action, and whether the budget is already exhausted
-    (a named tuple: immutable and cheap to make every round)."""
+    (an immutable named tuple of read-only views: the environment makes one per instance context and
+    stopping state and hands the same one out whenever that context comes up)."""
 
     phi: np.ndarray
     psi: np.ndarray
@@ -190,13 +191,17 @@ class _DuelKnapsack(Environment):
         self._round_outcome_u = self._outcome_u.tolist()
         self._r_rows, self._w_rows = r.tolist(), w.tolist()
         self._win_prob = sigmoid(r[:, :, None] - r[:, None, :]).tolist()     # [c][x][y] = sigma(r(c,x) - r(c,y))
-        self._phi_views, self._psi_views = _read_only_rows(phi), _read_only_rows(psi)
-        # every round's observed costs (and absolute rewards), written when the round is played and handed
-        # to the policy as that round's read-only view (no array made per round)
+        # what the learner sees, per context and whether the process has stopped: made once, handed out every round
+        phi_views, psi_views = _read_only_rows(phi), _read_only_rows(psi)
+        self._contexts = [[KnapsackContext(f, g, stopped) for f, g in zip(phi_views, psi_views)]
+                          for stopped in (False, True)]
+        # every round's observed costs (and absolute rewards), written when the round is played (through a
+        # memoryview of the flat array: a float item assignment without numpy's) and handed to the policy as
+        # that round's read-only view (no array made per round)
         costs = np.zeros((self.horizon, 2, 1))
-        self._cost_flat, self._cost_views = costs.reshape(-1), _read_only_rows(costs)
+        self._cost_flat, self._cost_views = memoryview(costs.reshape(-1)), _read_only_rows(costs)
         rewards = np.zeros((self.horizon, 2))
-        self._reward_flat, self._reward_views = rewards.reshape(-1), _read_only_rows(rewards)
+        self._reward_flat, self._reward_views = memoryview(rewards.reshape(-1)), _read_only_rows(rewards)
         # every round's truth values (keeps_truth): reward, charged cost, 1{t <= tau}; regret = v* - reward
         self._reward, self._cost, self._active = [0.0] * self.horizon, [0.0] * self.horizon, [0.0] * self.horizon
 
@@ -211,17 +216,18 @@ class _DuelKnapsack(Environment):
         """Round ``t``'s feedback: the BT preference bit (eq. 1), or both noisy absolute rewards."""
         if self.feedback_kind == "preference_cost":
             return new_feedback(PreferenceCostFeedback,
-                                (t, int(self._round_outcome_u[t - 1] < self._win_prob[c][x][y]), costs))
-        rewards, u = self._r_rows[c], self._round_outcome_u[t - 1]
+                                (t, 1 if self._round_outcome_u[t - 1] < self._win_prob[c][x][y] else 0, costs))
         flat = self._reward_flat
-        flat[2 * t - 2], flat[2 * t - 1] = self._noisy(rewards[x], u[0]), self._noisy(rewards[y], u[1])
+        flat[2 * t - 2], flat[2 * t - 1] = self._noisy_pair(self._r_rows[c], x, y, self._round_outcome_u[t - 1])
         return new_feedback(RewardCostFeedback, (t, self._reward_views[t - 1], costs))
 
-    def _noisy(self, mean: float, u: float) -> float:
-        """One noisy draw with mean ``mean`` from its random number ``u`` (uniform, or standard normal)."""
+    def _noisy_pair(self, means: list[float], x: int, y: int, u: list[float]) -> tuple[float, float]:
+        """Noisy draws with means ``means[x]`` and ``means[y]`` from their random numbers ``u[0]``, ``u[1]``
+        (uniforms: Bernoulli outcomes 1.0 / 0.0; standard normals: the mean plus ``noise_std`` times it)."""
         if self.noise == "bernoulli":
-            return float(u < mean)
-        return mean + self.noise_std * u
+            return 1.0 if u[0] < means[x] else 0.0, 1.0 if u[1] < means[y] else 0.0
+        std = self.noise_std
+        return means[x] + std * u[0], means[y] + std * u[1]
 
     # --- interface ---------------------------------------------------------
     def public_info(self) -> dict[str, Any]:
@@ -230,24 +236,28 @@ class _DuelKnapsack(Environment):
                 "n_resources": 1}
 
     def context(self, t: int) -> KnapsackContext:
-        c = self._round_ctx[t - 1]
-        return tuple.__new__(KnapsackContext, (self._phi_views[c], self._psi_views[c], self.tau is not None))
+        return self._contexts[self.tau is not None][self._round_ctx[t - 1]]
 
     def play(self, t: int, action: Sequence[int]):
+        if action is NULL and self.tau is not None:
+            return None                     # after the stopping time: the round's truth values stay the zeros they start at
         x, y = int(action[0]), int(action[1])
-        if (x, y) != NULL and not (0 <= x < self.n_arms and 0 <= y < self.n_arms):
-            raise ValueError(f"round {t}: action {action!r} is neither a pair of arms in [0, {self.n_arms}) "
-                             f"nor the null action {NULL}")
-        if self.tau is not None or (x, y) == NULL:
-            self._reward[t - 1], self._cost[t - 1], self._active[t - 1] = 0.0, 0.0, float(self.tau is None)
+        n = self.n_arms
+        if not (0 <= x < n and 0 <= y < n):
+            if (x, y) != NULL:
+                raise ValueError(f"round {t}: action {action!r} is neither a pair of arms in [0, {n}) "
+                                 f"nor the null action {NULL}")
+            self._active[t - 1] = float(self.tau is None)       # the null action: no reward, no cost
             return None
+        if self.tau is not None:
+            return None                                         # after the stopping time: nothing happens
         c = self._round_ctx[t - 1]
-        rewards, w, u = self._r_rows[c], self._w_rows[c], self._round_cost_u[t - 1]
-        cost_x, cost_y = self._noisy(w[x], u[0]), self._noisy(w[y], u[1])
+        cost_x, cost_y = self._noisy_pair(self._w_rows[c], x, y, self._round_cost_u[t - 1])
         charge = cost_x + cost_y
         self.spent += charge
         if self.spent >= self.budget:
             self.tau = t
+        rewards = self._r_rows[c]
         self._reward[t - 1], self._cost[t - 1], self._active[t - 1] = rewards[x] + rewards[y], charge, 1.0
         flat = self._cost_flat
         flat[2 * t - 2], flat[2 * t - 1] = cost_x, cost_y
