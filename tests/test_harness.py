@@ -9,6 +9,7 @@ round, the truth mapping logged as it comes, the environment's default context) 
 experiment, algorithm and delay of the default grid.
 """
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -261,3 +262,27 @@ def test_knapsack_gaussian_feedback_is_the_mean_plus_the_scaled_normal(feedback_
             assert fb.rewards.tolist() == [env.r[0, x] + 0.3 * v[0], env.r[0, y] + 0.3 * v[1]]
         else:
             assert fb.y == int(env._outcome_u[t - 1] < float(sigmoid(env.r[0, x] - env.r[0, y])))
+
+
+@pytest.mark.parametrize("function", ["triangle", "sine", "two_dim"])
+def test_the_per_round_lipschitz_formula_has_the_bits_of_the_written_one(function):
+    from banditbench.envs.lipschitz import FUNCTIONS, SCALAR
+
+    d, formula = FUNCTIONS[function].dimension, FUNCTIONS[function].formula
+    points = np.random.default_rng(3).random((20000, d)).tolist() + [[0.0] * d, [1.0] * d, [0.4] * d, [0.3] * d]
+    assert all(SCALAR[function](*x) == formula(tuple(x), math) for x in points)
+
+
+def test_a_contextless_environment_is_never_asked_for_its_context():
+    class Silent(LipschitzEnv):
+        def context(self, t):
+            raise AssertionError("a contextless environment's context must not be called")
+
+    seen = []
+    policy = type("Fixed", (), {"context_form": None, "observe": lambda self, t, a: None,
+                                "act": lambda self, t, c: seen.append(c) or 0.5})()
+    for delay in ({"kind": "none"}, {"kind": "geometric", "mean": 3}):
+        env = Silent(np.random.SeedSequence(0), horizon=50, noise_sigma=0.1)
+        logs = runner.simulate(env, policy, make_delay(delay), 50, np.random.default_rng(0))
+        assert logs["expected_reward"].tolist() == [0.8 - 0.9 * 0.1] * 50
+    assert seen == [None] * 100

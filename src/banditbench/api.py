@@ -91,6 +91,10 @@ class Environment(abc.ABC):
         more than once per round; the last call's action is the round's).
         """
 
+    #: False for an environment whose context is None every round: the loop hands the policy None without
+    #: calling :meth:`context`
+    has_context: ClassVar[bool] = True
+
     #: forms of the context the environment can hand out instead of :meth:`context`'s default, on a
     #: policy's request (``Policy.context_form``; e.g. ``row``: a classification row instead of the
     #: matrix of block arm features built from it)

@@ -80,7 +80,7 @@ SKIP = object()
 
 def _next_round_loop(env: Environment, policy: Policy, play):
     """The rounds ``start .. stop - 1`` when each round's feedback arrives at the start of the next round."""
-    observe, act, context = policy.observe, policy.act, env.context
+    observe, act, context = policy.observe, policy.act, env.context if env.has_context else None
     feedback = None
 
     def rounds(start: int, stop: int) -> None:
@@ -89,9 +89,9 @@ def _next_round_loop(env: Environment, policy: Policy, play):
         for t in range(start, stop):
             if last is not None:
                 observe(t, [last])
-            last = play(t, act(t, context(t)))
+            last = play(t, act(t, context(t) if context else None))
             while last is SKIP:                    # a replay environment skipped the event: next one, same round
-                last = play(t, act(t, context(t)))
+                last = play(t, act(t, context(t) if context else None))
         feedback = last
 
     return rounds
@@ -99,7 +99,7 @@ def _next_round_loop(env: Environment, policy: Policy, play):
 
 def _queued_loop(env: Environment, policy: Policy, play, arrival: list[int]):
     """The rounds ``start .. stop - 1``, each round's feedback filed in the bucket of its arrival round."""
-    observe, act, context = policy.observe, policy.act, env.context
+    observe, act, context = policy.observe, policy.act, env.context if env.has_context else None
     pending: list[list | None] = [None] * (len(arrival) + 1)
 
     def rounds(start: int, stop: int) -> None:
@@ -108,9 +108,9 @@ def _queued_loop(env: Environment, policy: Policy, play, arrival: list[int]):
             if arrived is not None:
                 pending[t] = None
                 observe(t, arrived)
-            feedback = play(t, act(t, context(t)))
+            feedback = play(t, act(t, context(t) if context else None))
             while feedback is SKIP:                # a replay environment skipped the event: next one, same round
-                feedback = play(t, act(t, context(t)))
+                feedback = play(t, act(t, context(t) if context else None))
             if due and feedback is not None:
                 bucket = pending[due]
                 if bucket is None:

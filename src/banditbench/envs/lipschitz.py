@@ -40,7 +40,7 @@ X2 = (0.0, 0.1)
 class RewardFunction(NamedTuple):
     """A reward function of Sec. 7: its dimension, exact maximum ``mu*``, a maximiser, and its
     formula ``formula(x, m)`` of the coordinates ``x[0], x[1], ...`` written once for ``m = math``
-    (one point, scalar arithmetic: the per-round path) and ``m = numpy`` (arrays of points)."""
+    (one point, scalar arithmetic) and ``m = numpy`` (arrays of points)."""
 
     dimension: int
     mu_star: float
@@ -54,6 +54,16 @@ FUNCTIONS: dict[str, RewardFunction] = {
     "two_dim": RewardFunction(2, 1.0 - 0.4 * math.hypot(X1[0] - X2[0], X1[1] - X2[1]), X1,
                               lambda x, m: (1.0 - 0.7 * m.hypot(x[0] - X1[0], x[1] - X1[1])
                                             - 0.4 * m.hypot(x[0] - X2[0], x[1] - X2[1]))),
+}
+
+
+#: the per-round path: ``mu`` of one point of ``[0, 1]^d`` given as its ``d`` coordinates (floats), the
+#: operations of :data:`FUNCTIONS`' formula in the same order (the same bits; checked by the tests) without
+#: packing the point into a tuple
+SCALAR: dict[str, Callable[..., float]] = {
+    "triangle": lambda x: 0.8 - 0.9 * abs(x - 0.4),
+    "sine": lambda x: (2.0 / 3.0) * abs(math.sin(5.0 * math.pi * x / 3.0)),
+    "two_dim": lambda x, y: 1.0 - 0.7 * math.hypot(x - X1[0], y - X1[1]) - 0.4 * math.hypot(x - X2[0], y - X2[1]),
 }
 
 
@@ -85,10 +95,11 @@ class LipschitzEnv(Environment):
     metrics = ("regret", "expected_reward")
     primary_metric = "regret"
     keeps_truth = True
+    has_context = False
 
     def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int,
                  function: Annotated[str, OneOf(tuple(FUNCTIONS))] = "triangle", noise_sigma: NonNegative = 1.0):
-        self._formula = _function(function).formula
+        self._formula, self._scalar = _function(function).formula, SCALAR[function]
         if not isinstance(noise_sigma, (int, float)) or noise_sigma < 0:
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise_sigma')}: must be a number >= 0, "
                               f"got {noise_sigma!r}")
@@ -136,9 +147,9 @@ class LipschitzEnv(Environment):
 
     def play(self, t: int, action) -> RewardFeedback:
         if type(action) is float and 0.0 <= action <= 1.0 and self.dimension == 1:
-            mu = self._formula((action,), math)                     # the per-round case of d = 1
+            mu = self._scalar(action)                               # the per-round case of d = 1
         else:
-            mu = self._formula(self._point(action), math)
+            mu = self._scalar(*self._point(action))
         self._mu[t - 1] = mu
         return new_feedback(RewardFeedback, (t, mu + self._noise[t - 1]))
 
