@@ -286,3 +286,20 @@ def test_a_contextless_environment_is_never_asked_for_its_context():
         logs = runner.simulate(env, policy, make_delay(delay), 50, np.random.default_rng(0))
         assert logs["expected_reward"].tolist() == [0.8 - 0.9 * 0.1] * 50
     assert seen == [None] * 100
+
+
+@pytest.mark.parametrize("utility", ["linear", "quadratic", "cubic", "cosine", "square", "quadratic_form"])
+def test_the_synthetic_dueling_utilities_of_a_block_are_those_of_each_round(utility):
+    """The environment computes the utilities (and their maximum) of a block of rounds' arms in one product:
+    each round's are the bits of the product of that round's arms alone, and play credits them."""
+    from banditbench.envs.dueling import SyntheticDueling, _utility
+
+    env = SyntheticDueling(np.random.SeedSequence(8), horizon=120, dimension=7, n_arms=6, utility=utility,
+                           arm_distribution="normalized_cube", theta_distribution="cube")
+    env._arm_rounds = 50                                       # several blocks within the run
+    for t in range(1, 121):
+        arms = env.context(t)
+        f = _utility(utility, env.theta, arms)
+        env.play(t, (t % 6, (t + 2) % 6))
+        regret = 2.0 * float(max(f.tolist())) - f[t % 6] - f[(t + 2) % 6]
+        assert env._f_values == f.tolist() and env._regret[t - 1] == regret

@@ -64,8 +64,9 @@ class SyntheticDueling(DuelingEnvironment):
     """Contextual dueling bandit with K fresh arms per round and a BTL preference model.
 
     The arms and the outcomes' uniforms are drawn a block of rounds at a time (:data:`DRAW_BLOCK`;
-    the same numbers as one draw per round); the metrics of :func:`~.preference.duel_metrics`
-    are kept by the environment (``keeps_truth``).
+    the same numbers as one draw per round), and the utilities of a block's arms and their maximum
+    per round are computed in one product (the bits of one per round); the metrics of
+    :func:`~.preference.duel_metrics` are kept by the environment (``keeps_truth``).
 
     Parameters
     ----------
@@ -114,8 +115,10 @@ class SyntheticDueling(DuelingEnvironment):
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
-        # a block of raw and normalised arms and of outcome uniforms; every round's two truth values
-        return 8 * 2 * max(DRAW_BLOCK, values["n_arms"] * values["dimension"]) + 8 * UNIFORM_BLOCK + 2 * 8 * horizon
+        # a block of raw and normalised arms, of their utilities and of outcome uniforms; every round's two
+        # truth values
+        block = max(DRAW_BLOCK, values["n_arms"] * values["dimension"])
+        return 8 * 2 * block + 8 * block // values["dimension"] + 8 * UNIFORM_BLOCK + 2 * 8 * horizon
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.dimension, "n_arms": self.n_arms}
@@ -128,17 +131,17 @@ class SyntheticDueling(DuelingEnvironment):
         if k == len(self._arm_block):
             self._arm_block = sample_arms(self._ctx_rng, self.n_arms, self.dimension, self.arm_distribution,
                                           rounds=self._arm_rounds)
+            f = self.utilities(self._arm_block)       # the block's utilities in one product (the bits of one per round)
+            self._f_block, self._best_block = f.tolist(), f.max(axis=-1).tolist()
             k = 0
         self._next_arms = k + 1
-        arms = self._arm_block[k]
-        self._f_values = self.utilities(arms).tolist()     # the round's utilities, Python floats
-        return arms
+        self._f_values, self._best = self._f_block[k], self._best_block[k]     # the round's, Python floats
+        return self._arm_block[k]
 
     def play(self, t: int, action) -> PreferenceFeedback:
         i, j = int(action[0]), int(action[1])
-        f = self._f_values
+        f, best = self._f_values, self._best
         y = int(self._uniform() < sigmoid_of(f[i] - f[j]))
-        best = max(f)
         self._regret[t - 1], self._weak[t - 1] = 2.0 * best - f[i] - f[j], best - max(f[i], f[j])
         return new_feedback(PreferenceFeedback, (t, y))
 
