@@ -303,3 +303,32 @@ def test_the_synthetic_dueling_utilities_of_a_block_are_those_of_each_round(util
         env.play(t, (t % 6, (t + 2) % 6))
         regret = 2.0 * float(max(f.tolist())) - f[t % 6] - f[(t + 2) % 6]
         assert env._f_values == f.tolist() and env._regret[t - 1] == regret
+
+
+def _no_matrix(x, n_arms):
+    raise AssertionError("the row form must not build the K x dK matrix")
+
+
+def _random_baseline_run(cell, monkeypatch, row_form):
+    """The cell's simulation and its recorded actions, with the row form the policy asks for or the block matrix."""
+    env, policy, model, delay_rng = build(cell)
+    assert policy.context_form == "row" and policy.n_arms == 10
+    if not row_form:
+        policy.context_form = None
+    policy, actions = recorded(policy)
+    with monkeypatch.context() as patch:
+        if row_form:
+            patch.setattr(classification, "block_arms", _no_matrix)
+        return simulate(env, policy, model, 200, delay_rng), actions
+
+
+@pytest.mark.parametrize("experiment, policy", [("digits_dueling", "random_pair"), ("digits_reward", "random_arm")])
+def test_random_baselines_on_block_arms_ask_for_the_row_and_draw_as_with_the_matrix(with_grid_data, monkeypatch,
+                                                                                  experiment, policy):
+    algorithm = next(iter(GRID.experiments[experiment].algorithms))
+    cell = dict(GRID.cell(experiment, algorithm, "geometric_mean20_M50", NO_BUDGET, 1), horizon=200,
+                policy={"name": policy, "params": {}})
+    logs, rows = _random_baseline_run(cell, monkeypatch, row_form=True)
+    expected, matrix = _random_baseline_run(cell, monkeypatch, row_form=False)
+    assert rows == matrix and len(set(rows.values())) > 5
+    assert all(logs[name].tobytes() == expected[name].tobytes() for name in expected)

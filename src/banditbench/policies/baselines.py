@@ -1,4 +1,9 @@
-"""Model-free reference policies: sanity baselines for any experiment."""
+"""Model-free reference policies: sanity baselines for any experiment.
+
+They need only the number of arms K: on block arms (``arm_layout: block``, every arm's features a
+block holding the round's row) they ask for the ``row`` context form and take K from the problem,
+so the environment does not build the K x dK matrix for them (the same draws either way).
+"""
 
 from __future__ import annotations
 
@@ -17,13 +22,13 @@ class RandomPair(Policy):
     action_kind = "pair"
 
     def __init__(self, problem: Problem, rng: np.random.Generator):
-        self.rng = rng
+        self.rng, self.n_arms = rng, _arms_of_block_layout(self, problem)
 
     def observe(self, t: int, arrived: Sequence) -> None:
         """Learns nothing."""
 
     def act(self, t: int, arms: np.ndarray) -> tuple[int, int]:
-        i, j = self.rng.choice(len(arms), size=2, replace=False)
+        i, j = self.rng.choice(self.n_arms or len(arms), size=2, replace=False)
         return int(i), int(j)
 
 
@@ -35,10 +40,18 @@ class RandomArm(Policy):
     action_kind = "arm"
 
     def __init__(self, problem: Problem, rng: np.random.Generator):
-        self.rng = rng
+        self.rng, self.n_arms = rng, _arms_of_block_layout(self, problem)
 
     def observe(self, t: int, arrived: Sequence) -> None:
         """Learns nothing."""
 
     def act(self, t: int, arms: np.ndarray) -> int:
-        return int(self.rng.integers(len(arms)))
+        return int(self.rng.integers(self.n_arms or len(arms)))
+
+
+def _arms_of_block_layout(policy: Policy, problem: Problem) -> int | None:
+    """On block arms: ask for the ``row`` context form and return K; otherwise None (K is the context's length)."""
+    if problem.info.get("arm_layout") != "block":
+        return None
+    policy.context_form = "row"
+    return int(problem["n_arms"])
