@@ -332,3 +332,24 @@ def test_random_baselines_on_block_arms_ask_for_the_row_and_draw_as_with_the_mat
     expected, matrix = _random_baseline_run(cell, monkeypatch, row_form=False)
     assert rows == matrix and len(set(rows.values())) > 5
     assert all(logs[name].tobytes() == expected[name].tobytes() for name in expected)
+
+
+@pytest.mark.parametrize("preference", ["btl", "deterministic"])
+def test_classification_dueling_keeps_the_duel_metrics_of_its_utilities(with_grid_data, preference):
+    """The classification dueling environment keeps its truth values (``play`` on Python floats): each round's
+    are :func:`duel_metrics` of the round's utility array, and the outcome is that of the utilities."""
+    from banditbench.envs.classification import ClassificationDueling
+    from banditbench.envs.preference import duel_metrics
+
+    env = ClassificationDueling(np.random.SeedSequence(5), horizon=200, dataset="digits",
+                                preprocessing={"image_size": 4}, preference=preference)
+    assert env.keeps_truth
+    for t in range(1, 201):
+        env.context(t)
+        f, i, j = env.utilities(), t % 10, (3 * t + 1) % 10
+        feedback, truth = env.step(t, (i, j))
+        assert truth == {name: float(value) for name, value in duel_metrics(f, i, j).items()}
+        if preference == "deterministic":
+            assert feedback.y == int(f[i] > f[j] or (f[i] == f[j] and i > j))
+    logs = env.truth_log(200)
+    assert np.asarray(logs["average_regret"]).tobytes() == (0.5 * np.asarray(logs["regret"])).tobytes()

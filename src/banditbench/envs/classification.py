@@ -47,7 +47,7 @@ from ..links import sigmoid_of
 from ..params import OneOf, Positive
 from .draws import uniforms
 from .kept import KeptRegretReward
-from .preference import DuelingEnvironment, duel_metrics
+from .preference import DuelingEnvironment, KeptDuelMetrics
 
 SAMPLING = ("shuffle", "uniform")
 MODES = ("label", "classifier")
@@ -188,7 +188,7 @@ class ClassificationBandit(KeptRegretReward, _Classification):
 
 
 @register("classification_dueling")
-class ClassificationDueling(DuelingEnvironment, _Classification):
+class ClassificationDueling(KeptDuelMetrics, DuelingEnvironment, _Classification):
     """Contextual dueling bandit from a classification dataset (seed 001 App. E.1.2).
 
     Class utilities, BTL or deterministic preferences, block arm features.
@@ -212,6 +212,11 @@ class ClassificationDueling(DuelingEnvironment, _Classification):
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'utility_scale')}: must be positive, got {utility_scale}")
         super().__init__(seed_seq, utility, **shared)
         self.scale, self.preference = float(utility_scale), preference
+        self._keep_truth(len(self.rows))
+
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
+        return super().memory_bytes(values, horizon) + 2 * 8 * horizon      # and its regret and weak regret
 
     def utilities(self) -> np.ndarray:
         """Utilities of the current round's K arms."""
@@ -221,11 +226,12 @@ class ClassificationDueling(DuelingEnvironment, _Classification):
             return u
         return self.scale * self.probs[self._row]
 
-    def step(self, t: int, action) -> tuple[PreferenceFeedback, dict[str, float]]:
+    def play(self, t: int, action) -> PreferenceFeedback:
         i, j = int(action[0]), int(action[1])
-        f = self.utilities()
+        f = self.utilities().tolist()               # Python floats: the round's arithmetic without numpy scalars
         if self.preference == "btl":
             y = int(self._uniform() < sigmoid_of(f[i] - f[j]))
         else:
             y = int(f[i] > f[j] or (f[i] == f[j] and i > j))
-        return PreferenceFeedback(t, y), duel_metrics(f, i, j)
+        self._keep_duel(t, f, i, j, max(f))
+        return new_feedback(PreferenceFeedback, (t, y))

@@ -18,7 +18,7 @@ from ..params import OneOf, PositiveInt, Range
 from ..feedback import PreferenceFeedback, new_feedback
 from ..links import sigmoid_of
 from .draws import UNIFORM_BLOCK, uniforms
-from .preference import DuelingEnvironment
+from .preference import DuelingEnvironment, KeptDuelMetrics
 
 
 def _utility(name: str, theta: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -60,7 +60,7 @@ DRAW_BLOCK = 8192
 
 
 @register("synthetic_dueling")
-class SyntheticDueling(DuelingEnvironment):
+class SyntheticDueling(KeptDuelMetrics, DuelingEnvironment):
     """Contextual dueling bandit with K fresh arms per round and a BTL preference model.
 
     The arms and the outcomes' uniforms are drawn a block of rounds at a time (:data:`DRAW_BLOCK`;
@@ -77,8 +77,6 @@ class SyntheticDueling(DuelingEnvironment):
     theta_distribution : ``sphere`` (unit-norm theta, seed 000) or ``cube``
         (U([-1,1]^d), seed 001).  Drawn once per seed from the environment stream.
     """
-
-    keeps_truth = True
 
     def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, dimension: PositiveInt = 20,
                  n_arms: Annotated[int, Range(ge=2)] = 20, utility: Annotated[str, OneOf(UTILITIES)] = "linear",
@@ -106,8 +104,7 @@ class SyntheticDueling(DuelingEnvironment):
         self._arm_block, self._next_arms = np.empty((0, n_arms, dimension)), 0    # drawn, not yet used
         self._uniform = uniforms(np.random.default_rng(outcome_seq)).__next__
         self._arm_rounds = max(1, DRAW_BLOCK // (n_arms * dimension))
-        # every round's truth values (keeps_truth): regret and weak regret (average regret = regret / 2)
-        self._regret, self._weak = [0.0] * horizon, [0.0] * horizon
+        self._keep_truth(horizon)
 
     @classmethod
     def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -142,14 +139,5 @@ class SyntheticDueling(DuelingEnvironment):
         i, j = int(action[0]), int(action[1])
         f, best = self._f_values, self._best
         y = int(self._uniform() < sigmoid_of(f[i] - f[j]))
-        self._regret[t - 1], self._weak[t - 1] = 2.0 * best - f[i] - f[j], best - max(f[i], f[j])
+        self._keep_duel(t, f, i, j, best)
         return new_feedback(PreferenceFeedback, (t, y))
-
-    def step(self, t: int, action) -> tuple[PreferenceFeedback, dict[str, float]]:
-        feedback = self.play(t, action)
-        regret = self._regret[t - 1]
-        return feedback, {"regret": regret, "average_regret": 0.5 * regret, "weak_regret": self._weak[t - 1]}
-
-    def truth_log(self, horizon: int) -> dict[str, Any]:
-        regret = np.array(self._regret[:horizon])
-        return {"regret": regret, "average_regret": 0.5 * regret, "weak_regret": self._weak[:horizon]}

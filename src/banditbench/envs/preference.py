@@ -11,6 +11,8 @@ seed 001):
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..api import Environment
@@ -31,3 +33,27 @@ class DuelingEnvironment(Environment):
     action_kind = "pair"
     metrics = ("regret", "average_regret", "weak_regret")
     primary_metric = "regret"
+
+
+class KeptDuelMetrics:
+    """Mixin of a ``keeps_truth`` dueling environment: its ``play`` records a round's
+    :func:`duel_metrics` on Python floats (:meth:`_keep_duel`), and :meth:`step` and :meth:`truth_log`
+    read them back (``average_regret`` is half the regret); :meth:`_keep_truth` makes the lists."""
+
+    keeps_truth = True
+
+    def _keep_truth(self, horizon: int) -> None:
+        self._regret, self._weak = [0.0] * horizon, [0.0] * horizon
+
+    def _keep_duel(self, t: int, f: list[float], i: int, j: int, best: float) -> None:
+        """Round ``t``'s regret and weak regret of the pair ``(i, j)`` under utilities ``f`` (``best = max f``)."""
+        self._regret[t - 1], self._weak[t - 1] = 2.0 * best - f[i] - f[j], best - max(f[i], f[j])
+
+    def step(self, t: int, action) -> tuple[Any, dict[str, float]]:
+        feedback = self.play(t, action)
+        regret = self._regret[t - 1]
+        return feedback, {"regret": regret, "average_regret": 0.5 * regret, "weak_regret": self._weak[t - 1]}
+
+    def truth_log(self, horizon: int) -> dict[str, Any]:
+        regret = np.array(self._regret[:horizon])
+        return {"regret": regret, "average_regret": 0.5 * regret, "weak_regret": self._weak[:horizon]}
