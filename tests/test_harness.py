@@ -337,9 +337,13 @@ def test_random_baselines_on_block_arms_ask_for_the_row_and_draw_as_with_the_mat
 @pytest.mark.parametrize("preference", ["btl", "deterministic"])
 def test_classification_dueling_keeps_the_duel_metrics_of_its_utilities(with_grid_data, preference):
     """The classification dueling environment keeps its truth values (``play`` on Python floats): each round's
-    are :func:`duel_metrics` of the round's utility array, and the outcome is that of the utilities."""
+    are the dueling metrics of the round's utility array, and the outcome is that of the utilities."""
     from banditbench.envs.classification import ClassificationDueling
-    from banditbench.envs.preference import duel_metrics
+
+    def duel_metrics(f, i, j):                     # the metrics' definitions (envs/preference.py), on the array
+        best = f.max()
+        return {"regret": 2.0 * best - f[i] - f[j], "average_regret": 0.5 * (2.0 * best - f[i] - f[j]),
+                "weak_regret": best - max(f[i], f[j])}
 
     env = ClassificationDueling(np.random.SeedSequence(5), horizon=200, dataset="digits",
                                 preprocessing={"image_size": 4}, preference=preference)

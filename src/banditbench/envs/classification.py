@@ -27,7 +27,7 @@ one after each pass; ``uniform`` draws rows independently with replacement.
   wins; the appendix writes ``P(i > j) = 1 for i > j``, which we read as "for
   i ranked above j", and between equal utilities the higher-indexed arm wins
   (its literal reading), so no outcome is random.  Metrics as
-  :func:`banditbench.envs.preference.duel_metrics`: ``regret = 2 u* - u_i - u_j``,
+  :mod:`banditbench.envs.preference`: ``regret = 2 u* - u_i - u_j``,
   ``average_regret`` (half of it) and ``weak_regret = u* - max(u_i, u_j)``.
 """
 

@@ -2,7 +2,7 @@
 
 Each round shows ``K`` arms with feature vectors in R^d; the learner picks a
 pair ``(i, j)`` and observes ``y ~ Bernoulli(sigmoid(f(x_i) - f(x_j)))`` (the
-Bradley–Terry–Luce model).  Per-round metrics: :func:`banditbench.envs.preference.duel_metrics`
+Bradley–Terry–Luce model).  Per-round metrics: those of :mod:`banditbench.envs.preference`
 (``regret``, ``average_regret``, ``weak_regret``).
 """
 
@@ -66,7 +66,7 @@ class SyntheticDueling(KeptDuelMetrics, DuelingEnvironment):
     The arms and the outcomes' uniforms are drawn a block of rounds at a time (:data:`DRAW_BLOCK`;
     the same numbers as one draw per round), and the utilities of a block's arms and their maximum
     per round are computed in one product (the bits of one per round); the metrics of
-    :func:`~.preference.duel_metrics` are kept by the environment (``keeps_truth``).
+    :mod:`~.preference` are kept by the environment (``keeps_truth``).
 
     Parameters
     ----------

@@ -18,16 +18,8 @@ import numpy as np
 from ..api import Environment
 
 
-def duel_metrics(f: np.ndarray, i: int, j: int, best: float | None = None) -> dict[str, float]:
-    """The per-round dueling metrics of the pair ``(i, j)`` under utilities ``f``
-    (``best = max f``, computed when not given)."""
-    best = float(f.max()) if best is None else best
-    regret = 2.0 * best - f[i] - f[j]
-    return {"regret": regret, "average_regret": 0.5 * regret, "weak_regret": best - max(f[i], f[j])}
-
-
 class DuelingEnvironment(Environment):
-    """Base of the dueling environments: pair actions, preference feedback, :func:`duel_metrics`."""
+    """Base of the dueling environments: pair actions, preference feedback, the metrics above."""
 
     feedback_kind = "preference"
     action_kind = "pair"
@@ -36,9 +28,10 @@ class DuelingEnvironment(Environment):
 
 
 class KeptDuelMetrics:
-    """Mixin of a ``keeps_truth`` dueling environment: its ``play`` records a round's
-    :func:`duel_metrics` on Python floats (:meth:`_keep_duel`), and :meth:`step` and :meth:`truth_log`
-    read them back (``average_regret`` is half the regret); :meth:`_keep_truth` makes the lists."""
+    """The metrics of the module docstring, kept by the environment (``keeps_truth``): its ``play``
+    records a round's regret and weak regret (:meth:`_keep_duel`, on the numbers it is given), and
+    :meth:`step` and :meth:`truth_log` read them back (``average_regret`` is half the regret);
+    :meth:`_keep_truth` makes the lists.  Every dueling environment uses it."""
 
     keeps_truth = True
 

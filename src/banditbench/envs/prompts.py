@@ -10,7 +10,7 @@ LLM-scored instructions) and ``s`` is ``utility_scale``; the learner duels two
 instructions and observes ``y ~ Bernoulli(sigmoid(f_i - f_j))`` (BTL).  The
 default ``s = 10`` is the ``magnitude`` recorded in the Federated-APOHF runs
 that produced the scores; seed 000 does not state one.  Metrics as
-:func:`banditbench.envs.preference.duel_metrics` (in utility units): ``regret = 2 f* - f_i - f_j``,
+:mod:`banditbench.envs.preference` (in utility units): ``regret = 2 f* - f_i - f_j``,
 ``average_regret``, ``weak_regret``.
 
 Several tasks: seed 000 averages over tasks.  With ``tasks`` listing ``n``
@@ -31,11 +31,11 @@ from ..api import register
 from ..data.paths import PROMPT_ORACLE_OPTIONS, prompt_oracle_path, resolve
 from ..data.registry import SCORED_TASKS
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
-from ..feedback import PreferenceFeedback
+from ..feedback import PreferenceFeedback, new_feedback
 from ..links import sigmoid_of
 from ..params import Positive
 from .draws import uniforms
-from .preference import DuelingEnvironment, duel_metrics
+from .preference import DuelingEnvironment, KeptDuelMetrics
 
 
 def _tasks(params: Mapping[str, Any]) -> list[str]:
@@ -47,7 +47,7 @@ def _tasks(params: Mapping[str, Any]) -> list[str]:
 
 
 @register("prompt_dueling")
-class PromptDueling(DuelingEnvironment):
+class PromptDueling(KeptDuelMetrics, DuelingEnvironment):
     """Prompt optimisation over 500 fixed instructions with BTL preference feedback (seed 000 Sec. 5.1).
 
     Parameters
@@ -78,6 +78,8 @@ class PromptDueling(DuelingEnvironment):
         self.arms.flags.writeable = False            # the same arm set is shown every round
         self.f = float(utility_scale) * arrays["utility"].astype(np.float64)
         self.best = float(self.f.max())
+        self._utilities = self.f.tolist()            # Python floats for the per-round path
+        self._keep_truth(horizon)
         self._uniform = uniforms(np.random.default_rng(seed_seq.spawn(1)[0])).__next__    # the outcomes' uniforms
 
     @classmethod
@@ -88,17 +90,22 @@ class PromptDueling(DuelingEnvironment):
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
         _tasks(values)
 
+    @classmethod
+    def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
+        return 2 * 8 * horizon                                  # every round's regret and weak regret
+
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.arms.shape[1], "n_arms": self.arms.shape[0], "fixed_arms": True}
 
     def context(self, t: int) -> np.ndarray:
         return self.arms
 
-    def step(self, t: int, action) -> tuple[PreferenceFeedback, dict[str, float]]:
+    def play(self, t: int, action) -> PreferenceFeedback:
         i, j = int(action[0]), int(action[1])
-        f = self.f
+        f = self._utilities
         y = int(self._uniform() < sigmoid_of(f[i] - f[j]))
-        return PreferenceFeedback(t, y), duel_metrics(f, i, j, self.best)
+        self._keep_duel(t, f, i, j, self.best)
+        return new_feedback(PreferenceFeedback, (t, y))
 
     def summary(self) -> dict[str, float]:
         return {"task_index": float(self.task_index)}
