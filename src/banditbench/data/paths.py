@@ -190,12 +190,18 @@ def parse_replay_key(key: str) -> dict[str, Any]:
     return parse_key(REPLAY_OPTIONS, key, "replay preprocessing")
 
 
-def pinned_datasets(path: str) -> list[str]:
-    """Registered datasets without a published checksum that the prepared file at ``path`` is built from."""
+def replay_dataset_of(path: str) -> str | None:
+    """The replay dataset whose prepared log ``path`` is (``data/processed/<dataset>/<options>.npz``), or None."""
     parts = path.split("/")
     if parts[:2] == ["data", "processed"] and len(parts) == 4 and parts[2] in REPLAY_SOURCES.values():
-        return [parts[2]] if get_dataset(parts[2]).pinned else []
-    return []
+        return parts[2]
+    return None
+
+
+def pinned_datasets(path: str) -> list[str]:
+    """Registered datasets without a published checksum that the prepared file at ``path`` is built from."""
+    dataset = replay_dataset_of(path)
+    return [dataset] if dataset is not None and get_dataset(dataset).pinned else []
 
 
 def raw_paths(dataset: str, options: Mapping[str, Any] | None = None) -> list[str]:
@@ -243,7 +249,7 @@ def buildable(path: str) -> bool:
     parts = path.split("/")
     stem = parts[-1].removesuffix(".npz")
     try:
-        if parts[:2] == ["data", "processed"] and len(parts) == 4 and parts[2] in REPLAY_SOURCES.values():
+        if replay_dataset_of(path) is not None:
             parse_replay_key(stem)
         elif parts[:2] == ["data", "processed"] and len(parts) == 4:
             parse_preprocess_key(parts[2], stem)

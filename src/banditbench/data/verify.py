@@ -125,13 +125,13 @@ def verify_prepared(path: str) -> None:
     """Read a prepared file (processed dataset or oracle, canonically named) as a job would, checking
     its contents and that it is the file its name says; raises what the loaders raise."""
     from .files import load_npz
-    from .paths import (CAR_ORACLE, CLASSIFIER_OPTIONS, PROMPT_ORACLE_OPTIONS, REPLAY_SOURCES, parse_key,
-                        parse_preprocess_key, parse_replay_key)
+    from .paths import (CAR_ORACLE, CLASSIFIER_OPTIONS, PROMPT_ORACLE_OPTIONS, parse_key,
+                        parse_preprocess_key, parse_replay_key, replay_dataset_of)
     from .preprocess import load_prepared
 
     parts = path.split("/")
     stem = parts[-1].removesuffix(".npz")
-    if parts[:2] == ["data", "processed"] and len(parts) == 4 and parts[2] in REPLAY_SOURCES.values():
+    if replay_dataset_of(path) is not None:
         identity = {"dataset": parts[2], "options": parse_replay_key(stem)}
         load_npz(path, "prepared replay data", required=("features", "click"), expect=identity)
     elif parts[:2] == ["data", "processed"] and len(parts) == 4:
