@@ -4,8 +4,10 @@ against a straightforward pure-Python reference run in the same script.
     .venv/bin/python benchmarks/lipschitz_speed.py [--horizon 60000] [--ref-budget 20]
 
 For each scenario the package policy runs all ``--horizon`` rounds through
-``banditbench.runner.simulate`` (single thread); its time inside ``observe`` +
-``act`` is recorded per round.  The reference — plain lists and loops, the
+``banditbench.runner.simulate`` (single thread) twice: on the Python loop, its time inside
+``observe`` + ``act`` recorded per round (wrapping them makes ``simulate`` take that loop),
+and as a job runs it, the whole run compiled (:mod:`banditbench.policies.lipschitz_compiled`,
+checked to give the same regret series).  The reference — plain lists and loops, the
 textbook algorithm: an exact *global* coverage test of the whole space every
 round (1-d: sort-and-sweep; 2-d: every elementary cell against every ball),
 a Python ``max`` for the index, dicts for the round -> arm/ball maps — runs
@@ -225,6 +227,11 @@ def scenario(name, function, algorithm, params, ref_cls, ref_params, horizon, se
     loop_s = time.perf_counter() - t0
     ours_s = float(spent.sum())
     size = pol.n_arms if algorithm == "delayed_zooming" else pol.n_balls - pol.phase_start
+    env3, pol3, delay3, drng3 = build(cell)                     # as a job runs it: compiled, the same choices
+    t0 = time.process_time()
+    if not np.array_equal(simulate(env3, pol3, delay3, horizon, drng3)["regret"], regret):
+        raise RuntimeError(f"{name} {algorithm}: the compiled run differs from the Python loop")
+    compiled_s = time.process_time() - t0
 
     env2, _, delay2, drng2 = build(cell)
     delays = delay2.sample(drng2, horizon)
@@ -234,10 +241,12 @@ def scenario(name, function, algorithm, params, ref_cls, ref_params, horizon, se
     ref_size = len(ref.centers) if algorithm == "delayed_zooming" else len(ref.balls)
     row = {"scenario": name, "function": function, "algorithm": algorithm, "horizon": horizon,
            "rounds_per_s_policy": horizon / ours_s, "rounds_per_s_loop": horizon / loop_s,
+           "rounds_per_s_compiled": horizon / compiled_s,
            "active_set": int(size), "regret": float(regret.sum()),
            "ref_rounds": n_ref, "ref_rounds_per_s": n_ref / ref_s, "ours_rounds_per_s_at_ref_rounds": n_ref / ours_at,
            "speedup_at_equal_rounds": ref_s / ours_at, "ref_active_set_at_ref_rounds": ref_size}
-    print(f"{name:<26} {algorithm:<16} {horizon / ours_s:>10.0f} {horizon / loop_s:>10.0f} {size:>6d} "
+    print(f"{name:<26} {algorithm:<16} {horizon / ours_s:>10.0f} {horizon / loop_s:>10.0f} "
+          f"{horizon / compiled_s:>11.0f} {size:>6d} "
           f"{n_ref:>8d} {n_ref / ref_s:>10.0f} {n_ref / ours_at:>10.0f} {ref_s / ours_at:>8.1f}x", flush=True)
     return row
 
@@ -250,7 +259,14 @@ def main(argv=None):
     ap.add_argument("--json", type=Path, help="also write the rows here")
     args = ap.parse_args(argv)
     print(f"T = {args.horizon}, seed {args.seed}, geometric delays (mean 20), one thread")
-    print(f"{'scenario':<26} {'algorithm':<16} {'rd/s pol':>10} {'rd/s loop':>10} {'|A|':>6} "
+    for algorithm in ("delayed_zooming", "dlpp"):               # load the compiled runs (not timed)
+        for function in ("triangle", "two_dim"):
+            warm = {"seed": 0, "horizon": 50, "budget": None, "delay_label": "none", "delay": {"kind": "none"},
+                    "environment": {"name": "lipschitz", "params": {"function": function}},
+                    "policy": {"name": algorithm, "params": {}}}
+            env, pol, delay, drng = build(warm)
+            simulate(env, pol, delay, 50, drng)
+    print(f"{'scenario':<26} {'algorithm':<16} {'rd/s pol':>10} {'rd/s loop':>10} {'rd/s comp.':>11} {'|A|':>6} "
           f"{'ref rds':>8} {'ref rd/s':>10} {'ours rd/s':>10} {'speedup':>9}")
     zoom, dlpp = "delayed_zooming", "dlpp"
     stress = {"sigma": 0.004, "lazy_rule": "radius"}
@@ -267,7 +283,8 @@ def main(argv=None):
                          args.horizon, args.seed, args.ref_budget))
     rows.append(scenario("stress two_dim sigma=.004", "two_dim", zoom, stress, RefDelayedZooming, stress,
                          args.horizon, args.seed, args.ref_budget))
-    print("rd/s pol: rounds/s inside the policy over all T rounds; rd/s loop: the whole runner loop; |A|: final\n"
+    print("rd/s pol: rounds/s inside the policy over all T rounds (the Python loop); rd/s loop: the whole Python\n"
+          "loop; rd/s comp.: the whole compiled run, as a job runs it (CPU time; the same choices); |A|: final\n"
           "active arms (zooming) / balls of the last phase (DLPP); ref rds: rounds the reference ran in the budget;\n"
           "speedup: reference policy time / ours over those first rounds.")
     if args.json:

@@ -185,6 +185,14 @@ class Policy(abc.ABC):
         ``facts`` are the environment's :meth:`Environment.known_facts` (a missing fact counts as 1)."""
         return 0
 
+    def run_compiled(self, env: Environment, arrival: Any, horizon: int) -> bool:
+        """Play all ``horizon`` rounds against ``env`` in compiled code, if this policy has such a form for
+        this environment: the same decisions as :meth:`observe` and :meth:`act` in the loop of
+        :func:`banditbench.runner.simulate`, ``arrival`` its delay queue
+        (:meth:`banditbench.delays.DelayModel.arrival_rounds`).  Leaves the policy's state and the
+        environment's truth values as that loop would, and says whether it ran (default: no)."""
+        return False
+
     @abc.abstractmethod
     def observe(self, t: int, arrived: Sequence[Any]) -> None:
         """Feedback that arrived at the start of round ``t`` (each item carries its own round)."""

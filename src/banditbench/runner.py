@@ -35,7 +35,7 @@ LOG_BLOCK = 4096
 
 
 def simulate(env: Environment, policy: Policy, delay: DelayModel, horizon: int,
-             delay_rng: np.random.Generator, progress: bool = False) -> dict[str, np.ndarray]:
+             delay_rng: np.random.Generator, progress: bool = False, compiled: bool = True) -> dict[str, np.ndarray]:
     """Run ``horizon`` rounds; return one array per metric of ``env.metrics``.
 
     Feedback of round ``s`` with delay ``D_s`` is delivered at the start of round
@@ -48,12 +48,21 @@ def simulate(env: Environment, policy: Policy, delay: DelayModel, horizon: int,
     A replay environment answers ``(None, None)`` when it skips a logged event (the
     action was not the logged one); the round is then not consumed and the policy acts
     again, in the same round, on the environment's next context.  A policy that asks for a
-    context form (``Policy.context_form``) gets its contexts in that form.
+    context form (``Policy.context_form``) gets its contexts in that form.  A policy that can play
+    the whole run against this environment in compiled code (:meth:`Policy.run_compiled`, the
+    same decisions) does so unless ``compiled`` is false.
     """
     if policy.context_form is not None:
         env.use_context_form(policy.context_form)
     arrival = delay.arrival_rounds(delay.sample(delay_rng, horizon), horizon)
     log = _TruthLog(env, horizon)
+    run_compiled = getattr(policy, "run_compiled", None) if compiled else None     # (duck-typed policies lack it)
+    if run_compiled is not None and run_compiled(env, arrival, horizon):
+        if progress:
+            from tqdm import tqdm
+
+            tqdm(total=horizon, desc="rounds", unit="rd", file=sys.stderr, initial=horizon).close()
+        return log.series()
     if arrival[-1] == 0 and np.array_equal(arrival[:-1], np.arange(2, horizon + 1)):
         rounds = _next_round_loop(env, policy, log.play)
     else:

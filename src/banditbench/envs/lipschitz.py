@@ -67,6 +67,10 @@ SCALAR: dict[str, Callable[..., float]] = {
 }
 
 
+#: the functions' codes in the compiled loop (:func:`banditbench.policies.lipschitz_compiled.mean_reward`)
+FUNCTION_CODES = {"triangle": 0, "sine": 1, "two_dim": 2}
+
+
 def _function(name: str) -> RewardFunction:
     if name not in FUNCTIONS:
         raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'function')}: {name!r} is not one of {list(FUNCTIONS)}")
@@ -109,8 +113,8 @@ class LipschitzEnv(Environment):
         self.dimension, self.mu_star, self.maximiser = FUNCTIONS[function][:3]
         self.noise_sigma = float(noise_sigma)
         (noise_seq,) = seed_seq.spawn(1)
-        # a list: the per-round path reads one Python float, no numpy scalar
-        self._noise = (self.noise_sigma * np.random.default_rng(noise_seq).standard_normal(horizon)).tolist()
+        self.noise = self.noise_sigma * np.random.default_rng(noise_seq).standard_normal(horizon)
+        self._noise = self.noise.tolist()                           # the per-round path reads Python floats
         self._mu = [0.0] * horizon                                  # mu(x_t) of every round played
 
     @classmethod
@@ -119,7 +123,8 @@ class LipschitzEnv(Environment):
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
-        return 2 * 8 * horizon                                        # the noise and mu(x_t) of every round
+        # the noise (an array, and a list of Python floats of about 32 bytes each) and mu(x_t) (a list)
+        return (8 + 32 + 32) * horizon
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.dimension, "action_space": "unit_cube", "metric": "linf"}
@@ -158,8 +163,21 @@ class LipschitzEnv(Environment):
         mu = self._mu[t - 1]
         return feedback, {"regret": self.mu_star - mu, "expected_reward": mu}
 
+    def compiled_step(self) -> tuple[int, np.ndarray]:
+        """What a compiled loop needs to play this environment's rounds itself
+        (:mod:`banditbench.policies.lipschitz_compiled`): the reward function's code
+        (:data:`FUNCTION_CODES`) and the noise of every round."""
+        return FUNCTION_CODES[self.function], self.noise
+
+    def record_means(self, mu: np.ndarray) -> None:
+        """Keep ``mu(x_t)`` of the rounds a compiled loop played (the first ``len(mu)`` rounds)."""
+        if len(mu) == len(self._mu):
+            self._mu = mu
+        else:
+            self._mu[: len(mu)] = mu.tolist()
+
     def truth_log(self, horizon: int) -> dict[str, np.ndarray]:
-        mu = np.array(self._mu[:horizon])
+        mu = np.array(self._mu[:horizon], dtype=float)
         return {"regret": self.mu_star - mu, "expected_reward": mu}
 
     def summary(self) -> dict[str, float]:

@@ -72,6 +72,7 @@ box), which the algorithm leaves free.
 from __future__ import annotations
 
 import math
+import sys
 from collections import deque
 from typing import Annotated, Any, Mapping, Sequence
 
@@ -132,7 +133,22 @@ class _LipschitzPolicy(Policy):
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
-        return 8 * horizon                                            # the arm or ball of every round
+        # the arm or ball of every round, and in the compiled run its copy, mu(x_t) and the reward
+        return 4 * 8 * horizon
+
+    def _compiled_step(self, env, cls: type, fresh: bool, horizon: int) -> tuple[int, np.ndarray] | None:
+        """What :mod:`.lipschitz_compiled` needs of ``env`` (:meth:`LipschitzEnv.compiled_step`) when it can
+        play this run: the policy is exactly ``cls`` (a subclass may change any step) with nothing
+        played yet (``fresh``) and its methods not replaced, the environment exactly
+        :class:`LipschitzEnv`.  Two dimensions need CPython 3.11, whose ``math.hypot`` the compiled
+        step reproduces."""
+        from ..envs.lipschitz import LipschitzEnv
+
+        if (type(self) is not cls or "act" in vars(self) or "observe" in vars(self) or not fresh
+                or type(env) is not LipschitzEnv or env.dimension != self.d or horizon > self.horizon
+                or (self.d == 2 and sys.version_info[:2] != (3, 11))):
+            return None
+        return env.compiled_step()
 
 
 @register("delayed_zooming")
@@ -464,6 +480,31 @@ class DelayedZooming(_LipschitzPolicy):
         self._refresh(i)
         return i
 
+    def run_compiled(self, env, arrival: np.ndarray, horizon: int) -> bool:
+        """The whole run in :func:`.lipschitz_compiled.zooming_run` (the same decisions and draws); the
+        state is then as after the Python loop, except that the covering check's caches (face
+        records and summaries) start empty."""
+        step = self._compiled_step(env, DelayedZooming, self.n_arms == 0 and self.arm_of_round[0] == -1, horizon)
+        if step is None:
+            return False
+        from . import lipschitz_compiled as compiled
+
+        (n, c, lo, hi, v, sums, radius, self.index, self.cache_n, self.cache_sum, self.v_at_pull,
+         self.v_after_pull, version, played, mu, queue, activated) = compiled.zooming_run(
+            horizon, self.d, self.scale, self.lazy_rule == "count", self.activation == "uniform", self.rng, *step,
+            *compiled.arrival_table(arrival, horizon), self.index.shape[0])
+        self.n_arms, d = n, self.d
+        self._arrays, self._unsynced = {"centers": c, "lo": lo, "hi": hi, "v": v, "sums": sums, "radius": radius}, set()
+        self._c, self._lo, self._hi = ([tuple(row) for row in a[:n].tolist()] for a in (c, lo, hi))
+        self._v, self._sums, self._radius, self._version = (a[:n].tolist() for a in (v, sums, radius, version))
+        self._face_records, self._summary = [[None] * (2 * d) for _ in range(n)], [None] * n
+        self._pending = deque((tuple(e[0:d]), tuple(e[2:2 + d]), (tuple(e[4:4 + d]), tuple(e[6:6 + d])) if e[8] else None,
+                               int(e[9]), int(e[10])) for e in queue.tolist())
+        self.arm_of_round[:horizon] = played
+        self.activated_last_round = bool(activated)
+        env.record_means(mu)
+        return True
+
     # --- decision (lines 11–19) ---------------------------------------------
     def act(self, t: int, context=None):
         point = self._uncovered_point()
@@ -568,6 +609,27 @@ class DLPP(_LipschitzPolicy):
                 self.n_plus -= 1
         if not self.n_plus:
             self._end_phase()
+
+    def run_compiled(self, env, arrival: np.ndarray, horizon: int) -> bool:
+        """The whole run in :func:`.lipschitz_compiled.dlpp_run` (the same decisions and draws)."""
+        step = self._compiled_step(env, DLPP, self.ball_of_round[0] == -1 and self.phase_start == 0, horizon)
+        if step is None:
+            return False
+        from . import lipschitz_compiled as compiled
+
+        (n, self.phase, self.phase_start, self.n_plus, self.centers, self.lo, self.hi, self.phase_of, self.v,
+         self.sums, self.mean, self.in_plus, played, mu, eliminated, rest) = compiled.dlpp_run(
+            horizon, self.d, self.v_scale, self.freeze, self.rng, *step, *compiled.arrival_table(arrival, horizon),
+            self.centers[: self.n_balls].copy(), self.phase)
+        self.n_balls = n
+        self.r = 2.0 ** (-self.phase)
+        self.v_target = self.v_scale / self.r**2
+        self.eliminated = eliminated.tolist()
+        self._box = list(zip(map(tuple, self.lo[:n].tolist()), map(tuple, self.hi[:n].tolist())))
+        self._pass = deque(rest.tolist())
+        self.ball_of_round[:horizon] = played
+        env.record_means(mu)
+        return True
 
     # --- round-robin sampling (lines 5–7) ----------------------------------
     def act(self, t: int, context=None):
