@@ -207,7 +207,7 @@ def main() -> None:
                     full, harness, floor, T = run_job(cell, args.repeat)
                     worst = max(worst, harness / full)
                     label = delay if budget == NO_BUDGET else f"{delay} B={budget}"
-                    print(f"{name:28s} {alg:16s} {label:22s} {T:6d} {1e6 * full / T:9.1f} "
+                    print(f"{name:28s} {alg:16s} {label:22s} {T:6d} {1e6 * full / T:9.2f} "
                           f"{1e6 * harness / T:10.2f} {harness / full:6.1%} "
                           f"{'compiled' if floor != floor else f'{1e6 * floor / T:8.2f}':>8s}", flush=True)
     print(f"largest harness share: {worst:.1%}")

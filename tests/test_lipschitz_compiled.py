@@ -10,7 +10,7 @@ import pytest
 
 from banditbench.api import Problem
 from banditbench.delays import make_delay
-from banditbench.envs.lipschitz import FUNCTIONS, SCALAR, LipschitzEnv
+from banditbench.envs.lipschitz import FUNCTION_CODES, FUNCTIONS, SCALAR, LipschitzEnv
 from banditbench.policies import lipschitz_compiled as compiled
 from banditbench.policies import metric_space
 from banditbench.policies.lipschitz import DLPP, DelayedZooming
@@ -161,7 +161,7 @@ def test_compiled_hypot_and_reward_functions_have_the_bits_of_python():
         assert compiled.cpython_hypot(u, w) == math.hypot(u, w)
     points = rng.random((5000, 2))
     for name, formula in SCALAR.items():
-        code = compiled.FUNCTION_CODES[name]
+        code = FUNCTION_CODES[name]
         for p in points.tolist():
             args = p[: FUNCTIONS[name].dimension]
             assert compiled.mean_reward(code, p[0], p[1]) == formula(*args)

@@ -25,7 +25,7 @@ including the box splits and the grid of :func:`~banditbench.policies.metric_spa
 
 numba compiles each function once per machine and caches it next to this file
 (``cache=True``; ``NUMBA_CACHE_DIR`` moves the cache), so a Snakemake job loads the
-machine code instead of compiling it (about 20 s the first time).
+machine code instead of compiling it (about 25 s for all of them, the first time).
 """
 
 from __future__ import annotations
@@ -35,10 +35,8 @@ import math
 import numpy as np
 from numba import njit
 
-#: the reward functions of :data:`banditbench.envs.lipschitz.FUNCTIONS`, by code
-FUNCTION_CODES = {"triangle": 0, "sine": 1, "two_dim": 2}
-X1 = (0.7, 0.8)
-X2 = (0.0, 0.1)
+from ..envs.lipschitz import X1, X2
+
 _T27 = 134217729.0                                                 # 2^27 + 1 (Veltkamp splitting)
 #: a queued box met by more balls than this is split before the exact check (the Python path's value)
 MAX_BOXES_PER_CHECK = 32
@@ -103,8 +101,9 @@ def cpython_hypot(x: float, y: float) -> float:
 
 @njit(cache=True)
 def mean_reward(function: int, x: float, y: float) -> float:
-    """``mu`` of the point ``(x)`` or ``(x, y)``: the formulas of :data:`banditbench.envs.lipschitz.SCALAR`,
-    same operations in the same order."""
+    """``mu`` of the point ``(x)`` or ``(x, y)`` for the function of code ``function``
+    (:data:`~banditbench.envs.lipschitz.FUNCTION_CODES`): the formulas of
+    :data:`banditbench.envs.lipschitz.SCALAR`, same operations in the same order."""
     if function == 0:
         return 0.8 - 0.9 * abs(x - 0.4)
     if function == 1:
@@ -420,7 +419,8 @@ def zooming_run(horizon: int, d: int, scale: float, count_rule: bool, uniform: b
     for t in range(1, horizon + 1):
         # feedback (Alg. 1 lines 4-10)
         m = 0
-        for s in rounds[start[t]:start[t + 1]]:
+        for q in range(start[t], start[t + 1]):
+            s = rounds[q]
             i = arm_of_round[s - 1]
             vs = v_at_pull[i]
             use = v[i] + 1 <= 4 * vs if count_rule and vs else v[i] + 2 <= 4 * (1 + vs)
@@ -558,7 +558,8 @@ def dlpp_run(horizon: int, d: int, v_scale: float, freeze: bool, rng, function: 
     head = tail = 0
     for t in range(1, horizon + 1):
         # feedback (lines 8-11)
-        for s in rounds[start[t]:start[t + 1]]:
+        for q in range(start[t], start[t + 1]):
+            s = rounds[q]
             b = ball_of_round[s - 1]
             if phase_of[b] != phase or (freeze and not in_plus[b]):
                 continue                                             # earlier phase / frozen estimate
@@ -629,8 +630,8 @@ def replay_run(points: np.ndarray, function: int, noise: np.ndarray, rounds: np.
     reward, mu = np.empty(horizon), np.empty(horizon)
     delivered = 0.0
     for t in range(1, horizon + 1):
-        for s in rounds[start[t]:start[t + 1]]:
-            delivered += reward[s - 1]
+        for q in range(start[t], start[t + 1]):
+            delivered += reward[rounds[q] - 1]
         mean = mean_reward(function, points[t - 1, 0], points[t - 1, 1] if d == 2 else 0.0)
         mu[t - 1] = mean
         reward[t - 1] = mean + noise[t - 1]
