@@ -43,7 +43,8 @@ def queue(pending: deque) -> list:
             for lo, hi, inner, arm, v in pending]
 
 
-DELAYS = [{"kind": "none"}, {"kind": "geometric", "mean": 20, "window": 60}, {"kind": "uniform", "low": 100, "high": 200}]
+DELAYS = [{"kind": "none"}, {"kind": "geometric", "mean": 20, "window": 60},
+          {"kind": "uniform", "low": 100, "high": 200}]
 ZOOMING = [{"sigma": 0.01}, {"sigma": 0.1, "lazy_rule": "count"}, {"sigma": 0.001, "activation": "midpoint"},
            {"sigma": 0.002}]
 

@@ -54,8 +54,11 @@ Choices where the paper is open (parameters):
   created and skips a ball removed from ``B_m^+`` earlier in the same pass; the
   phase ends as soon as ``B_m^+`` is empty.
 
-Speed: a round works on Python numbers (per-arm lists and tuples): with the few dozen to
-few hundred arms of the paper's settings, numpy's per-call overhead on tiny arrays costs
+Speed: :func:`~banditbench.runner.simulate` plays whole runs of both algorithms in compiled code
+(:mod:`.lipschitz_compiled`, :meth:`DelayedZooming.run_compiled`, :meth:`DLPP.run_compiled`), which
+makes the decisions of the classes below bit for bit; the classes are the round-by-round form
+(subclasses, step-by-step callers).  There a round works on Python numbers (per-arm lists and
+tuples): with the few dozen to few hundred arms of the paper's settings, numpy's per-call overhead on tiny arrays costs
 more than the arithmetic; only the index argmax and the searches over all arms are
 vectorised.  The covering invariant is maintained incrementally: radii only shrink when a
 reward is used, and then only the old ball can lose coverage, so each shrink queues the
@@ -498,8 +501,9 @@ class DelayedZooming(_LipschitzPolicy):
         self._c, self._lo, self._hi = ([tuple(row) for row in a[:n].tolist()] for a in (c, lo, hi))
         self._v, self._sums, self._radius, self._version = (a[:n].tolist() for a in (v, sums, radius, version))
         self._face_records, self._summary = [[None] * (2 * d) for _ in range(n)], [None] * n
-        self._pending = deque((tuple(e[0:d]), tuple(e[2:2 + d]), (tuple(e[4:4 + d]), tuple(e[6:6 + d])) if e[8] else None,
-                               int(e[9]), int(e[10])) for e in queue.tolist())
+        self._pending = deque((tuple(e[0:d]), tuple(e[2:2 + d]),
+                               (tuple(e[4:4 + d]), tuple(e[6:6 + d])) if e[8] else None, int(e[9]), int(e[10]))
+                              for e in queue.tolist())
         self.arm_of_round[:horizon] = played
         self.activated_last_round = bool(activated)
         env.record_means(mu)
