@@ -160,6 +160,8 @@ def test_compiled_hypot_and_reward_functions_have_the_bits_of_python():
         assert all(compiled.cpython_hypot(u, w) == math.hypot(u, w) for u, w in zip(x.tolist(), y.tolist()))
     for u, w in ((0.0, 0.0), (0.0, 0.3), (-0.25, 0.25), (5e-324, 0.0), (1e-310, 3e-310)):
         assert compiled.cpython_hypot(u, w) == math.hypot(u, w)
+    for u, w in ((math.inf, math.nan), (math.nan, -math.inf), (math.nan, 0.5), (0.5, math.nan), (-math.inf, 2.0)):
+        assert repr(compiled.cpython_hypot(u, w)) == repr(math.hypot(u, w))
     points = rng.random((5000, 2))
     for name, formula in SCALAR.items():
         code = FUNCTION_CODES[name]

@@ -56,22 +56,21 @@ def simulate(env: Environment, policy: Policy, delay: DelayModel, horizon: int,
         env.use_context_form(policy.context_form)
     arrival = delay.arrival_rounds(delay.sample(delay_rng, horizon), horizon)
     log = _TruthLog(env, horizon)
-    run_compiled = getattr(policy, "run_compiled", None) if compiled else None     # (duck-typed policies lack it)
-    if run_compiled is not None and run_compiled(env, arrival, horizon):
-        if progress:
-            from tqdm import tqdm
-
-            tqdm(total=horizon, desc="rounds", unit="rd", file=sys.stderr, initial=horizon).close()
-        return log.series()
-    if arrival[-1] == 0 and np.array_equal(arrival[:-1], np.arange(2, horizon + 1)):
-        rounds = _next_round_loop(env, policy, log.play)
-    else:
-        rounds = _queued_loop(env, policy, log.play, arrival.tolist())
     bar = None
     if progress:
         from tqdm import tqdm
 
         bar = tqdm(total=horizon, desc="rounds", unit="rd", file=sys.stderr)
+    run_compiled = getattr(policy, "run_compiled", None) if compiled else None     # (duck-typed policies lack it)
+    if run_compiled is not None and run_compiled(env, arrival, horizon):
+        if bar is not None:
+            bar.update(horizon)
+            bar.close()
+        return log.series()
+    if arrival[-1] == 0 and np.array_equal(arrival[:-1], np.arange(2, horizon + 1)):
+        rounds = _next_round_loop(env, policy, log.play)
+    else:
+        rounds = _queued_loop(env, policy, log.play, arrival.tolist())
     for first in range(0, horizon, LOG_BLOCK):                     # a block of rounds at a time
         last = min(first + LOG_BLOCK, horizon)
         rounds(first + 1, last + 1)

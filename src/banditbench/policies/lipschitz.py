@@ -136,8 +136,9 @@ class _LipschitzPolicy(Policy):
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
-        # the arm or ball of every round, and in the compiled run its copy, mu(x_t) and the reward
-        return 4 * 8 * horizon
+        # the arm or ball of every round, and in the compiled run its copy, mu(x_t), the reward and the
+        # arrival table (two int64 arrays)
+        return 6 * 8 * horizon
 
     def _compiled_step(self, env, cls: type, fresh: bool, horizon: int) -> tuple[int, np.ndarray] | None:
         """What :mod:`.lipschitz_compiled` needs of ``env`` (:meth:`LipschitzEnv.compiled_step`) when it can

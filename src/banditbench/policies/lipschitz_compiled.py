@@ -50,9 +50,17 @@ def cpython_hypot(x: float, y: float) -> float:
     scaled, Veltkamp-split squares summed with compensation, then one differential correction
     of the square root.  (LLVM's ``hypot`` rounds differently in about 1 case in 200.)"""
     x, y = abs(x), abs(y)
-    top = x if x > y else y
-    if top == 0.0 or math.isinf(top) or math.isnan(x) or math.isnan(y):
-        return top if not (math.isnan(x) or math.isnan(y)) or math.isinf(top) else math.nan
+    top = 0.0                                                       # the maximum as CPython takes it (NaN skipped)
+    if x > top:
+        top = x
+    if y > top:
+        top = y
+    if math.isinf(top):
+        return top
+    if math.isnan(x) or math.isnan(y):
+        return math.nan
+    if top == 0.0:
+        return top
     _, top_e = math.frexp(top)
     if top_e < -1023:                                               # subnormal: divide by the maximum
         csum, frac1 = 1.0, 0.0
