@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 CORES ?= 2
 
-.PHONY: install pipeline test test-fast lint clean
+.PHONY: install pipeline test test-fast lint clean container
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -25,6 +25,14 @@ test-fast: install  ## skip the end-to-end Snakemake runs
 lint: install  ## snakemake --lint and snakefmt --check (also run by make test)
 	$(VENV)/bin/snakemake --lint
 	$(VENV)/bin/snakefmt --check Snakefile workflow/
+
+# the jobs' container recipe, generated from envs/banditbench.yaml (needs conda on PATH; a test
+# checks that the committed Dockerfile is what this prints)
+Dockerfile: envs/banditbench.yaml
+	$(VENV)/bin/snakemake --containerize > $@.tmp && mv $@.tmp $@
+
+container: Dockerfile  ## build the jobs' image (README, "Containers")
+	docker build -t banditbench:0.1.0 .
 
 clean:
 	rm -rf results logs .snakemake

@@ -9,6 +9,7 @@ before any job.
 """
 
 import os
+import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
@@ -16,11 +17,17 @@ from snakemake.utils import min_version
 
 min_version("9.0")
 
-# Every step runs this checkout's library, src/.  Jobs get it first on their PYTHONPATH
-# (script and shell rules inherit it, --use-conda envs included; `envvars` passes it on to
-# cluster jobs), and the workflow itself refuses a banditbench imported from anywhere else,
-# so another installed copy can never plan or run the jobs of this one (README, "Development").
+# Every step runs this workflow's library, src/: it comes first on this process's import path and
+# on the jobs' PYTHONPATH (script and shell rules inherit it, --use-conda envs included; `envvars`
+# passes it on to cluster jobs, whose Snakefile puts its own deployed src/ first again).  A
+# banditbench imported before this file ran must be the same code: compared by a fingerprint of
+# the sources, not by path, since executors without a shared file system deploy the workflow into
+# a fresh folder per job (README, "Development").
 SRC = Path(workflow.basedir).resolve() / "src"
+if not (SRC / "banditbench").is_dir():
+    raise WorkflowError(f"{SRC / 'banditbench'} is missing: the workflow runs the library next to its Snakefile")
+if sys.path[:1] != [str(SRC)]:
+    sys.path.insert(0, str(SRC))
 if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != str(SRC):
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))
 
@@ -30,12 +37,15 @@ envvars:
 
 
 import banditbench
+from banditbench.sources import fingerprint
 
-if Path(banditbench.__file__).resolve().parent != SRC / "banditbench":
+if Path(banditbench.__file__).resolve().parent != SRC / "banditbench" and fingerprint(
+    Path(banditbench.__file__).parent
+) != fingerprint(SRC / "banditbench"):
     raise WorkflowError(
-        f"banditbench is imported from {Path(banditbench.__file__).parent}, not from this "
-        f"checkout's {SRC}: install the checkout in editable mode (make install, or "
-        f"pip install -e .) or start Snakemake with PYTHONPATH={SRC}"
+        f"banditbench was imported from {Path(banditbench.__file__).parent}, whose code differs from this "
+        f"workflow's {SRC / 'banditbench'}: run Snakemake in a fresh process (or install this checkout: "
+        f"make install, or pip install -e .)"
     )
 
 
@@ -48,6 +58,13 @@ if "experiments" not in config:
     checked(load_config_file, "config.yaml")
 
     configfile: "config.yaml"
+
+
+# the image every job runs in under `--software-deployment-method conda apptainer` (config key
+# `container`; build it from the Dockerfile, which `snakemake --containerize` generates)
+if config.get("container"):
+
+    containerized: config["container"]
 
 
 # first page of `snakemake --report report.html`
