@@ -31,9 +31,9 @@ def test_same_seed_gives_an_identical_result_file(tmp_path):
         save_result(path, *run_cell(CELL))
     ma, mb = _members(a), _members(b)
     assert set(ma) == set(mb) == {"regret.npy", "average_regret.npy", "weak_regret.npy", "meta.npy", "timing.npy",
-                                  "checksum.npy"}
-    # everything but the wall time is byte-identical, zip headers included
-    assert all(ma[k] == mb[k] for k in ma if k != "timing.npy")
+                                  "checksum.npy", "provenance.npy", "run_checksum.npy"}
+    # everything but the wall time and what ran it (and their checksum) is byte-identical, zip headers included
+    assert all(ma[k] == mb[k] for k in ma if k not in ("timing.npy", "provenance.npy", "run_checksum.npy"))
     with zipfile.ZipFile(a) as za, zipfile.ZipFile(b) as zb:
         assert [i.date_time for i in za.infolist()] == [i.date_time for i in zb.infolist()]
     series, meta, timing = load_result(a)

@@ -1,4 +1,5 @@
-"""Command line: ``banditbench run-one`` (people), ``run-block`` (Snakemake), ``validate``, ``list`` and ``checksum``.
+"""Command line: ``banditbench run-one`` (people), ``run-block`` (Snakemake), ``validate``, ``list``, ``checksum``
+and ``provenance``.
 
 Examples
 --------
@@ -25,6 +26,11 @@ Print the config line that pins the checksum of a dataset whose publisher gives 
 (the full Open Bandit Dataset archive)::
 
     banditbench checksum data/raw/obd/open_bandit_dataset.zip
+
+Say what produced the result files under a folder (commits, hosts, CPUs, BLAS kernels,
+versions, with counts) and warn when they are mixed::
+
+    banditbench provenance results/runs
 """
 
 from __future__ import annotations
@@ -178,6 +184,25 @@ def _checksum(args) -> int:
     return 0
 
 
+def _provenance(args) -> int:
+    from pathlib import Path
+
+    from .provenance import summarize_files, summary_lines
+
+    folder = Path(args.results)
+    if not folder.is_dir():
+        raise ConfigError(f"{folder}: no such folder")
+    paths = sorted(p for p in folder.rglob("*.npz") if p.stem.isdigit())     # result files are <seed>.npz
+    summary, damaged = summarize_files(paths, folder)
+    for line in summary_lines(summary, str(folder)):
+        print(line)
+    for message in damaged:
+        print(f"damaged: {message}")
+    if damaged:
+        print(f"warning: {len(damaged)} damaged result file(s), not counted above")
+    return 3 if damaged else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="banditbench", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -215,6 +240,10 @@ def main(argv: list[str] | None = None) -> int:
     pin.add_argument("file", help="the downloaded file (e.g. data/raw/obd/open_bandit_dataset.zip)")
     pin.add_argument("--dataset", default="obd_full", help="the dataset it belongs to (default: obd_full)")
     pin.set_defaults(func=_checksum)
+
+    prov = sub.add_parser("provenance", help="count what produced the result files under a folder; warn when mixed")
+    prov.add_argument("results", help="folder of result files (.npz, searched recursively), e.g. results/runs")
+    prov.set_defaults(func=_provenance)
 
     args = parser.parse_args(argv)
     try:

@@ -2,12 +2,16 @@
 
 A result holds one float64 array per logged per-round metric, a JSON ``meta``
 member (resolved configuration cell, package version, seed, environment
-summary), a JSON ``timing`` member (wall time) and a ``checksum`` member: the
-sha256 of every other member but ``timing``.  Everything but ``timing`` is
-byte-identical for the same configuration and seed: zip entries carry a fixed
-timestamp.  The file is written to a temporary name in the same folder and
-renamed into place, so a killed job never leaves a truncated result, and it gets
-the permissions the umask gives any new file (not ``mkstemp``'s 0600).
+summary) and a ``checksum`` member: the sha256 of these.  They are byte-identical
+for the same configuration and seed: zip entries carry a fixed timestamp.  The
+members that differ between two runs of the same job (:data:`VARYING`) are a JSON
+``timing`` member (wall time), a JSON ``provenance`` member (what produced the result:
+commit, versions, CPU, BLAS kernel, host; :mod:`banditbench.provenance`) and
+``run_checksum``, the sha256 of ``checksum``, ``timing`` and ``provenance``, so that a
+change to any member is caught.  The file
+is written to a temporary name in the same folder and renamed into place, so a
+killed job never leaves a truncated result, and it gets the permissions the umask
+gives any new file (not ``mkstemp``'s 0600).
 
 :func:`load_result` refuses a file that is truncated or garbled (it names the file
 and what is wrong) or whose checksum does not match, and, given the run it should
@@ -32,6 +36,9 @@ from .errors import CorruptFileError
 
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 META, TIMING, CHECKSUM = "meta", "timing", "checksum"
+PROVENANCE, RUN_CHECKSUM = "provenance", "run_checksum"
+#: the members that differ between two runs of the same job (all others are byte-identical)
+VARYING = (TIMING, PROVENANCE, RUN_CHECKSUM)
 #: the cell keys that say which run a result is (with the budget as its label)
 IDENTITY = ("experiment", "algorithm", "delay", "budget", "seed")
 
@@ -87,11 +94,28 @@ def identity_from_path(path: str | os.PathLike) -> dict[str, str]:
     return dict(zip(IDENTITY, parts))
 
 
-def save_result(path, series: Mapping[str, np.ndarray], meta: Mapping[str, Any], timing: Mapping[str, Any]) -> None:
+def _json_bytes(value: Any) -> bytes:
+    return _npy_bytes(np.frombuffer(json.dumps(value, sort_keys=True).encode(), dtype=np.uint8))
+
+
+def _run_digest(members: Mapping[str, bytes]) -> bytes:
+    return _npy_bytes(np.frombuffer(_digest({k: members[k] for k in (CHECKSUM, TIMING, PROVENANCE)}).encode(),
+                                    dtype=np.uint8))
+
+
+def save_result(path, series: Mapping[str, np.ndarray], meta: Mapping[str, Any], timing: Mapping[str, Any],
+                provenance: Mapping[str, Any] | None = None) -> None:
+    """Write a result file; ``provenance`` defaults to this process's (:func:`banditbench.provenance.collect`)."""
+    if provenance is None:
+        from .provenance import collect
+
+        provenance = collect()
     members = {name: _npy_bytes(np.asarray(arr, dtype=np.float64)) for name, arr in sorted(series.items())}
-    members[META] = _npy_bytes(np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8))
+    members[META] = _json_bytes(meta)
     members[CHECKSUM] = _npy_bytes(np.frombuffer(_digest(members).encode(), dtype=np.uint8))
-    members[TIMING] = _npy_bytes(np.frombuffer(json.dumps(timing, sort_keys=True).encode(), dtype=np.uint8))
+    members[TIMING] = _json_bytes(timing)
+    members[PROVENANCE] = _json_bytes(provenance)
+    members[RUN_CHECKSUM] = _run_digest(members)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for name, data in members.items():
@@ -101,10 +125,11 @@ def save_result(path, series: Mapping[str, np.ndarray], meta: Mapping[str, Any],
     atomic_write_bytes(path, buf.getvalue())
 
 
-def _read_members(path) -> dict[str, bytes]:
+def _read_members(path, only: frozenset | None = None) -> dict[str, bytes]:
     try:
         with zipfile.ZipFile(path) as zf:
-            return {name.removesuffix(".npy"): zf.read(name) for name in zf.namelist()}
+            return {name.removesuffix(".npy"): zf.read(name) for name in zf.namelist()
+                    if only is None or name.removesuffix(".npy") in only}
     except FileNotFoundError:
         raise CorruptFileError(f"{path}: result file does not exist") from None
     except (zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError) as err:   # truncated, garbled
@@ -122,14 +147,18 @@ def load_result(path, expect: Mapping[str, str] | None = None) -> tuple[dict[str
     """Return ``(series, meta, timing)`` of a result file, checked.
 
     A :class:`~banditbench.errors.CorruptFileError` names the file when it cannot be read,
-    lacks a member, fails its checksum, has series of another length than its horizon or,
-    with ``expect`` (:func:`run_identity` of the run it should hold), holds another run.
+    lacks a member, fails its checksum (or ``run_checksum``: timing and provenance), has series
+    of another length than its horizon or, with ``expect`` (:func:`run_identity` of the run it should hold),
+    holds another run.
     """
     members = _read_members(path)
     missing = sorted({META, TIMING, CHECKSUM} - set(members))
     if missing:
         raise CorruptFileError(f"{path}: result file lacks {missing} (written by an older banditbench, or "
                                f"not a result file); delete it and re-run its job")
+    _check_run_digest(path, members)
+    for name in (PROVENANCE, RUN_CHECKSUM):                    # checked: not part of the returned result
+        members.pop(name, None)
     stored = _array(path, CHECKSUM, members.pop(CHECKSUM)).tobytes().decode(errors="replace")
     timing_bytes = members.pop(TIMING)
     if _digest(members) != stored:
@@ -154,3 +183,36 @@ def load_result(path, expect: Mapping[str, str] | None = None) -> tuple[dict[str
     if bad:
         raise CorruptFileError(f"{path}: series {bad} do not have the run's {horizon} rounds")
     return series, meta, timing
+
+
+def _check_run_digest(path, members: Mapping[str, bytes]) -> None:
+    """Check ``run_checksum`` (over ``checksum``, ``timing`` and ``provenance``); a file written before
+    results recorded their provenance has neither member."""
+    has = [name for name in (PROVENANCE, RUN_CHECKSUM) if name in members]
+    if len(has) == 1:
+        lacks = RUN_CHECKSUM if has == [PROVENANCE] else PROVENANCE
+        raise CorruptFileError(f"{path}: result file lacks [{lacks!r}]; delete it and re-run its job")
+    if has and members[RUN_CHECKSUM] != _run_digest(members):
+        raise CorruptFileError(f"{path}: checksum mismatch in its timing or provenance (the file was changed "
+                               f"after its job wrote it); delete it and re-run its job")
+
+
+def load_provenance(path) -> dict | None:
+    """The ``provenance`` member of a result file (:mod:`banditbench.provenance`), checked against
+    ``run_checksum``; ``None`` for a file written before results recorded it.  Reads only the small
+    members, not the series (whose own checksum :func:`load_result` checks)."""
+    members = _read_members(path, frozenset((CHECKSUM, TIMING, PROVENANCE, RUN_CHECKSUM)))
+    missing = sorted({TIMING, CHECKSUM} - set(members))
+    if missing:
+        raise CorruptFileError(f"{path}: result file lacks {missing} (written by an older banditbench, or "
+                               f"not a result file); delete it and re-run its job")
+    _check_run_digest(path, members)
+    if PROVENANCE not in members:
+        return None
+    try:
+        prov = json.loads(_array(path, PROVENANCE, members[PROVENANCE]).tobytes().decode())
+    except (ValueError, TypeError) as err:
+        raise CorruptFileError(f"{path}: provenance unreadable ({type(err).__name__}: {err})") from None
+    if not isinstance(prov, dict):
+        raise CorruptFileError(f"{path}: provenance is not a JSON object")
+    return prov

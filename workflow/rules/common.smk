@@ -10,6 +10,7 @@ from snakemake.settings.types import DeploymentMethod
 
 from banditbench.config import block_label, load_grid, unpinned_note
 from banditbench.data.verify import quarantine_corrupt
+from banditbench.provenance import COMMIT_VAR, git_environment
 
 # One validation pass before any job: schema, names, every parameter value, data files, memory.
 GRID = checked(load_grid, config)
@@ -24,6 +25,19 @@ if workflow.is_main_process:
         logger.warning(_message)
     for _dataset, _experiments in GRID.unpinned().items():
         logger.warning(unpinned_note(_dataset, _experiments))
+
+# The code commit every result records (banditbench.provenance): found once, by the process that
+# plans the jobs, in the checkout holding this Snakefile, and handed to every job in the environment
+# (cluster jobs, which may run where there is no checkout, too: `envvars`).  Not a param or an
+# input: a new commit re-runs nothing that exists.
+if workflow.is_main_process or COMMIT_VAR not in os.environ:
+    os.environ.update(git_environment(workflow.basedir))
+
+
+envvars:
+    "BANDITBENCH_COMMIT",
+    "BANDITBENCH_DIRTY",
+
 
 # Jobs run with the interpreter that runs Snakemake, unless --use-conda gives each its env.
 PYTHON = "python" if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method else sys.executable

@@ -107,6 +107,8 @@ rule run_info:
     input:
         # after every table, so that it describes a finished run
         tables=expand("results/tables/{experiment}.csv", experiment=GRID.experiments),
+        # what produced them is read from every result file's provenance member
+        runs=lambda wc: [f"{RUN_DIR}/{{seed}}.npz".format(**job) for e in GRID.experiments for job in GRID.jobs(e)],
     output:
         "results/report/run_info.html",
     log:

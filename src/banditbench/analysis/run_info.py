@@ -1,7 +1,12 @@
-"""What was run: the grid of every experiment and the software versions, as an HTML fragment.
+"""What was run: the grid of every experiment, what produced its results, and the software versions,
+as an HTML fragment.
 
-``snakemake --report`` opens on the workflow description (``workflow/report/workflow.rst``),
-which embeds this fragment.
+What produced the results (commit, host, CPU, BLAS kernel, Python and package versions) is read
+from the result files' ``provenance`` members (:mod:`banditbench.provenance`), not from the
+machine that builds the report; a grid whose results are mixed (more than one commit, host, CPU,
+BLAS kernel or version, or a dirty tree) is flagged.  The versions listed last are those that built
+the tables and plots.  ``snakemake --report`` opens on the workflow description
+(``workflow/report/workflow.rst``), which embeds this fragment.
 """
 
 from __future__ import annotations
@@ -10,11 +15,12 @@ import html
 import json
 import platform
 from importlib import metadata
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
 from .. import __version__
+from .. import provenance
 from ..config import ExperimentGrid, budget_label
 from .aggregate import ci_percent
 
@@ -74,8 +80,35 @@ def _summary_items(grid: ExperimentGrid) -> str:
                      for name, t in grid.summary_tables.items())
 
 
-def run_info_html(grid: ExperimentGrid, config_files: Sequence[str]) -> str:
-    """An HTML fragment: config files and overrides, one item per experiment, package versions.
+def provenance_html(runs: Iterable[str]) -> str:
+    """What produced the result files ``runs`` (read from their provenance members): one item per
+    commit, host, CPU, BLAS kernel, threads, Python and package, with counts, and a warning per
+    mixture (:meth:`banditbench.provenance.Summary.warnings`) or damaged file."""
+    summary, damaged = provenance.summarize_files(runs)
+    if not summary.total and not damaged:
+        return "<h2>What produced the results</h2>\n<p>No result files.</p>"
+    items = []
+    for name, values in provenance.summary_rows(summary):
+        if len(values) == 1:
+            text = f"{html.escape(values[0][0])}"
+        else:
+            text = "; ".join(f"{html.escape(v)} ({n} results)" for v, n in values)
+        items.append(f"<li>{html.escape(name)}: {text}</li>")
+    warnings = [*summary.warnings(), *damaged]
+    flags = [f'<p style="color:#a00"><strong>Warning:</strong> {html.escape(w)}.</p>' for w in warnings]
+    return "\n".join([
+        "<h2>What produced the results</h2>",
+        f"<p>Read from the {summary.total} result files gathered"
+        + (" (all from one commit, host and BLAS kernel):</p>" if not warnings else ":</p>"),
+        *flags,
+        "<ul>" + "\n".join(items) + "</ul>",
+    ])
+
+
+def run_info_html(grid: ExperimentGrid, config_files: Sequence[str], runs: Iterable[str] | None = None) -> str:
+    """An HTML fragment: config files and overrides, one item per experiment, what produced the
+    result files ``runs`` (:func:`provenance_html`; left out without them) and the versions that
+    built the report.
 
     A list rather than a wide table: the report shows it in a narrow column beside the rule graph.
     """
@@ -91,7 +124,9 @@ def run_info_html(grid: ExperimentGrid, config_files: Sequence[str]) -> str:
         + f". {int(table['runs'].sum())} runs in {int(table['simulate jobs'].sum())} simulate jobs:</p>",
         "<ul>" + "\n".join(items) + "</ul>",
         *([f"<p>Summary tables: {summaries}.</p>"] if (summaries := _summary_items(grid)) else []),
+        *([provenance_html(runs)] if runs is not None else []),
         "<h2>Versions</h2>",
-        "<p>" + ", ".join(f"{html.escape(k)} {html.escape(v)}" for k, v in versions.items()) + ".</p>",
+        "<p>Tables and plots built with "
+        + ", ".join(f"{html.escape(k)} {html.escape(v)}" for k, v in versions.items()) + ".</p>",
     ]
     return "\n".join(parts) + "\n"
