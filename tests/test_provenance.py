@@ -75,10 +75,12 @@ def test_a_folder_that_is_not_the_top_of_a_checkout_has_no_commit(tmp_path):
     assert provenance.git_environment(tmp_path) == {provenance.COMMIT_VAR: "unknown", provenance.DIRTY_VAR: "unknown"}
 
 
-def test_collecting_imports_neither_torch_nor_numba():
+def test_collecting_imports_neither_torch_nor_numba_and_finds_their_versions():
     code = ("import sys, banditbench.provenance as p; prov = p.collect(); "
             "assert 'torch' not in sys.modules and 'numba' not in sys.modules, sorted(sys.modules); "
-            "assert 'torch' not in prov['threads'] and prov['packages']['torch']; print('ok')")
+            "assert 'torch' not in prov['threads']; from importlib import metadata; "
+            "assert prov['packages'] == {'banditbench': p.__version__, "
+            "**{n: metadata.version(n) for n in p.PACKAGES}}, prov['packages']; print('ok')")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr
 
