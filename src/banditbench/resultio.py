@@ -33,6 +33,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .errors import CorruptFileError
+from .zipcheck import check_layout, read_member
 
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 META, TIMING, CHECKSUM = "meta", "timing", "checksum"
@@ -126,21 +127,32 @@ def save_result(path, series: Mapping[str, np.ndarray], meta: Mapping[str, Any],
 
 
 def _read_members(path, only: frozenset | None = None) -> dict[str, bytes]:
+    """The members of a result file (those named in ``only``), each checked (size, CRC-32, the end of
+    its compressed data), after a check of the file's layout (:mod:`banditbench.zipcheck`); any damage
+    is a :class:`~banditbench.errors.CorruptFileError` naming the file."""
     try:
-        with zipfile.ZipFile(path) as zf:
-            return {name.removesuffix(".npy"): zf.read(name) for name in zf.namelist()
-                    if only is None or name.removesuffix(".npy") in only}
+        with open(path, "rb") as fh:
+            entries = check_layout(fh, os.fstat(fh.fileno()).st_size)
+            if entries is None:                     # over 4 GiB: no result is
+                raise ValueError("a zip64 file, not a result file")
+            names = [entry.name for entry in entries]
+            if len(set(names)) != len(names):
+                raise ValueError(f"duplicate member names {sorted(names)}")
+            return {entry.name.removesuffix(".npy"): read_member(fh, entry) for entry in entries
+                    if only is None or entry.name.removesuffix(".npy") in only}
     except FileNotFoundError:
         raise CorruptFileError(f"{path}: result file does not exist") from None
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError) as err:   # truncated, garbled
-        raise CorruptFileError(f"{path}: unreadable result file ({type(err).__name__}: {err})") from None
+    except Exception as err:   # truncated, garbled: BadZipFile, zlib.error, struct.error, NotImplementedError, ...
+        raise CorruptFileError(f"{path}: unreadable result file ({type(err).__name__}: {err}); "
+                               f"delete it and re-run its job") from None
 
 
 def _array(path, name: str, data: bytes) -> np.ndarray:
     try:
         return np.lib.format.read_array(io.BytesIO(data), allow_pickle=False)
-    except (ValueError, EOFError, OSError) as err:
-        raise CorruptFileError(f"{path}: member {name!r} of the result file is not an array ({err})") from None
+    except Exception as err:    # a bad header, a short read, an absurd shape
+        raise CorruptFileError(f"{path}: member {name!r} of the result file is not an array "
+                               f"({type(err).__name__}: {err})") from None
 
 
 def load_result(path, expect: Mapping[str, str] | None = None) -> tuple[dict[str, np.ndarray], dict, dict]:
@@ -170,7 +182,9 @@ def load_result(path, expect: Mapping[str, str] | None = None) -> tuple[dict[str
         cell = meta["cell"]
         found = run_identity(cell)
         horizon = int(cell["horizon"])
-    except (ValueError, KeyError, TypeError) as err:
+    except CorruptFileError:
+        raise
+    except Exception as err:    # not JSON, not UTF-8, not a cell: KeyError, TypeError, UnicodeDecodeError, ...
         raise CorruptFileError(f"{path}: result metadata unreadable ({type(err).__name__}: {err})") from None
     if expect is not None:
         wrong = {k: (found[k], str(v)) for k, v in expect.items() if found.get(k) != str(v)}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import zipfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -18,12 +19,22 @@ import numpy as np
 
 from ..errors import ConfigError, CorruptFileError
 from ..resultio import atomic_write_bytes
+from ..zipcheck import check_layout
+
+#: the key of a file's meta that records the CRC-32 of each array member (removed by :func:`load_npz`)
+CRC_KEY = "_crc32"
 
 
 def save_npz(path: str | os.PathLike, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> None:
-    """Write ``arrays`` and ``meta`` (as sorted JSON) to an uncompressed ``.npz``, atomically."""
+    """Write ``arrays`` and ``meta`` (as sorted JSON) to an uncompressed ``.npz``, atomically.  The meta
+    records the CRC-32 of every array member (under :data:`CRC_KEY`), so that :func:`load_npz` refuses
+    a member replaced by another array (which zip's own CRC, stored with it, does not catch)."""
     buf = io.BytesIO()
-    np.savez(buf, **arrays, meta=np.array(json.dumps(meta, sort_keys=True)))
+    np.savez(buf, **arrays)
+    with zipfile.ZipFile(buf) as zf:
+        crcs = {info.filename: info.CRC for info in zf.infolist()}
+    buf = io.BytesIO()
+    np.savez(buf, **arrays, meta=np.array(json.dumps({**meta, CRC_KEY: crcs}, sort_keys=True)))
     atomic_write_bytes(path, buf.getvalue())
 
 
@@ -43,10 +54,8 @@ def load_npz(path: str | os.PathLike, what: str, required: Sequence[str] = (),
                           f"(the data rules of workflow/rules/)")
     rebuild = f"delete it and rebuild it with `snakemake --cores 1 {path}`"
     try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files if k != "meta"}
-            meta = json.loads(str(data["meta"])) if "meta" in data.files else {}
-    except Exception as err:     # zipfile.BadZipFile, CRC errors, short reads, bad headers, bad JSON
+        arrays, meta = _read(path)
+    except Exception as err:     # BadZipFile, CRC errors, zlib.error, short reads, bad headers, bad JSON, ...
         raise CorruptFileError(f"{path}: {what} is unreadable ({type(err).__name__}: {err}); {rebuild}") from None
     missing = sorted(set(required) - set(arrays))
     if missing:
@@ -58,4 +67,26 @@ def load_npz(path: str | os.PathLike, what: str, required: Sequence[str] = (),
     for name, arr in arrays.items():
         if arr.dtype.kind == "f" and not np.isfinite(arr).all():
             raise CorruptFileError(f"{path}: {what} holds non-finite values in {name!r}; {rebuild}")
+    return arrays, meta
+
+
+def _read(path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Arrays and meta of an ``.npz``, its layout (:func:`banditbench.zipcheck.check_layout`), every
+    member's CRC-32 and the recorded CRCs (files written before they were recorded have none) checked."""
+    with open(path, "rb") as fh:
+        check_layout(fh, os.fstat(fh.fileno()).st_size)
+        fh.seek(0)
+        with np.load(fh, allow_pickle=False) as data:
+            names = data.zip.namelist()
+            if len(set(names)) != len(names):
+                raise ValueError(f"duplicate member names {sorted(names)}")
+            arrays = {k: data[k] for k in data.files if k != "meta"}
+            meta = json.loads(str(data["meta"])) if "meta" in data.files else {}
+            crcs = {info.filename: info.CRC for info in data.zip.infolist() if info.filename != "meta.npy"}
+    if not isinstance(meta, dict):
+        raise ValueError(f"meta is a JSON {type(meta).__name__}, not an object")
+    recorded = meta.pop(CRC_KEY, None)
+    if recorded is not None and recorded != crcs:
+        changed = sorted(set(recorded) ^ set(crcs) | {k for k in set(recorded) & set(crcs) if recorded[k] != crcs[k]})
+        raise ValueError(f"members {changed} are not those written with it (replaced, added or removed)")
     return arrays, meta
