@@ -15,12 +15,19 @@ from banditbench.provenance import COMMIT_VAR, git_environment
 # One validation pass before any job: schema, names, every parameter value, data files, memory.
 GRID = checked(load_grid, config)
 
-# Raw and prepared data files that exist are checked (cached by size and mtime); a corrupt one
-# is moved aside as <name>.corrupt, so it is rebuilt before any job reads it.  Once, by the
-# process that plans the jobs (not again in each cluster job that re-reads this file).
+# Raw and prepared data files and result files that exist are checked (cached by size and
+# mtime); a corrupt one is moved aside as <name>.corrupt, so it is rebuilt, in this run, before
+# any job reads it.  Once, by the process that plans the jobs (not again in each cluster job
+# that re-reads this file).
 if workflow.is_main_process:
     for _message in quarantine_corrupt(
-        [f for name in GRID.experiments for f in GRID.data_files(name)], checksums=GRID.dataset_checksums
+        [f for name in GRID.experiments for f in GRID.data_files(name)],
+        checksums=GRID.dataset_checksums,
+        results=[
+            "results/runs/{experiment}/{algorithm}/{delay}/{budget}/{seed}.npz".format(**job)
+            for name in GRID.experiments
+            for job in GRID.jobs(name)
+        ],
     ):
         logger.warning(_message)
     for _dataset, _experiments in GRID.unpinned().items():

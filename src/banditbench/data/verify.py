@@ -7,12 +7,14 @@
   the config's ``dataset_checksums`` (``checksums``), and is not read without one.
   Hashing is paid once per version of a file: the digest is cached
   in ``data/.checksums.json`` with the file's size and modification time.
-* Before any job, :func:`quarantine_corrupt` checks the raw files present and the
+* Before any job, :func:`quarantine_corrupt` checks the raw files present, the
   prepared files (``data/processed/``, ``data/oracles/``) an experiment grid reads,
-  with the same cache.  A corrupt one is renamed ``<name>.corrupt`` (kept for
-  inspection, never read) so that Snakemake rebuilds it before any job that needs
-  it: a corrupt intermediate never makes a simulation fail and lose its previous
-  result.
+  with the same cache, and the grid's result files (``results/runs/``: layout, every
+  member's CRC, checksums, the run its path names; :func:`verify_result`), cached the
+  same way in ``results/.checked.json``.  A corrupt one is renamed ``<name>.corrupt``
+  (kept for inspection, never read) so that Snakemake rebuilds it, in the same run,
+  before any job that needs it: a corrupt intermediate never makes a simulation fail
+  and lose its previous result, and a corrupt result never reaches aggregation.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
@@ -31,25 +34,29 @@ log = logging.getLogger(__name__)
 
 #: the cache of verified files, inside the project's data folder (created only where data/ exists)
 CACHE = Path("data/.checksums.json")
+#: the cache of verified result files, inside the results folder (created only where results/ exists)
+RESULTS_CACHE = Path("results/.checked.json")
 
 
 class _Cache:
-    """Values computed from a file (its digest, "verified"), valid while its size and mtime stay."""
+    """Values computed from a file (its digest, "verified"), valid while its size and mtime stay;
+    kept in ``file`` (default :data:`CACHE`) under each file's ``key`` (default: its resolved path)."""
 
-    def __init__(self) -> None:
+    def __init__(self, file: Path | None = None, key: Callable[[Path], str] | None = None) -> None:
+        self.file = CACHE if file is None else file
+        self.key = key or (lambda path: str(path.resolve()))
         self.entries = self._read()
         self.changed: dict[str, dict] = {}
 
-    @staticmethod
-    def _read() -> dict:
+    def _read(self) -> dict:
         try:
-            return json.loads(CACHE.read_text())
+            return json.loads(self.file.read_text())
         except (OSError, ValueError):
             return {}
 
     def get(self, path: Path, kind: str, compute: Callable[[], str]) -> str:
         stat = path.stat()
-        key = str(path.resolve())
+        key = self.key(path)
         entry = self.entries.get(key, {})
         if entry.get("size") != stat.st_size or entry.get("mtime_ns") != stat.st_mtime_ns:
             entry = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
@@ -60,11 +67,11 @@ class _Cache:
 
     def save(self) -> None:
         """Merge what was computed into the cache file (re-read: parallel jobs may have added entries)."""
-        if self.changed and CACHE.parent.is_dir():
+        if self.changed and self.file.parent.is_dir():
             from ..resultio import atomic_write_bytes
 
             merged = {k: v for k, v in {**self._read(), **self.changed}.items() if os.path.exists(k)}
-            atomic_write_bytes(CACHE, json.dumps(merged, indent=0, sort_keys=True).encode())
+            atomic_write_bytes(self.file, json.dumps(merged, indent=0, sort_keys=True).encode())
             self.changed = {}
 
 
@@ -147,20 +154,33 @@ def verify_prepared(path: str) -> None:
         load_npz(path, "car oracle", required=("contexts", "theta", "logit_theta"), expect={"dataset": "car"})
 
 
+def verify_result(path: str | os.PathLike) -> None:
+    """Read a result file as aggregation does: its layout, every member's CRC-32, its checksums
+    (which cover every member) and that it holds the run its path names
+    (``results/runs/<experiment>/<algorithm>/<delay>/<budget>/<seed>.npz``); raises
+    :class:`~banditbench.errors.CorruptFileError` naming the file."""
+    from ..resultio import identity_from_path, load_result
+
+    load_result(path, identity_from_path(path))
+
+
 def _quarantine(path: Path, reason: str) -> str:
+    """Move a corrupt file aside as ``<name>.corrupt``; one line saying why and where it went."""
     target = path.with_name(path.name + ".corrupt")
     os.replace(path, target)
-    message = f"{reason}\n  moved to {target}; the pipeline rebuilds {path} before using it"
+    reason = re.sub(r"; delete it and (re-run|rebuild|run).*$", "", " ".join(reason.split()))
+    message = f"{reason}; moved to {target}, {path} is rebuilt before it is used"
     log.warning(message)
     return message
 
 
 def quarantine_corrupt(data_files: Iterable[str], raw_dir: str = "data/raw",
-                       checksums: Mapping[str, str] | None = None) -> list[str]:
+                       checksums: Mapping[str, str] | None = None, results: Iterable[str] = ()) -> list[str]:
     """Check every registered raw file present under ``raw_dir`` (one without a published checksum
-    only if ``checksums`` pins one) and every existing file of ``data_files``; move each corrupt one
-    aside (``<name>.corrupt``).  Returns one message per file moved.  Cached: a file already checked
-    in its current version costs a ``stat``."""
+    only if ``checksums`` pins one), every existing file of ``data_files`` and every existing result
+    file of ``results`` (:func:`verify_result`); move each corrupt one aside (``<name>.corrupt``).
+    Returns one line per file moved.  Cached: a file already checked in its current version (size
+    and modification time) costs a ``stat``."""
     messages = []
     cache = _Cache()
     for dataset in DATASETS.values():
@@ -182,4 +202,14 @@ def quarantine_corrupt(data_files: Iterable[str], raw_dir: str = "data/raw",
         except (CorruptFileError, ConfigError) as err:
             messages.append(_quarantine(path, str(err)))
     cache.save()
+    checked = _Cache(RESULTS_CACHE, key=lambda path: os.path.abspath(path))
+    for name in dict.fromkeys(results):
+        path = Path(name)
+        try:
+            checked.get(path, "verified", lambda: verify_result(name) or "ok")
+        except FileNotFoundError:
+            continue                    # not run yet
+        except CorruptFileError as err:
+            messages.append(_quarantine(path, str(err)))
+    checked.save()
     return messages
