@@ -210,7 +210,7 @@ NO_PROVENANCE = "none recorded (written before banditbench recorded provenance)"
 
 
 def commit_label(prov: Mapping[str, Any]) -> str:
-    state = {True: "dirty tree", False: "clean", None: "tree state unknown"}[prov.get("dirty")]
+    state = {True: "dirty tree", False: "clean"}.get(prov.get("dirty"), "tree state unknown")
     return f"{prov.get('commit', UNKNOWN)} ({state})"
 
 
