@@ -124,6 +124,7 @@ def _validate(args) -> int:
 
 
 def _run_block(args) -> int:
+    from .data.files import use_inputs
     from .resultio import save_result
     from .runner import run_cell
 
@@ -132,6 +133,7 @@ def _run_block(args) -> int:
     if len(args.seeds) != len(args.outputs):
         raise ConfigError(f"run-block: {len(args.seeds)} seeds but {len(args.outputs)} output files")
     cell = _cell_argument(args.cell)
+    use_inputs(args.inputs)
     print(provenance(), file=sys.stderr)              # the job's log names the code that ran
     for seed, output in zip(args.seeds, args.outputs):
         series, meta, timing = run_cell({**cell, "seed": seed})
@@ -230,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     block.add_argument("--cell", required=True, help="resolved cell as JSON (without, or with any, seed)")
     block.add_argument("--seeds", type=_count(0, "a seed"), nargs="+", required=True)
     block.add_argument("--outputs", nargs="+", required=True, help="one result file (.npz) per seed, in order")
+    block.add_argument("--inputs", nargs="*", default=[],
+                       help="the job's data files as Snakemake hands them over (read for the paths the cell names)")
     block.set_defaults(func=_run_block)
 
     lst = sub.add_parser("list", help="list registered environments, policies and delay models")

@@ -1,12 +1,14 @@
 """Shared definitions: the validated experiment grid, the check of existing data files, path helpers."""
 
+import functools
+import hashlib
 import os
 import re
 import sys
 from pathlib import Path
 
 from snakemake.logging import logger
-from snakemake.settings.types import DeploymentMethod
+from snakemake.settings.types import DeploymentMethod, SharedFSUsage
 
 from banditbench.config import block_label, load_grid, unpinned_note
 from banditbench.data.verify import quarantine_corrupt
@@ -44,6 +46,31 @@ if workflow.is_main_process or COMMIT_VAR not in os.environ:
 envvars:
     "BANDITBENCH_COMMIT",
     "BANDITBENCH_DIRTY",
+
+
+# Code as a job's input.  With a shared file system a job's source files are its inputs (editing one
+# algorithm re-runs only its jobs), flagged local so a default storage provider never looks for
+# them.  Without one (--shared-fs-usage none, e.g. Kubernetes) an input flagged local would pin
+# the job to the submitting machine, and the sources reach each node in Snakemake's source
+# archive instead: there a digest of the same files is a parameter, so the params trigger re-runs
+# the same jobs.
+SHARED_FS = SharedFSUsage.INPUT_OUTPUT in workflow.storage_settings.shared_fs_usage
+
+
+def code_inputs(paths):
+    return [local(str(p)) for p in paths] if SHARED_FS else []
+
+
+def code_digest(paths):
+    return "" if SHARED_FS else _files_digest(tuple(str(p) for p in paths))
+
+
+@functools.lru_cache(maxsize=None)
+def _files_digest(paths):
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(Path(path).read_bytes())
+    return h.hexdigest()
 
 
 # Jobs run with the interpreter that runs Snakemake, unless --use-conda gives each its env.

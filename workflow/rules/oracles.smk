@@ -16,7 +16,7 @@ from banditbench.data.registry import SCORED_TASKS
 rule oracle_classifier:
     input:
         data=lambda wc: processed_path(wc.dataset, parse_preprocess_key(wc.dataset, wc.options)),
-        code=f"{SRC}/banditbench/data/oracles.py",
+        code=code_inputs([f"{SRC}/banditbench/data/oracles.py"]),
     output:
         oracle="data/oracles/classifiers/{dataset}/{options}/{oracle}.npz",
         csv="data/oracles/classifiers/{dataset}/{options}/{oracle}.quality.csv",
@@ -33,6 +33,7 @@ rule oracle_classifier:
         mem_mb=8000,
         runtime=60,
     params:
+        code=code_digest([f"{SRC}/banditbench/data/oracles.py"]),
         kind="classifier",
     script:
         "../scripts/data_oracle.py"
@@ -41,7 +42,7 @@ rule oracle_classifier:
 rule oracle_prompt:
     input:
         unpack(lambda wc: prompt_raw_paths(wc.task, parse_prompt_key(wc.options))),
-        code=f"{SRC}/banditbench/data/oracles.py",
+        code=code_inputs([f"{SRC}/banditbench/data/oracles.py"]),
     output:
         oracle="data/oracles/prompts/{task}/{options}.npz",
         csv="data/oracles/prompts/{task}/{options}.quality.csv",
@@ -57,6 +58,7 @@ rule oracle_prompt:
         mem_mb=2000,
         runtime=30,
     params:
+        code=code_digest([f"{SRC}/banditbench/data/oracles.py"]),
         kind="prompt",
     script:
         "../scripts/data_oracle.py"
@@ -65,7 +67,7 @@ rule oracle_prompt:
 rule oracle_car:
     input:
         data="data/raw/uci/car/car.data",
-        code=f"{SRC}/banditbench/data/car_oracle.py",
+        code=code_inputs([f"{SRC}/banditbench/data/car_oracle.py"]),
     output:
         oracle="data/oracles/car_evaluation.npz",
         csv="data/oracles/car_evaluation.quality.csv",
@@ -78,6 +80,7 @@ rule oracle_car:
         mem_mb=1000,
         runtime=10,
     params:
+        code=code_digest([f"{SRC}/banditbench/data/car_oracle.py"]),
         kind="car",
     script:
         "../scripts/data_oracle.py"

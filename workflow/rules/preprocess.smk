@@ -17,7 +17,7 @@ from banditbench.data.paths import (
 rule preprocess:
     input:
         raw=lambda wc: raw_paths(wc.dataset, parse_preprocess_key(wc.dataset, wc.options)),
-        code=f"{SRC}/banditbench/data/preprocess.py",
+        code=code_inputs([f"{SRC}/banditbench/data/preprocess.py"]),
     output:
         "data/processed/{dataset}/{options}.npz",
     log:
@@ -30,6 +30,8 @@ rule preprocess:
     resources:
         mem_mb=4000,
         runtime=30,
+    params:
+        code=code_digest([f"{SRC}/banditbench/data/preprocess.py"]),
     script:
         "../scripts/data_preprocess.py"
 
@@ -39,7 +41,7 @@ rule preprocess:
 rule preprocess_replay:
     input:
         raw=lambda wc: replay_raw_paths(wc.replay),
-        code=f"{SRC}/banditbench/data/replay.py",
+        code=code_inputs([f"{SRC}/banditbench/data/replay.py"]),
     output:
         "data/processed/{replay}/{options}.npz",
     log:
@@ -52,5 +54,7 @@ rule preprocess_replay:
     resources:
         mem_mb=4000,
         runtime=60,
+    params:
+        code=code_digest([f"{SRC}/banditbench/data/replay.py"]),
     script:
         "../scripts/data_replay.py"

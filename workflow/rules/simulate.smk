@@ -21,8 +21,8 @@ for _block, _experiments in GRID.seed_blocks().items():
             _simulate_rule_name(_block)
         input:
             # the job's algorithm, environment and core modules: editing one algorithm's
-            # module re-runs only the jobs that import it
-            sources=lambda wc: GRID.sources(wc.experiment, wc.algorithm),
+            # module re-runs only the jobs that import it (without a shared file system: params.code)
+            sources=lambda wc: code_inputs(GRID.sources(wc.experiment, wc.algorithm)),
             data=lambda wc: GRID.data_files(wc.experiment),
         output:
             [f"{RUN_DIR}/{s}.npz" for s in _block],
@@ -47,9 +47,10 @@ for _block, _experiments in GRID.seed_blocks().items():
             cell=lambda wc: GRID.cell_json(wc.experiment, wc.algorithm, wc.delay, wc.budget, None),
             seeds=lambda wc, output: " ".join(Path(f).stem for f in output),
             python=PYTHON,
+            code=lambda wc: code_digest(GRID.sources(wc.experiment, wc.algorithm)),
         shell:
             # one BLAS thread per job: jobs run in parallel, and results are bit-identical
             # only for a fixed thread count; this checkout's src/ is on PYTHONPATH (Snakefile)
             "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "
             "{params.python} -m banditbench run-block --cell {params.cell:q} --seeds {params.seeds} "
-            "--outputs {output} 2> {log}"
+            "--outputs {output} --inputs {input.data} 2> {log}"

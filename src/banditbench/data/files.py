@@ -25,6 +25,29 @@ from ..zipcheck import check_layout
 CRC_KEY = "_crc32"
 
 
+#: where a job's data inputs lie, by the path the configuration names them (:func:`use_inputs`)
+_LOCATED: dict[tuple[str, ...], str] = {}
+
+
+def use_inputs(paths: Sequence[str | os.PathLike]) -> None:
+    """Read the data files named in the configuration from the job's own input files ``paths``.
+
+    Snakemake hands a job its inputs where they are available to it: under a default storage
+    provider (executors without a shared file system) that is a local copy of the stored file,
+    ``.snakemake/storage/<provider>/<prefix>/data/processed/...``, not ``data/processed/...``.
+    An input whose path ends with the configured path (component by component) is read instead.
+    """
+    for path in paths:
+        parts = Path(os.path.normpath(path)).parts
+        for start in range(len(parts)):
+            _LOCATED.setdefault(parts[start:], str(path))
+
+
+def located(path: str | os.PathLike) -> str:
+    """The job's input file for the configured ``path`` (:func:`use_inputs`), else ``path`` itself."""
+    return _LOCATED.get(Path(os.path.normpath(path)).parts, str(path)) if _LOCATED else str(path)
+
+
 def save_npz(path: str | os.PathLike, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> None:
     """Write ``arrays`` and ``meta`` (as sorted JSON) to an uncompressed ``.npz``, atomically.  The meta
     records the CRC-32 of every array member (under :data:`CRC_KEY`), so that :func:`load_npz` refuses
@@ -49,6 +72,7 @@ def load_npz(path: str | os.PathLike, what: str, required: Sequence[str] = (),
     another option set's file copied over it) is a :class:`~banditbench.errors.CorruptFileError`.
     Each names the file and how to rebuild it.
     """
+    path = located(path)
     if not Path(path).is_file():
         raise ConfigError(f"{path}: {what} does not exist; build it with `snakemake --cores 1 {path}` "
                           f"(the data rules of workflow/rules/)")
