@@ -18,10 +18,11 @@ from banditbench.provenance import COMMIT_VAR, git_environment
 GRID = checked(load_grid, config)
 
 # Raw and prepared data files and result files that exist are checked (cached by size and
-# mtime); a corrupt one is moved aside as <name>.corrupt, so it is rebuilt, in this run, before
-# any job reads it.  Once, by the process that plans the jobs (not again in each cluster job
-# that re-reads this file).
+# mtime); a corrupt one is moved aside as <name>.corrupt, so it is rebuilt before any job reads
+# it.  Once, by the process that plans the jobs (not again in each cluster job that re-reads
+# this file).
 if workflow.is_main_process:
+    _moved_results = []
     for _message in quarantine_corrupt(
         [f for name in GRID.experiments for f in GRID.data_files(name)],
         checksums=GRID.dataset_checksums,
@@ -30,8 +31,15 @@ if workflow.is_main_process:
             for name in GRID.experiments
             for job in GRID.jobs(name)
         ],
+        moved_results=_moved_results,
     ):
         logger.warning(_message)
+    # Snakemake leaves a missing input of an up-to-date job missing (as if a temp file): so that a
+    # result moved aside is rebuilt in this run, the tables that read it (one output of each job
+    # that reads an experiment's results: aggregate, timing) are removed too, and rebuilt after it.
+    for _experiment in dict.fromkeys(path.split("/")[2] for path in _moved_results):
+        for _reader in ("results/tables/{}.csv", "results/timing/{}.csv"):
+            Path(_reader.format(_experiment)).unlink(missing_ok=True)
     for _dataset, _experiments in GRID.unpinned().items():
         logger.warning(unpinned_note(_dataset, _experiments))
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import re
 from pathlib import Path
@@ -29,8 +28,6 @@ from typing import Callable, Iterable, Mapping
 
 from ..errors import ConfigError, CorruptFileError
 from .registry import DATASETS, PIN_KEY, RemoteFile, expected_hash
-
-log = logging.getLogger(__name__)
 
 #: the cache of verified files, inside the project's data folder (created only where data/ exists)
 CACHE = Path("data/.checksums.json")
@@ -165,22 +162,24 @@ def verify_result(path: str | os.PathLike) -> None:
 
 
 def _quarantine(path: Path, reason: str) -> str:
-    """Move a corrupt file aside as ``<name>.corrupt``; one line saying why and where it went."""
+    """Move a corrupt file aside as ``<name>.corrupt``; one line saying why and where it went (for the
+    caller to print: the Snakefile prints it as a warning)."""
     target = path.with_name(path.name + ".corrupt")
     os.replace(path, target)
     reason = re.sub(r"; delete it and (re-run|rebuild|run).*$", "", " ".join(reason.split()))
     message = f"{reason}; moved to {target}, {path} is rebuilt before it is used"
-    log.warning(message)
     return message
 
 
 def quarantine_corrupt(data_files: Iterable[str], raw_dir: str = "data/raw",
-                       checksums: Mapping[str, str] | None = None, results: Iterable[str] = ()) -> list[str]:
+                       checksums: Mapping[str, str] | None = None, results: Iterable[str] = (),
+                       moved_results: list[str] | None = None) -> list[str]:
     """Check every registered raw file present under ``raw_dir`` (one without a published checksum
     only if ``checksums`` pins one), every existing file of ``data_files`` and every existing result
     file of ``results`` (:func:`verify_result`); move each corrupt one aside (``<name>.corrupt``).
-    Returns one line per file moved.  Cached: a file already checked in its current version (size
-    and modification time) costs a ``stat``."""
+    Returns one line per file moved, and appends the results moved to ``moved_results`` (the
+    Snakefile has them rebuilt in the same run).  Cached: a file already checked in its current
+    version (size and modification time) costs a ``stat``."""
     messages = []
     cache = _Cache()
     for dataset in DATASETS.values():
@@ -211,5 +210,7 @@ def quarantine_corrupt(data_files: Iterable[str], raw_dir: str = "data/raw",
             continue                    # not run yet
         except CorruptFileError as err:
             messages.append(_quarantine(path, str(err)))
+            if moved_results is not None:
+                moved_results.append(name)
     checked.save()
     return messages
