@@ -20,6 +20,7 @@ from banditbench.config import load_config_file, load_grid
 from banditbench.errors import CorruptFileError
 from banditbench.resultio import load_provenance, load_result, save_result
 from banditbench.runner import run_cell
+from banditbench.sources import fingerprint
 from conftest import ROOT
 from smk import copy_project, members_but_timing, smk
 
@@ -53,6 +54,7 @@ def test_a_result_records_what_produced_it(tmp_path, fresh):
         assert prov["dirty"] is bool(_git("status", "--porcelain", "--untracked-files=no"))
     assert prov["host"] == socket.gethostname() and prov["python"] == platform.python_version()
     assert prov["cpu"] and prov["machine"] == platform.machine()
+    assert prov["code"] == fingerprint(ROOT / "src" / "banditbench")          # the code itself
     assert prov["packages"]["numpy"] == np.__version__ and prov["packages"]["banditbench"] == __version__
     assert set(prov["packages"]) == {"banditbench", "numpy", "scipy", "torch", "numba", "snakemake"}
     blas = [lib for lib in prov["blas"] if lib["user_api"] == "blas"]

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import __version__
+from .sources import fingerprint
 
 COMMIT_VAR, DIRTY_VAR = "BANDITBENCH_COMMIT", "BANDITBENCH_DIRTY"
 UNKNOWN = "unknown"
@@ -148,6 +149,8 @@ def _static_part() -> dict[str, Any]:
         installed = _installed_versions()
         _static = {
             **_commit(),
+            # the code itself, where the commit is unknown or the tree dirty (banditbench.sources)
+            "code": fingerprint(),
             "host": socket.gethostname(),
             "cpu": cpu_model(),
             "machine": platform.machine(),
@@ -190,7 +193,8 @@ def thread_counts() -> dict[str, Any]:
 
 
 def collect() -> dict[str, Any]:
-    """This process's provenance: ``commit``, ``dirty``, ``commit_from``, ``host``, ``cpu``, ``machine``,
+    """This process's provenance: ``commit``, ``dirty``, ``commit_from``, ``code`` (the sources'
+    fingerprint, :func:`banditbench.sources.fingerprint`), ``host``, ``cpu``, ``machine``,
     ``os``, ``python``, ``packages`` (name -> version, ``None`` if not installed), ``blas``
     (:func:`blas_info`) and ``threads`` (:func:`thread_counts`).
 
@@ -237,6 +241,7 @@ def thread_label(prov: Mapping[str, Any]) -> str:
 #: the dimensions a summary counts: name -> label of one result's provenance
 DIMENSIONS = {
     "commit": commit_label,
+    "code": lambda p: str(p.get("code", UNKNOWN))[:12],
     "host": lambda p: str(p.get("host", UNKNOWN)),
     "cpu": lambda p: str(p.get("cpu", UNKNOWN)),
     "blas": blas_label,
@@ -245,8 +250,8 @@ DIMENSIONS = {
 }
 #: dimensions whose mixture is flagged; a mixture of thread counts is shown, not flagged (the
 #: BLAS thread count of a job is pinned to 1 by the simulate rule)
-FLAGGED = ("commit", "host", "cpu", "blas", "python")
-_TITLES = {"commit": "commits", "host": "hosts", "cpu": "CPU models", "blas": "BLAS kernels",
+FLAGGED = ("commit", "code", "host", "cpu", "blas", "python")
+_TITLES = {"commit": "commits", "code": "code versions (source fingerprints)", "host": "hosts", "cpu": "CPU models", "blas": "BLAS kernels",
            "python": "Python versions"}
 
 
@@ -352,7 +357,7 @@ def _short(value: str) -> str:
 
 
 #: how :func:`summary_lines` names the dimensions
-NAMES = {"commit": "commit", "host": "host", "cpu": "CPU", "blas": "BLAS kernel", "threads": "threads",
+NAMES = {"commit": "commit", "code": "code", "host": "host", "cpu": "CPU", "blas": "BLAS kernel", "threads": "threads",
          "python": "Python"}
 
 
