@@ -18,5 +18,7 @@ with rule_log(snakemake.log[0], snakemake.rule):
         html_file=snakemake.output.html,
         description=snakemake.params.description,
         ci_level=snakemake.params.ci_level,
-        remove_corrupt=True,  # a corrupt run file is deleted: the next snakemake run rebuilds it
+        # the pre-job check (workflow/rules/common.smk) has moved corrupt results aside and had them
+        # rebuilt; one damaged since is deleted, named in the error, and rebuilt by the next run
+        remove_corrupt=True,
     )
