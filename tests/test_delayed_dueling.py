@@ -10,7 +10,7 @@ from banditbench.api import Problem
 from banditbench.delays import make_delay
 from banditbench.envs.dueling import SyntheticDueling
 from banditbench.feedback import PreferenceFeedback
-from banditbench.policies.delayed_dueling import LDBDF, LDBHeuristic, LDBIgnore, LDBZero
+from banditbench.policies.delayed_dueling import LDBDF, LDBHeuristic, LDBHeuristicAll, LDBIgnore, LDBZero
 from banditbench.policies.delayed_labels import DuelHistory
 from banditbench.policies.linalg import InverseGram, fit_logistic, logistic_loss, sigmoid
 from banditbench.runner import run_cell, simulate
@@ -146,6 +146,52 @@ def test_heuristic_imputes_only_rounds_that_can_still_arrive():
         imputed = {int(r) + 1 for r, a in zip(rows, labels) if a == 0.25}
         assert imputed == still_possible - {s for s, a in arrival.items() if a <= t}
         assert {int(r) + 1 for r, a in zip(rows, labels) if a == 1} == {s for s, a in arrival.items() if a <= t}
+
+
+def test_the_two_heuristic_readings_impute_exactly_their_rounds():
+    """``heuristic`` imputes the missing outcomes that can still arrive (rounds s with t < s + max(M, 1));
+    ``heuristic_all`` imputes every missing outcome, censored ones included; both keep arrived labels."""
+    history = DuelHistory(20, 0.5, window=3)
+    for _ in range(10):
+        history.record_play()
+    history.observe([PreferenceFeedback(s, s % 2) for s in (2, 5, 9)])   # rounds 2, 5 and 9 arrived
+    t = 11                                         # only rounds 9, 10 can still arrive (11 < s + 3)
+
+    def predict(rows):
+        return 0.5 + 0.01 * rows                   # a distinct soft label per row
+
+    for strategy, imputed in (("heuristic", {10}), ("heuristic_all", {1, 3, 4, 6, 7, 8, 10})):
+        rows, labels = history.training_set(strategy, t, predict=predict)
+        rounds = rows + 1
+        assert set(rounds) == imputed | {2, 5, 9}
+        soft = {int(s) for s, a in zip(rounds, labels) if s not in (2, 5, 9)}
+        assert soft == imputed
+        np.testing.assert_allclose(labels[np.isin(rounds, list(imputed))], 0.5 + 0.01 * (np.array(sorted(imputed)) - 1))
+        np.testing.assert_array_equal(labels[np.isin(rounds, [2, 5, 9])], [0.0, 1.0, 1.0])
+    # without a window nothing is known to be censored: the readings coincide
+    history = DuelHistory(20, 0.5, window=None)
+    for _ in range(6):
+        history.record_play()
+    history.observe([PreferenceFeedback(3, 1)])
+    a, b = (history.training_set(k, 50, predict=lambda r: 0.1 * r) for k in ("heuristic", "heuristic_all"))
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    assert len(a[0]) == 6
+
+
+def test_heuristic_all_policy_keeps_censored_rounds_the_heuristic_drops():
+    problem = Problem(horizon=12, rho=0.5, window=2, info={"dimension": 2})
+    arms = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    pols = [cls(problem, np.random.default_rng(0)) for cls in (LDBHeuristic, LDBHeuristicAll)]
+    for pol in pols:
+        for t in range(1, 7):
+            pol.act(t, arms)
+        pol.theta = np.array([0.3, -0.2])
+        pol.observe(7, [PreferenceFeedback(6, 1)])
+    (X_h, a_h), (X_a, a_a) = (pol.mle_data(7) for pol in pols)
+    assert X_h.shape[0] == 1 and list(a_h) == [1.0]          # rounds 1-5 are censored (7 >= s + 2): dropped
+    assert X_a.shape[0] == 6 and a_a[5] == 1.0               # ... and imputed by the second reading
+    np.testing.assert_allclose(a_a[:5], sigmoid(pols[1].pairs[:5] @ pols[1].theta))
 
 
 def test_zero_filled_label_is_biased_towards_the_second_arm():

@@ -9,6 +9,8 @@
 * :class:`LDBHeuristic` — baseline of Sec. 5.2 ("hallucination", Verma et al.
   2022): every played round whose feedback is still pending is imputed with the
   current model's predicted preference probability as a soft label.
+* :class:`LDBHeuristicAll` — the other reading of Sec. 5.2's Heuristic: every
+  missing outcome imputed, the rounds known to be censored included.
 * :class:`LDBZero` — the naive estimator of Sec. 3.1 (eq. 1): missing feedback
   treated as a zero label, no reweighting; the comparison under which IPW's
   correction matters.
@@ -30,9 +32,11 @@ Choices the paper leaves open (all exposed as parameters):
 * ``pair_norm_bound``: ``L`` of Assumption A3, 2 for unit-norm features.
 * The MLE of eq. 3 is solved to gradient tolerance ``tol`` by Newton's method
   warm-started at the previous estimate (``max_newton_steps`` per round).
-* Heuristic: only rounds whose feedback may still arrive are imputed; once
-  ``t >= s + max(M, 1)`` a missing outcome is known to be censored and the round
-  is dropped (see :mod:`banditbench.policies.delayed_labels`).
+* Heuristic: Sec. 5.2 says the missing outcome is imputed with the model's
+  prediction; ``ldb_heuristic`` imputes only rounds whose feedback may still
+  arrive (once ``t >= s + max(M, 1)`` a missing outcome is known to be censored
+  and the round is dropped), ``ldb_heuristic_all`` imputes every missing outcome,
+  censored ones included (see :mod:`banditbench.policies.delayed_labels`).
 """
 
 from __future__ import annotations
@@ -139,6 +143,14 @@ class LDBHeuristic(_LinearDuelingBase):
     predicted probability ``mu(theta^T Delta phi_s)`` (soft labels), then the unweighted MLE."""
 
     delay_strategy = "heuristic"
+
+
+@register("ldb_heuristic_all")
+class LDBHeuristicAll(_LinearDuelingBase):
+    """LDB-Heuristic, imputing every missing outcome (seed 000 Sec. 5.2's other reading): rounds whose
+    feedback is known to be censored keep their predicted probability as a soft label, as pending ones do."""
+
+    delay_strategy = "heuristic_all"
 
 
 @register("ldb_zero")

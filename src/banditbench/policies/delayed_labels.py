@@ -19,6 +19,12 @@ model's predicted preference difference of round ``s``:
   arrive is dropped, not imputed: the window ``M`` is known to the policy and
   feedback of round ``s`` arrives by round ``s + max(M, 1)`` or never, so at
   round ``t >= s + max(M, 1)`` a missing outcome is known to be censored.
+* ``heuristic_all`` (the other reading of Sec. 5.2): every played round whose
+  outcome has not arrived is imputed with ``mu(z_s)``, the rounds known to be
+  censored included — the model keeps training on its own predictions for
+  outcomes that will never come (the "self-reinforcing" hallucination Sec. 5.3
+  describes).  Without a window, or before ``s + max(M, 1)``, the two readings
+  impute the same rounds.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..feedback import PreferenceFeedback
 
-STRATEGIES = ("ipw", "zero", "ignore", "heuristic")
+STRATEGIES = ("ipw", "zero", "ignore", "heuristic", "heuristic_all")
 
 
 class DuelHistory:
@@ -68,7 +74,7 @@ class DuelHistory:
         """Rows (indices into the played rounds) and labels of the loss minimised at round ``t``.
 
         ``predict(rows)`` returns the current model's preference probabilities of
-        those rows; only the ``heuristic`` strategy calls it.
+        those rows; only the ``heuristic`` strategies call it.
         """
         n = self.n_played
         everything = np.arange(n)
@@ -79,11 +85,11 @@ class DuelHistory:
         if strategy == "ignore":
             rows = np.flatnonzero(self.arrived[:n])
             return rows, self.y[rows]
-        if strategy == "heuristic":
-            pending = self.pending(t)
-            rows = np.flatnonzero(self.arrived[:n] | pending)
+        if strategy in ("heuristic", "heuristic_all"):
+            missing = self.pending(t) if strategy == "heuristic" else ~self.arrived[:n]
+            rows = np.flatnonzero(self.arrived[:n] | missing)
             labels = self.y[rows].copy()
-            imputed = pending[rows]
+            imputed = missing[rows]
             if imputed.any():
                 labels[imputed] = predict(rows[imputed])
             return rows, labels

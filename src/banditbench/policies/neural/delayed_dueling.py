@@ -7,7 +7,8 @@
   ``sigma_{t-1}(x, x') = sqrt(lam/kappa_mu) ||(g(x; theta_0) - g(x'; theta_0)) / sqrt(m)||_{V_{t-1}^{-1}}``
   (eq. 12) and ``V_{t-1} = (lam/kappa_mu) I + (1/m) sum_s g'_s g'_s^T`` updated with
   every played pair at play time (eq. 8, line 11).
-* :class:`NDBIgnore`, :class:`NDBHeuristic` — the baselines of Sec. 5.2; :class:`NDBZero`
+* :class:`NDBIgnore`, :class:`NDBHeuristic` — the baselines of Sec. 5.2 (:class:`NDBHeuristicAll`:
+  the Heuristic that also imputes rounds known to be censored); :class:`NDBZero`
   — the treat-missing-as-zero estimator of Sec. 3.1 eq. 1.  All four differ only in
   their training set (:mod:`banditbench.policies.delayed_labels`).
 
@@ -229,6 +230,14 @@ class NDBHeuristic(_NeuralDuelingBase):
     probability ``mu(Delta h_s(theta_t))`` as soft labels."""
 
     delay_strategy = "heuristic"
+
+
+@register("ndb_heuristic_all")
+class NDBHeuristicAll(_NeuralDuelingBase):
+    """NDB-Heuristic, imputing every missing outcome (seed 000 Sec. 5.2's other reading): rounds whose
+    feedback is known to be censored keep the network's predicted probability as a soft label."""
+
+    delay_strategy = "heuristic_all"
 
 
 @register("ndb_zero")
