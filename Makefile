@@ -8,7 +8,7 @@ CORES ?= 2
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test]"
+	$(PY) -m pip install -q -e ".[test,prompts]"
 	touch $@
 
 install: $(VENV)/.installed

@@ -2,7 +2,11 @@
 
 * Every third-party module imported by the library (``src/banditbench``) or a rule's script
   (``workflow/scripts``) belongs to a distribution that ``pyproject.toml`` depends on and that
-  ``envs/banditbench.yaml`` (the jobs' conda environment, and the container image's) lists.
+  ``envs/banditbench.yaml`` (the jobs' conda environment, and the container image's) lists —
+  or, when every import of it sits inside a function (imported lazily, only by the code that needs
+  it), to an optional dependency group ``<extra>`` of ``pyproject.toml`` whose conda file
+  ``envs/<extra>.yaml`` (the environment of the rules that need it) lists it.  Such a file carries
+  the jobs' environment plus the group, with the same bounds.
 * The conda file carries every runtime dependency of ``pyproject.toml`` with the same version
   bounds, except those only the submitting Snakemake process uses (``MAIN_PROCESS_ONLY``).
 * The committed ``Dockerfile`` is exactly what ``snakemake --containerize`` generates from the
@@ -52,6 +56,42 @@ def _imported_modules(*folders) -> dict[str, set[str]]:
     return found
 
 
+def _module_level_imports(*folders) -> set[str]:
+    """Top-level module names imported outside any function body (at import time of the file)."""
+    found: set[str] = set()
+
+    def visit(node):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    for folder in folders:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            visit(ast.parse(path.read_text(), filename=str(path)))
+    return found
+
+
+def _optional_requirements() -> dict[str, tuple[str, Requirement]]:
+    """Distribution -> (optional dependency group, requirement) of pyproject.toml's extras."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return {canonicalize_name(r.name): (extra, r) for extra, reqs in project.get("optional-dependencies", {}).items()
+            for r in map(Requirement, reqs)}
+
+
+def _lazy_distributions() -> set[str]:
+    """Distributions whose modules the library and scripts import only inside functions."""
+    eager = _module_level_imports("src/banditbench", "workflow/scripts")
+    owners = importlib.metadata.packages_distributions()
+    lazy = set(_imported_modules("src/banditbench", "workflow/scripts")) - eager
+    return {canonicalize_name(d) for m in lazy for d in owners.get(m, [])} - {
+        canonicalize_name(d) for m in eager for d in owners.get(m, [])}
+
+
 def _third_party_distributions() -> dict[str, set[str]]:
     """Distribution (canonical name) -> files importing one of its modules."""
     owners = importlib.metadata.packages_distributions()
@@ -70,10 +110,16 @@ def _pyproject_requirements() -> dict[str, Requirement]:
     return {canonicalize_name(r.name): r for r in map(Requirement, project["dependencies"])}
 
 
-def _conda_requirements() -> dict[str, SpecifierSet]:
-    env = yaml.safe_load((ROOT / "envs" / "banditbench.yaml").read_text())
+def _conda_requirements(env_name: str = "banditbench") -> dict[str, SpecifierSet]:
+    """Package -> bounds of ``envs/<env_name>.yaml`` (its ``pip:`` list included, by PyPI name)."""
+    env = yaml.safe_load((ROOT / "envs" / f"{env_name}.yaml").read_text())
     specs = {}
+    for dep in (p for d in env["dependencies"] if isinstance(d, dict) for p in d.get("pip", [])):
+        req = Requirement(dep)                                  # pip's syntax
+        specs[canonicalize_name(req.name)] = req.specifier
     for dep in env["dependencies"]:
+        if not isinstance(dep, str) or dep == "pip":
+            continue
         name, spec = re.fullmatch(r"([A-Za-z0-9_.-]+)\s*(.*)", dep).groups()
         specs[canonicalize_name(name)] = SpecifierSet(spec) if not spec.startswith("=") else SpecifierSet("=" + spec)
     return specs
@@ -87,8 +133,12 @@ def test_every_imported_distribution_is_declared_in_pyproject_and_the_conda_file
     dists = _third_party_distributions()
     assert {"numpy", "torch", "numba", "scikit-learn", "pyyaml"} <= set(dists)   # the scan sees the imports
     declared, conda = _pyproject_requirements(), _conda_requirements()
-    missing_pyproject = {d: sorted(f)[:3] for d, f in dists.items() if d not in declared}
-    missing_conda = {d: sorted(f)[:3] for d, f in dists.items() if _conda_name(d) not in conda}
+    optional, lazy = _optional_requirements(), _lazy_distributions()
+    extras = {d: optional[d][0] for d in dists if d not in declared and d in optional and d in lazy}
+    for dist, extra in extras.items():
+        assert _conda_name(dist) in _conda_requirements(extra), f"{dist} (extra {extra!r}) is not in envs/{extra}.yaml"
+    missing_pyproject = {d: sorted(f)[:3] for d, f in dists.items() if d not in declared and d not in extras}
+    missing_conda = {d: sorted(f)[:3] for d, f in dists.items() if _conda_name(d) not in conda and d not in extras}
     assert not missing_pyproject, f"imported but not in pyproject.toml's dependencies: {missing_pyproject}"
     assert not missing_conda, f"imported but not in envs/banditbench.yaml: {missing_conda}"
 
@@ -107,6 +157,31 @@ def test_the_conda_file_carries_every_runtime_dependency_with_the_same_bounds():
     assert all(SpecifierSet(project["requires-python"]).contains(v.version.rstrip(".*")) for v in python)
     extra = set(conda) - {_conda_name(d) for d in declared}
     assert not extra, f"envs/banditbench.yaml lists packages pyproject.toml does not: {sorted(extra)}"
+
+
+def test_an_optional_extra_env_is_the_jobs_env_plus_the_extra():
+    """``envs/<extra>.yaml`` of each extra a rule needs: every package of envs/banditbench.yaml with the same
+    bounds, and the extra's packages with pyproject.toml's bounds."""
+    base = _conda_requirements()
+    optional = _optional_requirements()
+    extras = {extra for extra, _ in optional.values() if (ROOT / "envs" / f"{extra}.yaml").is_file()}
+    assert "prompts" in extras
+    for extra in extras:
+        env = _conda_requirements(extra)
+        assert {k: v for k, v in env.items() if k in base} == base, f"envs/{extra}.yaml differs from the jobs' env"
+        for dist, (group, req) in optional.items():
+            if group == extra:
+                assert env.get(_conda_name(dist)) == req.specifier, f"envs/{extra}.yaml: {dist} needs {req.specifier}"
+
+
+def test_lazy_imports_are_told_apart_from_module_level_ones(tmp_path, monkeypatch):
+    fake = tmp_path / "src" / "banditbench"
+    fake.mkdir(parents=True)
+    (fake / "m.py").write_text("import numpy\n\ndef f():\n    import transformers\n    from torch import nn\n")
+    (tmp_path / "workflow" / "scripts").mkdir(parents=True)
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert _module_level_imports("src/banditbench", "workflow/scripts") == {"numpy"}
+    assert set(_imported_modules("src/banditbench", "workflow/scripts")) == {"numpy", "transformers", "torch"}
 
 
 def test_the_scan_finds_an_undeclared_import(tmp_path, monkeypatch):

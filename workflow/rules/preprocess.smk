@@ -8,10 +8,14 @@ from the path.
 from banditbench.data.paths import (
     CLASSIFICATION_DATASETS,
     REPLAY_SOURCES,
+    parse_arms_key,
     parse_preprocess_key,
+    prompt_arms_inputs,
+    prompt_embedding_raw_paths,
     raw_paths,
     replay_raw_paths,
 )
+from banditbench.data.registry import ENCODERS, SCORED_TASKS
 
 
 rule preprocess:
@@ -58,3 +62,51 @@ rule preprocess_replay:
         code=code_digest([f"{SRC}/banditbench/data/replay.py"]),
     script:
         "../scripts/data_replay.py"
+
+
+# Prompt instructions embedded once per task by a pretrained sentence encoder (banditbench.data.prompt_arms,
+# banditbench.data.encoder; needs the optional dependencies "prompts"), and the measured-reward arms built
+# from the scored instructions and those embeddings (or TF-IDF + SVD, options in the file name).
+rule prompt_embeddings:
+    input:
+        unpack(lambda wc: prompt_embedding_raw_paths(wc.task)),
+        code=code_inputs([f"{SRC}/banditbench/data/prompt_arms.py", f"{SRC}/banditbench/data/encoder.py"]),
+    output:
+        "data/processed/prompt_embeddings/{task}/{encoder}.npz",
+    log:
+        "logs/preprocess/prompt_embeddings/{task}/{encoder}.log",
+    wildcard_constraints:
+        task="|".join(SCORED_TASKS),
+        encoder="|".join(ENCODERS),
+    conda:
+        "../../envs/prompts.yaml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=30,
+    params:
+        code=code_digest([f"{SRC}/banditbench/data/prompt_arms.py", f"{SRC}/banditbench/data/encoder.py"]),
+    script:
+        "../scripts/data_prompt_embeddings.py"
+
+
+rule prompt_arms:
+    input:
+        unpack(lambda wc: prompt_arms_inputs(wc.task, parse_arms_key(wc.options))),
+        code=code_inputs([f"{SRC}/banditbench/data/prompt_arms.py"]),
+    output:
+        "data/processed/prompt_arms/{task}/{options}.npz",
+    log:
+        "logs/preprocess/prompt_arms/{task}/{options}.log",
+    wildcard_constraints:
+        task="|".join(SCORED_TASKS),
+        options=r"[A-Za-z0-9_.=+-]+",
+    conda:
+        "../../envs/banditbench.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        code=code_digest([f"{SRC}/banditbench/data/prompt_arms.py"]),
+    script:
+        "../scripts/data_prompt_arms.py"

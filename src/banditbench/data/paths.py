@@ -9,6 +9,8 @@ live side by side and a rule can rebuild any of them from its path::
     data/processed/<dataset>/<options>.npz
     data/oracles/classifiers/<dataset>/<preprocessing options>/<oracle options>.npz
     data/oracles/prompts/<task>/<oracle options>.npz
+    data/processed/prompt_embeddings/<task>/<encoder>.npz  (every instruction of a task, a sentence encoder)
+    data/processed/prompt_arms/<task>/<arm options>.npz    (scored instructions: features and measured accuracy)
     data/processed/obd_random_all/<replay options>.npz     (logged events for replay: the sample)
     data/processed/obd_full/<replay options>.npz           (the same from the full archive)
 
@@ -23,7 +25,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..errors import ConfigError, key_path
-from .registry import POOL_VARIANTS, SCORED_TASKS, annotation_file, get_dataset, pool_file, score_files
+from ._prompt_files import PROMPT_POOLS
+from .registry import ENCODERS, POOL_VARIANTS, SCORED_TASKS, annotation_file, get_dataset, pool_file, score_files
 
 RAW_DIR = "data/raw"
 PROCESSED_DIR = "data/processed"
@@ -74,6 +77,23 @@ PROMPT_ORACLE_OPTIONS: dict[str, tuple[Any, Any]] = {
     "tolerance": (0.15, float),
     "seed": (0, int),
 }
+
+#: the measured-reward prompt environment's arms (banditbench.data.prompt_arms): the embedding (a sentence
+#: encoder of the registry, or TF-IDF + SVD to ``embedding_dim``, which only the TF-IDF embeddings read), how
+#: repeated scores of one instruction are combined (``duplicates``), at most ``max_arms`` arms drawn with
+#: ``arm_seed``, the scale check of the result logs (``tolerance``) and the SVD's ``seed``
+PROMPT_EMBEDDINGS = (*ENCODERS, "tfidf_word_svd", "tfidf_char_svd")
+PROMPT_ARM_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "embedding": ("all-MiniLM-L6-v2", PROMPT_EMBEDDINGS),
+    "embedding_dim": (32, int),
+    "duplicates": ("whitespace", ("whitespace", "exact")),
+    "max_arms": (500, int),
+    "arm_seed": (0, int),
+    "tolerance": (0.15, float),
+    "seed": (0, int),
+}
+EMBEDDING_DIR = f"{PROCESSED_DIR}/prompt_embeddings"
+ARMS_DIR = f"{PROCESSED_DIR}/prompt_arms"
 
 
 def _check_value(name: str, value: Any, allowed: Any, where: str) -> Any:
@@ -161,6 +181,58 @@ def prompt_oracle_path(task: str, oracle: Mapping[str, Any] | None = None, where
     options = resolve(PROMPT_ORACLE_OPTIONS, oracle, key_path(where, "oracle"))
     pool_file(task, options["pool"], key_path(where, "tasks"))     # the task must have a pool of that variant
     return f"{ORACLE_DIR}/prompts/{task}/{options_key(options)}.npz"
+
+
+def _scored_task(task: str, where: str) -> None:
+    if task not in SCORED_TASKS:
+        raise ConfigError(f"{key_path(where, 'tasks')}: {task!r} has no LLM-scored instructions; "
+                          f"scored tasks: {list(SCORED_TASKS)}")
+
+
+def prompt_arms_options(arms: Mapping[str, Any] | None = None, where: str = "") -> dict[str, Any]:
+    options = resolve(PROMPT_ARM_OPTIONS, arms, key_path(where, "arms"))
+    if options["max_arms"] < 2:
+        raise ConfigError(f"{key_path(where, 'arms', 'max_arms')}: need at least 2 arms, got {options['max_arms']}")
+    if options["embedding"] not in ENCODERS and options["embedding_dim"] < 2:
+        raise ConfigError(f"{key_path(where, 'arms', 'embedding_dim')}: need at least 2, got {options['embedding_dim']}")
+    return options
+
+
+def prompt_arms_path(task: str, arms: Mapping[str, Any] | None = None, where: str = "") -> str:
+    _scored_task(task, where)
+    return f"{ARMS_DIR}/{task}/{options_key(prompt_arms_options(arms, where))}.npz"
+
+
+def prompt_embedding_path(task: str, encoder: str) -> str:
+    if encoder not in ENCODERS:
+        raise ConfigError(f"encoder: {encoder!r} is not a registered sentence encoder: {sorted(ENCODERS)}")
+    return f"{EMBEDDING_DIR}/{task}/{encoder}.npz"
+
+
+def parse_arms_key(key: str) -> dict[str, Any]:
+    return prompt_arms_options(parse_key(PROMPT_ARM_OPTIONS, key, f"prompt arms file name {key}"))
+
+
+def prompt_embedding_raw_paths(task: str) -> dict[str, list[str]]:
+    """Raw files holding the instructions of ``task`` that its embedding file embeds: every candidate pool
+    of the task, its result logs, its gold instructions."""
+    gold = annotation_file(task)
+    return {
+        "pools": [f"{RAW_DIR}/{pool_file(task, v).path}" for v in POOL_VARIANTS
+                  if (POOL_VARIANTS[v], task) in {(variant, t) for variant, t, _ in PROMPT_POOLS}],
+        "scores": [f"{RAW_DIR}/{f.path}" for f in score_files(task)],
+        "annotations": [f"{RAW_DIR}/{gold.path}"] if gold else [],
+    }
+
+
+def prompt_arms_inputs(task: str, arms: Mapping[str, Any] | None = None) -> dict[str, list[str]]:
+    """Files the arms of ``task`` are built from: its result logs, and its encoder embeddings or (TF-IDF)
+    its query pool and gold instructions."""
+    options = prompt_arms_options(arms)
+    raw = prompt_raw_paths(task)
+    if options["embedding"] in ENCODERS:
+        return {"scores": raw["scores"], "embeddings": [prompt_embedding_path(task, options["embedding"])]}
+    return raw
 
 
 def replay_dataset(options: Mapping[str, Any] | None = None, where: str = "preprocessing") -> str:
@@ -258,6 +330,10 @@ def buildable(path: str) -> bool:
             parse_classifier_key(stem)
         elif parts[:3] == ["data", "oracles", "prompts"] and len(parts) == 5:
             prompt_oracle_path(parts[3], parse_prompt_key(stem))
+        elif parts[:3] == ["data", "processed", "prompt_arms"] and len(parts) == 5:
+            prompt_arms_path(parts[3], parse_arms_key(stem))
+        elif parts[:3] == ["data", "processed", "prompt_embeddings"] and len(parts) == 5:
+            return parts[3] in SCORED_TASKS and path == prompt_embedding_path(parts[3], stem)
         else:
             return path == CAR_ORACLE
     except ConfigError:

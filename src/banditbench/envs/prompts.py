@@ -1,39 +1,55 @@
-"""Prompt optimisation as a dueling bandit over a fixed pool of K = 500 instructions (seed 000 Sec. 5.1).
+"""Prompt optimisation as a dueling bandit over a fixed pool of instructions (seed 000 Sec. 5.1).
 
 Following the protocol of Lin et al. (2024) that seed 000 adopts, the arms are
-the 500 candidate instructions of an instruction-induction task, each
-represented by its embedding (the unit-norm TF-IDF + SVD features of the task's
-prompt oracle, :mod:`banditbench.data.oracles`), and the same arm set is shown
-every round.  An instruction's utility is ``f = s * a`` where ``a`` is its
-predicted gpt-3.5-turbo execution accuracy (the oracle's regression fitted on
-LLM-scored instructions) and ``s`` is ``utility_scale``; the learner duels two
-instructions and observes ``y ~ Bernoulli(sigmoid(f_i - f_j))`` (BTL).  The
-default ``s = 10`` is the ``magnitude`` recorded in the Federated-APOHF runs
-that produced the scores; seed 000 does not state one.  Metrics as
-:mod:`banditbench.envs.preference` (in utility units): ``regret = 2 f* - f_i - f_j``,
-``average_regret``, ``weak_regret``.
+instructions of an instruction-induction task, each represented by its
+embedding, and the same arm set is shown every round; an arm's reward is its
+accuracy ``a`` on a validation set.  Two reward sources (``rewards``):
 
-Several tasks: seed 000 averages over tasks.  With ``tasks`` listing ``n``
-tasks, the job with seed ``s`` plays task ``tasks[s mod n]`` (the job seed is
-the entropy of the environment's seed sequence), so an experiment with a
-multiple of ``n`` seeds gives every task the same number of runs and its
-aggregate curves average over tasks.  The task index is stored in the run's
-summary.
+``measured`` (default)
+    The arms are the task's scored instructions (119–484 per task,
+    :mod:`banditbench.data.prompt_arms`: unique up to whitespace, at most
+    ``arms.max_arms``), each rewarded by its measured gpt-3.5-turbo execution
+    accuracy from the Federated-APOHF result logs (the mean of its distinct
+    measurements), and embedded by a pretrained sentence encoder
+    (``arms.embedding``, default all-MiniLM-L6-v2: the optional dependencies
+    ``prompts``; TF-IDF + SVD also available).
+``surrogate``
+    The 500 candidate instructions of the task's pool, unscored, each rewarded
+    by our prompt oracle's prediction of its accuracy (kernel ridge on TF-IDF +
+    SVD features, :mod:`banditbench.data.oracles`; ``oracle`` options): the
+    rewards are a model's guesses, not measurements.
+
+The learner duels two instructions and observes ``y ~ Bernoulli(sigmoid(s a_i - s a_j))``
+(BTL) with ``s = utility_scale``: the default ``s = 10`` is the ``magnitude`` recorded in
+the Federated-APOHF runs; seed 000 does not state one.  The metrics are in
+accuracy units (the scale divided out): ``regret = 2 a* - a_i - a_j``, ``average_regret``,
+``weak_regret`` (:mod:`banditbench.envs.preference`).
+
+Several tasks: seed 000 averages over tasks (29 in the paper; the six tasks with
+scored instructions here).  With ``tasks`` listing ``n`` tasks, the job with seed ``s``
+plays task ``tasks[s mod n]`` (the job seed is the entropy of the environment's
+seed sequence), so an experiment with a multiple of ``n`` seeds gives every task
+the same number of runs and its aggregate curves average over tasks.  The run's
+summary holds ``task_index``, the task's ``score_gap = a* - mean(a)`` over its arms
+and ``flat_task`` (1 when ``score_gap < flat_gap``): on such a task uniformly random
+pairs lose less than ``2 flat_gap`` accuracy a round, too little for any algorithm to
+separate from the others; the per-task tables mark it.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 import numpy as np
 
 from ..api import register
-from ..data.paths import PROMPT_ORACLE_OPTIONS, prompt_oracle_path, resolve
-from ..data.registry import SCORED_TASKS
+from ..data.paths import (PROMPT_ORACLE_OPTIONS, prompt_arms_options, prompt_arms_path, prompt_oracle_path,
+                          resolve)
+from ..data.registry import ENCODERS, SCORED_TASKS
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceFeedback, new_feedback
 from ..links import sigmoid_of
-from ..params import Positive
+from ..params import NonNegative, Positive
 from .draws import uniforms
 from .preference import DuelingEnvironment, KeptDuelMetrics
 
@@ -46,23 +62,52 @@ def _tasks(params: Mapping[str, Any]) -> list[str]:
     return tasks
 
 
+def _sources(params: Mapping[str, Any]) -> str:
+    """The reward source; the options of the other one are refused (they would be silently unused)."""
+    rewards = params.get("rewards", "measured")
+    if rewards not in ("measured", "surrogate"):
+        raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'rewards')}: {rewards!r} is not one of "
+                          f"['measured', 'surrogate']")
+    unused = "oracle" if rewards == "measured" else "arms"
+    if params.get(unused) is not None:
+        raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, unused)}: only read with rewards: "
+                          f"{'surrogate' if unused == 'oracle' else 'measured'} (this environment has rewards: "
+                          f"{rewards})")
+    return rewards
+
+
+def _data_file(task: str, params: Mapping[str, Any]) -> str:
+    if _sources(params) == "measured":
+        return prompt_arms_path(task, params.get("arms"), ENVIRONMENT_PARAMS)
+    return prompt_oracle_path(task, params.get("oracle"), ENVIRONMENT_PARAMS)
+
+
 @register("prompt_dueling")
 class PromptDueling(KeptDuelMetrics, DuelingEnvironment):
-    """Prompt optimisation over 500 fixed instructions with BTL preference feedback (seed 000 Sec. 5.1).
+    """Prompt optimisation over a fixed set of instructions with BTL preference feedback (seed 000 Sec. 5.1).
 
     Parameters
     ----------
     tasks : instruction-induction tasks with scored instructions (default: all six); seed s plays
         ``tasks[s mod len(tasks)]``.
-    oracle : prompt oracle options (pool, embedding, embedding_dim, regressor, tolerance, seed).
-    utility_scale : ``s`` in ``f = s * accuracy``.
+    rewards : ``measured`` (arms = scored instructions, reward = measured accuracy) or ``surrogate``
+        (arms = the 500-instruction pool, reward = the prompt oracle's prediction).
+    arms : options of the measured arms (embedding, embedding_dim, duplicates, max_arms, arm_seed,
+        tolerance, seed; :mod:`banditbench.data.prompt_arms`).
+    oracle : prompt oracle options of the surrogate (pool, embedding, embedding_dim, regressor, tolerance, seed).
+    utility_scale : ``s`` in the BTL model ``sigmoid(s a_i - s a_j)``; metrics stay in accuracy units.
+    flat_gap : a task whose best arm beats the arms' mean accuracy by less than this is flagged flat.
     """
 
     def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, tasks: Sequence[str] = SCORED_TASKS,
-                 oracle: Mapping[str, Any] | None = None, utility_scale: Positive = 10.0):
+                 rewards: Literal["measured", "surrogate"] = "measured", arms: Mapping[str, Any] | None = None,
+                 oracle: Mapping[str, Any] | None = None, utility_scale: Positive = 10.0,
+                 flat_gap: NonNegative = 0.1):
         from ..data.files import load_npz
 
         task_list = _tasks({"tasks": tasks})
+        params = {"rewards": rewards, "arms": arms, "oracle": oracle}
+        self.rewards = _sources(params)
         if not utility_scale > 0:
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'utility_scale')}: must be positive, got {utility_scale}")
         entropy = seed_seq.entropy
@@ -70,25 +115,44 @@ class PromptDueling(KeptDuelMetrics, DuelingEnvironment):
             raise ConfigError("seed: prompt_dueling needs an integer job seed to pick its task")
         self.task_index = int(entropy) % len(task_list)
         self.task = task_list[self.task_index]
-        identity = {"task": self.task, "options": resolve(PROMPT_ORACLE_OPTIONS, oracle,
-                                                          key_path(ENVIRONMENT_PARAMS, "oracle"))}
-        arrays, _ = load_npz(prompt_oracle_path(self.task, oracle, ENVIRONMENT_PARAMS), "prompt oracle",
-                             required=("features", "utility"), expect=identity)
+        path = _data_file(self.task, params)
+        if self.rewards == "measured":
+            identity = {"task": self.task, "options": prompt_arms_options(arms, ENVIRONMENT_PARAMS)}
+            arrays, _ = load_npz(path, "prompt arms", required=("features", "accuracy"), expect=identity)
+            accuracy = arrays["accuracy"]
+        else:
+            identity = {"task": self.task, "options": resolve(PROMPT_ORACLE_OPTIONS, oracle,
+                                                              key_path(ENVIRONMENT_PARAMS, "oracle"))}
+            arrays, _ = load_npz(path, "prompt oracle", required=("features", "utility"), expect=identity)
+            accuracy = arrays["utility"]
         self.arms = np.ascontiguousarray(arrays["features"], dtype=np.float64)
         self.arms.flags.writeable = False            # the same arm set is shown every round
-        self.f = float(utility_scale) * arrays["utility"].astype(np.float64)
-        self.best = float(self.f.max())
-        self._utilities = self.f.tolist()            # Python floats for the per-round path
+        self.accuracy = np.asarray(accuracy, dtype=np.float64)
+        self.scale = float(utility_scale)
+        self.f = self.scale * self.accuracy          # the BTL utilities
+        self.best = float(self.accuracy.max())
+        self.score_gap = float(self.best - self.accuracy.mean())
+        self.flat = self.score_gap < flat_gap
+        self._accuracy = self.accuracy.tolist()      # Python floats for the per-round path
+        self._utilities = self.f.tolist()
         self._keep_truth(horizon)
         self._uniform = uniforms(np.random.default_rng(seed_seq.spawn(1)[0])).__next__    # the outcomes' uniforms
 
     @classmethod
     def required_files(cls, params: Mapping[str, Any]) -> list[str]:
-        return [prompt_oracle_path(task, params.get("oracle"), ENVIRONMENT_PARAMS) for task in _tasks(params)]
+        return [_data_file(task, params) for task in _tasks(params)]
 
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
-        _tasks(values)
+        tasks = _tasks(values)
+        if _sources(values) == "measured":
+            options = prompt_arms_options(values.get("arms"), ENVIRONMENT_PARAMS)
+            for task in tasks:
+                prompt_arms_path(task, values.get("arms"), ENVIRONMENT_PARAMS)
+            if options["embedding"] in ENCODERS:
+                from ..data.encoder import check_installed
+
+                check_installed(options["embedding"], key_path(ENVIRONMENT_PARAMS, "arms", "embedding"))
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
@@ -104,8 +168,8 @@ class PromptDueling(KeptDuelMetrics, DuelingEnvironment):
         i, j = int(action[0]), int(action[1])
         f = self._utilities
         y = int(self._uniform() < sigmoid_of(f[i] - f[j]))
-        self._keep_duel(t, f, i, j, self.best)
+        self._keep_duel(t, self._accuracy, i, j, self.best)           # regret in accuracy units
         return new_feedback(PreferenceFeedback, (t, y))
 
     def summary(self) -> dict[str, float]:
-        return {"task_index": float(self.task_index)}
+        return {"task_index": float(self.task_index), "score_gap": self.score_gap, "flat_task": float(self.flat)}
