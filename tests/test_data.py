@@ -360,16 +360,17 @@ def test_prompt_oracle_quality_and_environment(at_work):
     arrays, meta, _ = fit_prompt_oracle("sum", pool, scores, gold, {"regressor": "ridge", "embedding_dim": 8})
     save_npz(prompt_oracle_path("sum", {"regressor": "ridge", "embedding_dim": 8}), arrays, meta)
     # seed s plays tasks[s mod n]; the arm set is the task's 500 instructions
-    env = PromptDueling(np.random.SeedSequence(3), horizon=40, tasks=["antonyms", "sum"],
+    env = PromptDueling(np.random.SeedSequence(3), horizon=40, tasks=["antonyms", "sum"], rewards="surrogate",
                         oracle={"regressor": "ridge", "embedding_dim": 8})
-    assert env.task == "sum" and env.summary() == {"task_index": 1.0}
+    assert env.task == "sum" and env.summary()["task_index"] == 1.0 and env.summary()["flat_task"] == 1.0
     assert env.public_info() == {"dimension": 8, "n_arms": 500, "fixed_arms": True}
     logs = run(env, LDBDF, 40, delay={"kind": "geometric", "mean": 5, "window": 20})
     assert np.all(logs["regret"] >= -1e-12)
-    env = PromptDueling(np.random.SeedSequence(4), horizon=300, tasks=["antonyms", "sum"])
+    env = PromptDueling(np.random.SeedSequence(4), horizon=300, tasks=["antonyms", "sum"], rewards="surrogate")
     assert env.task == "antonyms"
     np.testing.assert_allclose(env.f, 10.0 * load_npz(prompt_oracle_path("antonyms"), "prompt oracle")[0]["utility"])
-    ldb, rnd = run(env, LDBDF, 300), run(PromptDueling(np.random.SeedSequence(4), horizon=300, tasks=["antonyms"]),
+    ldb, rnd = run(env, LDBDF, 300), run(PromptDueling(np.random.SeedSequence(4), horizon=300, tasks=["antonyms"],
+                                                       rewards="surrogate"),
                                          RandomPair, 300)
     assert ldb["regret"][-100:].mean() < 0.5 * rnd["regret"][-100:].mean()
     with pytest.raises(ConfigError, match="scored"):
