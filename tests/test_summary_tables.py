@@ -133,5 +133,6 @@ def test_the_t_interval_at_the_configured_level_is_scipys(tmp_path):
     values = 0.1 + 0.01 * np.arange(5)
     assert (row["ci_low"], row["ci_high"]) == pytest.approx(
         stats.t.interval(0.96, 4, loc=values.mean(), scale=stats.sem(values)), rel=1e-9)
-    assert "Mean ± 96 % CI half-width" in (tmp_path / "e.md").read_text()
-    assert r"96\% CI" in (tmp_path / "e.tex").read_text()
+    # the caption names the level, the interval and the number of seeds
+    assert "Mean ± 96 % Student-t CI half-width over n = 5 seeds." in (tmp_path / "e.md").read_text()
+    assert r"96 \% Student-t CI half-width over n = 5 seeds" in (tmp_path / "e.tex").read_text()

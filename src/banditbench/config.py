@@ -31,8 +31,10 @@ from typing import Any, Iterator, Mapping
 
 import yaml
 
+from . import pairs as paired_checks
 from . import params as param_checks
 from . import registry
+from . import slicing
 from .api import feedback_kinds
 from .delays import delay_schema, make_delay
 from .data.registry import PIN_KEY, check_checksums
@@ -94,6 +96,10 @@ class Experiment:
     seeds_per_job: int = 1
     #: confidence level of the tables' and plots' Student-t intervals
     ci_level: float = DEFAULT_CI_LEVEL
+    #: paired comparisons (:func:`banditbench.pairs.resolve`), None without
+    paired: Mapping[str, Any] | None = None
+    #: what the human tables show after the mean: ``ci`` (interval half-width) or ``sd``
+    spread: str = "ci"
 
     @property
     def algorithms(self) -> list[str]:
@@ -185,6 +191,7 @@ class ExperimentGrid:
         #: checksums pinned for datasets whose checksum is not published (``dataset_checksums``)
         self.dataset_checksums: dict[str, str] = check_checksums(config.get(PIN_KEY) or {})
         _distinct_labels(list(config["experiments"]), "experiments")
+        paired_checks.check_top(config.get("paired"), config["experiments"])
         self.experiments: dict[str, Experiment] = {}
         for name, spec in config["experiments"].items():
             self.experiments[name] = self._check(name, spec)
@@ -236,9 +243,12 @@ class ExperimentGrid:
         for key in ("algorithms", "delays"):
             _distinct_labels(list(spec[key]), key_path(where, key))
         self._check_panel_plots(where, spec, env_cls)
+        paired = paired_checks.resolve(name, spec, self.config.get("paired"), env_cls.metrics,
+                                       spec.get("plot_metric") or env_cls.primary_metric)
         return Experiment(name, spec, horizon, seeds, budgets, table, data_files,
                           seeds_per_job=int(spec.get("seeds_per_job", 1)),
-                          ci_level=float(spec.get("ci_level", self.config.get("ci_level", DEFAULT_CI_LEVEL))))
+                          ci_level=float(spec.get("ci_level", self.config.get("ci_level", DEFAULT_CI_LEVEL))),
+                          paired=paired, spread=spec.get("spread", self.config.get("spread", "ci")))
 
     def _check_summary_table(self, name: str, spec: Mapping[str, Any]) -> SummaryTable:
         """Every row names a configured experiment (and one of its delay settings and budgets when it
@@ -507,6 +517,7 @@ def checked(call, *args):
 
 
 def load_grid(config: Mapping[str, Any]) -> ExperimentGrid:
-    """Validate a config mapping (schema, then semantics) and return its grid."""
+    """Validate a config mapping (schema, then semantics) and return its grid, cut and varied by the
+    slicing keys (:mod:`banditbench.slicing`: ``only_experiments``, ``only_algorithms``, ``override``)."""
     validate_schema(config)
-    return ExperimentGrid(config)
+    return ExperimentGrid(slicing.apply(config))

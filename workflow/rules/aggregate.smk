@@ -15,10 +15,14 @@ rule aggregate:
             labels={"experiment": "{experiment}", "content": "mean ± CI"},
         ),
         curves="results/curves/{experiment}.csv",
+        # every run's metrics per seed and horizon, one table (tables, curves and paired comparisons read it)
+        seeds="results/tables/{experiment}.parquet",
     log:
         "logs/aggregate/{experiment}.log",
     conda:
         "../../envs/banditbench.yaml"
+    # processes reading the result files (thousands in a paper grid)
+    threads: 4
     resources:
         mem_mb=2000,
         runtime=10,
@@ -28,8 +32,45 @@ rule aggregate:
         per_round=lambda wc: GRID.experiments[wc.experiment].per_round_metrics,
         description=lambda wc: GRID.experiments[wc.experiment].spec.get("description", ""),
         ci_level=lambda wc: GRID.experiments[wc.experiment].ci_level,
+        spread=lambda wc: GRID.experiments[wc.experiment].spread,
     script:
         "../scripts/aggregate.py"
+
+
+rule paired:
+    input:
+        seeds="results/tables/{experiment}.parquet",
+    output:
+        csv="results/paired/{experiment}.csv",
+        curves="results/paired/curves/{experiment}.csv",
+        md="results/paired/{experiment}.md",
+        tex="results/paired/{experiment}.tex",
+        html=report(
+            "results/paired/{experiment}.html",
+            caption="../report/paired_table.rst",
+            category="Paired comparisons",
+            labels={"experiment": "{experiment}", "content": "A − B table"},
+        ),
+        pdf="results/paired/{experiment}.pdf",
+        png=report(
+            "results/paired/{experiment}.png",
+            caption="../report/paired_plot.rst",
+            category="Paired comparisons",
+            labels={"experiment": "{experiment}", "content": "A − B curves"},
+        ),
+    log:
+        "logs/paired/{experiment}.log",
+    conda:
+        "../../envs/banditbench.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        paired=lambda wc: paired_spec(wc.experiment),
+        ci_level=lambda wc: GRID.experiments[wc.experiment].ci_level,
+        spread=lambda wc: GRID.experiments[wc.experiment].spread,
+    script:
+        "../scripts/paired.py"
 
 
 rule summary_table:

@@ -108,10 +108,17 @@ def experiment_resources(wildcards, key):
     return GRID.experiments[wildcards.experiment].resources[key]
 
 
+def paired_spec(experiment):
+    """The experiment's resolved paired comparisons (banditbench.pairs), as the paired rule's params."""
+    return dict(GRID.experiments[experiment].paired)
+
+
 def all_outputs():
     out = ["results/report/run_info.html"]
     for name in GRID.experiments:
-        out += [f"results/tables/{name}.{ext}" for ext in ("csv", "md", "tex", "html")]
+        out += [f"results/tables/{name}.{ext}" for ext in ("csv", "md", "tex", "html", "parquet")]
+        if GRID.experiments[name].paired:
+            out += [f"results/paired/{name}.{ext}" for ext in ("csv", "md", "tex", "html", "pdf", "png")]
         out += [f"results/timing/{name}.{ext}" for ext in ("csv", "html")]
         out += [f"results/plots/{name}.{ext}" for ext in ("pdf", "png")]
         out += [f"results/plots/{name}/{metric}.png" for metric in GRID.experiments[name].extra_plots]

@@ -18,6 +18,9 @@ with rule_log(snakemake.log[0], snakemake.rule):
         html_file=snakemake.output.html,
         description=snakemake.params.description,
         ci_level=snakemake.params.ci_level,
+        seeds_file=snakemake.output.seeds,
+        spread=snakemake.params.spread,
+        workers=snakemake.threads,
         # the pre-job check (workflow/rules/common.smk) has moved corrupt results aside and had them
         # rebuilt; one damaged since is deleted, named in the error, and rebuilt by the next run
         remove_corrupt=True,

@@ -7,18 +7,24 @@ also give ``per_round_m``, the running average ``cumulative_m(t) / t`` (seed 001
 per-metric tables below); scalar run summaries (e.g. a stopping time) are
 reported at the final horizon under their own name.  Statistics across seeds:
 mean and a Student-t confidence interval at the experiment's ``ci_level`` (default
-95 %; NaN bounds when only one seed).
+95 %; NaN bounds when only one seed), the standard deviation and the extremes.  They are
+computed from the experiment's per-seed table (:mod:`banditbench.analysis.seedtable`, written
+as ``results/tables/<experiment>.parquet``), which the aggregation builds first.
 
 Outputs
 -------
 * tidy CSV — columns ``experiment, algorithm, delay, budget, t, metric, mean,
-  ci_low, ci_high, n`` (the stable interface described in README.md, "Outputs");
+  ci_low, ci_high, n`` (the stable interface described in README.md, "Outputs"), then
+  ``sd, min, max``;
 * Markdown, LaTeX and HTML (the page ``snakemake --report`` shows) — first a headline table in the layout of the papers'
   result tables (seed 003 App. D Table 1, seed 004 Tables 1–2): the main
   metric at the final horizon, one row per algorithm, one column per delay
   setting and budget; for experiments whose seeds are spread over tasks (the
   prompt benchmark) the same broken down by task; then one table per metric, rows (delay, budget,
-  algorithm), columns the table horizons.  Cells are ``mean ± half-width``;
+  algorithm), columns the table horizons.  Cells are ``mean ± half-width`` of the interval, or
+  ``mean ± sd`` with the experiment's ``spread: sd``, the header saying which and over how many
+  seeds; an interval that reaches below 0 although no seed's value does (a symmetric t interval
+  over few seeds, on a metric that cannot be negative) is marked ``†`` and the header says why;
 * curves CSV — the same statistics on a grid of at most ``curve_points``
   rounds (always including the horizon), read by the plots.
 """
@@ -28,7 +34,6 @@ from __future__ import annotations
 import html
 import io
 import logging
-from collections import defaultdict
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -36,13 +41,20 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..config import DEFAULT_CI_LEVEL, budget_label
+from ..config import DEFAULT_CI_LEVEL
 from ..errors import CorruptFileError
 from ..resultio import atomic_write_bytes, identity_from_path, load_result
 from .pages import html_page
+from .seedtable import CURVE_POINTS, collect_seeds, curve_grid, default_workers, write_parquet
 
 log = logging.getLogger(__name__)
 COLUMNS = ["experiment", "algorithm", "delay", "budget", "t", "metric", "mean", "ci_low", "ci_high", "n"]
+#: further columns of the tidy tables: standard deviation and extremes over the seeds
+EXTRA_COLUMNS = ["sd", "min", "max"]
+#: what the human tables show after the mean: the interval's half-width or the standard deviation
+SPREADS = ("ci", "sd")
+#: marks a cell whose interval reaches below 0 while no seed's value does
+BELOW_ZERO = "†"
 
 
 def mean_ci(values: np.ndarray, level: float = DEFAULT_CI_LEVEL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -55,15 +67,6 @@ def mean_ci(values: np.ndarray, level: float = DEFAULT_CI_LEVEL) -> tuple[np.nda
         return mean, nan, nan
     half = stats.t.ppf(0.5 + level / 2, n - 1) * values.std(axis=0, ddof=1) / np.sqrt(n)
     return mean, mean - half, mean + half
-
-
-def _task_name(cell, summary) -> str | None:
-    """The task a run played, for environments that spread seeds over tasks (``task_index`` in the summary)."""
-    if "task_index" not in summary:
-        return None
-    index = int(summary["task_index"])
-    tasks = cell["environment"].get("params", {}).get("tasks")
-    return str(tasks[index]) if tasks and index < len(tasks) else f"task {index}"
 
 
 def check_runs(runs: Iterable[str], experiment: str, remove_corrupt: bool = False) -> list:
@@ -94,94 +97,70 @@ def check_runs(runs: Iterable[str], experiment: str, remove_corrupt: bool = Fals
     return loaded
 
 
-def _load_groups(loaded: list, per_round: Sequence[str] = ()):
-    """Group checked runs (:func:`check_runs`) by (algorithm, delay, budget); return series stacks,
-    summaries and each run's task."""
-    series = defaultdict(lambda: defaultdict(list))
-    summaries = defaultdict(lambda: defaultdict(list))
-    tasks = defaultdict(list)
-    horizons = set()
-    for path, data, meta, _ in loaded:
-        cell = meta["cell"]
-        key = (cell["algorithm"], cell["delay_label"], budget_label(cell["budget"]))
-        horizons.add(int(cell["horizon"]))
-        for name in meta.get("metrics", sorted(data)):  # the environment's order: primary metric first
-            series[key][f"cumulative_{name}"].append(np.cumsum(data[name]))
-        for name in per_round:
-            if name not in data:
-                raise ValueError(f"{path}: per-round metric {name!r} is not in the run (it has {sorted(data)})")
-            series[key][f"per_round_{name}"].append(np.cumsum(data[name]) / np.arange(1, len(data[name]) + 1))
-        for name, value in meta.get("summary", {}).items():
-            summaries[key][name].append(float(value))
-        tasks[key].append(_task_name(cell, meta.get("summary", {})))
-    if len(horizons) > 1:
-        raise ValueError(f"runs of one experiment have different horizons {sorted(horizons)}; re-run the stale jobs")
-    return series, summaries, tasks
+def aggregate_runs(runs: Sequence[str], experiment: str, horizons: Sequence[int], curve_points: int = CURVE_POINTS,
+                   per_round: Sequence[str] = (), remove_corrupt: bool = False,
+                   ci_level: float = DEFAULT_CI_LEVEL, workers: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return the tidy table and the curves table of one experiment's runs (read and checked by
+    :func:`~banditbench.analysis.seedtable.collect_seeds`)."""
+    seeds = collect_seeds(runs, experiment, horizons, per_round, remove_corrupt, curve_points, workers)
+    return seed_statistics(seeds, ci_level, curve_points)
 
 
-def _check_complete(series) -> None:
-    """Every (algorithm, delay, budget) group must have the same number of seeds."""
-    counts = {key: len(next(iter(m.values()))) for key, m in series.items()}
-    if len(set(counts.values())) > 1:
+def _check_complete(seeds: pd.DataFrame) -> None:
+    """Every (algorithm, delay, budget) cell must have the same seeds."""
+    per_cell = seeds.groupby(["algorithm", "delay", "budget"], observed=True, sort=False)["seed"].nunique()
+    if per_cell.nunique() > 1:
+        counts = {key: int(n) for key, n in per_cell.items()}
         raise ValueError(f"unequal number of seeds per cell: {counts}")
 
 
-def aggregate_runs(runs: Sequence[str], experiment: str, horizons: Sequence[int], curve_points: int = 300,
-                   per_round: Sequence[str] = (), remove_corrupt: bool = False,
-                   ci_level: float = DEFAULT_CI_LEVEL) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Return the tidy table and the curves table of one experiment's runs (checked: :func:`check_runs`)."""
-    if not runs:
-        raise ValueError(f"experiment {experiment!r}: no run files to aggregate")
-    groups = _load_groups(check_runs(runs, experiment, remove_corrupt), per_round)
-    return _statistics(groups, experiment, horizons, curve_points, ci_level)
+def _group_stats(df: pd.DataFrame, ci_level: float) -> pd.DataFrame:
+    """Mean, Student-t interval, standard deviation, extremes over the seeds of each (cell, t, metric)."""
+    g = df.groupby(["experiment", "algorithm", "delay", "budget", "t", "metric"], observed=True,
+                   sort=False)["value"].agg(["mean", "std", "count", "min", "max"]).reset_index()
+    n = g["count"].to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = np.where(n > 1, stats.t.ppf(0.5 + ci_level / 2, np.maximum(n - 1, 1)), np.nan)
+        half = q * g["std"].to_numpy() / np.sqrt(n)
+    out = g.assign(ci_low=g["mean"] - half, ci_high=g["mean"] + half, n=n, sd=g["std"])
+    out = out[COLUMNS + EXTRA_COLUMNS]
+    for column in ("experiment", "algorithm", "delay", "budget", "metric"):
+        out[column] = out[column].astype(str)
+    return out.reset_index(drop=True)
 
 
-def _statistics(groups, experiment: str, horizons: Sequence[int], curve_points: int = 300,
-                ci_level: float = DEFAULT_CI_LEVEL) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The tidy table and the curves table of grouped runs (:func:`_load_groups`)."""
-    series, summaries, _ = groups
-    _check_complete(series)
-    rows, curve_rows = [], []
-    for (alg, delay, budget), metrics in series.items():  # config order
-        for metric, stacks in metrics.items():
-            arr = np.vstack(stacks)
-            T = arr.shape[1]
-            too_far = [h for h in horizons if h > T]
-            if too_far:
-                raise ValueError(f"table horizons {too_far} exceed the runs' horizon {T}")
-            idx = np.asarray(horizons, dtype=int) - 1
-            mean, lo, hi = mean_ci(arr[:, idx], ci_level)
-            for h, m, a, b in zip(horizons, mean, lo, hi):
-                rows.append((experiment, alg, delay, budget, int(h), metric, m, a, b, arr.shape[0]))
-            grid = np.unique(np.linspace(1, T, min(curve_points, T)).round().astype(int))
-            cm, clo, chi = mean_ci(arr[:, grid - 1], ci_level)
-            curve_rows += [(experiment, alg, delay, budget, int(t), metric, m, a, b, arr.shape[0])
-                           for t, m, a, b in zip(grid, cm, clo, chi)]
-        for name, values in summaries[(alg, delay, budget)].items():
-            m, a, b = mean_ci(np.asarray(values)[:, None], ci_level)
-            rows.append((experiment, alg, delay, budget, int(T), name, m[0], a[0], b[0], len(values)))
-    return pd.DataFrame(rows, columns=COLUMNS), pd.DataFrame(curve_rows, columns=COLUMNS)
+def seed_statistics(seeds: pd.DataFrame, ci_level: float = DEFAULT_CI_LEVEL,
+                    curve_points: int = CURVE_POINTS) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The tidy table (the table horizons, run summaries at the final one) and the curves table (the
+    series on the curve grid) of a per-seed table (:mod:`banditbench.analysis.seedtable`)."""
+    _check_complete(seeds)
+    T = int(seeds["t"].max())
+    series = seeds["metric"].astype(str).str.startswith(("cumulative_", "per_round_")).to_numpy()
+    tidy = _group_stats(seeds[seeds["table_horizon"].to_numpy() & series | ~series], ci_level)
+    curves = _group_stats(seeds[series & seeds["t"].isin(curve_grid(T, curve_points)).to_numpy()], ci_level)
+    return tidy, curves
 
 
-def task_table(groups, metric: str, ci_level: float = DEFAULT_CI_LEVEL) -> pd.DataFrame | None:
-    """``metric`` at the final horizon per task (rows algorithms, columns delay and task) of grouped runs
-    (:func:`_load_groups`), for experiments whose seeds are spread over tasks (seed 000's prompt
-    benchmark); None for any other experiment."""
-    series, _, tasks = groups
-    rows = []
-    for (alg, delay, budget), metrics in series.items():
-        if metric not in metrics or None in tasks[(alg, delay, budget)]:
-            return None
-        final = np.array([s[-1] for s in metrics[metric]])
-        names = np.array(tasks[(alg, delay, budget)])
-        for task in dict.fromkeys(names):
-            m, lo, hi = mean_ci(final[names == task][:, None], ci_level)
-            rows.append({"algorithm": alg, "setting": f"{delay}, {task}", "mean": m[0], "ci_high": hi[0]})
-    if not rows:
+def task_table(seeds: pd.DataFrame, metric: str, ci_level: float = DEFAULT_CI_LEVEL,
+               spread: str = "ci") -> pd.DataFrame | None:
+    """``metric`` at the final horizon per task (rows algorithms, columns delay and task) of a per-seed
+    table, for experiments whose seeds are spread over tasks (seed 000's prompt benchmark); None for
+    any other experiment."""
+    if "task" not in seeds.columns or seeds["task"].isna().any():
         return None
-    df = pd.DataFrame(rows)
-    df["cell"] = df.apply(_cell, axis=1)
-    return df.pivot_table(index="algorithm", columns="setting", values="cell", aggfunc="first", sort=False)
+    final = seeds[(seeds["metric"] == metric) & (seeds["t"] == seeds["t"].max())]
+    if final.empty:
+        return None
+    df = final.assign(setting=final["delay"].astype(str) + ", " + final["task"].astype(str))
+    stats_ = df.groupby(["algorithm", "setting"], observed=True, sort=False)["value"].agg(
+        ["mean", "std", "count", "min"]).reset_index()
+    n = stats_["count"].to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = np.where(n > 1, stats.t.ppf(0.5 + ci_level / 2, np.maximum(n - 1, 1)), np.nan) * stats_["std"] / np.sqrt(n)
+    stats_ = stats_.assign(ci_low=stats_["mean"] - half, ci_high=stats_["mean"] + half, sd=stats_["std"])
+    stats_["cell"] = [_cell(row, spread) for _, row in stats_.iterrows()]
+    stats_["algorithm"] = stats_["algorithm"].astype(str)
+    return stats_.pivot_table(index="algorithm", columns="setting", values="cell", aggfunc="first", sort=False)
 
 
 def read_tidy(path: str | Path, what: str = "tidy table") -> pd.DataFrame:
@@ -205,13 +184,39 @@ def read_tidy(path: str | Path, what: str = "tidy table") -> pd.DataFrame:
     return df
 
 
-def _cell(row) -> str:
+def _below_zero(row) -> bool:
+    """The interval reaches below 0 although every seed's value is >= 0 (e.g. cumulative regret)."""
+    low, least = row.get("ci_low", np.nan), row.get("min", np.nan)
+    return bool(np.isfinite(low) and np.isfinite(least) and low < 0 <= least)
+
+
+def _cell(row, spread: str = "ci") -> str:
+    if spread == "sd":
+        sd = row.get("sd", np.nan)
+        return f"{row['mean']:.2f}" if not np.isfinite(sd) else f"{row['mean']:.2f} ± {sd:.2f}"
     if np.isnan(row["ci_high"]):
         return f"{row['mean']:.2f}"
-    return f"{row['mean']:.2f} ± {row['ci_high'] - row['mean']:.2f}"
+    return f"{row['mean']:.2f} ± {row['ci_high'] - row['mean']:.2f}" + (f" {BELOW_ZERO}" if _below_zero(row) else "")
 
 
-def headline_table(tidy: pd.DataFrame, metric: str) -> pd.DataFrame:
+def spread_note(spread: str, ci_level: float, n: int | None = None, interval: str = "Student-t") -> str:
+    """What a table's ``±`` means, as its header says it."""
+    seeds = f" over n = {n} seeds" if n else " across seeds"
+    if spread == "sd":
+        return f"Mean ± standard deviation{seeds}."
+    return f"Mean ± {ci_percent(ci_level)} % {interval} CI half-width{seeds}."
+
+
+def below_zero_note(n: int | None, ci_level: float) -> str:
+    """Why a ``†`` cell's interval reaches below 0."""
+    q = f"{stats.t.ppf(0.5 + ci_level / 2, n - 1) / np.sqrt(n):.2f}" if n and n > 1 else "many"
+    return (f"{BELOW_ZERO} the interval reaches below 0, a value no seed reached (every seed's value is >= 0): "
+            f"a Student-t interval is symmetric about the mean and does not know the metric's bound; with "
+            f"n = {n} seeds its half-width is {q} standard deviations, so a few seeds far above the rest "
+            f"stretch it below 0.")
+
+
+def headline_table(tidy: pd.DataFrame, metric: str, spread: str = "ci") -> pd.DataFrame:
     """``metric`` at the final horizon: rows algorithms, columns the delay and budget settings that vary."""
     df = tidy[(tidy["metric"] == metric) & (tidy["t"] == tidy["t"].max())]
     if df.empty:
@@ -220,15 +225,16 @@ def headline_table(tidy: pd.DataFrame, metric: str) -> pd.DataFrame:
     labels = df[varying].astype(str).agg(", ".join, axis=1)
     if "budget" in varying:
         labels = labels.str.replace(r"(^|, )(\d[\d.e+-]*)$", r"\1B = \2", regex=True)
-    df = df.assign(cell=df.apply(_cell, axis=1), setting=labels)
+    df = df.assign(cell=[_cell(row, spread) for _, row in df.iterrows()], setting=labels)
     return df.pivot_table(index="algorithm", columns="setting", values="cell", aggfunc="first", sort=False)
 
 
-def human_tables(tidy: pd.DataFrame) -> dict[str, pd.DataFrame]:
+def human_tables(tidy: pd.DataFrame, spread: str = "ci") -> dict[str, pd.DataFrame]:
     """One wide table per metric: rows (delay, budget, algorithm), columns ``t = ...``."""
     out = {}
     for metric, df in tidy.groupby("metric", sort=False):
-        df = df.assign(cell=df.apply(_cell, axis=1), horizon=df["t"].map(lambda t: f"t = {t}"))
+        df = df.assign(cell=[_cell(row, spread) for _, row in df.iterrows()],
+                       horizon=df["t"].map(lambda t: f"t = {t}"))
         wide = df.pivot_table(index=["delay", "budget", "algorithm"], columns="horizon", values="cell",
                               aggfunc="first", sort=False)
         wide = wide[sorted(wide.columns, key=lambda c: int(c.split("= ")[1]))]
@@ -245,8 +251,19 @@ def ci_percent(level: float) -> str:
     return f"{100 * level:g}"
 
 
-def to_markdown(tables: dict[str, pd.DataFrame], experiment: str, ci_level: float = DEFAULT_CI_LEVEL) -> str:
-    lines = [f"# {experiment}", "", f"Mean ± {ci_percent(ci_level)} % CI half-width across seeds.", ""]
+def _notes(tables: dict[str, pd.DataFrame], ci_level: float, spread: str, n: int | None) -> list[str]:
+    """The header lines of a set of tables: what ``±`` means, and why a ``†`` cell reaches below 0."""
+    notes = [spread_note(spread, ci_level, n)]
+    if any(BELOW_ZERO in str(v) for wide in tables.values() for v in np.ravel(wide.to_numpy())):
+        notes.append(below_zero_note(n, ci_level))
+    return notes
+
+
+def to_markdown(tables: dict[str, pd.DataFrame], experiment: str, ci_level: float = DEFAULT_CI_LEVEL,
+                spread: str = "ci", n: int | None = None) -> str:
+    lines = [f"# {experiment}", ""]
+    for note in _notes(tables, ci_level, spread, n):
+        lines += [note, ""]
     for metric, wide in tables.items():
         lines += [f"## {metric}", ""]
         wide = wide.rename_axis(index=[n or "" for n in wide.index.names])
@@ -263,30 +280,34 @@ def tex_escape(s: str) -> str:
     return str(s).replace("\\", r"\textbackslash{}").replace("_", r"\_").replace("%", r"\%").replace("&", r"\&")
 
 
-def to_latex(tables: dict[str, pd.DataFrame], experiment: str, ci_level: float = DEFAULT_CI_LEVEL) -> str:
+def to_latex(tables: dict[str, pd.DataFrame], experiment: str, ci_level: float = DEFAULT_CI_LEVEL,
+           spread: str = "ci", n: int | None = None) -> str:
+    notes = " ".join(_notes(tables, ci_level, spread, n)).replace(BELOW_ZERO, r"$\dagger$")
     parts = []
     for metric, wide in tables.items():
         wide = wide.rename_axis(index=[n or "" for n in wide.index.names])
         head = list(wide.index.names) + list(wide.columns)
         body = [" & ".join(tex_escape(h) for h in head) + r" \\ \midrule"]
         for idx, row in wide.iterrows():
-            cells = [*map(str, _labels(idx)), *(str(v).replace("±", r"$\pm$") for v in row.values)]
+            cells = [*map(str, _labels(idx)),
+                     *(str(v).replace("±", r"$\pm$").replace(BELOW_ZERO, r"$^\dagger$") for v in row.values)]
             body.append(" & ".join(tex_escape(c) if "$" not in c else c for c in cells) + r" \\")
         parts.append("\n".join([
             r"\begin{table}[t]", r"\centering",
-            rf"\caption{{{tex_escape(experiment)}: {tex_escape(metric)} (mean $\pm$ {ci_percent(ci_level)}\% CI).}}",
+            rf"\caption{{{tex_escape(experiment)}: {tex_escape(metric)}. "
+            + tex_escape(notes).replace("±", r"$\pm$").replace(r"\textbackslash{}dagger", r"\dagger") + "}",
             r"\begin{tabular}{" + "l" * len(wide.index.names) + "r" * len(wide.columns) + "}",
             r"\toprule", *body, r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]))
     return "\n".join(parts)
 
 
 def to_html(tables: dict[str, pd.DataFrame], experiment: str, description: str = "",
-            ci_level: float = DEFAULT_CI_LEVEL) -> str:
+            ci_level: float = DEFAULT_CI_LEVEL, spread: str = "ci", n: int | None = None) -> str:
     """A self-contained page of the same tables (escaped; one ``<table>`` per metric)."""
     body = [f"<h1>{html.escape(experiment)}</h1>"]
     if description:
         body.append(f"<p>{html.escape(description)}</p>")
-    body.append(f"<p>Mean ± {ci_percent(ci_level)} % CI half-width across seeds.</p>")
+    body += [f"<p>{html.escape(note)}</p>" for note in _notes(tables, ci_level, spread, n)]
     for metric, wide in tables.items():
         flat = wide.rename_axis(columns=None).reset_index()
         body += [f"<h2>{html.escape(metric)}</h2>", flat.to_html(index=False, escape=True, border=0, na_rep="")]
@@ -299,34 +320,50 @@ def _csv_bytes(df: pd.DataFrame) -> bytes:
     return buf.getvalue().encode()
 
 
+def tables_from_seeds(seeds: pd.DataFrame, experiment: str, main_metric: str, ci_level: float = DEFAULT_CI_LEVEL,
+                      spread: str = "ci") -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame], int]:
+    """The tidy table, the curves table, the human tables and the number of seeds per cell, all from
+    the per-seed table ``seeds``."""
+    tidy, curve_df = seed_statistics(seeds, ci_level)
+    final_t = int(tidy["t"].max())
+    tables = {f"{main_metric} at T = {final_t}": headline_table(tidy, main_metric, spread)}
+    per_task = task_table(seeds, main_metric, ci_level, spread)
+    if per_task is not None:
+        tables[f"{main_metric} at T = {final_t}, by task"] = per_task
+    tables.update(human_tables(tidy, spread))
+    return tidy, curve_df, tables, int(tidy["n"].max())
+
+
 def aggregate_experiment(runs: Sequence[str], experiment: str, horizons: Sequence[int], csv: str | Path,
                          markdown: str | Path, latex: str | Path, curves: str | Path,
                          main_metric: str, per_round: Sequence[str] = (), remove_corrupt: bool = False,
                          html_file: str | Path | None = None, description: str = "",
-                         ci_level: float = DEFAULT_CI_LEVEL) -> pd.DataFrame:
+                         ci_level: float = DEFAULT_CI_LEVEL, seeds_file: str | Path | None = None,
+                         spread: str = "ci", workers: int | None = None) -> pd.DataFrame:
     """Aggregate ``runs`` and write all table files atomically; return the tidy table.
 
+    The runs are read once into the per-seed table (:func:`~banditbench.analysis.seedtable.collect_seeds`,
+    by ``workers`` processes, default the CPUs available), written to ``seeds_file`` (Parquet) when
+    given; every other table is computed from it.
     ``main_metric`` (e.g. ``cumulative_regret``) is the metric of the headline table;
     ``per_round`` lists the per-round metrics also reported as running averages;
     ``remove_corrupt`` as for :func:`check_runs`;
     ``html_file`` (optional) gets the tables as an HTML page, headed by ``description``;
-    ``ci_level`` is the confidence level of every interval (tables and curves).
+    ``ci_level`` is the confidence level of every interval (tables and curves);
+    ``spread`` what the human tables show after the mean (``ci``: the interval's half-width, ``sd``).
     """
-    if not runs:
-        raise ValueError(f"experiment {experiment!r}: no run files to aggregate")
-    groups = _load_groups(check_runs(runs, experiment, remove_corrupt), per_round)
-    tidy, curve_df = _statistics(groups, experiment, horizons, ci_level=ci_level)
-    final_t = int(tidy["t"].max())
-    tables = {f"{main_metric} at T = {final_t}": headline_table(tidy, main_metric)}
-    per_task = task_table(groups, main_metric, ci_level)
-    if per_task is not None:
-        tables[f"{main_metric} at T = {final_t}, by task"] = per_task
-    tables.update(human_tables(tidy))
+    if spread not in SPREADS:
+        raise ValueError(f"spread must be one of {SPREADS}, got {spread!r}")
+    seeds = collect_seeds(runs, experiment, horizons, per_round, remove_corrupt,
+                          workers=default_workers() if workers is None else workers)
+    if seeds_file is not None:
+        write_parquet(seeds, seeds_file)
+    tidy, curve_df, tables, n = tables_from_seeds(seeds, experiment, main_metric, ci_level, spread)
     atomic_write_bytes(csv, _csv_bytes(tidy))
     atomic_write_bytes(curves, _csv_bytes(curve_df))
-    atomic_write_bytes(markdown, to_markdown(tables, experiment, ci_level).encode())
-    atomic_write_bytes(latex, to_latex(tables, experiment, ci_level).encode())
+    atomic_write_bytes(markdown, to_markdown(tables, experiment, ci_level, spread, n).encode())
+    atomic_write_bytes(latex, to_latex(tables, experiment, ci_level, spread, n).encode())
     if html_file is not None:
-        atomic_write_bytes(html_file, to_html(tables, experiment, description, ci_level).encode())
+        atomic_write_bytes(html_file, to_html(tables, experiment, description, ci_level, spread, n).encode())
     log.info("aggregated %d runs of %s into %d rows", len(runs), experiment, len(tidy))
     return tidy

@@ -1,0 +1,306 @@
+"""Paired comparisons: the per-seed difference ``A - B`` of an experiment's headline metric.
+
+For one seed every algorithm meets the same environment draws and delays (:mod:`banditbench.pairs`),
+so the seed-by-seed difference cancels what the seeds share, and its interval — far narrower than the
+two algorithms' separate intervals — is the one that says whether A beats B.  From the experiment's
+per-seed table (:mod:`banditbench.analysis.seedtable`), for each configured pair (A, B), each delay
+setting and budget, and each round t of the table horizons and the curve grid: the differences
+``d_s = x_A,s(t) - x_B,s(t)`` over the seeds s both ran (the same seeds, matched by seed number; any
+seed one of them lacks is an error), and
+
+* ``mean``, ``ci_low``/``ci_high`` — the interval of the mean difference at ``ci_level``: Student-t
+  (``interval: t``, the default) or a BCa bootstrap (``interval: bootstrap``, ``scipy.stats.bootstrap``
+  with ``resamples`` resamples and a fixed seed);
+* ``sd`` — the differences' standard deviation; ``n`` — the number of seeds;
+* ``a_better`` / ``tied`` — the share of seeds on which A's value is better (``better``: lower for
+  regret, higher for reward) / equal.
+
+Written as the tidy ``results/paired/<experiment>.csv`` (table horizons) and
+``results/paired/curves/<experiment>.csv`` (curve grid), the human tables (Markdown, LaTeX, HTML:
+the final horizon first, then every table horizon; ``mean ± half-width`` for a t interval,
+``mean [low, high]`` for a bootstrap one, ``mean ± sd`` with ``spread: sd``; every caption names the
+interval, its level and the number of seeds) and the difference curves with their bands
+(``results/paired/<experiment>.{pdf,png}``).
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import warnings
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ..config import DEFAULT_CI_LEVEL
+from ..resultio import atomic_write_bytes
+from .aggregate import ci_percent, tex_escape
+from .pages import html_page
+from .seedtable import curve_grid, read_seeds
+
+COLUMNS = ["experiment", "a", "b", "delay", "budget", "t", "metric", "better", "mean", "ci_low", "ci_high", "sd",
+           "n", "a_better", "tied", "interval", "level"]
+INTERVAL_NAMES = {"t": "Student-t", "bootstrap": "BCa bootstrap"}
+#: bootstrap values held at once (resamples x seeds x rounds), bounding its memory
+_BOOTSTRAP_BATCH_VALUES = 20_000_000
+
+
+def paired_interval(d: np.ndarray, level: float = DEFAULT_CI_LEVEL, interval: str = "t",
+                    resamples: int = 9999, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Mean, interval bounds and standard deviation of the differences ``d`` (rows seeds, columns rounds).
+
+    ``interval``: ``t`` (mean ± t_{n-1} sd / sqrt(n)) or ``bootstrap`` (BCa, ``resamples`` resamples of
+    the seeds drawn from ``numpy.random.default_rng(seed)``).  Columns whose differences are all equal get
+    the point interval; with one seed the bounds are NaN.
+    """
+    d = np.asarray(d, dtype=float)
+    if d.ndim == 1:
+        d = d[:, None]
+    n = d.shape[0]
+    mean = d.mean(axis=0)
+    sd = d.std(axis=0, ddof=1) if n > 1 else np.full_like(mean, np.nan)
+    if n < 2:
+        nan = np.full_like(mean, np.nan)
+        return mean, nan, nan.copy(), sd
+    if interval == "t":
+        half = stats.t.ppf(0.5 + level / 2, n - 1) * sd / np.sqrt(n)
+        return mean, mean - half, mean + half, sd
+    if interval != "bootstrap":
+        raise ValueError(f"interval must be 't' or 'bootstrap', got {interval!r}")
+    low, high = mean.copy(), mean.copy()
+    varies = np.ptp(d, axis=0) > 0
+    if varies.any():
+        sub = d[:, varies]
+        batch = max(1, _BOOTSTRAP_BATCH_VALUES // (n * sub.shape[1]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")    # BCa's warning on few distinct values: the bounds say it
+            res = stats.bootstrap((sub,), np.mean, axis=0, vectorized=True, n_resamples=resamples,
+                                  confidence_level=level, method="BCa", batch=batch,
+                                  rng=np.random.default_rng(seed))
+        low[varies], high[varies] = res.confidence_interval.low, res.confidence_interval.high
+    return mean, low, high, sd
+
+
+def differences(seeds: pd.DataFrame, a: str, b: str, metric: str) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
+    """Per (delay, budget): the rounds and the differences ``A - B`` (rows seeds in increasing order,
+    columns rounds), seed matched to seed.  A seed that only one of the two ran is a ``ValueError``."""
+    df = seeds[(seeds["metric"] == metric) & seeds["algorithm"].isin([a, b])]
+    missing = [x for x in (a, b) if not (df["algorithm"] == x).any()]
+    if missing:
+        raise ValueError(f"no {metric!r} values for algorithm(s) {missing} in the per-seed table; it has "
+                         f"{sorted(map(str, seeds['algorithm'].unique()))}")
+    out = {}
+    for (delay, budget), cell in df.groupby(["delay", "budget"], observed=True, sort=False):
+        wide = cell.pivot_table(index=["t", "seed"], columns="algorithm", values="value", aggfunc="first",
+                                observed=True)
+        for x in (a, b):
+            if x not in wide.columns:
+                raise ValueError(f"delay {delay}, budget {budget}: no {metric!r} values for algorithm {x!r}")
+        lacking = wide[[a, b]].isna()
+        if lacking.to_numpy().any():
+            seeds_of = {x: sorted(set(cell.loc[cell["algorithm"] == x, "seed"])) for x in (a, b)}
+            raise ValueError(f"delay {delay}, budget {budget}: a paired comparison needs the same seeds, but "
+                             f"{a} ran seeds {seeds_of[a]} and {b} ran {seeds_of[b]}")
+        wide = wide.sort_index()
+        ts = wide.index.get_level_values("t").unique().to_numpy()
+        diff = (wide[a] - wide[b]).to_numpy().reshape(len(ts), -1).T       # rows seeds, columns rounds
+        out[(str(delay), str(budget))] = (ts, diff)
+    return out
+
+
+def paired_statistics(seeds: pd.DataFrame, experiment: str, pairs: Sequence[Sequence[str]], metric: str,
+                      better: str, ci_level: float = DEFAULT_CI_LEVEL, interval: str = "t",
+                      resamples: int = 9999, curve_points: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The paired table (the table horizons) and the difference curves (the curve grid) of ``pairs``."""
+    T = int(seeds["t"].max())
+    table_t = np.unique(seeds.loc[seeds["table_horizon"].to_numpy(), "t"].to_numpy())
+    grid = curve_grid(T) if curve_points is None else curve_grid(T, curve_points)
+    table_rows, curve_rows = [], []
+    for a, b in pairs:
+        for (delay, budget), (ts, d) in differences(seeds, a, b, metric).items():
+            mean, low, high, sd = paired_interval(d, ci_level, interval, resamples)
+            sign = -1.0 if better == "lower" else 1.0
+            a_better = (sign * d > 0).mean(axis=0)
+            tied = (d == 0).mean(axis=0)
+            frame = pd.DataFrame({"experiment": experiment, "a": a, "b": b, "delay": delay, "budget": budget,
+                                  "t": ts, "metric": metric, "better": better, "mean": mean, "ci_low": low,
+                                  "ci_high": high, "sd": sd, "n": d.shape[0], "a_better": a_better, "tied": tied,
+                                  "interval": interval, "level": ci_level})
+            table_rows.append(frame[np.isin(ts, table_t)])
+            curve_rows.append(frame[np.isin(ts, grid)])
+    empty = pd.DataFrame(columns=COLUMNS)
+    return (pd.concat(table_rows, ignore_index=True) if table_rows else empty,
+            pd.concat(curve_rows, ignore_index=True) if curve_rows else empty)
+
+
+def _cell(row, spread: str) -> str:
+    m = row["mean"]
+    wins = f" ({round(row['a_better'] * row['n'])}/{row['n']})"
+    if spread == "sd":
+        return (f"{m:.2f} ± {row['sd']:.2f}" if np.isfinite(row["sd"]) else f"{m:.2f}") + wins
+    if not np.isfinite(row["ci_low"]):
+        return f"{m:.2f}" + wins
+    if row["interval"] == "t":
+        return f"{m:.2f} ± {row['ci_high'] - m:.2f}" + wins
+    return f"{m:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]" + wins
+
+
+def _pair(row) -> str:
+    return f"{row['a']} − {row['b']}"
+
+
+def caption(table: pd.DataFrame, spread: str = "ci") -> str:
+    """What the paired tables show: the difference, the spread (interval and level, or sd), the seeds."""
+    row = table.iloc[0]
+    metric = str(row["metric"]).replace("_", " ")
+    favour = "negative" if row["better"] == "lower" else "positive"
+    n = int(table["n"].max())
+    if spread == "sd":
+        spread_text = f"mean ± standard deviation of the per-seed differences over n = {n} seeds"
+    else:
+        how = "± half-width" if row["interval"] == "t" else "[low, high]"
+        spread_text = (f"mean {how} of the {ci_percent(float(row['level']))} % "
+                       f"{INTERVAL_NAMES[row['interval']]} interval of the mean paired difference over n = {n} seeds"
+                       + (f" ({int(_resamples_of(table))} resamples)" if row["interval"] == "bootstrap" else ""))
+    return (f"A − B: the per-seed difference of {metric} between algorithms A and B on the same seeds "
+            f"({row['better']} is better, so a {favour} difference favours A); {spread_text}; in parentheses the "
+            f"seeds on which A is better (ties count for neither).")
+
+
+def _resamples_of(table: pd.DataFrame) -> int:
+    return int(table.attrs.get("resamples", 0)) or 0
+
+
+def human_tables(table: pd.DataFrame, spread: str = "ci") -> dict[str, pd.DataFrame]:
+    """The final horizon (rows pairs, columns the settings that vary), then rows (delay, budget, pair),
+    columns the table horizons."""
+    df = table.assign(pair=table.apply(_pair, axis=1), cell=[_cell(row, spread) for _, row in table.iterrows()])
+    final_t = int(df["t"].max())
+    final = df[df["t"] == final_t]
+    varying = [c for c in ("delay", "budget") if final[c].nunique() > 1] or ["delay"]
+    setting = final[varying].astype(str).agg(", ".join, axis=1)
+    if "budget" in varying:
+        setting = setting.str.replace(r"(^|, )(\d[\d.e+-]*)$", r"\1B = \2", regex=True)
+    metric = str(table["metric"].iloc[0])
+    out = {f"A − B, {metric} at T = {final_t}": final.assign(setting=setting).pivot_table(
+        index="pair", columns="setting", values="cell", aggfunc="first", sort=False)}
+    wide = df.assign(horizon=df["t"].map(lambda t: f"t = {t}")).pivot_table(
+        index=["delay", "budget", "pair"], columns="horizon", values="cell", aggfunc="first", sort=False)
+    out[f"A − B, {metric} by horizon"] = wide[sorted(wide.columns, key=lambda c: int(c.split("= ")[1]))]
+    return out
+
+
+def _rows(wide: pd.DataFrame):
+    wide = wide.rename_axis(index=[n or "" for n in wide.index.names])
+    head = list(wide.index.names) + list(wide.columns)
+    body = [[*(idx if isinstance(idx, tuple) else (idx,)), *row.values] for idx, row in wide.iterrows()]
+    return head, body
+
+
+def to_markdown(tables: Mapping[str, pd.DataFrame], experiment: str, text: str) -> str:
+    lines = [f"# {experiment}: paired comparisons", "", text, ""]
+    for title, wide in tables.items():
+        head, body = _rows(wide)
+        lines += [f"## {title}", "", "| " + " | ".join(map(str, head)) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(map(str, row)) + " |" for row in body]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _tex(s: str) -> str:
+    return tex_escape(s).replace("±", r"$\pm$").replace("−", r"$-$")
+
+
+def to_latex(tables: Mapping[str, pd.DataFrame], experiment: str, text: str) -> str:
+    parts = []
+    for title, wide in tables.items():
+        head, body = _rows(wide)
+        lines = [" & ".join(_tex(str(h)) for h in head) + r" \\ \midrule"]
+        lines += [" & ".join(_tex(str(c)) for c in row) + r" \\" for row in body]
+        parts.append("\n".join([
+            r"\begin{table}[t]", r"\centering", rf"\caption{{{_tex(experiment)}: {_tex(title)}. {_tex(text)}}}",
+            r"\begin{tabular}{" + "l" * len(wide.index.names) + "r" * len(wide.columns) + "}",
+            r"\toprule", *lines, r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]))
+    return "\n".join(parts)
+
+
+def to_html(tables: Mapping[str, pd.DataFrame], experiment: str, text: str) -> str:
+    body = [f"<h1>{html.escape(experiment)}: paired comparisons</h1>", f"<p>{html.escape(text)}</p>"]
+    for title, wide in tables.items():
+        flat = wide.rename_axis(columns=None).reset_index()
+        body += [f"<h2>{html.escape(title)}</h2>", flat.to_html(index=False, escape=True, border=0, na_rep="")]
+    return html_page(f"{experiment}: paired comparisons", "\n".join(body))
+
+
+def _csv_bytes(df: pd.DataFrame) -> bytes:
+    buf = io.StringIO()
+    df.to_csv(buf, index=False, float_format="%.10g")
+    return buf.getvalue().encode()
+
+
+def plot_differences(curves: pd.DataFrame, title: str, outputs: Sequence[str | Path]) -> None:
+    """One panel per (budget, delay), one line per pair with its band, and the zero line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .plots import _save
+
+    df = curves.assign(budget=curves["budget"].astype(str), pair=curves.apply(_pair, axis=1))
+    delays, budgets = list(dict.fromkeys(df["delay"])), list(dict.fromkeys(df["budget"]))
+    pairs = list(dict.fromkeys(df["pair"]))
+    fig, axes = plt.subplots(len(budgets), len(delays), figsize=(3.6 * len(delays) + 0.6, 2.9 * len(budgets) + 0.9),
+                             squeeze=False, sharex=True)
+    for r, budget in enumerate(budgets):
+        for c, delay in enumerate(delays):
+            ax = axes[r][c]
+            ax.axhline(0.0, color="0.3", lw=0.8)
+            cell = df[(df["delay"] == delay) & (df["budget"] == budget)]
+            for i, pair in enumerate(pairs):
+                d = cell[cell["pair"] == pair].sort_values("t")
+                if d.empty:
+                    continue
+                colour = plt.get_cmap("tab10")(i % 10)
+                ax.plot(d["t"], d["mean"], color=colour, ls=("-", "--", "-.", ":")[i % 4], lw=1.5, label=pair)
+                ax.fill_between(d["t"], d["ci_low"], d["ci_high"], color=colour, alpha=0.2, lw=0)
+            ax.set_title(f"delay: {delay}" + (f", budget: {budget}" if budget != "none" else ""), fontsize=10)
+            ax.grid(alpha=0.3)
+            if r == len(budgets) - 1:
+                ax.set_xlabel("round t")
+            if c == 0:
+                ax.set_ylabel(f"A − B, {str(df['metric'].iloc[0]).replace('_', ' ')}")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), frameon=False, fontsize=8)
+    row = df.iloc[0]
+    band = (f"{ci_percent(float(row['level']))} % {INTERVAL_NAMES[row['interval']]} band of the mean paired "
+            f"difference, n = {int(df['n'].max())} seeds; {row['better']} is better")
+    fig.suptitle(f"{title}\n{band}", fontsize=10)
+    fig.tight_layout(rect=(0, 0.1 if len(budgets) == 1 else 0.06, 1, 1))
+    _save(fig, outputs)
+
+
+def write_paired(seeds_file: str | Path, experiment: str, paired: Mapping[str, Any], csv: str | Path,
+                 curves_csv: str | Path, markdown: str | Path, latex: str | Path, html_file: str | Path,
+                 plots: Sequence[str | Path] = (), ci_level: float = DEFAULT_CI_LEVEL,
+                 spread: str = "ci") -> pd.DataFrame:
+    """Read the per-seed table, write the paired tables, curves and plot atomically; return the table.
+
+    ``paired`` is the experiment's resolved ``paired`` (:func:`banditbench.pairs.resolve`)."""
+    seeds = read_seeds(seeds_file)
+    table, curves = paired_statistics(seeds, experiment, paired["pairs"], paired["metric"], paired["better"],
+                                      ci_level, paired["interval"], int(paired.get("resamples", 9999)))
+    table.attrs["resamples"] = curves.attrs["resamples"] = int(paired.get("resamples", 9999))
+    text = caption(table, spread)
+    tables = human_tables(table, spread)
+    atomic_write_bytes(csv, _csv_bytes(table))
+    atomic_write_bytes(curves_csv, _csv_bytes(curves))
+    atomic_write_bytes(markdown, to_markdown(tables, experiment, text).encode())
+    atomic_write_bytes(latex, to_latex(tables, experiment, text).encode())
+    atomic_write_bytes(html_file, to_html(tables, experiment, text).encode())
+    if plots:
+        plot_differences(curves, f"{experiment}: paired differences A − B", plots)
+    return table

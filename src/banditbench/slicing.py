@@ -1,0 +1,221 @@
+"""Slicing a grid from the command line: a subset of experiments and algorithms, and parameter overrides.
+
+Three top-level config keys, flat so that ``snakemake --config`` can set them (Snakemake parses flat
+values; a nested value arrives as a string)::
+
+    only_experiments=linear_delayed_dueling,digits_dueling     # keep these experiments
+    only_algorithms=ldb_df,ldb_zero                            # keep these algorithm labels
+    override=ldb_df.lam=2                                      # run ldb_df with lam = 2 as well
+
+Each takes a comma-separated string or a list.  ``override`` entries read
+``[EXPERIMENT/]ALGORITHM.PARAMETER=VALUE`` (VALUE in YAML: ``2``, ``0.5``, ``true``, ``reset``,
+``[1,2]``; several entries separated by spaces or given as a list; a comma inside brackets belongs to
+the value).  An override runs the algorithm with the parameter changed as a *variant* under its own
+label, ``ALGORITHM.PARAMETER-VALUE`` (e.g. ``ldb_df.lam-2``; several parameters of one algorithm give
+one variant, ``ldb_df.beta-0.5.lam-2``), placed right after the configured algorithm, which runs too:
+the variant's results go to their own folder and never overwrite the configured ones.
+``only_algorithms`` may name variant labels; it keeps a variant when it names the variant or the
+algorithm it varies.
+
+Order: experiments are cut first, then variants are added, then algorithms are cut; an experiment
+left without algorithms is dropped (an experiment that has none of the named algorithms), and so are
+the summary-table rows, panel-plot entries and paired comparisons that name what was cut.  A name that
+matches nothing is an error naming its key (``only_algorithms: 'ldb_dff' is not an algorithm of ...``),
+raised by :func:`apply` before the grid is validated — and so before any job.  The override's value is
+then checked like any configured parameter, under the variant's key path
+(``experiments.<e>.algorithms.ldb_df.lam-2.params.lam: must be ...``).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any, Mapping
+
+import yaml
+
+from . import registry
+from .errors import ConfigError, key_path
+
+KEYS = ("only_experiments", "only_algorithms", "override")
+#: characters a label may hold (the wildcards' and the schema's label pattern)
+_LABEL_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def names(value: Any, key: str) -> list[str] | None:
+    """A slicing key's value as a list of names: None when unset; a comma-separated string or a list."""
+    if value is None:
+        return None
+    items = value if isinstance(value, (list, tuple)) else str(value).split(",")
+    out = [str(item).strip() for item in items if str(item).strip()]
+    if not out:
+        raise ConfigError(f"{key}: names no {key.removeprefix('only_')}; give one or more, comma-separated")
+    return out
+
+
+def _split_overrides(value: Any) -> list[str]:
+    """Override entries: a list, or a string of entries separated by spaces or by commas outside brackets."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v).strip() for v in value if str(v).strip()]
+    entries, depth, current = [], 0, ""
+    for ch in str(value):
+        depth += ch in "[{"
+        depth -= ch in "]}"
+        if depth == 0 and (ch.isspace() or ch in ",;"):
+            if current.strip():
+                entries.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        entries.append(current.strip())
+    return entries
+
+
+def parse_override(entry: str, where: str) -> tuple[str | None, str, str, Any]:
+    """``[EXPERIMENT/]ALGORITHM.PARAMETER=VALUE`` -> (experiment or None, algorithm, parameter, value)."""
+    target, eq, text = entry.partition("=")
+    algorithm, dot, parameter = target.rpartition(".")
+    if not eq or not dot or not algorithm or not parameter.isidentifier() or not text:
+        raise ConfigError(f"{where}: {entry!r} is not ALGORITHM.PARAMETER=VALUE (or "
+                          f"EXPERIMENT/ALGORITHM.PARAMETER=VALUE), e.g. ldb_df.lam=2")
+    experiment, slash, algorithm = algorithm.rpartition("/")
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{where}: the value {text!r} of {entry!r} is not YAML ({err})") from None
+    return (experiment if slash else None), algorithm, parameter, value
+
+
+def _value_label(value: Any) -> str:
+    """A parameter value as it appears in a variant's label (only label characters)."""
+    if isinstance(value, bool) or value is None:
+        text = str(value).lower()
+    elif isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        text = repr(value)
+    else:
+        text = yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip() \
+            if isinstance(value, (list, dict)) else str(value)
+    return _LABEL_CHARS.sub("_", text.replace(" ", ""))
+
+
+def variant_label(algorithm: str, params: Mapping[str, Any]) -> str:
+    """The label of ``algorithm`` with ``params`` overridden: ``ldb_df.lam-2``, ``ldb_df.beta-0.5.lam-2``."""
+    return algorithm + "".join(f".{name}-{_value_label(params[name])}" for name in sorted(params))
+
+
+def is_sliced(config: Mapping[str, Any]) -> bool:
+    return any(config.get(key) not in (None, "", []) for key in KEYS)
+
+
+def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The config with the slicing keys applied (module docstring); ``config`` itself when none is set."""
+    if not is_sliced(config) or not isinstance(config.get("experiments"), Mapping):
+        return config
+    config = copy.deepcopy(dict(config))
+    experiments: dict[str, Any] = dict(config["experiments"])
+
+    keep = names(config.get("only_experiments"), "only_experiments")
+    if keep is not None:
+        unknown = [e for e in keep if e not in experiments]
+        if unknown:
+            raise ConfigError(f"only_experiments: {unknown[0]!r} is not an experiment of this config; "
+                              f"configured: {list(experiments)}")
+        experiments = {name: spec for name, spec in experiments.items() if name in keep}
+
+    variants_of: dict[tuple[str, str], str] = {}      # (experiment, variant label) -> configured label
+    overrides: dict[tuple[str | None, str], dict[str, Any]] = {}
+    for i, entry in enumerate(_split_overrides(config.get("override"))):
+        exp, alg, param, value = parse_override(entry, key_path("override", i))
+        if exp is not None and exp not in experiments:
+            raise ConfigError(f"{key_path('override', i)}: {entry!r} names experiment {exp!r}, which is not "
+                              f"{'kept' if exp in config['experiments'] else 'configured'}; "
+                              f"experiments: {list(experiments)}")
+        targets = [name for name, spec in experiments.items() if (exp in (None, name)) and alg in spec["algorithms"]]
+        if not targets:
+            raise ConfigError(f"{key_path('override', i)}: {entry!r} names algorithm {alg!r}, which is not an "
+                              f"algorithm of {'experiment ' + repr(exp) if exp else 'any experiment kept'}; "
+                              f"algorithms: {sorted({a for s in experiments.values() for a in s['algorithms']})}")
+        for name in targets:
+            policy = experiments[name]["algorithms"][alg]["policy"]
+            known = registry.parameters(registry.get("policy", policy, key_path(
+                "experiments", name, "algorithms", alg, "policy")).load())
+            if param not in known:
+                raise ConfigError(f"{key_path('override', i)}: {param!r} is not a parameter of policy {policy!r} "
+                                  f"(algorithm {alg!r} of experiment {name!r}); its parameters: {sorted(known)}")
+            overrides.setdefault((name, alg), {})[param] = value
+    for (name, alg), params in overrides.items():
+        spec = experiments[name] = copy.deepcopy(experiments[name])
+        label = variant_label(alg, params)
+        if label in spec["algorithms"]:
+            raise ConfigError(f"override: the variant label {label!r} is already an algorithm of experiment "
+                              f"{name!r}; rename that algorithm")
+        variant = copy.deepcopy(spec["algorithms"][alg])
+        variant["params"] = {**variant.get("params", {}), **params}
+        algorithms = {}
+        for other, other_spec in spec["algorithms"].items():
+            algorithms[other] = other_spec
+            if other == alg:
+                algorithms[label] = variant
+        spec["algorithms"] = algorithms
+        variants_of[(name, label)] = alg
+
+    wanted = names(config.get("only_algorithms"), "only_algorithms")
+    if wanted is not None:
+        every = {a for spec in experiments.values() for a in spec["algorithms"]}
+        unknown = [a for a in wanted if a not in every]
+        if unknown:
+            raise ConfigError(f"only_algorithms: {unknown[0]!r} is not an algorithm of "
+                              f"{'the experiments kept' if keep is not None else 'any experiment'}; "
+                              f"algorithms: {sorted(every)}")
+        for name in list(experiments):
+            spec = experiments[name] = copy.deepcopy(experiments[name])
+            spec["algorithms"] = {a: s for a, s in spec["algorithms"].items()
+                                  if a in wanted or variants_of.get((name, a)) in wanted}
+            if not spec["algorithms"]:
+                del experiments[name]
+    if not experiments:
+        raise ConfigError("only_experiments / only_algorithms: nothing is left to run")
+    for spec in experiments.values():
+        _prune_references(spec)
+    config["experiments"] = experiments
+    _prune_summary_tables(config)
+    return config
+
+
+def _prune_references(spec: dict) -> None:
+    """Panel plots and paired comparisons of an experiment keep only the algorithms still in it."""
+    kept = spec["algorithms"]
+    for name, plot in list(spec.get("panel_plots", {}).items()):
+        panels = {title: [a for a in labels if a in kept] for title, labels in plot["panels"].items()}
+        panels = {title: labels for title, labels in panels.items() if labels}
+        if panels:
+            plot["panels"] = panels
+        else:
+            del spec["panel_plots"][name]
+    paired = spec.get("paired")
+    if isinstance(paired, dict):
+        if "pairs" in paired:
+            paired["pairs"] = [p for p in paired["pairs"] if all(a in kept for a in p)]
+        if paired.get("reference") not in (None, *kept):
+            del paired["reference"]
+
+
+def _prune_summary_tables(config: dict) -> None:
+    """Summary tables keep the rows of kept experiments and the columns still in all of them."""
+    tables = config.get("summary_tables") or {}
+    for name, table in list(tables.items()):
+        rows = [row for row in table.get("rows", []) if row.get("experiment") in config["experiments"]]
+        if not rows:
+            del tables[name]
+            continue
+        table["rows"] = rows
+        if table.get("algorithms"):
+            kept = [a for a in table["algorithms"]
+                    if all(a in config["experiments"][row["experiment"]]["algorithms"] for row in rows)]
+            if not kept:
+                del tables[name]
+                continue
+            table["algorithms"] = kept
