@@ -362,8 +362,8 @@ def test_car_expected_reward_is_the_fitted_models_score(car_oracle):
     model = LogisticRegression(C=1.0, fit_intercept=False, solver="newton-cholesky", tol=1e-10, max_iter=200)
     model.fit(phi.reshape(-1, phi.shape[-1]), labels)                  # C = 1 <-> ridge lam = 1
     T = 2000
-    env = CarModeration(np.random.SeedSequence(5), horizon=T, budget=1e9, oracle=str(car_oracle))
-    assert env.reward_scale == "logit" and env.noise == "gaussian"      # the paper's construction is the default
+    env = CarModeration(np.random.SeedSequence(5), horizon=T, budget=1e9, oracle=str(car_oracle),
+                        reward_scale="logit", allow_negative_costs=True, noise="gaussian")   # the formula verbatim
     v = np.array([0.5, 0.3, 0.3, 0.5])
     rng = np.random.default_rng(0)
     bits, probs, negative = [], [], 0
@@ -381,7 +381,8 @@ def test_car_expected_reward_is_the_fitted_models_score(car_oracle):
     assert abs(np.sum(bits) - probs.sum()) < 4 * np.sqrt(np.sum(probs * (1 - probs)))
     assert negative > 0.3 * T                                           # raw scores: wrong reviews score < 0
     with pytest.raises(ConfigError, match="bernoulli"):
-        CarModeration(np.random.SeedSequence(0), horizon=10, budget=5, oracle=str(car_oracle), noise="bernoulli")
+        CarModeration(np.random.SeedSequence(0), horizon=10, budget=5, oracle=str(car_oracle), noise="bernoulli",
+                      reward_scale="logit", allow_negative_costs=True)
     with pytest.raises(ConfigError, match="reward_scale"):
         CarModeration(np.random.SeedSequence(0), horizon=10, budget=5, oracle=str(car_oracle), reward_scale="prob")
 
@@ -403,7 +404,7 @@ def test_car_v_star_is_recomputed_for_the_reward_construction(car_oracle, reward
     T, values = 2000, []
     for B in (300, 500, 700, 900):
         env = CarModeration(np.random.SeedSequence(0), horizon=T, budget=B, oracle=str(car_oracle),
-                            reward_scale=reward_scale)
+                            reward_scale=reward_scale, allow_negative_costs=reward_scale == "logit")
         dual, lam = _dual_value(env.r, env.w, B / T)
         assert env.v_star == pytest.approx(dual, abs=1e-7)                # strong duality, independent solve
         assert env.v_star <= 2 * np.maximum(env.r.max(axis=1), 0).mean() + 1e-9   # unconstrained optimum
@@ -438,13 +439,13 @@ def test_missing_oracle_is_a_clear_error(tmp_path):
 
 def test_paper_grid_validates():
     grid = load_grid(load_config_file(ROOT / "config" / "knapsack.yaml"))
-    assert set(grid.experiments) == {"knapsack_synthetic", "knapsack_car"}
+    assert set(grid.experiments) == {"knapsack_synthetic", "knapsack_car", "knapsack_car_logit"}
     exp = grid.experiments["knapsack_car"]
     assert exp.algorithms == ["alg1", "alg2", "cd_exp3_reconstructed", "ideal"]
     assert exp.budgets == (300, 500, 700, 900) and exp.horizon == 2000 and len(exp.seeds) == 200
     assert grid.data_files("knapsack_car") == ["data/oracles/car_evaluation.npz"]
     params = exp.spec["environment"]["params"]
-    assert params["reward_scale"] == "logit" and params["noise"] == "gaussian"
+    assert params["reward_scale"] == "unit_interval" and params["noise"] == "bernoulli_factor"
 
 
 def test_the_reconstructed_baseline_is_labelled_as_such_everywhere():

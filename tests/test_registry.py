@@ -73,9 +73,10 @@ def test_knapsack_variants_list_the_family_parameters(cls, own):
 def test_environment_and_lipschitz_families_list_shared_parameters():
     knapsack_env = {"horizon", "budget", "noise", "noise_std", "feedback_kind"}
     assert set(registry.parameters(SyntheticPbBwK)) == knapsack_env | {"rewards", "costs"}
-    assert set(registry.parameters(CarModeration)) == knapsack_env | {"oracle", "reward_scale", "cost_factors"}
-    # the car variant's own default for a family parameter wins (logit rewards need Gaussian noise)
-    assert registry.parameters(CarModeration)["noise"] == "gaussian"
+    assert set(registry.parameters(CarModeration)) == knapsack_env | {"oracle", "reward_scale", "score_scale",
+                                                                      "cost_factors", "allow_negative_costs"}
+    # the car variant's own default for a family parameter wins (Sec. 6's Bernoulli cost factors)
+    assert registry.parameters(CarModeration)["noise"] == "bernoulli_factor"
     assert registry.parameters(SyntheticPbBwK)["noise"] == "bernoulli"
     assert registry.required_parameters(CarModeration) == {"horizon", "budget"}
     classification = {"horizon", "dataset", "preprocessing", "sampling", "oracle"}

@@ -34,9 +34,28 @@ gives the same contexts and noise), and all algorithms of Tables 1-2 run in one 
 
 Noise (Assumption 1/2: zero-mean, sub-Gaussian): ``bernoulli`` draws ``W ~ Bernoulli(w)``
 (resp. ``R ~ Bernoulli(r)``), the classic BwK outcome model, non-negative and bounded;
-``gaussian`` adds ``N(0, noise_std^2)`` (a negative draw then refunds the budget).  All
-random numbers of a run are drawn up front from streams spawned from the job seed, so
-they do not depend on the policy.
+``gaussian`` adds ``N(0, noise_std^2)`` (a negative draw then refunds the budget);
+``bernoulli_factor`` (car moderation only, see :class:`CarModeration`) charges
+``W(c, a) = V_a r(c, a)`` with ``V_a ~ Bernoulli(v(a))``, mean ``v(a) r(c, a) = w(c, a)``, and
+gives the ideal baseline Gaussian reward noise.  All random numbers of a run are drawn up front
+from streams spawned from the job seed, so they do not depend on the policy.
+
+What a budget allows (reported with every run, :meth:`_DuelKnapsack.summary`):
+
+* ``instance_T_v_star = T v*``, the offline LP (4)-(6)'s value over the horizon: no policy's
+  expected cumulative reward exceeds it by more than the last round's overshoot of the budget
+  (the LP at per-round budget ``(B + one round's largest charge) / T`` bounds it exactly);
+* ``instance_budget_ceiling = B max_{c, a} r(c, a) / w(c, a)``, the stopping rule's ceiling:
+  with non-negative costs every unit of expected reward costs at least ``1 / rho`` units of
+  expected budget (``rho = max r / w``), the spend up to ``tau`` is below ``B`` plus one round's
+  charge, and by optional stopping the expected spend equals the expected sum of the played
+  ``w``, so ``E[reward up to tau] <= rho (B + largest one-round charge)``.  For costs
+  proportional to rewards (the car, ``w = v(a) r``) ``rho = 1 / min_a v(a)``: the ceiling is
+  ``B / min v`` whatever the scale of the rewards.  Infinite when an action with positive reward
+  costs nothing or costs can be negative (then nothing bounds the reward but the horizon).
+
+Both are constants of the instance (the same for every algorithm of a table column); the
+aggregated tables show summaries named ``instance_*`` as extra rows of the headline table.
 """
 
 from __future__ import annotations
@@ -57,6 +76,8 @@ from ..links import sigmoid
 from ..params import DataPath, NonNegative, OneOf, Positive, data_file_path
 
 NOISES = ("bernoulli", "gaussian")
+#: cost laws of the car moderation instance (``noise``): ``bernoulli_factor`` is Sec. 6's cost sentence
+CAR_NOISES = ("bernoulli_factor", "gaussian", "bernoulli")
 
 
 @dataclass(frozen=True)
@@ -144,6 +165,10 @@ class _DuelKnapsack(Environment):
     metrics = ("reward", "regret", "cost", "active")
     primary_metric = "reward"
     keeps_truth = True
+    #: the noise laws a variant accepts (``noise``)
+    noise_laws = NOISES
+    #: ``bernoulli_factor`` only: ``P(V_a = 1)`` per action (K,), set by the variant before :meth:`_setup`
+    _cost_probability: np.ndarray | None = None
 
     def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, budget: Positive,
                  noise: Annotated[str, OneOf(NOISES)] = "bernoulli", noise_std: Positive = 0.1,
@@ -155,8 +180,9 @@ class _DuelKnapsack(Environment):
         if budget is None or not budget > 0:
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'budget')}: a positive total budget B is required, "
                               f"got {budget!r}")
-        if noise not in NOISES:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise')}: {noise!r} is not one of {list(NOISES)}")
+        if noise not in self.noise_laws:
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise')}: {noise!r} is not one of "
+                              f"{list(self.noise_laws)}")
         if noise == "gaussian" and not noise_std > 0:
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise_std')}: must be positive, got {noise_std!r}")
         self._streams = seed_seq.spawn(3)           # contexts, outcomes, costs
@@ -172,6 +198,8 @@ class _DuelKnapsack(Environment):
         ``w`` (C, K), context probabilities ``p_c`` (C,)."""
         if self.noise == "bernoulli" and (r.min() < 0 or r.max() > 1 or w.min() < 0 or w.max() > 1):
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise')}: 'bernoulli' needs rewards and costs in [0, 1]")
+        if (self.noise == "bernoulli_factor") != (self._cost_probability is not None):
+            raise ValueError("noise 'bernoulli_factor' needs the variant's cost probabilities, and only it uses them")
         self.phi, self.psi, self.r, self.w, self.p_c = phi, psi, r, w, p_c
         self.n_arms = r.shape[1]
         self.per_round_budget = self.budget / self.horizon
@@ -182,7 +210,7 @@ class _DuelKnapsack(Environment):
         self._ctx = np.random.default_rng(ctx_seq).choice(len(p_c), size=self.horizon, p=p_c)
         self._outcome_u = self._draw_outcomes(np.random.default_rng(outcome_seq))
         cost_rng = np.random.default_rng(cost_seq)
-        self._cost_u = (cost_rng.random((self.horizon, 2)) if self.noise == "bernoulli"
+        self._cost_u = (cost_rng.random((self.horizon, 2)) if self.noise in ("bernoulli", "bernoulli_factor")
                         else cost_rng.standard_normal((self.horizon, 2)))
         self.spent = 0.0
         self.tau: int | None = None
@@ -190,6 +218,7 @@ class _DuelKnapsack(Environment):
         self._round_ctx, self._round_cost_u = self._ctx.tolist(), self._cost_u.tolist()
         self._round_outcome_u = self._outcome_u.tolist()
         self._r_rows, self._w_rows = r.tolist(), w.tolist()
+        self._factor_p = None if self._cost_probability is None else self._cost_probability.tolist()
         self._win_prob = sigmoid(r[:, :, None] - r[:, None, :]).tolist()     # [c][x][y] = sigma(r(c,x) - r(c,y))
         # what the learner sees, per context and whether the process has stopped: made once, handed out every round
         phi_views, psi_views = _read_only_rows(phi), _read_only_rows(psi)
@@ -252,7 +281,12 @@ class _DuelKnapsack(Environment):
         if self.tau is not None:
             return None                                         # after the stopping time: nothing happens
         c = self._round_ctx[t - 1]
-        cost_x, cost_y = self._noisy_pair(self._w_rows[c], x, y, self._round_cost_u[t - 1])
+        u = self._round_cost_u[t - 1]
+        if self._factor_p is None:
+            cost_x, cost_y = self._noisy_pair(self._w_rows[c], x, y, u)
+        else:                                   # W(c, a) = V_a r(c, a), V_a ~ Bernoulli(v(a))
+            p, rewards = self._factor_p, self._r_rows[c]
+            cost_x, cost_y = rewards[x] if u[0] < p[x] else 0.0, rewards[y] if u[1] < p[y] else 0.0
         charge = cost_x + cost_y
         self.spent += charge
         if self.spent >= self.budget:
@@ -274,10 +308,28 @@ class _DuelKnapsack(Environment):
         return {"reward": reward, "regret": self.v_star - reward, "cost": self._cost[:horizon],
                 "active": self._active[:horizon]}
 
+    def reward_per_cost(self) -> float:
+        """``rho = max_{c, a} r(c, a) / w(c, a)`` over the actions with positive expected reward: the most
+        expected reward one unit of expected budget can buy (infinite when such an action costs nothing
+        or a cost is negative)."""
+        positive = self.r > 0
+        if self.w.min() < 0 or np.any(positive & (self.w <= 0)):
+            return float("inf")
+        return float((self.r[positive] / self.w[positive]).max()) if positive.any() else 0.0
+
+    def largest_charge(self) -> float:
+        """The largest budget one round can charge: twice the largest realised cost of one action
+        (unbounded for Gaussian noise, where this is the expected cost)."""
+        top = self.r.max() if self._cost_probability is not None else (1.0 if self.noise == "bernoulli"
+                                                                       else self.w.max())
+        return 2.0 * float(top)
+
     def summary(self) -> dict[str, float]:
         return {"tau": float(self.tau if self.tau is not None else self.horizon),
                 "exhausted": float(self.tau is not None), "spent": self.spent, "budget": self.budget,
-                "v_star": self.v_star, "lp_multiplier": self.lp.multiplier}
+                "v_star": self.v_star, "lp_multiplier": self.lp.multiplier,
+                "instance_T_v_star": self.horizon * self.v_star,
+                "instance_budget_ceiling": self.budget * self.reward_per_cost()}
 
 
 @register("pbbwk_synthetic")
@@ -335,66 +387,108 @@ class SyntheticPbBwK(_DuelKnapsack):
         return {"n_arms": k, "dimension": k, "cost_dimension": k}
 
 
-#: how the car moderation rewards are read off the fitted regression (``reward_scale``)
-REWARD_SCALES = ("logit", "unit_interval")
+#: how the car moderation rewards are read off the fitted regression's score (``reward_scale``)
+REWARD_SCALES = ("unit_interval", "shifted_logit", "logit")
+
+
+def car_rewards(score: np.ndarray, reward_scale: str, score_scale: float = 1.0) -> np.ndarray:
+    """Expected rewards ``r(c, a)`` (C, K) from the fitted score ``s(c, a) = <phi(c, a), theta_LR>``
+    (see :class:`CarModeration`): ``unit_interval`` ``(s - min s) / (max s - min s)``, ``shifted_logit``
+    ``score_scale (s - min s)``, ``logit`` ``score_scale s``; the minimum and maximum are over all (car,
+    review) pairs.  Each is linear in ``phi``: a multiple of ``theta_LR`` plus a constant, which every
+    review's block absorbs in its intercept coordinate."""
+    if reward_scale == "unit_interval":
+        return (score - score.min()) / (score.max() - score.min())
+    if reward_scale == "shifted_logit":
+        return score_scale * (score - score.min())
+    return score_scale * score
 
 
 @register("car_moderation")
 class CarModeration(_DuelKnapsack):
     """Online content moderation on UCI car evaluation (seed 004, Sec. 6).
 
-    Each choice, against the sentence of Sec. 6 it implements:
+    Each choice, against the sentence of Sec. 6 (and the definition of Sec. 2) it implements:
 
     * "the platform randomly selects a context from the car dataset": the 1728 cars,
       drawn uniformly and i.i.d. (Assumption 2).  Actions: the four reviews (unacc, acc,
       good, vgood); reward features ``phi(c, a)`` of :mod:`banditbench.data.car_oracle`.
     * "we trained ... logistic regression with the logistic function p(c, a, theta*) = 1 /
       (1 + exp(-<phi(c, a), theta*>)) ... The reward function r(c, a) = <phi(c, a), theta*>":
-      with ``reward_scale = "logit"`` (default) the reward is the fitted model's score
-      itself, ``r(c, a) = <phi(c, a), theta_LR>``, and the expert's preference (1) is
-      ``sigma(r(c, x) - r(c, y))``.  The scores are real numbers (about -8.6 to 11.3 with
-      the default oracle; 78 % of the (car, review) pairs are negative, the reviews the
-      model deems wrong), so Assumption 2's ``r in [0, 1]`` and Sec. 2's non-negative
-      reward and cost do not hold for the paper's own construction.
-      ``reward_scale = "unit_interval"`` uses the oracle's affine map of the scores onto
-      [0, 1] instead (Assumption 2 holds; it caps the preference between two reviews at
-      ``sigma(1) ~ 0.73``): an option, not the paper's construction.
+      the fitted model's score ``s(c, a) = <phi(c, a), theta_LR>`` runs from about -8.6 to 11.3
+      with the default oracle, and 78 % of the (car, review) pairs score below 0 (the reviews the
+      model deems wrong).  Taken literally it breaks the problem the paper solves: Sec. 2 defines
+      "R: C x A -> R+ is the reward function ... W: C x A -> R+ is the cost function" and
+      Assumption 2 puts ``r, w`` in [0, 1]; with ``w = v(a) r`` a negative score is a negative
+      cost that refunds budget.  ``reward_scale`` picks how ``r`` is read off ``s``; the
+      candidates, compared by the paper's definitions (not by any result):
+
+      - ``unit_interval`` (default): ``r = (s - min s) / (max s - min s)``.  Sec. 2's ``R+``,
+        Assumption 1 (linear in ``phi``: the shift is absorbed by each block's intercept) and
+        Assumption 2 (``r, w`` in [0, 1]; with the default cost law the cost noise is bounded,
+        hence sub-Gaussian) all hold.  The expert's BT preference (1) becomes
+        ``sigma((s(x) - s(y)) / (max s - min s))``: the model's log-odds tempered by the range
+        (about 1/20), at most ``sigma(1) ~ 0.73`` — the weak preferences that any reward in
+        [0, 1] gives under (1) and that the paper's ``kappa`` accounts for.  The only
+        candidate that meets every definition, so the default.
+      - ``shifted_logit``: ``r = score_scale (s - min s)``.  Sec. 2 and Assumption 1 hold and the
+        BT preferences are exactly the fitted model's (a shift leaves differences unchanged), but
+        ``r`` reaches about 20 (Assumption 2 fails, and so does the 1-sub-Gaussian cost noise).
+        With ``w = v(a) r`` and rewards that large, the LP (4)-(6) is degenerate on the paper
+        grid: ``T v* = B / min v`` at every budget, attained by a context-free policy that plays
+        the cheap reviews (acc, good) whatever the car, so the instance cannot reward the
+        use of context.  An option.
+      - ``logit``: ``r = score_scale s``, the formula verbatim: negative rewards and refunding
+        costs, outside Sec. 2's class.  Refused unless ``allow_negative_costs: true`` (the
+        named variant ``knapsack_car_logit`` of ``config/knapsack.yaml``).
+      - the model's probability ``p(c, a) = sigma(s)`` is in [0, 1] but not linear in ``phi``
+        (Assumption 1 fails; every learner here is linear): not offered.
+
+      ``score_scale`` multiplies the score (the expert's inverse temperature, equivalently the
+      features' scale) for ``shifted_logit`` and ``logit``, where it sets every reward's level;
+      ``unit_interval`` is scale-free, so a ``score_scale`` other than 1 is refused there.  The
+      oracle's own scale (its ``feature_norm``, ridge ``lam`` and score range) is recorded in the
+      oracle file and on the instance (``oracle_scale``).
     * "the costs are proportional to their underlying rewards w(c, a) = v(a) x r(c, a),
       where the cost factor v(a) is drawn from the set of {acceptable, good, unacceptable,
-      very good} with the probability {0.3, 0.3, 0.5, 0.5}": the four numbers sum to 1.6,
-      so they are not a distribution over the reviews.  We read them as the factor of each
-      review, ``v = (0.5, 0.3, 0.3, 0.5)`` for (unacc, acc, good, vgood) (``cost_factors``),
-      which is what the next sentence motivates ("giving a medium/conservative rating is
-      relatively easier than providing a high/low rating").  A reading as "v(a) = 1 with
-      probability p_a, else 0" has the same expected cost ``p_a r(c, a)``, so ``w`` (and
-      ``v*``) is the same under both; only the noise would differ.  With logit rewards a
-      negative ``w`` is a refund; the offline LP (4)-(6) takes it as written (with these
-      factors the refund never pays: the LP multiplier is ``1 / max v = 2`` for every budget
-      of the paper grid, at which negative-score reviews are worth at most the null action).
-      Cost features ``psi = phi``: ``w`` is linear with ``omega*`` = ``theta*`` scaled by
-      ``v(a)`` block by block (Assumption 1); the learner is not told ``v``.
-    * "the platform also observes the labor costs, which are sometimes noisy": zero-mean
-      noise on the observed costs (Assumption 1), ``noise = "gaussian"`` with ``noise_std =
-      0.1`` by default (our choice: the paper gives no law or level; 0.1 is a small noise
-      within Assumption 2's 1-sub-Gaussian bound, not calibrated against any result).
-      LinCBwK-Ideal's absolute rewards get the same noise.  ``"bernoulli"`` needs
-      ``reward_scale = "unit_interval"``.
-    * Budgets B in {300, 500, 700, 900}, T = 2000, 200 trials: the config.
+      very good} with the probability {0.3, 0.3, 0.5, 0.5}": the four numbers sum to 1.6, so
+      they are not a distribution over the reviews; "drawn ... with the probability" reads as
+      one draw per review and round: ``V_a ~ Bernoulli(p_a)`` with ``p = (0.5, 0.3, 0.3, 0.5)``
+      for (unacc, acc, good, vgood) (``cost_factors``), which the next sentence motivates
+      ("giving a medium/conservative rating is relatively easier than providing a high/low
+      rating").  The realised cost is ``W(c, a) = V_a r(c, a)`` and its mean ``w(c, a) = p_a
+      r(c, a)``, the ``v(a) r(c, a)`` of the text.  Cost features ``psi = phi``: ``w`` is linear
+      with ``omega*`` = ``theta*`` scaled by ``p_a`` block by block (Assumption 1); the learner is
+      not told ``p``.
+    * "the platform also observes the labor costs, which are sometimes noisy": that Bernoulli
+      draw is the noise, ``noise = "bernoulli_factor"`` (default): the cost is either the full
+      ``r(c, a)`` or nothing, zero-mean around ``w`` and, with ``r`` in [0, 1], bounded.
+      ``"gaussian"`` charges ``w + N(0, noise_std^2)`` instead (a negative draw refunds budget),
+      ``"bernoulli"`` charges ``Bernoulli(w)`` (``unit_interval`` only).  LinCBwK-Ideal's absolute
+      rewards get ``r + N(0, noise_std^2)`` under ``bernoulli_factor`` and ``gaussian`` (the paper
+      gives no reward-noise law; 0.1 is a small level within Assumption 2's 1-sub-Gaussian bound,
+      not calibrated against any result) and ``Bernoulli(r)`` under ``bernoulli``.
+    * ``allow_negative_costs`` (default false): an instance whose expected costs can be negative
+      is refused, naming the parameters that make it so; true asks for such an instance
+      explicitly (the literal-logit variant).
+    * Budgets B in {300, 500, 700, 900}, T = 2000, 200 trials: the config.  What each budget
+      allows: ``T v*`` and the stopping rule's ceiling ``B / min v`` (module docstring), both in
+      every run's summary and beside the tables' rows.
     """
 
+    noise_laws = CAR_NOISES
+
     def __init__(self, seed_seq: np.random.SeedSequence, *, oracle: DataPath = DEFAULT_ORACLE,
-                 reward_scale: Annotated[str, OneOf(REWARD_SCALES)] = "logit",
+                 reward_scale: Annotated[str, OneOf(REWARD_SCALES)] = "unit_interval",
+                 score_scale: Positive = 1.0,
                  cost_factors: Sequence[NonNegative] = (0.5, 0.3, 0.3, 0.5),
-                 noise: Annotated[str, OneOf(NOISES)] = "gaussian", **shared):
+                 noise: Annotated[str, OneOf(CAR_NOISES)] = "bernoulli_factor",
+                 allow_negative_costs: bool = False, **shared):
         super().__init__(seed_seq, noise=noise, **shared)
-        if reward_scale not in REWARD_SCALES:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'reward_scale')}: {reward_scale!r} is not one of "
-                              f"{list(REWARD_SCALES)}")
+        self.check_params({"reward_scale": reward_scale, "score_scale": score_scale, "cost_factors": cost_factors,
+                           "noise": noise, "allow_negative_costs": allow_negative_costs}, self.horizon)
         v = np.asarray(cost_factors, dtype=float)
-        if v.shape != (len(CLASSES),) or v.min() < 0:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'cost_factors')}: need {len(CLASSES)} non-negative "
-                              f"factors (order {list(CLASSES)}), got {cost_factors!r}")
-        data, _ = load_npz(oracle, "car oracle", required=("contexts", "theta", "logit_theta"),
+        data, _ = load_npz(oracle, "car oracle", required=("contexts", "theta", "logit_theta", "feature_norm", "lam"),
                            expect={"dataset": "car"})
         d = len(CLASSES) * CONTEXT_DIMENSION
         if data["contexts"].ndim != 2 or data["contexts"].shape[1] != CONTEXT_DIMENSION \
@@ -402,11 +496,23 @@ class CarModeration(_DuelKnapsack):
             raise CorruptFileError(f"{oracle}: car oracle has contexts {data['contexts'].shape}, theta "
                                    f"{data['theta'].shape} and logit_theta {data['logit_theta'].shape}; expected "
                                    f"(n, {CONTEXT_DIMENSION}), ({d},) and ({d},); delete it and rebuild it")
-        phi = action_features(data["contexts"])
-        r = phi @ data["logit_theta" if reward_scale == "logit" else "theta"]
+        phi = action_features(data["contexts"], feature_norm=float(data["feature_norm"]))
+        score = phi @ data["logit_theta"]
+        r = car_rewards(score, reward_scale, score_scale)
+        w = v[None, :] * r
+        if w.min() < 0 and not allow_negative_costs:
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'reward_scale')}: {reward_scale!r} with score_scale "
+                              f"{score_scale} gives negative expected costs (min {w.min():.3g}), which refund budget "
+                              f"(outside Sec. 2's W: C x A -> R+); set "
+                              f"{key_path(ENVIRONMENT_PARAMS, 'allow_negative_costs')}: true to run it anyway")
         n = len(r)
-        self.reward_scale = reward_scale
-        self._setup(phi, phi, r, v[None, :] * r, np.full(n, 1.0 / n))
+        self.reward_scale, self.score_scale, self.cost_factors = reward_scale, float(score_scale), v
+        self.oracle_scale = {"feature_norm": float(data["feature_norm"]), "lam": float(data["lam"]),
+                             "score_min": float(score.min()), "score_max": float(score.max()),
+                             "negative_fraction": float((score < 0).mean())}
+        if noise == "bernoulli_factor":
+            self._cost_probability = v
+        self._setup(phi, phi, r, w, np.full(n, 1.0 / n))
 
     @classmethod
     def required_files(cls, params) -> list[str]:
@@ -415,13 +521,30 @@ class CarModeration(_DuelKnapsack):
 
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
-        factors = values["cost_factors"]
-        if len(factors) != len(CLASSES):
+        factors, scale, noise = list(values["cost_factors"]), values["reward_scale"], values["noise"]
+        if len(factors) != len(CLASSES) or min(factors) < 0:
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'cost_factors')}: need {len(CLASSES)} non-negative "
                               f"factors (order {list(CLASSES)}), got {factors!r}")
-        if values["noise"] == "bernoulli" and values["reward_scale"] != "unit_interval":
+        if scale not in REWARD_SCALES:
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'reward_scale')}: {scale!r} is not one of "
+                              f"{list(REWARD_SCALES)}")
+        if noise not in CAR_NOISES:
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise')}: {noise!r} is not one of {list(CAR_NOISES)}")
+        if noise == "bernoulli_factor" and max(factors) > 1:
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'cost_factors')}: with noise 'bernoulli_factor' each "
+                              f"factor is the probability P(V_a = 1) and must lie in [0, 1], got {factors!r}")
+        if noise == "bernoulli" and scale != "unit_interval":
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise')}: 'bernoulli' needs rewards and costs in "
                               f"[0, 1], i.e. reward_scale: unit_interval")
+        if scale == "unit_interval" and values["score_scale"] != 1:
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'score_scale')}: has no effect with reward_scale "
+                              f"'unit_interval' (the map onto [0, 1] is scale-free); leave it at 1")
+        if scale == "logit" and not values["allow_negative_costs"]:
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'reward_scale')}: 'logit' takes the fitted score "
+                              f"itself, negative for the reviews the model deems wrong, so expected costs "
+                              f"w = v(a) r are negative and refund budget (outside Sec. 2's W: C x A -> R+); "
+                              f"set {key_path(ENVIRONMENT_PARAMS, 'allow_negative_costs')}: true to run this "
+                              f"variant explicitly")
 
     @classmethod
     def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:
