@@ -70,6 +70,7 @@ def _downstream(experiments) -> dict[str, int]:
     extra = sum(len(TINY["experiments"][e].get("extra_plots", [])) for e in experiments)
     panels = sum(len(TINY["experiments"][e].get("panel_plots", {})) for e in experiments)
     counts = {"all": 1, "run_info": 1, "aggregate": len(experiments), "plot": len(experiments),
+              "paired": len(experiments),    # every experiment with two or more algorithms
               "timing": len(experiments), "plot_extra": extra, "plot_panels": panels,
               "summary_table": int("tiny" in experiments)}
     return {k: v for k, v in counts.items() if v}
@@ -198,6 +199,8 @@ def test_report_opens_on_the_run_and_shows_tables_plots_and_timing(project):
     kinds = {path: entry["mime_type"] for path, entry in results.items()}
     assert kinds == {**{f"results/{kind}/{e}.html": "text/html" for kind in ("tables", "timing") for e in TINY["experiments"]},
                      **{f"results/plots/{e}.png": "image/png" for e in TINY["experiments"]},
+                     **{f"results/paired/{e}.{ext}": mime for e in TINY["experiments"]
+                        for ext, mime in (("html", "text/html"), ("png", "image/png"))},
                      "results/plots/tiny/weak_regret.png": "image/png", "results/plots/tiny/panels/pairs.png": "image/png",
                      "results/summary/tiny_final.html": "text/html"}
     # every plot has its own caption
@@ -206,6 +209,8 @@ def test_report_opens_on_the_run_and_shows_tables_plots_and_timing(project):
     assert "Linear against neural duelling" in results["results/plots/tiny/panels/pairs.png"]["caption"]
     assert "Tables of experiment" in results["results/tables/tiny.html"]["caption"]
     assert "Summary table" in results["results/summary/tiny_final.html"]["caption"]
+    assert "Student-t" in results["results/paired/tiny.html"]["caption"]
+    assert "Difference curves" in results["results/paired/tiny.png"]["caption"]
 
 
 def test_bad_config_stops_before_any_job(tmp_path):

@@ -25,6 +25,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import tempfile
 import zipfile
 from pathlib import Path
@@ -147,8 +148,19 @@ def _read_members(path, only: frozenset | None = None) -> dict[str, bytes]:
                                f"delete it and re-run its job") from None
 
 
+#: the headers numpy writes for the 1-d arrays of a result (float64 series, uint8 JSON and digests):
+#: read without numpy's general header parser (a Python literal_eval per member, a third of reading a result)
+_HEADER = re.compile(rb"\{'descr': '(<f8|\|u1)', 'fortran_order': False, 'shape': \((\d+),\), \} *\n")
+_ITEMSIZE = {b"<f8": 8, b"|u1": 1}
+
+
 def _array(path, name: str, data: bytes) -> np.ndarray:
-    try:
+    if data[:8] == b"\x93NUMPY\x01\x00" and len(data) >= 10:
+        end = 10 + int.from_bytes(data[8:10], "little")
+        match = _HEADER.fullmatch(data, 10, end)
+        if match and len(data) - end == _ITEMSIZE[match.group(1)] * int(match.group(2)):
+            return np.frombuffer(data, dtype=match.group(1).decode(), offset=end).copy()
+    try:      # any other header, or a size that does not match: numpy's reader (and its errors)
         return np.lib.format.read_array(io.BytesIO(data), allow_pickle=False)
     except Exception as err:    # a bad header, a short read, an absurd shape
         raise CorruptFileError(f"{path}: member {name!r} of the result file is not an array "
@@ -156,7 +168,14 @@ def _array(path, name: str, data: bytes) -> np.ndarray:
 
 
 def load_result(path, expect: Mapping[str, str] | None = None) -> tuple[dict[str, np.ndarray], dict, dict]:
-    """Return ``(series, meta, timing)`` of a result file, checked.
+    """Return ``(series, meta, timing)`` of a result file, checked (:func:`load_run` without the provenance)."""
+    return load_run(path, expect, _provenance_too=False)[:3]
+
+
+def load_run(path, expect: Mapping[str, str] | None = None,
+             _provenance_too: bool = True) -> tuple[dict[str, np.ndarray], dict, dict, dict | None]:
+    """Return ``(series, meta, timing, provenance)`` of a result file, checked, from one read of it
+    (``provenance`` as :func:`load_provenance` reads it: None for a file written before results recorded it).
 
     A :class:`~banditbench.errors.CorruptFileError` names the file when it cannot be read,
     lacks a member, fails its checksum (or ``run_checksum``: timing and provenance), has series
@@ -169,8 +188,8 @@ def load_result(path, expect: Mapping[str, str] | None = None) -> tuple[dict[str
         raise CorruptFileError(f"{path}: result file lacks {missing} (written by an older banditbench, or "
                                f"not a result file); delete it and re-run its job")
     _check_run_digest(path, members)
-    for name in (PROVENANCE, RUN_CHECKSUM):                    # checked: not part of the returned result
-        members.pop(name, None)
+    members.pop(RUN_CHECKSUM, None)                            # checked: not part of the returned result
+    prov_bytes = members.pop(PROVENANCE, None)
     stored = _array(path, CHECKSUM, members.pop(CHECKSUM)).tobytes().decode(errors="replace")
     timing_bytes = members.pop(TIMING)
     if _digest(members) != stored:
@@ -196,7 +215,7 @@ def load_result(path, expect: Mapping[str, str] | None = None) -> tuple[dict[str
     bad = sorted(name for name, arr in series.items() if arr.shape != (horizon,))
     if bad:
         raise CorruptFileError(f"{path}: series {bad} do not have the run's {horizon} rounds")
-    return series, meta, timing
+    return series, meta, timing, (_provenance(path, prov_bytes) if _provenance_too and prov_bytes else None)
 
 
 def _check_run_digest(path, members: Mapping[str, bytes]) -> None:
@@ -223,8 +242,13 @@ def load_provenance(path) -> dict | None:
     _check_run_digest(path, members)
     if PROVENANCE not in members:
         return None
+    return _provenance(path, members[PROVENANCE])
+
+
+def _provenance(path, data: bytes) -> dict:
+    """The ``provenance`` member's JSON object (its bytes checked by ``run_checksum`` already)."""
     try:
-        prov = json.loads(_array(path, PROVENANCE, members[PROVENANCE]).tobytes().decode())
+        prov = json.loads(_array(path, PROVENANCE, data).tobytes().decode())
     except (ValueError, TypeError) as err:
         raise CorruptFileError(f"{path}: provenance unreadable ({type(err).__name__}: {err})") from None
     if not isinstance(prov, dict):

@@ -36,7 +36,7 @@ import pandas as pd
 
 from ..config import budget_label
 from ..errors import CorruptFileError
-from ..resultio import atomic_write_bytes, identity_from_path, load_provenance, load_result
+from ..resultio import atomic_write_bytes, identity_from_path, load_run
 
 #: the tidy columns, in order (``task`` is appended when the experiment has tasks)
 SEED_COLUMNS = ["experiment", "algorithm", "delay", "budget", "seed", "t", "metric", "value", "table_horizon"]
@@ -83,8 +83,7 @@ def _read_run(path: str, experiment: str, per_round: Sequence[str]):
         raise ValueError(f"{path}: not a run of experiment {experiment!r} "
                          f"(expected results/runs/{experiment}/<algorithm>/<delay>/<budget>/<seed>.npz)")
     try:
-        data, meta, _ = load_result(path, expect)
-        prov = load_provenance(path)
+        data, meta, _, prov = load_run(path, expect)
     except CorruptFileError as err:
         return path, str(err), None
     cell = meta["cell"]
