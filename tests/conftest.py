@@ -22,3 +22,28 @@ needs_mirror = pytest.mark.skipif(not (MIRROR / "manifest.json").is_file(), reas
 if Path(banditbench.__file__).resolve().parent != ROOT / "src" / "banditbench":
     pytest.exit(f"the tests import banditbench from {Path(banditbench.__file__).parent}, not from this checkout's "
                 f"src/; install the checkout in editable mode (make install, or pip install -e .)", returncode=4)
+
+
+@pytest.fixture(params=["exact", "perturbed"])
+def rounding(request, monkeypatch):
+    """Run a test as it is and again with other last bits (``tests/perturb.py``): ``rounding(x)`` is ``x``
+    or ``x`` jittered at 1e-15, and in the perturbed variant every simulated policy sees jittered contexts."""
+    from perturb import Rounding, jitter_policy_contexts
+
+    if request.param == "perturbed":
+        jitter_policy_contexts(monkeypatch)
+    return Rounding(request.param == "perturbed")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--perturb-contexts", action="store_true",
+                     help="every policy run by simulate() sees contexts jittered at 1e-15 (tests/perturb.py): "
+                          "a by-hand check that no test needs this machine's last bits")
+
+
+@pytest.fixture(autouse=True)
+def _perturbed_everywhere(request, monkeypatch):
+    if request.config.getoption("--perturb-contexts"):
+        from perturb import jitter_policy_contexts
+
+        jitter_policy_contexts(monkeypatch)
