@@ -18,6 +18,13 @@ An assertion that needs bit-level luck fails in one of the two variants.
   environment keeps scoring its own, exact ones (a policy computing in float32 gets a jitter of
   4e-7, a few units in float32's last place).
 
+A comparison of two implementations that share no code (a vectorised policy against a
+transcription of the authors' code) gives only the other implementation jittered inputs: their
+arithmetic differs anyway, and this makes it differ in other last bits.  Where the two share a
+computation (the same network forward pass on the same inputs gives the same bits on any machine),
+both get the same jittered inputs.  Such a comparison asserts the same indices to a stated tolerance
+and the same decisions except in near-ties (:func:`assert_same_or_near_tie`).
+
 The tests never set ``OPENBLAS_CORETYPE`` (that is a manual check: README, Reproducibility).
 """
 
