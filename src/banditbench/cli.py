@@ -14,7 +14,8 @@ Run one cell of a config interactively (progress bar on a terminal)::
 
 Run a block of seeds of one resolved cell in one process, one result file per seed
 (what a Snakemake simulate job does; each file has the same bytes, ``timing`` aside,
-as a one-seed run)::
+as a one-seed run; the neural families run the block's seeds in lockstep, seed-batched,
+and a seed's file does not depend on the block)::
 
     banditbench run-block --cell '{...}' --seeds 0 1 2 --outputs r/0.npz r/1.npz r/2.npz
 
@@ -72,7 +73,7 @@ def _cell_argument(text: str) -> dict:
 
 def _run_one(args) -> int:
     from .resultio import save_result
-    from .runner import run_cell
+    from .runner import batchable, run_block, run_cell
 
     if args.cell:
         from .logs import provenance
@@ -91,7 +92,10 @@ def _run_one(args) -> int:
         grid = load_grid(config)
         cell = grid.cell(args.experiment, args.algorithm, args.delay, args.budget, args.seed)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    series, meta, timing = run_cell(cell, progress=progress)
+    if batchable(cell):         # the seed-batched path, as a simulate job runs it (a block of one: same bytes)
+        series, meta, timing = run_block(cell, [cell["seed"]])[0]
+    else:
+        series, meta, timing = run_cell(cell, progress=progress)
     if args.output:
         save_result(args.output, series, meta, timing)
     if not args.cell or not args.output:
@@ -126,7 +130,7 @@ def _validate(args) -> int:
 def _run_block(args) -> int:
     from .data.files import use_inputs
     from .resultio import save_result
-    from .runner import run_cell
+    from .runner import batchable, run_block, run_cell
 
     from .logs import provenance
 
@@ -135,6 +139,11 @@ def _run_block(args) -> int:
     cell = _cell_argument(args.cell)
     use_inputs(args.inputs)
     print(provenance(), file=sys.stderr)              # the job's log names the code that ran
+    if batchable(cell):                               # a neural cell: the block's seeds in lockstep
+        results = run_block(cell, args.seeds)
+        for output, (series, meta, timing) in zip(args.outputs, results):
+            save_result(output, series, meta, {**timing, "block": args.seeds})
+        return 0
     for seed, output in zip(args.seeds, args.outputs):
         series, meta, timing = run_cell({**cell, "seed": seed})
         # the block names the job's benchmark file (banditbench.analysis.timing)

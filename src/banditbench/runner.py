@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -241,15 +241,50 @@ def _full_key_path(err: ConfigError, cell: Mapping[str, Any]) -> ConfigError:
     return err.rerooted(root, roots[root]) if root in roots else err
 
 
-def run_cell(cell: Mapping[str, Any], progress: bool = False) -> tuple[dict[str, np.ndarray], dict, dict]:
-    """Run one configuration cell; return ``(series, meta, timing)`` ready for :func:`resultio.save_result`."""
-    start, start_cpu = time.perf_counter(), time.process_time()
-    env, policy, delay, delay_rng = build(cell)
-    try:
-        series = simulate(env, policy, delay, int(cell["horizon"]), delay_rng, progress=progress)
-    except ConfigError as err:           # found mid-run (a replay log shorter than the horizon): the full key path
-        raise _full_key_path(err, cell) from None
-    meta = {
+def simulate_block(envs: Sequence[Environment], batched, delays: Sequence[DelayModel], horizon: int,
+                   delay_rngs: Sequence[np.random.Generator]) -> list[dict[str, np.ndarray]]:
+    """:func:`simulate` for a block of seeds in lockstep: one environment, delay model and feedback
+    queue per seed, one seed-batched policy (:class:`banditbench.policies.neural.batched.BatchedPolicy`)
+    that observes and acts for all seeds at once.  Each seed's environment sees the same calls in the
+    same order as in :func:`simulate` (its delays drawn up front from its own stream, its feedback
+    filed in the bucket of its arrival round), so a seed's environment and delay draws do not depend
+    on the block.  Replay environments, which may skip a round, are not batched (:func:`run_block`)."""
+    S = len(envs)
+    arrivals = [delay.arrival_rounds(delay.sample(rng, horizon), horizon).tolist()
+                for delay, rng in zip(delays, delay_rngs)]
+    logs = [_TruthLog(env, horizon) for env in envs]
+    plays = [log.play for log in logs]
+    contexts = [env.context if env.has_context else None for env in envs]
+    pending: list[list[list | None]] = [[None] * (horizon + 1) for _ in range(S)]
+    for first in range(0, horizon, LOG_BLOCK):
+        last = min(first + LOG_BLOCK, horizon)
+        for t in range(first + 1, last + 1):
+            arrived = []
+            for s in range(S):
+                items = pending[s][t]
+                pending[s][t] = None
+                arrived.append(items or [])
+            batched.observe_all(t, arrived)
+            actions = batched.act_all(t, [context(t) if context else None for context in contexts])
+            for s in range(S):
+                feedback = plays[s](t, actions[s])
+                if feedback is SKIP:
+                    raise RuntimeError(f"{type(envs[s]).__name__} skipped round {t}: replay environments "
+                                       f"are not run seed-batched")
+                due = arrivals[s][t - 1]
+                if due and feedback is not None:
+                    bucket = pending[s][due]
+                    if bucket is None:
+                        pending[s][due] = [feedback]
+                    else:
+                        bucket.append(feedback)
+        for log in logs:
+            log.flush(last)
+    return [log.series() for log in logs]
+
+
+def _meta(cell: Mapping[str, Any], env: Environment, delay: DelayModel, engine: str) -> dict:
+    return {
         "cell": dict(cell),
         "banditbench_version": __version__,
         "numpy_version": np.__version__,
@@ -257,7 +292,61 @@ def run_cell(cell: Mapping[str, Any], progress: bool = False) -> tuple[dict[str,
         "rho": delay.rho,
         "metrics": [env.primary_metric, *(m for m in env.metrics if m != env.primary_metric)],
         "summary": env.summary(),
+        # which implementation played the run: the single-seed loop, or the seed-batched one (the
+        # same equations, other rounding; a seed's batched result does not depend on its block)
+        "engine": engine,
     }
+
+
+def batchable(cell: Mapping[str, Any]) -> bool:
+    """Whether the cell's policy offers a seed-batched implementation (``Policy.batch``)."""
+    pol_cls = registry.get("policy", cell["policy"]["name"]).load()
+    return callable(getattr(pol_cls, "batch", None))
+
+
+def run_block(cell: Mapping[str, Any], seeds: Sequence[int]) -> list[tuple[dict[str, np.ndarray], dict, dict]]:
+    """Run the seeds ``seeds`` of one cell; one ``(series, meta, timing)`` per seed, as :func:`run_cell`.
+
+    A policy with a seed-batched implementation (:func:`batchable`) plays all the seeds in lockstep
+    (:func:`simulate_block`): each seed's policy, environment and delays are built as for
+    :func:`run_cell` (each from its own seed's streams) and the policies are then stacked
+    (``Policy.batch``).  A seed's result does not depend on the other seeds of the block; it is not
+    the single-seed path's result bit for bit (``meta["engine"]`` says which ran).  Other policies
+    run one seed after the other through :func:`run_cell`.  Timing: the block's wall and CPU time
+    shared equally among its seeds, with ``batched_block`` the block size."""
+    if not batchable(cell):
+        return [run_cell({**cell, "seed": seed}) for seed in seeds]
+    start, start_cpu = time.perf_counter(), time.process_time()
+    cells = [{**cell, "seed": seed} for seed in seeds]
+    built = [build(c) for c in cells]
+    envs, policies, delays, delay_rngs = (list(x) for x in zip(*built))
+    for env, policy in zip(envs, policies):
+        if policy.context_form is not None:
+            env.use_context_form(policy.context_form)
+    batched = type(policies[0]).batch(policies)
+    try:
+        series = simulate_block(envs, batched, delays, int(cell["horizon"]), delay_rngs)
+    except ConfigError as err:
+        raise _full_key_path(err, cell) from None
+    S = len(seeds)
+    timing = {"wall_time_s": (time.perf_counter() - start) / S, "cpu_time_s": (time.process_time() - start_cpu) / S,
+              "batched_block": S}
+    return [(series[s], _meta(cells[s], envs[s], delays[s], "seed-batched"), dict(timing)) for s in range(S)]
+
+
+def run_cell(cell: Mapping[str, Any], progress: bool = False) -> tuple[dict[str, np.ndarray], dict, dict]:
+    """Run one configuration cell; return ``(series, meta, timing)`` ready for :func:`resultio.save_result`.
+
+    This is the single-seed path: for a policy with a seed-batched implementation it is the reference
+    the batched path (:func:`run_block`, what ``banditbench run-block`` and ``run-one`` run) is tested
+    against."""
+    start, start_cpu = time.perf_counter(), time.process_time()
+    env, policy, delay, delay_rng = build(cell)
+    try:
+        series = simulate(env, policy, delay, int(cell["horizon"]), delay_rng, progress=progress)
+    except ConfigError as err:           # found mid-run (a replay log shorter than the horizon): the full key path
+        raise _full_key_path(err, cell) from None
+    meta = _meta(cell, env, delay, "single-seed")
     # CPU time does not grow when other processes share the cores: grid timings are projected from it
     timing = {"wall_time_s": time.perf_counter() - start, "cpu_time_s": time.process_time() - start_cpu}
     return series, meta, timing

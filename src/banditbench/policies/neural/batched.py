@@ -1,0 +1,252 @@
+"""Seed-batched building blocks: S independent copies of a neural policy run in lockstep (issue #22).
+
+A simulate job runs a block of seeds of one cell.  A policy class that offers a batched
+implementation has a classmethod ``batch(policies, device) -> BatchedPolicy`` that takes the
+block's single-seed policies (constructed as usual, so each seed drew its initial parameters
+from its own ``torch.Generator`` and keeps its own numpy stream) and stacks their state along a
+leading seed axis.  :func:`banditbench.runner.simulate_block` then plays the block: per round,
+each seed's environment, delays and feedback queue stay per seed, and the policy's work for
+all seeds is one call,
+
+* ``observe_all(t, arrived)`` — ``arrived[s]`` the feedback items seed s receives in round t;
+* ``act_all(t, contexts) -> actions`` — one action per seed.
+
+The tensors of a block have shape ``[S, ...]``; this module holds the pieces the families
+share, each the batched mirror of a single-seed function (tested against it in
+``tests/test_batched_neural.py``):
+
+* :func:`mlp_forward`, :func:`mlp_backward` — the :class:`~.nets.MLP` forward pass and the
+  hand-written backward pass of its weights, on stacked flat parameter vectors ``[S, p]``;
+* :func:`adam_step` — :func:`~.training.adam_step` on ``[S, p]`` with a per-seed step count
+  and a mask of the seeds that train this round;
+* :func:`sherman_morrison` — :func:`~banditbench.policies.linalg.sherman_morrison` on
+  ``[S, D, D]`` inverses, masked;
+* :func:`fit_logistic` — :func:`banditbench.logistic.fit_logistic` (damped Newton) for all
+  seeds at once, each seed stopping by its own criterion.
+
+Block independence.  A seed's numbers must not depend on which seeds share its block, so a
+seed's result file is the same whether it runs alone or in a block of 20.  Three rules give
+that on one machine: (1) every per-seed quantity is computed by batched matmuls
+(:func:`bmm`: one GEMM per seed, or for narrow results elementwise products and a sum whose
+order is fixed by the seed's own sizes) or by elementwise and per-row reductions, never by a
+GEMM that folds the seed axis into the rows; (2) training data
+are padded to a length fixed by the round, not by the block (rows ``0 .. t - 2`` of every seed,
+rounds whose outcome is not there carrying weight 0), so every tensor's shape per seed depends
+on ``t`` only; (3) masked updates (``torch.where``) leave a seed that does not train this round
+bit for bit unchanged; (4) transcendental elementwise functions run on rows padded to a whole
+number of vector blocks (:func:`rowwise`).  ``tests/test_batched_neural.py`` checks the result bytes of a seed alone
+and inside a block.  The batched path is not bit-identical to the single-seed path (other
+kernels, other summation order): the two make the same decisions except near ties.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import torch
+
+from ...logistic import LOSS_RESOLUTION
+from .training import ADAM_BETAS, ADAM_EPS
+
+DEVICES = ("cpu", "cuda")
+
+
+class BatchedPolicy:
+    """The interface :func:`banditbench.runner.simulate_block` plays (module docstring)."""
+
+    #: the ``Policy.context_form`` every seed's environment is asked for
+    context_form: str | None = None
+
+    def observe_all(self, t: int, arrived: Sequence[Sequence[Any]]) -> None:
+        raise NotImplementedError
+
+    def act_all(self, t: int, contexts: Sequence[Any]) -> list:
+        raise NotImplementedError
+
+
+def check_device(device: str, where: str) -> None:
+    """Refuse ``cuda`` where torch sees no GPU (before any job: ``check_params``)."""
+    from ...errors import ConfigError
+
+    if device not in DEVICES:
+        raise ConfigError(f"{where}.device: {device!r} is not one of {list(DEVICES)}")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(f"{where}.device: 'cuda' was asked for but torch sees no GPU "
+                          f"(torch.cuda.is_available() is False); use 'cpu'")
+
+
+#: a product whose result has a side narrower than this is written out as a broadcast product and a
+#: sum (:func:`bmm`): MKL's batched GEMM picks its kernel for narrow results by the batch size
+WIDE = 16
+
+
+def bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a @ b`` per seed (``[S, M, K] @ [S, K, N]``) with a result that does not depend on the batch size S.
+
+    ``torch.bmm`` runs one GEMM per seed, but for narrow results (N of 5 or 1 with M in the
+    hundreds, or a 5 x 5 result of a long contraction) MKL's batched GEMM picks another kernel for
+    another batch size, and a seed's numbers then change with its block (measured on this project's
+    CPUs).  Such products are computed as ``(a[..., None] * b[:, None]).sum(-2)``: elementwise products
+    and a sum over K whose order is fixed by K alone.  Wide products (both sides >= :data:`WIDE`)
+    keep ``torch.bmm``, which gives the same numbers for a seed at every batch size (tested)."""
+    if min(a.shape[1], b.shape[2]) >= WIDE:
+        return torch.bmm(a, b)
+    # contiguous operands: with strided ones the product's layout (and so the sum's order) may follow the strides
+    return (a.contiguous()[:, :, :, None] * b.contiguous()[:, None, :, :]).sum(2)
+
+
+def weights_of(params: torch.Tensor, offsets: Sequence[int], shapes: Sequence[tuple[int, int]]) -> list[torch.Tensor]:
+    """The weight matrices ``[S, r, c]`` of stacked flat parameter vectors ``params`` ``[S, p]``."""
+    S = params.shape[0]
+    return [params[:, a:b].reshape(S, *shape) for a, b, shape in zip(offsets[:-1], offsets[1:], shapes)]
+
+
+def mlp_forward(mats: Sequence[torch.Tensor], x: torch.Tensor, scale: float,
+                output_relu: bool) -> tuple[list[torch.Tensor], torch.Tensor]:
+    """:meth:`~.nets.MLP.forward` of embedded inputs ``x`` ``[S, n, d_in]`` under stacked weights ``mats``:
+    ``(hidden, out)`` with ``hidden[i]`` the input of layer i (``hidden[0] = x``) and ``out`` ``[S, n, D]``."""
+    hidden = [x]
+    for W in mats[:-1]:                     # (a contiguous W^T: bmm with a transposed view is twice as slow)
+        hidden.append(torch.relu(bmm(hidden[-1], W.transpose(1, 2).contiguous())))
+    out = bmm(hidden[-1], mats[-1].transpose(1, 2).contiguous()) * scale
+    if output_relu:
+        out = torch.relu(out)
+    return hidden, out
+
+
+def relu_backward(g: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """``g`` where the ReLU output ``out`` is positive, else 0 (``g * (out > 0)`` in one kernel, the one
+    autograd uses)."""
+    return torch.ops.aten.threshold_backward(g, out, 0.0)
+
+
+def mlp_backward(mats: Sequence[torch.Tensor], hidden: Sequence[torch.Tensor], g: torch.Tensor) -> list[torch.Tensor]:
+    """Gradients ``[S, r, c]`` of every weight matrix, given ``g`` ``[S, n, D]`` the gradient with respect to the
+    output layer's pre-activation ``W_L h_{L-1}`` (the output scale and ReLU already applied by the caller)."""
+    grads: list[torch.Tensor] = [None] * len(mats)     # type: ignore[list-item]
+    for i in range(len(mats) - 1, -1, -1):
+        grads[i] = bmm(hidden[i].transpose(1, 2), g).transpose(1, 2)
+        if i:
+            g = relu_backward(bmm(g, mats[i]), hidden[i])
+    return grads
+
+
+def adam_step(theta: torch.Tensor, grad: torch.Tensor, m: torch.Tensor, v: torch.Tensor, k: torch.Tensor,
+              lr: float, mask: torch.Tensor) -> None:
+    """In place, for the seeds in ``mask`` ``[S]``: :func:`~.training.adam_step` (torch.optim.Adam's rule) with
+    per-seed step counts ``k`` ``[S]`` (incremented here); the other seeds are left unchanged."""
+    b1, b2 = ADAM_BETAS
+    k_new = k + mask.to(k.dtype)
+    m_new = m + (1 - b1) * (grad - m)
+    v_new = v * b2 + (1 - b2) * grad * grad
+    # the bias corrections per seed in Python floats, as the reference computes them (a pow on an [S]
+    # tensor would round by S: :func:`rowwise`)
+    steps = [max(int(j), 1) for j in k_new.tolist()]
+    c2 = torch.tensor([math.sqrt(1 - b2 ** j) for j in steps], dtype=theta.dtype, device=theta.device)[:, None]
+    c1 = torch.tensor([lr / (1 - b1 ** j) for j in steps], dtype=theta.dtype, device=theta.device)[:, None]
+    theta_new = theta - c1 * m_new / (torch.sqrt(v_new) / c2 + ADAM_EPS)
+    rows = mask[:, None]
+    theta.copy_(torch.where(rows, theta_new, theta))
+    m.copy_(torch.where(rows, m_new, m))
+    v.copy_(torch.where(rows, v_new, v))
+    k.copy_(k_new)
+
+
+def sherman_morrison(inverse: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, mask: torch.Tensor) -> None:
+    """In place, for the seeds in ``mask``: ``inverse`` ``[S, D, D]`` becomes ``(V + w x x^T)^{-1}``
+    (:func:`~banditbench.policies.linalg.sherman_morrison`), ``x`` ``[S, D]``, ``weight`` ``[S]``."""
+    v = bmm(inverse, x[:, :, None])[:, :, 0]
+    q = (x * v).sum(1)
+    c = weight / (1.0 + weight * q)
+    new = inverse - c[:, None, None] * (v[:, :, None] * v[:, None, :])
+    inverse.copy_(torch.where(mask[:, None, None], new, inverse))
+
+
+#: elements per iteration of ATen's vectorised elementwise loops (two AVX-512 float32 vectors)
+VECTOR_BLOCK = 32
+
+
+def rowwise(fn, *xs: torch.Tensor) -> torch.Tensor:
+    """``fn(*xs)`` for a transcendental elementwise ``fn`` (exp, tanh, sigmoid, logaddexp) on ``[S, n]`` tensors,
+    computed on rows zero-padded to a multiple of :data:`VECTOR_BLOCK`.
+
+    ATen evaluates such functions with vector code (SLEEF) and the elements left over after the last
+    full vector block with scalar code, which rounds differently; on a contiguous ``[S, n]`` tensor
+    which elements are left over depends on S.  With padded rows every element goes through the
+    vector code whatever S is, so a seed's values do not depend on its block."""
+    n = xs[0].shape[-1]
+    pad = (-n) % VECTOR_BLOCK
+    if pad:
+        xs = tuple(torch.nn.functional.pad(x, (0, pad)) for x in xs)
+    out = fn(*xs)
+    return out[..., :n] if pad else out
+
+
+def _sigmoid(z: torch.Tensor) -> torch.Tensor:
+    """:func:`banditbench.links.sigmoid`: ``(1 + tanh(z / 2)) / 2``, rows ``[S, n]`` (:func:`rowwise`)."""
+    return 0.5 * (1.0 + rowwise(torch.tanh, 0.5 * z))
+
+
+def logistic_loss(theta: torch.Tensor, X: torch.Tensor, labels: torch.Tensor, lam: float, w: torch.Tensor,
+                  centre: torch.Tensor | None) -> torch.Tensor:
+    """:func:`banditbench.logistic.logistic_loss` per seed: ``[S]``."""
+    z = bmm(X, theta[:, :, None])[:, :, 0]
+    per = (rowwise(torch.logaddexp, torch.zeros_like(z), z) - labels * z) * w
+    gap = theta if centre is None else theta - centre
+    return per.sum(1) + 0.5 * lam * (gap * gap).sum(1)
+
+
+def fit_logistic(X: torch.Tensor, labels: torch.Tensor, lam: float, theta0: torch.Tensor, w: torch.Tensor,
+                 mask: torch.Tensor, max_iter: int = 50, tol: float = 1e-8,
+                 centre: torch.Tensor | None = None) -> torch.Tensor:
+    """:func:`banditbench.logistic.fit_logistic` for the seeds in ``mask`` (float64): ``X`` ``[S, n, D]``,
+    ``labels``, ``w`` ``[S, n]`` (padding rows weight 0), starts ``theta0`` ``[S, D]``; returns ``[S, D]``
+    (``theta0`` for the seeds outside ``mask``).
+
+    Each seed follows its own damped-Newton path: it stops when its gradient's max-norm is below
+    ``tol`` and backtracks by its own step length; the loop runs until every seed has stopped or
+    ``max_iter`` steps.  Mirrors the reference line by line, including its loss after a full step
+    (computed without the centre, as the reference does)."""
+    theta = theta0.clone()
+    loss = logistic_loss(theta, X, labels, lam, w, centre)
+    active = mask.clone()
+    eye = torch.eye(X.shape[2], dtype=X.dtype, device=X.device)
+    gap_of = (lambda th: th) if centre is None else (lambda th: th - centre)
+    for _ in range(max_iter):
+        if not bool(active.any()):
+            break
+        z = bmm(X, theta[:, :, None])[:, :, 0]
+        p = _sigmoid(z)
+        grad = bmm(X.transpose(1, 2), (w * (p - labels))[:, :, None])[:, :, 0] + lam * gap_of(theta)
+        active = active & ~(grad.abs().amax(1) < tol)
+        if not bool(active.any()):
+            break
+        hess = bmm(X.transpose(1, 2) * (w * p * (1.0 - p))[:, None, :], X) + lam * eye
+        step = torch.linalg.solve(hess, grad[:, :, None])[:, :, 0]
+        full = active & ((grad * step).sum(1) <= LOSS_RESOLUTION * loss.abs())
+        theta_full = theta - step
+        loss_full = logistic_loss(theta_full, X, labels, lam, w, None)
+        search = active & ~full
+        eta = torch.ones_like(loss)
+        cand_best, loss_best = theta.clone(), loss.clone()
+        open_ = search.clone()
+        while bool(open_.any()):
+            cand = theta - eta[:, None] * step
+            new_loss = logistic_loss(cand, X, labels, lam, w, centre)
+            stop = open_ & ((new_loss <= loss) | (eta < 1e-10))
+            cand_best = torch.where(stop[:, None], cand, cand_best)
+            loss_best = torch.where(stop, new_loss, loss_best)
+            open_ = open_ & ~stop
+            eta = torch.where(open_, eta * 0.5, eta)
+        theta = torch.where(full[:, None], theta_full, torch.where(search[:, None], cand_best, theta))
+        loss = torch.where(full, loss_full, torch.where(search, loss_best, loss))
+    return theta
+
+
+def inverse_of_ridge(lam: float, D: int) -> torch.Tensor:
+    """``(lam I)^{-1}`` as the reference computes it (``np.linalg.inv``), float64."""
+    import numpy as np
+
+    return torch.from_numpy(np.linalg.inv(lam * np.eye(D)))
+
