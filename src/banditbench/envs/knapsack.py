@@ -44,7 +44,7 @@ What a budget allows (reported with every run, :meth:`_DuelKnapsack.summary`):
 
 * ``instance_T_v_star = T v*``, the offline LP (4)-(6)'s value over the horizon: no policy's
   expected cumulative reward exceeds it by more than the last round's overshoot of the budget
-  (the LP at per-round budget ``(B + one round's largest charge) / T`` bounds it exactly);
+  (the LP at per-round budget ``(B + one round's largest charge) / T`` bounds it);
 * ``instance_budget_ceiling = B max_{c, a} r(c, a) / w(c, a)``, the stopping rule's ceiling:
   with non-negative costs every unit of expected reward costs at least ``1 / rho`` units of
   expected budget (``rho = max r / w``), the spend up to ``tau`` is below ``B`` plus one round's
