@@ -231,6 +231,20 @@ def headline_table(tidy: pd.DataFrame, metric: str, spread: str = "ci") -> pd.Da
     return df.pivot_table(index="algorithm", columns="setting", values="cell", aggfunc="first", sort=False)
 
 
+#: run summaries named so describe the instance, not the algorithm (e.g. a knapsack budget's ``T v*``):
+#: the headline table shows each as one more row, beside the algorithms it bounds
+INSTANCE_PREFIX = "instance_"
+
+
+def with_instance_rows(headline: pd.DataFrame, tidy: pd.DataFrame) -> pd.DataFrame:
+    """``headline`` followed by one row per ``instance_*`` summary (its mean over the cell's runs)."""
+    rows = []
+    for name in dict.fromkeys(m for m in tidy["metric"] if str(m).startswith(INSTANCE_PREFIX)):
+        table = headline_table(tidy.assign(ci_high=np.nan), name)      # a constant: the value alone
+        rows.append(table.iloc[[0]].rename(index={table.index[0]: name.removeprefix(INSTANCE_PREFIX)}))
+    return pd.concat([headline, *rows]) if rows else headline
+
+
 def human_tables(tidy: pd.DataFrame, spread: str = "ci") -> dict[str, pd.DataFrame]:
     """One wide table per metric: rows (delay, budget, algorithm), columns ``t = ...``."""
     out = {}
@@ -328,7 +342,7 @@ def tables_from_seeds(seeds: pd.DataFrame, experiment: str, main_metric: str, ci
     the per-seed table ``seeds``."""
     tidy, curve_df = seed_statistics(seeds, ci_level)
     final_t = int(tidy["t"].max())
-    tables = {f"{main_metric} at T = {final_t}": headline_table(tidy, main_metric, spread)}
+    tables = {f"{main_metric} at T = {final_t}": with_instance_rows(headline_table(tidy, main_metric, spread), tidy)}
     per_task = task_table(seeds, main_metric, ci_level, spread)
     if per_task is not None:
         tables[f"{main_metric} at T = {final_t}, by task"] = per_task
