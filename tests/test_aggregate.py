@@ -147,3 +147,47 @@ def test_panel_plots_draw_each_group_in_its_own_panel(tmp_path):
     assert pdf.read_bytes()[:4] == b"%PDF" and png.read_bytes()[:4] == b"\x89PNG"
     with pytest.raises(ValueError, match=r"algorithm\(s\) \['NLDB-TS-CSYM'\]"):
         panel_figure(curves, "cumulative_regret", {"TS-CSYM": ["VACDB", "NLDB-TS-CSYM"]}, "exp")
+
+
+def test_an_interval_below_zero_that_no_seed_reached_is_marked_and_explained(tmp_path):
+    """Cumulative regret cannot be negative: a t interval over few seeds that reaches below 0 gets a
+    dagger in the tables, a line saying why in their header, and a line in the figure."""
+    from banditbench.analysis.plots import below_zero_note
+
+    runs = _write_runs(tmp_path, {("a", "none"): [np.zeros(10), np.zeros(10), np.full(10, 3.0)],
+                                  ("b", "none"): [np.ones(10)] * 3})
+    out = {k: tmp_path / f"out.{k}" for k in ("csv", "md", "tex", "curves")}
+    aggregate_experiment(runs, "exp", [10], out["csv"], out["md"], out["tex"], out["curves"], "cumulative_regret")
+    tidy = pd.read_csv(out["csv"])
+    a = tidy[(tidy.algorithm == "a") & (tidy.metric == "cumulative_regret")].iloc[0]
+    assert a["ci_low"] < 0 <= a["min"] and (a["mean"], a["sd"], a["max"]) == pytest.approx((10, np.sqrt(300), 30))
+    md = out["md"].read_text()
+    assert "| a | 10.00 ± 43.03 † |" in md and "| b | 10.00 ± 0.00 |" in md
+    assert "† the interval reaches below 0, a value no seed reached" in md and "n = 3 seeds" in md
+    assert r"$^\dagger$" in out["tex"].read_text()
+    assert "n = 3 seeds does not know" in below_zero_note(pd.read_csv(out["curves"]))
+    # with spread: sd the tables show the standard deviation, and say so
+    aggregate_experiment(runs, "exp", [10], out["csv"], out["md"], out["tex"], out["curves"], "cumulative_regret",
+                         spread="sd")
+    md = out["md"].read_text()
+    assert "Mean ± standard deviation over n = 3 seeds." in md and "| a | 10.00 ± 17.32 |" in md and "†" not in md
+    # no note where no band crosses
+    fine = _write_runs(tmp_path / "fine", {("a", "none"): [np.ones(10), np.full(10, 1.1)]})
+    aggregate_experiment(fine, "exp", [10], out["csv"], out["md"], out["tex"], out["curves"], "cumulative_regret")
+    assert "†" not in out["md"].read_text() and below_zero_note(pd.read_csv(out["curves"])) is None
+
+
+def test_the_fast_array_reader_reads_what_numpy_reads_and_refuses_what_numpy_refuses():
+    import io
+
+    from banditbench.errors import CorruptFileError
+    from banditbench.resultio import _array
+
+    for arr in (np.arange(7.0), np.frombuffer(b'{"a": 1}', np.uint8), np.zeros(0), np.arange(3), np.ones((2, 3))):
+        buf = io.BytesIO()
+        np.lib.format.write_array(buf, arr, allow_pickle=False)
+        data = buf.getvalue()
+        got = _array("f.npz", "m", data)
+        assert got.dtype == arr.dtype and got.shape == arr.shape and np.array_equal(got, arr)
+        with pytest.raises(CorruptFileError, match="member 'm' of the result file is not an array"):
+            _array("f.npz", "m", data[:-1] if arr.size else data[:20])

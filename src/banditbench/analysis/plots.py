@@ -49,6 +49,25 @@ def _draw(ax, curve: pd.DataFrame, colour, style: str, label: str) -> None:
     ax.fill_between(curve["t"], curve["ci_low"], curve["ci_high"], color=colour, alpha=0.2, lw=0)
 
 
+def below_zero_note(df: pd.DataFrame) -> str | None:
+    """A line for a figure whose bands reach below 0 where no seed's value did (the curves' ``min``):
+    a symmetric Student-t interval over few seeds does not know that the metric cannot be negative."""
+    if "min" not in df.columns:
+        return None
+    crossing = df[(df["ci_low"] < 0) & (df["min"] >= 0)]
+    if crossing.empty:
+        return None
+    n = int(crossing["n"].min())
+    return (f"Bands reaching below 0 do so where no seed's value did: a symmetric Student-t interval over "
+            f"n = {n} seeds does not know that the metric cannot be negative.")
+
+
+def _note(fig, df: pd.DataFrame) -> None:
+    note = below_zero_note(df)
+    if note:
+        fig.text(0.01, 0.005, note, fontsize=7, ha="left", va="bottom", color="0.3")
+
+
 def _save(fig, outputs: Sequence[str | Path]) -> None:
     for out in outputs:
         buf = io.BytesIO()
@@ -88,6 +107,7 @@ def plot_curves(curves: str | Path | pd.DataFrame, metric: str, title: str, outp
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), frameon=False, fontsize=9)
     fig.suptitle(_title(title, ci_level), fontsize=11)
     fig.tight_layout(rect=(0, 0.08 if len(budgets) == 1 else 0.05, 1, 1))
+    _note(fig, df)
     _save(fig, outputs)
 
 
@@ -128,5 +148,6 @@ def panel_figure(curves: str | Path | pd.DataFrame, metric: str, panels: Mapping
     for k in range(len(cells), nrows * ncols):
         axes[k // ncols][k % ncols].set_visible(False)
     fig.suptitle(_title(title, ci_level), fontsize=11)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    _note(fig, df[df["algorithm"].isin({a for labels in panels.values() for a in labels})])
     return fig
