@@ -228,7 +228,9 @@ def test_a_torch_job_gives_identical_result_bytes_in_separate_processes(tmp_path
                               "--output", str(out)], capture_output=True, text=True, cwd=ROOT)
         assert run.returncode == 0, run.stderr[-2000:]
         with zipfile.ZipFile(out) as zf:
-            members.append({k: zf.read(k) for k in zf.namelist() if k != "timing.npy"})
+            # all but what describes the process (timing, provenance and the checksum that covers it)
+            members.append({k: zf.read(k) for k in zf.namelist()
+                            if k not in ("timing.npy", "provenance.npy", "run_checksum.npy")})
     assert members[0] == members[1]
 
 
