@@ -27,8 +27,7 @@ share, each the batched mirror of a single-seed function (tested against it in
 Block independence.  A seed's numbers must not depend on which seeds share its block, so a
 seed's result file is the same whether it runs alone or in a block of 20.  Three rules give
 that on one machine: (1) every per-seed quantity is computed by batched matmuls
-(:func:`bmm`: one GEMM per seed, or for narrow results elementwise products and a sum whose
-order is fixed by the seed's own sizes) or by elementwise and per-row reductions, never by a
+(:func:`bmm`: one GEMM per seed, narrow products one ``torch.mm`` per seed on aligned copies) or by elementwise and per-row reductions, never by a
 GEMM that folds the seed axis into the rows; (2) training data
 are padded to a length fixed by the round, not by the block (rows ``0 .. t - 2`` of every seed,
 rounds whose outcome is not there carrying weight 0), so every tensor's shape per seed depends
@@ -76,9 +75,23 @@ def check_device(device: str, where: str) -> None:
                           f"(torch.cuda.is_available() is False); use 'cpu'")
 
 
-#: a product whose result has a side narrower than this is written out as a broadcast product and a
-#: sum (:func:`bmm`): MKL's batched GEMM picks its kernel for narrow results by the batch size
+#: a product whose result has a side narrower than this runs one seed at a time (:func:`bmm`): MKL's
+#: batched GEMM picks its kernel for narrow results by the batch size
 WIDE = 16
+
+
+#: a product whose per-seed operands and result are this small (elements of ``[M, N, K]``), or whose
+#: ``N x K`` is at most :data:`SHORT`, is written out elementwise (:func:`bmm`)
+SMALL, SHORT = 8192, 64
+
+
+def _aligned(x: torch.Tensor) -> torch.Tensor:
+    """``x`` contiguous and starting on a 64-byte boundary (a copy in a fresh allocation if not): a BLAS
+    kernel's rounding may depend on where its operands start, and a seed's slice of a block starts
+    where the block puts it."""
+    if x.is_contiguous() and x.data_ptr() % 64 == 0:
+        return x
+    return torch.empty(x.shape, dtype=x.dtype, device=x.device).copy_(x)
 
 
 def bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -87,13 +100,17 @@ def bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     ``torch.bmm`` runs one GEMM per seed, but for narrow results (N of 5 or 1 with M in the
     hundreds, or a 5 x 5 result of a long contraction) MKL's batched GEMM picks another kernel for
     another batch size, and a seed's numbers then change with its block (measured on this project's
-    CPUs).  Such products are computed as ``(a[..., None] * b[:, None]).sum(-2)``: elementwise products
-    and a sum over K whose order is fixed by K alone.  Wide products (both sides >= :data:`WIDE`)
-    keep ``torch.bmm``, which gives the same numbers for a seed at every batch size (tested)."""
-    if min(a.shape[1], b.shape[2]) >= WIDE:
+    CPUs).  So: wide products (M and N >= :data:`WIDE`) use ``torch.bmm``, which gives a seed the same
+    numbers at every batch size; small or short ones (:data:`SMALL`, :data:`SHORT`) are elementwise
+    products summed over the innermost axis (an order fixed by K); the others run one ``torch.mm``
+    per seed on aligned operands, so what a seed's GEMM sees is its own data and sizes
+    (``tests/test_batched_neural.py`` checks a seed's result file alone and in a block)."""
+    M, K, N = a.shape[1], a.shape[2], b.shape[2]
+    if min(M, N) >= WIDE:
         return torch.bmm(a, b)
-    # contiguous operands: with strided ones the product's layout (and so the sum's order) may follow the strides
-    return (a.contiguous()[:, :, :, None] * b.contiguous()[:, None, :, :]).sum(2)
+    if M * N * K <= SMALL or N * K <= SHORT:
+        return (a.contiguous()[:, :, None, :] * b.transpose(1, 2).contiguous()[:, None, :, :]).sum(-1)
+    return torch.stack([torch.mm(_aligned(a[s]), _aligned(b[s])) for s in range(a.shape[0])])
 
 
 def weights_of(params: torch.Tensor, offsets: Sequence[int], shapes: Sequence[tuple[int, int]]) -> list[torch.Tensor]:

@@ -1,0 +1,89 @@
+"""CPU per seed of the neural families, single-seed path against a seed-batched block (issue #22), one run.
+
+For each cell: ``--single`` seeds run one at a time through :func:`banditbench.runner.run_cell`
+(the single-seed reference path, one process per seed in a pipeline), then one block of
+``--block`` seeds through :func:`banditbench.runner.run_block` (what a simulate job with
+``seeds_per_job: --block`` runs).  Each measurement runs in a fresh child process with one
+thread; the columns are CPU seconds per seed (``time.process_time``, which a busy machine
+inflates far less than wall time) and the child's peak resident memory.  Families without a
+batched implementation are reported as such.
+
+    python benchmarks/batched_speed.py [--horizon 2000] [--block 20] [--single 1] [--cells d5 d20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+
+def _dueling(policy, d, K, params):
+    return {"experiment": "bench", "algorithm": policy, "delay_label": "none", "budget": None,
+            "environment": {"name": "synthetic_dueling",
+                            "params": {"dimension": d, "n_arms": K, "utility": "square",
+                                       "arm_distribution": "normalized_cube", "theta_distribution": "cube"}},
+            "policy": {"name": policy, "params": params}, "delay": {"kind": "none"}}
+
+
+CELLS = {
+    # config/variance_dueling.yaml: vdb_square_d5_k5 and the d = 20 cell of vdb_square_d20_T10000 (gram: reset)
+    "d5": _dueling("nvldb_ucb_asym", 5, 5, {"gram": "reset"}),
+    "d20": _dueling("nvldb_ucb_asym", 20, 5, {"gram": "reset"}),
+}
+
+
+def _child(cell: dict, seeds: list[int], batched: bool) -> dict:
+    from banditbench.runner import run_block, run_cell
+
+    start = time.process_time()
+    if batched:
+        results = run_block(cell, seeds)
+    else:
+        results = [run_cell({**cell, "seed": s}) for s in seeds]
+    cpu = time.process_time() - start
+    regret = [float(r[0]["regret"].sum()) for r in results]
+    return {"cpu_per_seed": cpu / len(seeds), "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "mean_regret": sum(regret) / len(regret), "engine": results[0][1]["engine"]}
+
+
+def _measure(cell: dict, seeds: list[int], batched: bool) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", json.dumps({"cell": cell, "seeds": seeds,
+                                                                           "batched": batched})],
+                         check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--horizon", type=int, default=2000)
+    ap.add_argument("--block", type=int, default=20)
+    ap.add_argument("--single", type=int, default=1, help="seeds run through the single-seed path")
+    ap.add_argument("--cells", nargs="+", default=list(CELLS), choices=list(CELLS))
+    ap.add_argument("--child")
+    args = ap.parse_args()
+    if args.child:
+        job = json.loads(args.child)
+        print(json.dumps(_child(job["cell"], job["seeds"], job["batched"])))
+        return
+    print(f"T = {args.horizon}, block of {args.block}, one thread; CPU seconds per seed")
+    print("| cell | single-seed path | block of %d | ratio | peak memory of the block |" % args.block)
+    print("|---|---|---|---|---|")
+    for name in args.cells:
+        cell = {**CELLS[name], "horizon": args.horizon}
+        single = _measure(cell, list(range(args.single)), False)
+        block = _measure(cell, list(range(args.block)), True)
+        print(f"| {name} ({cell['policy']['name']}) | {single['cpu_per_seed']:.2f} s | {block['cpu_per_seed']:.2f} s | "
+              f"{single['cpu_per_seed'] / block['cpu_per_seed']:.2f}x | {block['peak_mb']:.0f} MB |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
