@@ -3,12 +3,12 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 CORES ?= 2
 
-.PHONY: install pipeline test test-fast lint clean container
+.PHONY: install pipeline test test-fast lint docs clean container
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[test,prompts]"
+	$(PY) -m pip install -q -e ".[test,prompts,docs]"
 	touch $@
 
 install: $(VENV)/.installed
@@ -21,6 +21,9 @@ test: install  ## install, then run the whole test suite
 
 test-fast: install  ## skip the end-to-end Snakemake runs
 	$(PY) -m pytest -q -m "not slow"
+
+docs: install  ## the documentation site into site/ (offline; reference pages generated from the code)
+	$(VENV)/bin/mkdocs build --strict --site-dir site
 
 lint: install  ## snakemake --lint and snakefmt --check (also run by make test)
 	$(VENV)/bin/snakemake --lint
@@ -35,4 +38,4 @@ container: Dockerfile  ## build the jobs' image (README, "Containers")
 	docker build -t banditbench:0.1.0 .
 
 clean:
-	rm -rf results logs .snakemake
+	rm -rf results logs .snakemake site

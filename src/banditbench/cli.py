@@ -214,7 +214,8 @@ def _provenance(args) -> int:
     return 3 if damaged else 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The ``banditbench`` argument parser (the docs' CLI reference is generated from it)."""
     parser = argparse.ArgumentParser(prog="banditbench", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -257,8 +258,11 @@ def main(argv: list[str] | None = None) -> int:
     prov = sub.add_parser("provenance", help="count what produced the result files under a folder; warn when mixed")
     prov.add_argument("results", help="folder of result files (.npz, searched recursively), e.g. results/runs")
     prov.set_defaults(func=_provenance)
+    return parser
 
-    args = parser.parse_args(argv)
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         return args.func(args)
     except ConfigError as exc:

@@ -1,0 +1,411 @@
+"""MkDocs hook: the reference pages, generated from the code at every build so they cannot drift.
+
+* ``reference/algorithms/<name>.md`` and ``reference/environments/<name>.md``: every class
+  registered with ``@register`` (:mod:`banditbench.registry`): its summary, the paper it
+  implements, the equation / algorithm / section references of its docstring, its parameters
+  (type and range from the annotation, :func:`banditbench.params.describe`; the default from
+  :func:`banditbench.registry.parameters`; the description from the bullet that names the
+  parameter in the class's, its family's or its module's docstring) and the full docstrings.
+* ``reference/delays.md``: the delay kinds and their parameters (:mod:`banditbench.delays`).
+* ``reference/config.md``: every key of ``src/banditbench/schema.yaml`` (as
+  :func:`banditbench.config.load_schema` completes it), with type, constraints and description.
+* ``reference/cli.md``: every subcommand of the argument parser (:func:`banditbench.cli.build_parser`).
+
+The navigation's "Reference" section is filled with the generated pages (``on_config``).
+``tests/test_docs.py`` imports this file to check that every registered name and config key
+has an entry in the built site.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import re
+import textwrap
+from functools import cache
+from typing import Any
+
+#: the seed papers: number -> (short title, docs page)
+SEED_PAPERS = {
+    "000": ("Linear and Neural Dueling Bandits with Delayed Feedback (Wang et al., 2026)",
+            "papers/seed-000-delayed-dueling.md"),
+    "001": ("Neural Variance-aware Dueling Bandits with Deep Representation and Shallow Exploration (Oh et al.)",
+            "papers/seed-001-variance-dueling.md"),
+    "002": ("Neural Logistic Bandits (Bae and Lee)", "papers/seed-002-neural-logistic.md"),
+    "003": ("Lipschitz Bandits with Stochastic Delayed Feedback", "papers/seed-003-lipschitz.md"),
+    "004": ("Preference-based Stochastic Linear Contextual Bandits with Knapsacks (Liu, AISTATS 2025)",
+            "papers/seed-004-knapsack.md"),
+}
+
+#: references to a paper's numbered parts, as docstrings write them
+REFERENCE = re.compile(
+    r"\b(?:eqs?\.|Eqs?\.|Algorithms?|Alg\.|Sec\.|Secs\.|App\.|Appendix|Tables?|Remark|Assumptions?|Lemma|"
+    r"Theorem|Listing|Fig\.|Figure)\s+[A-Z]?\d+(?:\.\d+)*(?:\s*(?:[–-]|and|,)\s*[A-Z]?\d+(?:\.\d+)*)*")
+
+
+def _esc(text: str) -> str:
+    """Text for a Markdown table cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _doc(obj: Any) -> str:
+    return inspect.getdoc(obj) or ""
+
+
+def _rst_to_md(text: str, lang: str = "text") -> str:
+    """Docstring markup (reST roles, double back-quotes) as Markdown; ``::`` blocks fenced as ``lang``."""
+    text = re.sub(r":(?:class|func|mod|meth|data|attr):`~?([^`]+)`", r"`\1`", text)
+    text = text.replace("``", "`")
+    # a "::" literal block becomes a fenced block
+    out, lines, i = [], text.splitlines(), 0
+    while i < len(lines):
+        line = lines[i]
+        if line.rstrip().endswith("::"):
+            out.append(line.rstrip()[:-1] if not line.rstrip().endswith(" ::") else line.rstrip()[:-3])
+            i += 1
+            block = []
+            while i < len(lines) and (not lines[i].strip() or lines[i].startswith((" ", "\t"))):
+                block.append(lines[i])
+                i += 1
+            while block and not block[-1].strip():
+                block.pop()
+            out += ["", f"```{lang}", textwrap.dedent("\n".join(block)).strip("\n"), "```", ""]
+            continue
+        out.append(line)
+        i += 1
+    return "\n".join(out)
+
+
+def _bullets(doc: str) -> list[str]:
+    """The bullet items (``*`` or ``-``) of a docstring, each joined onto one line."""
+    items, current = [], None
+    for line in doc.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("* ", "- ")):
+            if current is not None:
+                items.append(current)
+            current = stripped[2:]
+        elif current is not None and stripped and line.startswith((" ", "\t")):
+            current += " " + stripped
+        else:
+            if current is not None:
+                items.append(current)
+            current = None
+    if current is not None:
+        items.append(current)
+    return items
+
+
+def _family(cls: type) -> list[type]:
+    """``cls`` and its base classes inside the package (most derived first)."""
+    return [k for k in cls.__mro__ if k.__module__.startswith("banditbench") and k.__name__ not in
+            ("Policy", "Environment")]
+
+
+def _sources(cls: type) -> list[str]:
+    """Docstrings that may describe a parameter: the family's classes, then their modules."""
+    import sys
+
+    docs = [_doc(k) for k in _family(cls)]
+    for k in _family(cls):
+        mod = sys.modules.get(k.__module__)
+        if mod is not None and mod.__doc__:
+            docs.append(inspect.cleandoc(mod.__doc__))
+    return docs
+
+
+def parameter_description(cls: type, name: str) -> str:
+    """The bullet of a docstring (the class's, its family's, their modules') that starts by naming
+    the parameter ``name`` (``* ``name``: ...`` or ``* ``a`` / ``name``: ...``); empty if none."""
+    lead = re.compile(r"^(?:``[\w.]+``(?:\s*(?:/|,|and)\s*)?)*``" + re.escape(name) + r"``")
+    for doc in _sources(cls):
+        for item in _bullets(doc):
+            if lead.match(item):
+                return re.sub(r"^``" + re.escape(name) + r"``\s*[:—-]\s*", "", item)
+    return ""
+
+
+def paper_of(cls: type) -> tuple[str | None, str]:
+    """(seed number or None, the citation text of the class's summary or its module's first line)."""
+    import sys
+
+    summary = _doc(cls).split("\n\n")[0]
+    mod = sys.modules.get(cls.__module__)
+    first = (mod.__doc__ or "").strip().splitlines()[0] if mod and mod.__doc__ else ""
+    seed = None
+    for text in (summary, first):
+        m = re.search(r"seed (00[0-4])", text)
+        if m:
+            seed = m.group(1)
+            break
+    cite = ""
+    for text in (summary, first):
+        m = re.search(r"\(([^()]*(?:seed 00\d|et al\.|\d{4})[^()]*)\)", text)
+        if m:
+            cite = m.group(1)
+            break
+    return seed, cite
+
+
+def references(cls: type) -> list[str]:
+    """The equation, algorithm, section, appendix and table references of the class's docstring
+    (its family's when its own names none), in order, without repeats."""
+    for klass in _family(cls):
+        found = list(dict.fromkeys(m.group(0) for m in REFERENCE.finditer(_doc(klass))))
+        if found:
+            return found
+    return []
+
+
+# --- registered classes ----------------------------------------------------------------------
+def registered() -> dict[str, dict[str, Any]]:
+    """kind ("algorithms", "environments") -> {name: registry entry}."""
+    from banditbench import registry
+
+    return {"algorithms": dict(sorted(registry.policies().items())),
+            "environments": dict(sorted(registry.environments().items()))}
+
+
+def _link(from_page: str, to_page: str) -> str:
+    """Relative link between two docs pages (paths relative to docs/)."""
+    import posixpath
+
+    return posixpath.relpath(to_page, posixpath.dirname(from_page))
+
+
+def class_page(kind: str, name: str, entry) -> str:
+    from banditbench import params, registry
+    from banditbench.api import feedback_kinds
+
+    cls = entry.load()
+    page = f"reference/{kind}/{name}.md"
+    doc = _doc(cls)
+    summary = doc.split("\n\n")[0].replace("\n", " ")
+    seed, cite = paper_of(cls)
+    feedback = " | ".join(feedback_kinds(cls)) if kind == "environments" else cls.feedback_kind
+    lines = [f"# `{name}`", "", _rst_to_md(summary), "",
+             "| | |", "|---|---|",
+             f"| config name | `{name}` ({'policy' if kind == 'algorithms' else 'environment'}) |",
+             f"| class | `{entry.module}.{entry.cls_name}` |",
+             f"| source | `src/{entry.path.relative_to(registry.PACKAGE_DIR.parent).as_posix()}` |",
+             f"| feedback | {_esc(feedback)} |"]
+    if kind == "algorithms":
+        lines.append(f"| action | {_esc(getattr(cls, 'action_kind', ''))} |")
+    if seed:
+        title, target = SEED_PAPERS[seed]
+        lines.append(f"| paper | seed {seed}: [{_esc(title)}]({_link(page, target)}) |")
+    if cite:
+        lines.append(f"| cited as | {_esc(_rst_to_md(cite))} |")
+    refs = references(cls)
+    lines.append(f"| equations and sections | {_esc(', '.join(refs)) if refs else '—'} |")
+    lines += ["", "## Parameters", ""]
+    hints = params.hints(cls)
+    required = registry.required_parameters(cls)
+    rows = [(p, d) for p, d in registry.parameters(cls).items() if p != "horizon"]
+    if rows:
+        lines += ["Set under `params:` of the " + ("algorithm" if kind == "algorithms" else "environment")
+                  + " in a config; checked before any job runs.", "",
+                  "| parameter | type and range | default | description |", "|---|---|---|---|"]
+        for pname, default in rows:
+            shown = "required" if pname in required else f"`{default!r}`"
+            desc = _rst_to_md(parameter_description(cls, pname))
+            lines.append(f"| `{pname}` | {_esc(params.describe(hints[pname]))} | {_esc(shown)} | {_esc(desc) or '—'} |")
+    else:
+        lines.append("No configurable parameters.")
+    lines += ["", "## Description", "", _rst_to_md(doc), ""]
+    bases = [k for k in _family(cls)[1:] if _doc(k)]
+    for base in bases:
+        lines += [f"### Family: `{base.__name__}`", "", _rst_to_md(_doc(base)), ""]
+    import sys
+
+    mod = sys.modules[cls.__module__]
+    if mod.__doc__:
+        lines += [f"## Module `{cls.__module__}`", "", _rst_to_md(inspect.cleandoc(mod.__doc__)), ""]
+    return "\n".join(lines)
+
+
+def index_page(kind: str, entries: dict) -> str:
+    from banditbench import registry
+    from banditbench.api import feedback_kinds
+
+    title = "Algorithms" if kind == "algorithms" else "Environments"
+    lines = [f"# {title}", "",
+             f"Every {'policy' if kind == 'algorithms' else 'environment'} registered with `@register`, "
+             f"generated from the code (`banditbench list {'policies' if kind == 'algorithms' else 'environments'}` "
+             "prints the same names).", "",
+             "| name | feedback | paper | summary |", "|---|---|---|---|"]
+    for name, entry in entries.items():
+        cls = entry.load()
+        seed, _ = paper_of(cls)
+        feedback = " \\| ".join(feedback_kinds(cls)) if kind == "environments" else cls.feedback_kind
+        paper = f"[seed {seed}](../../{SEED_PAPERS[seed][1]})" if seed else "—"
+        lines.append(f"| [`{name}`]({name}.md) | {feedback} | {paper} | {_esc(_rst_to_md(registry.summary_line(cls)))} |")
+    return "\n".join(lines) + "\n"
+
+
+# --- delays ---------------------------------------------------------------------------------
+def delays_page() -> str:
+    from banditbench.delays import DELAY_KINDS, DelayModel
+
+    common = DelayModel.parameters()
+    lines = ["# Delay models", "",
+             "A delay is set under an experiment's `delays: {label: {kind: ..., window: M or null, ...}}`; "
+             "generated from `banditbench.delays` (`banditbench list delays` prints the same).", "",
+             "| kind | parameter | required | description |", "|---|---|---|---|"]
+    for kind, cls in DELAY_KINDS.items():
+        own = {k: p for k, p in cls.parameters().items() if k not in common}
+        if not own:
+            lines.append(f"| `{kind}` | — | | {_esc(_rst_to_md(_doc(cls).splitlines()[0] if _doc(cls) else ''))} |")
+        for pname, param in own.items():
+            lines.append(f"| `{kind}` | `{pname}` | {'yes' if param.required else 'no'} | {_esc(str(param))} |")
+    for pname, param in common.items():
+        lines.append(f"| any kind | `{pname}` | {'yes' if param.required else 'no'} | {_esc(str(param))} |")
+    return "\n".join(lines) + "\n"
+
+
+# --- the config schema ----------------------------------------------------------------------
+def _resolve(node: dict, root: dict) -> dict:
+    while "$ref" in node:
+        ref = node["$ref"].split("/")[-1]
+        merged = {**root["$defs"][ref], **{k: v for k, v in node.items() if k != "$ref"}}
+        node = merged
+    return node
+
+
+def _type_text(node: dict) -> str:
+    parts = []
+    if "type" in node:
+        types = node["type"] if isinstance(node["type"], list) else [node["type"]]
+        parts.append(" or ".join(types))
+    if "enum" in node:
+        parts.append("one of " + ", ".join(f"`{v}`" for v in node["enum"]))
+    if "oneOf" in node:
+        parts.append(" or ".join(_type_text(o) or "?" for o in node["oneOf"]))
+    for key, sym in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<"),
+                     ("minItems", "items >="), ("minProperties", "entries >="), ("minLength", "length >="),
+                     ("pattern", "matches")):
+        if key in node:
+            value = f"`{node[key]}`" if key == "pattern" else node[key]
+            parts.append(f"{sym} {value}")
+    if node.get("uniqueItems"):
+        parts.append("no repeats")
+    return ", ".join(parts)
+
+
+def config_keys(schema: dict | None = None) -> list[tuple[str, dict, bool]]:
+    """Every key of the config schema: (dotted path, its resolved node, required), depth first.
+    ``<label>`` stands for a name the user chooses (an experiment, an algorithm label...)."""
+    from banditbench.config import load_schema
+
+    root = schema or load_schema()
+    out: list[tuple[str, dict, bool]] = []
+
+    def walk(node: dict, prefix: str, seen: tuple) -> None:
+        node = _resolve(node, root)
+        for key, child in node.get("properties", {}).items():
+            path = f"{prefix}.{key}" if prefix else key
+            out.append((path, _resolve(child, root), key in node.get("required", [])))
+            walk(child, path, seen)
+        for alt in node.get("oneOf", []) + node.get("anyOf", []):
+            if isinstance(alt, dict) and "properties" in _resolve(alt, root):
+                walk(alt, prefix, seen)
+        extra = node.get("additionalProperties")
+        if isinstance(extra, dict) and prefix and prefix not in seen:
+            walk(extra, f"{prefix}.<label>" if "propertyNames" in node or "properties" not in _resolve(extra, root)
+                 else f"{prefix}.<name>", seen + (prefix,))
+        items = node.get("items")
+        if isinstance(items, dict) and prefix:
+            walk(items, f"{prefix}[]", seen)
+
+    walk(root, "", ())
+    # the same key reached twice (a oneOf of objects) is listed once
+    return list({path: (path, node, req) for path, node, req in out}.values())
+
+
+def config_page() -> str:
+    from banditbench.config import load_schema
+
+    schema = load_schema()
+    lines = ["# Config reference", "",
+             "Every key a config file may hold, generated from `src/banditbench/schema.yaml` (the schema every "
+             "config is validated against before anything runs; the delay entry is generated from "
+             "`banditbench.delays`, see [Delay models](delays.md)). `<label>` stands for a name you choose "
+             "(an experiment, an algorithm or delay label); `[]` for the items of a list.", "",
+             _rst_to_md(schema.get("description", "").strip()), "",
+             "| key | required | type and constraints | description |", "|---|---|---|---|"]
+    for path, node, required in config_keys(schema):
+        desc = " ".join(str(node.get("description", "")).split())
+        lines.append(f"| <code>{path.replace('<', '&lt;').replace('>', '&gt;')}</code> | {'yes' if required else ''} | "
+                     f"{_esc(_type_text(node))} | {_esc(desc)} |")
+    return "\n".join(lines) + "\n"
+
+
+# --- the command line -----------------------------------------------------------------------
+def subcommands() -> dict[str, argparse.ArgumentParser]:
+    from banditbench.cli import build_parser
+
+    parser = build_parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+def cli_page() -> str:
+    import banditbench.cli as cli
+
+    parser = cli.build_parser()
+    lines = ["# Command line", "",
+             "`banditbench` (installed with the package; `.venv/bin/banditbench` after `make install`). "
+             "Generated from the argument parser (`banditbench.cli.build_parser`): each subcommand's "
+             "`--help`.", "",
+             "Exit status: 0 on success, 2 for a configuration error, 3 for a corrupt or damaged file.", "",
+             "```text", parser.format_help().rstrip(), "```", ""]
+    for name, sub in subcommands().items():
+        lines += [f"## `banditbench {name}`", "", "```text", sub.format_help().rstrip(), "```", ""]
+    lines += ["## Examples", "", "From the module's docstring (`banditbench.cli`); the test suite runs each of "
+              "them (`tests/test_docs.py`).", "", _rst_to_md(inspect.cleandoc(cli.__doc__.split("Examples", 1)[1]
+                                                                               .split("\n", 2)[2]), "bash"), ""]
+    return "\n".join(lines)
+
+
+# --- everything -----------------------------------------------------------------------------
+@cache
+def generated_pages() -> dict[str, str]:
+    """docs path -> Markdown of every generated page."""
+    pages: dict[str, str] = {}
+    for kind, entries in registered().items():
+        pages[f"reference/{kind}/index.md"] = index_page(kind, entries)
+        for name, entry in entries.items():
+            pages[f"reference/{kind}/{name}.md"] = class_page(kind, name, entry)
+    pages["reference/delays.md"] = delays_page()
+    pages["reference/config.md"] = config_page()
+    pages["reference/cli.md"] = cli_page()
+    return pages
+
+
+def _reference_nav() -> list:
+    pages = generated_pages()
+    nav: list = [{"Config": "reference/config.md"}, {"Command line": "reference/cli.md"},
+                 {"Delay models": "reference/delays.md"}]
+    for kind, title in (("algorithms", "Algorithms"), ("environments", "Environments")):
+        names = sorted(p for p in pages if p.startswith(f"reference/{kind}/") and not p.endswith("index.md"))
+        nav.append({title: [f"reference/{kind}/index.md"]
+                    + [{p.rsplit("/", 1)[1][:-3]: p} for p in names]})
+    nav.append({"Python API": "reference/api.md"})
+    return nav
+
+
+# --- MkDocs events --------------------------------------------------------------------------
+def on_config(config, **kwargs):
+    """Fill the nav's "Reference" entry with the generated pages."""
+    for item in config["nav"] or []:
+        if isinstance(item, dict) and "Reference" in item:
+            item["Reference"] = _reference_nav()
+    return config
+
+
+def on_files(files, config, **kwargs):
+    from mkdocs.structure.files import File
+
+    for path, content in generated_pages().items():
+        files.append(File.generated(config, path, content=content))
+    return files

@@ -1,0 +1,203 @@
+"""The documentation site: the strict MkDocs build, one generated entry per registered name and
+config key, and the `banditbench` commands the pages show, executed."""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from banditbench import registry
+from banditbench.cli import build_parser, main
+from banditbench.config import load_config_file, load_grid, load_schema
+from banditbench.delays import DELAY_KINDS
+from conftest import ROOT
+
+pytest.importorskip("mkdocs", reason="the docs extra (pip install -e '.[docs]') is not installed")
+
+
+def _hooks():
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The site built with ``mkdocs build --strict`` (warnings, broken links, missing pages fail it)."""
+    out = tmp_path_factory.mktemp("site")
+    run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return out
+
+
+def _text(page: Path) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
+
+
+@pytest.mark.slow
+def test_the_strict_build_writes_every_page_of_the_nav(site):
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text().replace("!!python", "#"))["nav"]
+
+    def pages(items):
+        for item in items:
+            if isinstance(item, str):
+                yield item
+            elif isinstance(item, dict):
+                for value in item.values():
+                    yield from ([value] if isinstance(value, str) else pages(value))
+
+    listed = list(pages(nav))
+    assert "index.md" in listed and len(listed) >= 10
+    for page in listed:
+        assert (site / page.replace(".md", ".html")).is_file(), page
+
+
+@pytest.mark.slow
+def test_every_registered_algorithm_and_environment_has_a_generated_page(site):
+    for kind, table in (("algorithms", registry.policies()), ("environments", registry.environments())):
+        assert table
+        index = _text(site / "reference" / kind / "index.html")
+        for name, entry in table.items():
+            page = site / "reference" / kind / f"{name}.html"
+            assert page.is_file(), f"no page for the registered {kind[:-1]} {name!r}"
+            text = _text(page)
+            cls = entry.load()
+            assert name in index
+            assert registry.summary_line(cls).replace("``", "")[:40] in text.replace("\n", " ")
+            for pname in registry.parameters(cls):
+                if pname != "horizon":
+                    assert pname in text, f"{name}: parameter {pname!r} missing from its page"
+
+
+@pytest.mark.slow
+def test_an_algorithm_page_shows_paper_equations_and_parameter_details(site):
+    text = _text(site / "reference" / "algorithms" / "ldb_df.html")
+    assert "seed 000" in text and "Linear and Neural Dueling Bandits with Delayed Feedback" in text
+    assert "Algorithm 1" in text and "eqs. 2–3" in text
+    # type and range, default and the description from the module docstring's bullet
+    assert "kappa_mu" in text and "a finite number > 0" in text and "0.1" in text
+    assert "lower bound on the link derivative (Assumption A2)" in text
+    page = (site / "reference" / "algorithms" / "ldb_df.html").read_text()
+    assert 'href="../../papers/seed-000-delayed-dueling.html"' in page
+
+
+def _schema_keys(node, root, found: set[str], seen: set[str]) -> None:
+    """Every property name anywhere in the schema (independent of the hook's walk)."""
+    if isinstance(node, dict):
+        if "$ref" in node:
+            ref = node["$ref"].split("/")[-1]
+            if ref not in seen:
+                _schema_keys(root["$defs"][ref], root, found, seen | {ref})
+        found.update(node.get("properties", {}))
+        for key, value in node.items():
+            if key != "$defs":
+                _schema_keys(value, root, found, seen)
+    elif isinstance(node, list):
+        for value in node:
+            _schema_keys(value, root, found, seen)
+
+
+@pytest.mark.slow
+def test_every_config_key_has_a_generated_entry(site):
+    schema = load_schema()
+    found: set[str] = set()
+    _schema_keys(schema, schema, found, set())
+    assert {"seeds", "experiments", "seeds_per_job", "panel_plots", "window", "mean"} <= found
+    page = _text(site / "reference" / "config.html")
+    documented = set()
+    for path in re.findall(r"^\s*([a-z_<>\[\].]+)\s*$", page, re.M):
+        documented.update(re.split(r"[.\[\]]+", path))
+    assert found - documented == set(), "config keys without an entry in reference/config.html"
+    for kind in DELAY_KINDS:
+        assert kind in _text(site / "reference" / "delays.html")
+
+
+@pytest.mark.slow
+def test_every_subcommand_and_option_is_in_the_cli_reference(site):
+    text = _text(site / "reference" / "cli.html")
+    for name, sub in _hooks().subcommands().items():
+        assert f"banditbench {name}" in text
+        for action in sub._actions:
+            for option in action.option_strings:
+                assert option in text, f"{name} {option}"
+    assert set(_hooks().subcommands()) == set(build_parser()._subparsers._group_actions[0].choices)
+
+
+# --- the commands the pages show, executed ------------------------------------------------------
+def _commands(markdown: str) -> list[list[str]]:
+    """The `banditbench` command lines of the ```bash blocks of a page (continuations joined,
+    comments dropped), as argument lists without the program name."""
+    out = []
+    for block in re.findall(r"```bash\n(.*?)```", markdown, re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            words = shlex.split(line, comments=True)
+            if words and Path(words[0]).name == "banditbench":
+                out.append(words[1:])
+    return out
+
+
+def _doc_commands() -> list[list[str]]:
+    pages = [p.read_text() for p in sorted((ROOT / "docs").rglob("*.md"))]
+    pages.append(_hooks().cli_page())
+    pages.append((ROOT / "README.md").read_text())
+    return [c for page in pages for c in _commands(page)]
+
+
+def test_the_docs_show_commands_of_every_subcommand():
+    shown = {c[0] for c in _doc_commands()}
+    assert shown >= {"list", "validate", "run-one", "run-block", "checksum", "provenance"}, shown
+
+
+def test_every_banditbench_command_the_docs_show_runs(tmp_path, monkeypatch, capsys):
+    """Each command runs in a scratch project (the configs linked in) with the files it names:
+    a downloaded archive for `checksum`, result files for `provenance` (written by the documented
+    `run-one` / `run-block` commands themselves, run first), a real cell for `run-block`'s `'{...}'`."""
+    (tmp_path / "config").symlink_to(ROOT / "config")
+    shutil.copy(ROOT / "config.yaml", tmp_path / "config.yaml")
+    monkeypatch.chdir(tmp_path)
+    grid = load_grid(load_config_file("config.yaml"))
+    experiment = next(iter(grid.experiments))
+    exp = grid.experiments[experiment]
+    cell = dict(grid.cell(experiment, next(iter(exp.algorithms)), next(iter(exp.delays)), "none", 0))
+    cell["horizon"] = 20
+    archive = tmp_path / "data" / "raw" / "obd" / "open_bandit_dataset.zip"
+    archive.parent.mkdir(parents=True)
+    archive.write_bytes(b"not the real archive")
+
+    commands = sorted(_doc_commands(), key=lambda c: c[0] == "provenance")   # results first
+    assert commands
+    ran = []
+    for argv in commands:
+        argv = [json.dumps(cell) if a == "{...}" else a for a in argv]
+        if argv[0] == "run-one" and "--horizon" not in argv:
+            argv += ["--horizon", "20"]                  # the documented cell, shortened
+        if argv[0] == "provenance":
+            runs = Path(argv[1])
+            runs.mkdir(parents=True, exist_ok=True)
+            for i, result in enumerate(sorted(tmp_path.rglob("*.npz"))):
+                if runs not in result.parents:
+                    shutil.copy(result, runs / f"{i}.npz")
+        if argv[0] == "run-block":
+            for out in argv[argv.index("--outputs") + 1:]:
+                Path(out).parent.mkdir(parents=True, exist_ok=True)
+        code = main(argv)
+        captured = capsys.readouterr()
+        assert code == 0, f"banditbench {' '.join(argv)}: exit {code}\n{captured.err}"
+        if argv[0] == "checksum":
+            assert "dataset_checksums: {obd_full: \"sha256:" in captured.out
+        if argv[0] == "provenance":
+            assert re.search(r"^[1-9]\d* result\(s\) in ", captured.out), captured.out
+        ran.append(argv[0])
+    assert {"run-one", "run-block", "provenance", "checksum", "validate", "list"} <= set(ran)
