@@ -48,7 +48,7 @@ def test_module_entry_point_runs():
 def test_validate_counts_the_jobs_and_names_a_bad_key(tmp_path, capsys):
     assert main(["validate", str(ROOT / "config.yaml")]) == 0
     out = capsys.readouterr().out
-    assert "linear_delayed_dueling: 40 runs in 10 simulate jobs" in out and f"{ROOT / 'config.yaml'}: valid" in out
+    assert "linear_delayed_dueling: 96 runs in 8 simulate jobs" in out and f"{ROOT / 'config.yaml'}: valid" in out
     bad = tmp_path / "bad.yaml"
     bad.write_text((ROOT / "config.yaml").read_text().replace("kind: geometric", "kind: poisson", 1))
     assert main(["validate", str(bad)]) == 2

@@ -69,6 +69,9 @@ def test_seeds_per_job_cuts_the_seeds_into_blocks_of_one_job_each():
         _exp(c).update(seeds=7, seeds_per_job=3)
         c["experiments"]["lipschitz_triangle"].update(seeds=[2, 5, 9], seeds_per_job=2)
         c["experiments"]["knapsack_synthetic"].pop("seeds_per_job")
+        c["experiments"]["knapsack_synthetic"].update(seeds=4)
+        c["experiments"]["digits_dueling"].update(seeds=3, seeds_per_job=3)
+        c["experiments"]["variance_dueling_square"].update(seeds_per_job=1)
         c["experiments"]["digits_reward"].update(seeds_per_job=1)
 
     grid = load_grid(_cfg(mutate))
@@ -80,7 +83,7 @@ def test_seeds_per_job_cuts_the_seeds_into_blocks_of_one_job_each():
     assert "knapsack_synthetic" in blocks[(0,)] and "digits_reward" in blocks[(0,)]
     assert [block_label(b) for b in [(0, 1, 2), (6,), (2, 5), (9,)]] == ["seeds_0-2", "seed_6", "seeds_2_5", "seed_9"]
     # the runs (one per seed) do not depend on the blocking
-    assert len(list(grid.jobs("linear_delayed_dueling"))) == 5 * 2 * 7     # 5 algorithms x 2 delays x 7 seeds
+    assert len(list(grid.jobs("linear_delayed_dueling"))) == 4 * 2 * 7     # 4 algorithms x 2 delays x 7 seeds
     with pytest.raises(ConfigError, match="seeds_per_job: 0 is less than the minimum of 1"):
         load_grid(_cfg(lambda c: _exp(c).update(seeds_per_job=0)))
 
