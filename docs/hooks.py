@@ -114,14 +114,55 @@ def _sources(cls: type) -> list[str]:
     return docs
 
 
+def _numpy_entries(doc: str) -> dict[str, str]:
+    """``name : text`` entries (numpy style, continuation lines indented) of a docstring's
+    ``Parameters`` sections; ``a, b : text`` describes both."""
+    out: dict[str, str] = {}
+    lines, inside, names = doc.splitlines(), False, None
+    for i, line in enumerate(lines):
+        if line.strip().startswith("Parameters") and i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"}:
+            inside, names = True, None
+            continue
+        if not inside or set(line.strip()) == {"-"}:
+            continue
+        if not line.strip():
+            names = None
+            if i + 1 < len(lines) and not lines[i + 1].startswith((" ", "\t")) and ":" not in lines[i + 1]:
+                inside = False
+            continue
+        m = re.match(r"^(\w+(?:\s*,\s*\w+)*)\s+:\s*(.*)$", line)
+        if m and not line.startswith((" ", "\t")):
+            names = [n.strip() for n in m.group(1).split(",")]
+            for n in names:
+                out[n] = m.group(2).strip()
+        elif names and line.startswith((" ", "\t")):
+            for n in names:
+                out[n] += " " + line.strip()
+        else:
+            inside = False
+    return out
+
+
 def parameter_description(cls: type, name: str) -> str:
     """The bullet of a docstring (the class's, its family's, their modules') that starts by naming
-    the parameter ``name`` (``* ``name``: ...`` or ``* ``a`` / ``name``: ...``); empty if none."""
+    the parameter ``name`` (``* ``name``: ...`` or ``* ``a`` / ``name``: ...``), else the first
+    sentence of them that names it; empty if none does."""
     lead = re.compile(r"^(?:``[\w.]+``(?:\s*(?:/|,|and)\s*)?)*``" + re.escape(name) + r"``")
+    for doc in _sources(cls):
+        entries = _numpy_entries(doc)
+        if entries.get(name):
+            return entries[name]
     for doc in _sources(cls):
         for item in _bullets(doc):
             if lead.match(item):
                 return re.sub(r"^``" + re.escape(name) + r"``\s*[:—-]\s*", "", item)
+    # else the first sentence of those docstrings that names it (``name`` or ``name = value``)
+    mention = re.compile(r"``" + re.escape(name) + r"(?:\s*[=:][^`]*)?``")
+    for doc in _sources(cls):
+        flat = " ".join(doc.split())
+        for sentence in re.split(r"(?<=[.;])\s+(?=[A-Z`(*])", flat):
+            if mention.search(sentence):
+                return "From the docstring: " + sentence.lstrip("*- ")
     return ""
 
 
