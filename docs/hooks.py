@@ -44,8 +44,15 @@ REFERENCE = re.compile(
 
 
 def _esc(text: str) -> str:
-    """Text for a Markdown table cell."""
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Text for a Markdown table cell (a code span holding ``|`` becomes HTML: a table cell's ``\\|``
+    would show its backslash inside a code span)."""
+    import html
+
+    def code(m):
+        return "<code>" + html.escape(m.group(1)).replace("|", "&#124;") + "</code>"
+
+    text = re.sub(r"`([^`]*\|[^`]*)`", code, str(text))
+    return text.replace("|", "\\|").replace("\n", " ").replace("&#124;", "&#124;")
 
 
 def _doc(obj: Any) -> str:
@@ -225,20 +232,19 @@ def class_page(kind: str, name: str, entry) -> str:
     seed, cite = paper_of(cls)
     feedback = " | ".join(feedback_kinds(cls)) if kind == "environments" else cls.feedback_kind
     lines = [f"# `{name}`", "", _rst_to_md(summary), "",
-             "| | |", "|---|---|",
-             f"| config name | `{name}` ({'policy' if kind == 'algorithms' else 'environment'}) |",
-             f"| class | `{entry.module}.{entry.cls_name}` |",
-             f"| source | `src/{entry.path.relative_to(registry.PACKAGE_DIR.parent).as_posix()}` |",
-             f"| feedback | {_esc(feedback)} |"]
+             f"- **config name:** `{name}` ({'policy' if kind == 'algorithms' else 'environment'})",
+             f"- **class:** `{entry.module}.{entry.cls_name}`",
+             f"- **source:** `src/{entry.path.relative_to(registry.PACKAGE_DIR.parent).as_posix()}`",
+             f"- **feedback:** {feedback}"]
     if kind == "algorithms":
-        lines.append(f"| action | {_esc(getattr(cls, 'action_kind', ''))} |")
+        lines.append(f"- **action:** {getattr(cls, 'action_kind', '')}")
     if seed:
         title, target = SEED_PAPERS[seed]
-        lines.append(f"| paper | seed {seed}: [{_esc(title)}]({_link(page, target)}) |")
+        lines.append(f"- **paper:** seed {seed}, [{title}]({_link(page, target)})")
     if cite:
-        lines.append(f"| cited as | {_esc(_rst_to_md(cite))} |")
+        lines.append(f"- **cited as:** {_rst_to_md(cite)}")
     refs = references(cls)
-    lines.append(f"| equations and sections | {_esc(', '.join(refs)) if refs else '—'} |")
+    lines.append(f"- **equations and sections:** {', '.join(refs) if refs else '—'}")
     lines += ["", "## Parameters", ""]
     hints = params.hints(cls)
     required = registry.required_parameters(cls)
@@ -442,6 +448,28 @@ def on_config(config, **kwargs):
         if isinstance(item, dict) and "Reference" in item:
             item["Reference"] = _reference_nav()
     return config
+
+
+MARKER = re.compile(r"<!-- registered: seed (00\d) -->")
+
+
+def seed_table(seed: str, page: str) -> str:
+    """The registered algorithms and environments whose docstring names seed ``seed``, linked."""
+    rows = ["| name | kind | summary |", "|---|---|---|"]
+    for kind, entries in registered().items():
+        for name, entry in entries.items():
+            cls = entry.load()
+            if paper_of(cls)[0] == seed:
+                from banditbench import registry
+
+                target = _link(page, f"reference/{kind}/{name}.md")
+                rows.append(f"| [`{name}`]({target}) | {kind[:-1]} | {_esc(_rst_to_md(registry.summary_line(cls)))} |")
+    return "\n".join(rows)
+
+
+def on_page_markdown(markdown, page, config, files, **kwargs):
+    """``<!-- registered: seed 000 -->`` in a page: the table of that seed's registered classes."""
+    return MARKER.sub(lambda m: seed_table(m.group(1), page.file.src_uri), markdown)
 
 
 def on_files(files, config, **kwargs):
