@@ -379,11 +379,12 @@ def config_page() -> str:
              "`banditbench.delays`, see [Delay models](delays.md)). `<label>` stands for a name you choose "
              "(an experiment, an algorithm or delay label); `[]` for the items of a list.", "",
              _rst_to_md(schema.get("description", "").strip()), "",
-             "| key | required | type and constraints | description |", "|---|---|---|---|"]
+             "| key | type and constraints | description |", "|---|---|---|"]
     for path, node, required in config_keys(schema):
         desc = " ".join(str(node.get("description", "")).split())
-        lines.append(f"| <code>{path.replace('<', '&lt;').replace('>', '&gt;')}</code> | {'yes' if required else ''} | "
-                     f"{_esc(_type_text(node))} | {_esc(desc)} |")
+        shown = path.replace("<", "&lt;").replace(">", "&gt;").replace(".", ".<wbr>")   # breaks after dots only
+        kind = ("**required**; " if required else "") + _type_text(node)
+        lines.append(f"| <code class=\"key\">{shown}</code> | {_esc(kind)} | {_esc(desc)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -470,6 +471,12 @@ def seed_table(seed: str, page: str) -> str:
 def on_page_markdown(markdown, page, config, files, **kwargs):
     """``<!-- registered: seed 000 -->`` in a page: the table of that seed's registered classes."""
     return MARKER.sub(lambda m: seed_table(m.group(1), page.file.src_uri), markdown)
+
+
+def on_page_content(html, page, config, files, **kwargs):
+    """The reST roles mkdocstrings leaves in the rendered docstrings (``:class:`X``` shows as
+    ``:class:X``): dropped, the name kept as code."""
+    return re.sub(r":(?:class|func|mod|meth|data|attr|exc):(?=<code>)", "", html)
 
 
 def on_files(files, config, **kwargs):
