@@ -63,6 +63,24 @@ def _rst_to_md(text: str, lang: str = "text") -> str:
     """Docstring markup (reST roles, double back-quotes) as Markdown; ``::`` blocks fenced as ``lang``."""
     text = re.sub(r":(?:class|func|mod|meth|data|attr):`~?([^`]+)`", r"`\1`", text)
     text = text.replace("``", "`")
+    # a numpy-style section ("Parameters" over a line of dashes) becomes a bold line, its
+    # "name : text" entries a list
+    lines, kept, section = text.splitlines(), [], False
+    for k, line in enumerate(lines):
+        if re.fullmatch(r"-{3,}", line.strip()) and kept and kept[-1].strip():
+            kept[-1] = f"**{kept[-1].strip()}**"
+            kept.append("")
+            section = True
+            continue
+        entry = re.match(r"^(\w+(?:\s*,\s*\w+)*)\s+:\s+(.*)$", line) if section else None
+        if entry:
+            names = ", ".join(f"`{n.strip()}`" for n in entry.group(1).split(","))
+            kept.append(f"- {names}: {entry.group(2)}")
+            continue
+        if section and line.strip() and not line.startswith((" ", "\t")):
+            section = False
+        kept.append(line)
+    text = "\n".join(kept)
     # a "::" literal block becomes a fenced block
     out, lines, i = [], text.splitlines(), 0
     while i < len(lines):
