@@ -24,7 +24,7 @@ test-fast: install  ## skip the end-to-end Snakemake runs
 	$(PY) -m pytest -q -m "not slow"
 
 docs: install  ## the documentation site into site/ (offline; reference pages generated from the code)
-	$(VENV)/bin/mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 lint: install  ## snakemake --lint and snakefmt --check (also run by make test)
 	$(VENV)/bin/snakemake --lint
