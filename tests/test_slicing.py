@@ -87,6 +87,7 @@ def test_slicing_keys_work_from_the_command_line_and_never_overwrite_configured_
 
     config = _config()
     config["experiments"]["duel"]["delays"]["geo"] = {"kind": "geometric", "mean": 3, "window": 6}
+    config["summary_tables"]["s"]["rows"][0]["delay"] = "geo"
     work = copy_project(tmp_path, config)
     first = smk(work, "--quiet", "--config", "only_experiments=duel", "only_algorithms=ldb_df,ldb_zero")
     assert first.returncode == 0, first.stderr[-3000:]
