@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import MIRROR, needs_mirror
+from conftest import MIRROR, ROOT, needs_mirror
 from smk import copy_project, members_but_timing, planned, smk
 
 pytestmark = pytest.mark.slow
@@ -224,11 +224,20 @@ def test_bad_config_stops_before_any_job(tmp_path):
     assert not (work / "results").exists()
 
 
-def test_a_copy_refuses_to_run_with_another_checkouts_library(tmp_path):
+def test_a_copy_runs_its_own_library_not_the_installed_checkouts(tmp_path):
+    """Without PYTHONPATH the installed banditbench is this checkout's; the copy's Snakefile imports the
+    copy's src/ first (its code differs here), so the copy plans with its own library instead of refusing
+    or mixing (a banditbench imported before the Snakefile ran: tests/test_code_identity.py)."""
     work = copy_project(tmp_path, TINY)
-    run = smk(work, "-n", own_src=False)
-    assert run.returncode != 0
-    assert f"not from this checkout's {work.resolve() / 'src'}" in run.stdout + run.stderr
+    init = work / "src" / "banditbench" / "__init__.py"
+    init.write_text(init.read_text() + "\nimport sys\nprint('the copy banditbench', file=sys.stderr)\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    probe = subprocess.run([sys.executable, "-c", "import banditbench; print(banditbench.__file__)"],
+                           capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert probe.stdout.startswith(str(ROOT / "src"))        # the installed library is the original's ...
+    run = smk(work, "-n", env=env, own_src=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "the copy banditbench" in run.stderr            # ... yet the copy's planned the jobs
 
 
 def test_slurm_profile_is_valid(project):
