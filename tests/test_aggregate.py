@@ -191,3 +191,12 @@ def test_the_fast_array_reader_reads_what_numpy_reads_and_refuses_what_numpy_ref
         assert got.dtype == arr.dtype and got.shape == arr.shape and np.array_equal(got, arr)
         with pytest.raises(CorruptFileError, match="member 'm' of the result file is not an array"):
             _array("f.npz", "m", data[:-1] if arr.size else data[:20])
+
+
+def test_the_per_task_table_marks_a_flat_task():
+    from banditbench.analysis.seedtable import _task_name
+
+    cell = {"environment": {"params": {"tasks": ["antonyms", "sum"]}}}
+    assert _task_name(cell, {"task_index": 0.0, "flat_task": 0.0, "score_gap": 0.34}) == "antonyms"
+    assert _task_name(cell, {"task_index": 1.0, "flat_task": 1.0, "score_gap": 0.038}) == "sum (flat, gap 0.04)"
+    assert _task_name(cell, {"reward": 1.0}) is None                       # not a multi-task environment

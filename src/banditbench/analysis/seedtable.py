@@ -64,12 +64,17 @@ def _flat_provenance(prov: dict | None) -> tuple:
 
 
 def _task_name(cell, summary) -> str | None:
-    """The task a run played, for environments that spread seeds over tasks (``task_index`` in the summary)."""
+    """The task a run played, for environments that spread seeds over tasks (``task_index`` in the summary),
+    marked "(flat, gap G)" when the environment flags it (``flat_task``: its best arm beats the arms'
+    mean score by less than the environment's ``flat_gap``, so no algorithm can separate much there)."""
     if "task_index" not in summary:
         return None
     index = int(summary["task_index"])
     tasks = cell.get("environment", {}).get("params", {}).get("tasks")
-    return str(tasks[index]) if tasks and index < len(tasks) else f"task {index}"
+    name = str(tasks[index]) if tasks and index < len(tasks) else f"task {index}"
+    if summary.get("flat_task") == 1:
+        name += f" (flat, gap {summary['score_gap']:.2f})" if "score_gap" in summary else " (flat)"
+    return name
 
 
 def _read_run(path: str, experiment: str, per_round: Sequence[str]):
