@@ -35,7 +35,7 @@ lint: install  ## snakemake --lint and snakefmt --check (also run by make test)
 Dockerfile: envs/banditbench.yaml
 	$(VENV)/bin/snakemake --containerize > $@.tmp && mv $@.tmp $@
 
-container: Dockerfile  ## build the jobs' image (README, "Containers")
+container: Dockerfile  ## build the jobs' image (docs/running-grids.md, "Containers")
 	docker build -t banditbench:0.1.0 .
 
 clean:

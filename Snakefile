@@ -22,7 +22,7 @@ min_version("9.0")
 # passes it on to cluster jobs, whose Snakefile puts its own deployed src/ first again).  A
 # banditbench imported before this file ran must be the same code: compared by a fingerprint of
 # the sources, not by path, since executors without a shared file system deploy the workflow into
-# a fresh folder per job (README, "Development").
+# a fresh folder per job (docs/extending.md, "Development").
 SRC = Path(workflow.basedir).resolve() / "src"
 if not (SRC / "banditbench").is_dir():
     raise WorkflowError(f"{SRC / 'banditbench'} is missing: the workflow runs the library next to its Snakefile")

@@ -25,7 +25,7 @@ computation (the same network forward pass on the same inputs gives the same bit
 both get the same jittered inputs.  Such a comparison asserts the same indices to a stated tolerance
 and the same decisions except in near-ties (:func:`assert_same_or_near_tie`).
 
-The tests never set ``OPENBLAS_CORETYPE`` (that is a manual check: README, Reproducibility).
+The tests never set ``OPENBLAS_CORETYPE`` (that is a manual check: docs/reliability.md, Reproducibility).
 """
 
 from __future__ import annotations

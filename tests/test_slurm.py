@@ -51,7 +51,7 @@ def test_slurm_profile_reproduces_the_local_run(tmp_path):
     local, cluster = copy_project(tmp_path / "local", GRID), copy_project(tmp_path / "cluster", GRID)
     run = smk(local, "--quiet")
     assert run.returncode == 0, run.stderr[-3000:]
-    # README, "Running on a cluster": no accounting database here, so squeue tells when jobs end;
+    # docs/running-grids.md, "Running on a cluster": no accounting database here, so squeue tells when jobs end;
     # --cores caps the CPUs of a grouped job at what the node has
     run = smk(cluster, "--workflow-profile", str(cluster / "profiles/slurm"), "--slurm-status-command", "squeue",
               "--slurm-init-seconds-before-status-checks", "5", cores=str(min(8, _slurm_cpus())), timeout=1200)

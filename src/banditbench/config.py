@@ -440,8 +440,8 @@ def unpinned_note(dataset: str, experiments: list[str]) -> str:
     """What to do about a dataset whose checksum is neither published nor pinned (:meth:`ExperimentGrid.unpinned`)."""
     return (f"experiment(s) {', '.join(experiments)} read dataset {dataset!r}, which has no published checksum and "
             f"none pinned: its download stops until {PIN_KEY}.{dataset} is set to the sha256 of your copy (the config "
-            f"line {PIN_KEY}: {{{dataset}: \"sha256:<64 hex>\"}}; `banditbench checksum <file>` prints it; README, "
-            f"Datasets)")
+            f"line {PIN_KEY}: {{{dataset}: \"sha256:<64 hex>\"}}; `banditbench checksum <file>` prints it; "
+            f"docs/datasets.md)")
 
 
 def _distinct_labels(labels: list[str], where: str) -> None:

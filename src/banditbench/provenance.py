@@ -4,7 +4,7 @@ Every result file holds a ``provenance`` member (:func:`collect`, written by
 :func:`banditbench.resultio.save_result`), outside the members that are byte-identical
 for the same config and seed: the host name or a dirty tree differ between two runs
 that give the same numbers, and the BLAS kernel or a package version can explain two
-runs that do not (README, "Provenance").
+runs that do not (docs/reliability.md, "Reproducibility").
 
 The code commit comes from the Snakemake process that planned the jobs
 (``BANDITBENCH_COMMIT`` and ``BANDITBENCH_DIRTY``, :func:`git_environment`, passed to

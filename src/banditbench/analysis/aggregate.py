@@ -14,7 +14,7 @@ as ``results/tables/<experiment>.parquet``), which the aggregation builds first.
 Outputs
 -------
 * tidy CSV — columns ``experiment, algorithm, delay, budget, t, metric, mean,
-  ci_low, ci_high, n`` (the stable interface described in README.md, "Outputs"), then
+  ci_low, ci_high, n`` (the stable interface described in docs/getting-started.md, "Outputs"), then
   ``sd, min, max``;
 * Markdown, LaTeX and HTML (the page ``snakemake --report`` shows) — first a headline table in the layout of the papers'
   result tables (seed 003 App. D Table 1, seed 004 Tables 1–2): the main
