@@ -10,7 +10,7 @@ from banditbench.api import NULL
 from banditbench.analysis.aggregate import aggregate_experiment
 from banditbench.config import load_config_file, load_grid
 from banditbench.data.car_oracle import CLASSES, action_features, fit_car_oracle
-from banditbench.data.files import load_npz, save_npz
+from banditbench.data.files import load_npz
 from banditbench.delays import make_delay
 from banditbench.envs.knapsack import CarModeration, SyntheticPbBwK, _DuelKnapsack, offline_lp
 from banditbench.errors import ConfigError
@@ -18,20 +18,16 @@ from banditbench.links import sigmoid
 from banditbench.policies.knapsack import ConstrainedDuelingEXP3, IdealDuel, OptimisticDuel, RandomizedDuel
 from banditbench.resultio import save_result
 from banditbench.runner import simulate
-from conftest import MIRROR, ROOT
-from test_knapsack import make
+from conftest import ROOT
+from test_knapsack import CAR_DATA, car_oracle, make  # noqa: F401 (car_oracle: a fixture)
 
-CAR_DATA = MIRROR / "uci" / "car" / "car.data"
 V = np.array([0.5, 0.3, 0.3, 0.5])           # Sec. 6's factors in the order (unacc, acc, good, vgood)
 
 
 @pytest.fixture(scope="module")
-def oracle(tmp_path_factory):
-    if not CAR_DATA.is_file():
-        pytest.skip(f"car.data absent from the offline mirror {MIRROR}")
-    path = tmp_path_factory.mktemp("oracles") / "car_evaluation.npz"
-    save_npz(path, fit_car_oracle(CAR_DATA), {"dataset": "car"})
-    return path
+def oracle(car_oracle):
+    """The fitted car oracle of tests/test_knapsack.py (skipped without the mirror's car.data)."""
+    return car_oracle
 
 
 def car(oracle, horizon=200, budget=1e9, seed=0, **params):

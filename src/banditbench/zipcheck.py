@@ -159,7 +159,8 @@ def read_member(fh: BinaryIO, entry: Entry) -> bytes:
         if not inflate.eof or inflate.unused_data or inflate.unconsumed_tail:
             raise BadZipFile(f"compressed data of member {entry.name!r} does not end where its size says")
     else:
-        raise NotImplementedError(f"member {entry.name!r}: compression method {entry.method}")
+        raise BadZipFile(f"member {entry.name!r}: compression method {entry.method}, neither stored nor deflated "
+                         f"(banditbench writes no other)")
     if len(data) != entry.size or zlib.crc32(data) != entry.crc:
         raise BadZipFile(f"bad size or CRC-32 of member {entry.name!r}")
     return data

@@ -35,7 +35,7 @@ import html
 import io
 import logging
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -43,7 +43,7 @@ from scipy import stats
 
 from ..config import DEFAULT_CI_LEVEL
 from ..errors import CorruptFileError
-from ..resultio import atomic_write_bytes, identity_from_path, load_result
+from ..resultio import atomic_write_bytes
 from .pages import html_page
 from .seedtable import CURVE_POINTS, collect_seeds, curve_grid, default_workers, write_parquet
 
@@ -67,34 +67,6 @@ def mean_ci(values: np.ndarray, level: float = DEFAULT_CI_LEVEL) -> tuple[np.nda
         return mean, nan, nan
     half = stats.t.ppf(0.5 + level / 2, n - 1) * values.std(axis=0, ddof=1) / np.sqrt(n)
     return mean, mean - half, mean + half
-
-
-def check_runs(runs: Iterable[str], experiment: str, remove_corrupt: bool = False) -> list:
-    """Load every run, each checked against the run its path names
-    (``results/runs/<experiment>/<algorithm>/<delay>/<budget>/<seed>.npz``) and against its checksum.
-
-    Every bad file is reported at once, in one :class:`~banditbench.errors.CorruptFileError`; with
-    ``remove_corrupt`` they are deleted too, so that the next ``snakemake`` run rebuilds exactly
-    them (a corrupt result is never aggregated).
-    """
-    loaded, bad = [], []
-    for path in runs:
-        expect = identity_from_path(path)
-        if expect.get("experiment") != experiment:
-            raise ValueError(f"{path}: not a run of experiment {experiment!r} "
-                             f"(expected results/runs/{experiment}/<algorithm>/<delay>/<budget>/<seed>.npz)")
-        try:
-            loaded.append((path, *load_result(path, expect)))
-        except CorruptFileError as err:
-            bad.append((path, err))
-    if bad:
-        if remove_corrupt:
-            for path, _ in bad:
-                Path(path).unlink(missing_ok=True)
-        what = (f"removed {len(bad)} corrupt result file(s); run snakemake again to rebuild them"
-                if remove_corrupt else f"{len(bad)} corrupt result file(s); delete them and re-run their jobs")
-        raise CorruptFileError("\n".join(str(err) for _, err in bad) + f"\n{what}")
-    return loaded
 
 
 def aggregate_runs(runs: Sequence[str], experiment: str, horizons: Sequence[int], curve_points: int = CURVE_POINTS,
@@ -363,7 +335,7 @@ def aggregate_experiment(runs: Sequence[str], experiment: str, horizons: Sequenc
     given; every other table is computed from it.
     ``main_metric`` (e.g. ``cumulative_regret``) is the metric of the headline table;
     ``per_round`` lists the per-round metrics also reported as running averages;
-    ``remove_corrupt`` as for :func:`check_runs`;
+    ``remove_corrupt`` as for :func:`~banditbench.analysis.seedtable.collect_seeds`;
     ``html_file`` (optional) gets the tables as an HTML page, headed by ``description``;
     ``ci_level`` is the confidence level of every interval (tables and curves);
     ``spread`` what the human tables show after the mean (``ci``: the interval's half-width, ``sd``).

@@ -40,6 +40,8 @@ kernels, other summation order): the two make the same decisions except near tie
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import math
 from typing import Any, Sequence
 
@@ -51,17 +53,19 @@ from .training import ADAM_BETAS, ADAM_EPS
 DEVICES = ("cpu", "cuda")
 
 
-class BatchedPolicy:
+class BatchedPolicy(ABC):
     """The interface :func:`banditbench.runner.simulate_block` plays (module docstring)."""
 
     #: the ``Policy.context_form`` every seed's environment is asked for
     context_form: str | None = None
 
+    @abstractmethod
     def observe_all(self, t: int, arrived: Sequence[Sequence[Any]]) -> None:
-        raise NotImplementedError
+        """Each seed's ``Policy.observe(t, arrived[s])``, for the whole block at once."""
 
+    @abstractmethod
     def act_all(self, t: int, contexts: Sequence[Any]) -> list:
-        raise NotImplementedError
+        """Each seed's ``Policy.act(t, contexts[s])``, for the whole block at once: one action per seed."""
 
 
 def check_device(device: str, where: str) -> None:
