@@ -46,3 +46,54 @@ def test_a_real_increase_is_still_backtracked():
         theta = logistic.fit_logistic(Xr, labels, 1.0, theta, max_iter=1)
         losses.append(logistic.logistic_loss(theta, Xr, labels, 1.0))
     assert all(b <= a for a, b in zip(losses, losses[1:]))
+
+
+CENTRE = np.array([0.3, -0.2, 0.1])
+
+
+def _near_centred_optimum():
+    optimum = logistic.fit_logistic(X, LABELS, 1.0, np.zeros(3), weights=WEIGHTS, tol=1e-9, max_iter=100,
+                                    centre=CENTRE)
+    return optimum + 1e-10 * np.array([1.0, -2.0, 0.5])
+
+
+def test_every_loss_the_solver_compares_is_the_centred_one(monkeypatch):
+    """With a ridge centred at c, the loss kept after a full Newton step (the branch taken near the
+    optimum) is the centred objective, like every loss backtracking compares it with (issue 23.7: it
+    was recomputed without the centre)."""
+    start = _near_centred_optimum()
+    exact = logistic.logistic_loss
+    centres = []
+
+    def spy(theta, X_, labels, lam, weights=None, centre=None):
+        centres.append(centre)
+        return exact(theta, X_, labels, lam, weights, centre)
+
+    monkeypatch.setattr(logistic, "logistic_loss", spy)
+    theta = logistic.fit_logistic(X, LABELS, 1.0, start, weights=WEIGHTS, max_iter=3, tol=1e-12, centre=CENTRE)
+    assert len(centres) >= 2                                   # the start's loss and at least one full step
+    assert all(c is not None and np.array_equal(c, CENTRE) for c in centres)
+    assert np.isfinite(theta).all()
+
+
+def test_batched_solver_compares_centred_losses_too(monkeypatch):
+    """The seed-batched copy (policies/neural/batched.py) follows the same fix."""
+    import torch
+
+    from banditbench.policies.neural import batched as B
+
+    start = _near_centred_optimum()
+    exact = B.logistic_loss
+    centres = []
+
+    def spy(theta, X_, labels, lam, w, centre):
+        centres.append(centre)
+        return exact(theta, X_, labels, lam, w, centre)
+
+    monkeypatch.setattr(B, "logistic_loss", spy)
+    t = lambda a: torch.from_numpy(np.asarray(a, dtype=float))[None]
+    theta = B.fit_logistic(t(X), t(LABELS), 1.0, t(start), t(WEIGHTS), torch.tensor([True]), max_iter=3,
+                           tol=1e-12, centre=t(CENTRE))
+    assert len(centres) >= 2
+    assert all(c is not None and torch.equal(c, t(CENTRE)) for c in centres)
+    assert torch.isfinite(theta).all()

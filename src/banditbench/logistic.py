@@ -66,7 +66,7 @@ def fit_logistic(X: np.ndarray, labels: np.ndarray, lam: float, theta0: np.ndarr
         step = np.linalg.solve(hess, grad)
         if grad @ step <= LOSS_RESOLUTION * abs(loss):
             theta = theta - step
-            loss = logistic_loss(theta, X, labels, lam, w)
+            loss = logistic_loss(theta, X, labels, lam, w, centre)      # the same (centred) objective
             continue
         eta = 1.0
         while True:

@@ -227,8 +227,8 @@ def fit_logistic(X: torch.Tensor, labels: torch.Tensor, lam: float, theta0: torc
 
     Each seed follows its own damped-Newton path: it stops when its gradient's max-norm is below
     ``tol`` and backtracks by its own step length; the loop runs until every seed has stopped or
-    ``max_iter`` steps.  Mirrors the reference line by line, including its loss after a full step
-    (computed without the centre, as the reference does)."""
+    ``max_iter`` steps.  Mirrors the reference line by line (every loss it compares, the one after a
+    full step included, is the centred objective)."""
     theta = theta0.clone()
     loss = logistic_loss(theta, X, labels, lam, w, centre)
     active = mask.clone()
@@ -247,7 +247,7 @@ def fit_logistic(X: torch.Tensor, labels: torch.Tensor, lam: float, theta0: torc
         step = torch.linalg.solve(hess, grad[:, :, None])[:, :, 0]
         full = active & ((grad * step).sum(1) <= LOSS_RESOLUTION * loss.abs())
         theta_full = theta - step
-        loss_full = logistic_loss(theta_full, X, labels, lam, w, None)
+        loss_full = logistic_loss(theta_full, X, labels, lam, w, centre)
         search = active & ~full
         eta = torch.ones_like(loss)
         cand_best, loss_best = theta.clone(), loss.clone()
