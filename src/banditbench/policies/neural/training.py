@@ -13,11 +13,18 @@ labels above one.  The centre ``c`` is ``theta_0`` (seed 000 eq. 7) or 0; the
 ridge may cover only part of the parameter vector (``penalised``: seed 001 eq. 4
 regularises the last layer ``theta`` and not the feature weights ``W``).
 
-Seeds 000–002 do not prescribe the optimiser; we use Adam (learning rate
-``lr``, as seeds 001 and 002 use in practice) warm-started from the previous
-parameters, with its moment estimates kept across updates, and ``steps``
-full-batch steps per update.  The schedule ``every`` is a number of rounds H
-(train when ``(t - 1) % H == 0``) or ``"doubling"`` (train at t = 2, 4, 8, ...).
+Seeds 000–002 do not prescribe the optimiser; by default (``optimizer="adam"``)
+we use Adam (learning rate ``lr``, as seeds 001 and 002 use in practice)
+warm-started from the previous parameters, with its moment estimates kept across
+updates, and ``steps`` full-batch steps per update.  ``optimizer="gd"`` takes
+plain gradient-descent steps ``theta <- theta - lr grad L(theta)`` instead (seed
+002 Sec. 7: "100 gradient descent steps per update"; no state kept between
+updates).  ``batch=B`` (default None: full batch) computes each step's data term
+on ``B`` samples drawn uniformly without replacement from the ``n`` available
+(all of them while ``n <= B``) with the trainer's ``generator``; the ridge term
+is taken whole at every step (the batch's loss is not rescaled by ``n / B``).
+The schedule ``every`` is a number of rounds H (train when ``(t - 1) % H == 0``)
+or ``"doubling"`` (train at t = 2, 4, 8, ...).
 
 Two ways to take the steps: :meth:`Trainer.fit` differentiates the loss with
 autograd and steps ``torch.optim.Adam``; :meth:`Trainer.fit_gradient` takes the
@@ -46,6 +53,8 @@ def check_schedule(every, where: str = "policy.params.train_every") -> None:
 
 
 ADAM_BETAS, ADAM_EPS = (0.9, 0.999), 1e-8          # torch.optim.Adam's defaults
+#: the optimisers a Trainer takes (module docstring)
+OPTIMIZERS = ("adam", "gd")
 
 
 def adam_step(theta: np.ndarray, grad: np.ndarray, m: np.ndarray, v: np.ndarray, k: int, lr: float) -> None:
@@ -60,10 +69,11 @@ def adam_step(theta: np.ndarray, grad: np.ndarray, m: np.ndarray, v: np.ndarray,
 
 
 class Trainer:
-    """Minimises the weighted logistic loss (module docstring) by warm-started Adam steps."""
+    """Minimises the weighted logistic loss (module docstring) by warm-started Adam (or gradient-descent) steps."""
 
     def __init__(self, theta0: torch.Tensor, *, lam: float, lr: float, steps: int, every: int | str = 1,
-                 centre: str = "init", penalised: slice = slice(None), where: str = "policy.params"):
+                 centre: str = "init", penalised: slice = slice(None), where: str = "policy.params",
+                 optimizer: str = "adam", batch: int | None = None, generator: torch.Generator | None = None):
         if not lam > 0:
             raise ConfigError(f"{where}.lam: must be positive, got {lam}")
         if not lr > 0:
@@ -73,10 +83,19 @@ class Trainer:
         check_schedule(every, f"{where}.train_every")
         if centre not in ("init", "zero"):
             raise ConfigError(f"{where}.regulariser_centre: must be 'init' or 'zero', got {centre!r}")
+        if optimizer not in OPTIMIZERS:
+            raise ConfigError(f"{where}.optimizer: {optimizer!r} is not one of {list(OPTIMIZERS)}")
+        if batch is not None:
+            if not (isinstance(batch, int) and not isinstance(batch, bool) and batch >= 1):
+                raise ConfigError(f"{where}.minibatch: must be a positive integer or null, got {batch!r}")
+            if generator is None:
+                raise ValueError("Trainer: minibatches need a torch.Generator (generator=...)")
+        self.optimizer_kind, self.batch, self.generator = optimizer, batch, generator
         self.lam, self.lr, self.steps, self.every, self.penalised = lam, lr, steps, every, penalised
         self.centre = theta0.clone() if centre == "init" else torch.zeros_like(theta0)
         self.theta = theta0.clone().requires_grad_(True)
-        self.optimizer = torch.optim.Adam([self.theta], lr=lr)
+        self.optimizer = (torch.optim.Adam([self.theta], lr=lr) if optimizer == "adam"
+                          else torch.optim.SGD([self.theta], lr=lr))          # SGD without momentum: plain GD
         self._moments: tuple[np.ndarray, np.ndarray] | None = None     # fit_gradient's Adam state
         self._k = 0
 
@@ -95,17 +114,34 @@ class Trainer:
 
     def fit(self, logits_fn: Callable[[torch.Tensor], torch.Tensor], labels: torch.Tensor,
             weights: torch.Tensor | None = None) -> torch.Tensor:
-        """Run ``steps`` optimiser steps; ``logits_fn(theta)`` gives the samples' logits. Returns theta (detached)."""
+        """Run ``steps`` optimiser steps; ``logits_fn(theta)`` gives the samples' logits. Returns theta (detached).
+
+        With ``batch`` set, each step's data term covers ``batch`` samples drawn without replacement
+        (:meth:`draw`); the logits of the others are computed and not used."""
         for _ in range(self.steps):
             self.optimizer.zero_grad(set_to_none=True)
-            self.loss(logits_fn(self.theta), labels, weights).backward()
+            logits = logits_fn(self.theta)
+            index = self.draw(len(labels))
+            if index is None:
+                loss = self.loss(logits, labels, weights)
+            else:
+                loss = self.loss(logits[index], labels[index], None if weights is None else weights[index])
+            loss.backward()
             self.optimizer.step()
         return self.theta.detach()
 
+    def draw(self, n: int) -> torch.Tensor | None:
+        """The indices of one step's minibatch of ``n`` samples (None: all of them, full batch)."""
+        if self.batch is None or n <= self.batch:
+            return None
+        return torch.randperm(n, generator=self.generator)[: self.batch]
+
     def fit_gradient(self, gradient: Callable[[np.ndarray], np.ndarray]) -> torch.Tensor:
-        """Run ``steps`` Adam steps (:func:`adam_step`) with ``gradient(theta)`` the gradient of the data term
-        ``sum_s w_s [softplus(z_s) - a_s z_s]`` at the numpy view of the parameters (the ridge is added here).
-        Returns theta (detached)."""
+        """Run ``steps`` Adam steps (:func:`adam_step`; plain ``theta -= lr grad`` with ``optimizer="gd"``) with
+        ``gradient(theta)`` the gradient of the data term ``sum_s w_s [softplus(z_s) - a_s z_s]`` at the numpy
+        view of the parameters (the ridge is added here).  Full batch only.  Returns theta (detached)."""
+        if self.batch is not None:
+            raise ValueError("Trainer.fit_gradient takes full-batch steps; use fit for minibatches")
         theta = self.theta.detach().numpy()                 # shares the parameters' memory: updated in place
         if self._moments is None:
             self._moments = (np.zeros_like(theta), np.zeros_like(theta))
@@ -113,6 +149,9 @@ class Trainer:
         for _ in range(self.steps):
             grad = gradient(theta)
             grad[self.penalised] += self.lam * (theta[self.penalised] - centre)
+            if self.optimizer_kind == "gd":
+                theta -= self.lr * grad
+                continue
             self._k += 1
             adam_step(theta, grad, *self._moments, self._k, self.lr)
         return self.theta.detach()
