@@ -180,6 +180,17 @@ def test_nvldb_batched_follows_each_gram_reading_and_delays(gram, delay, monkeyp
                                [2], monkeypatch))
 
 
+def test_constant_weight_control_is_batched_like_its_reference(monkeypatch):
+    """NLDB with a constant zeta (the weight-4 control of config/variance_dueling.yaml) runs seed-batched
+    with the reference's weights: the same decisions in float64, and the block's zeta^2 is the constant."""
+    cell = _cell("nldb_ucb_asym", T=50, precision="float64", zeta=0.5)
+    policies = [build({**cell, "seed": s})[1] for s in (0, 1)]
+    batch = type(policies[0]).batch(policies)
+    assert batch.weighted_loss and bool((batch.zeta2 == 0.25).all())
+    _assert_not_vacuous(_assert_same_decisions(cell, [0, 1], monkeypatch),
+                        _assert_same_decisions({**cell, "delay": GEOMETRIC}, [2], monkeypatch))
+
+
 def test_nvldb_batched_regret_matches_the_reference_in_float32_pooled_over_seeds():
     cell = _cell("nvldb_ucb_asym", T=120, gram="reset")
     seeds = list(range(8))

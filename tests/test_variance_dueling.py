@@ -131,6 +131,61 @@ def test_variance_weights_follow_eq_5_and_the_gram_matrix_eq_6():
     assert (agnostic.zeta2 == 1.0).all()
 
 
+def test_default_v_is_algorithm_1s_accumulated_matrix():
+    """Under the defaults V follows eq. 6 (``gram: incremental``): V_t = lam I + sum_i Delta phi_i
+    Delta phi_i^T / zeta_i^2 over every weighted round, with the features each pair was chosen with —
+    it grows, so the pair widths shrink, unlike a reset to lam I."""
+    pol = _policy(NVLDBTsOsym)
+    assert pol.gram_mode == "incremental"
+    _play(pol, 25)
+    rows = np.flatnonzero(pol.weighted)
+    X = pol.dphi[rows]
+    V = np.eye(X.shape[1]) + (X.T / pol.zeta2[rows]) @ X
+    np.testing.assert_allclose(pol._inverse(pol.trainer.current), np.linalg.inv(V), rtol=1e-9, atol=1e-12)
+    assert np.trace(pol._inverse(pol.trainer.current)) < 0.9 * X.shape[1]       # not lam^-1 I
+
+
+def test_constant_weight_control_keeps_its_weight_in_the_loss_the_refit_and_v(monkeypatch):
+    """NLDB with ``zeta = 0.5``: every weight 1/zeta^2 is 4 — in V (eq. 6), in the Adam steps' loss and in
+    the Newton refit of line 10 — whatever the outcomes; NVLDB refuses a constant zeta."""
+    from banditbench.policies.neural import variance_dueling as vd
+
+    refit_weights, grad_weights = [], []
+    real_fit, real_grad = vd.fit_logistic, vd._NeuralLinearDueling._gradient
+
+    def fit(X, labels, lam, theta0, weights=None, **kw):
+        refit_weights.append(weights)
+        return real_fit(X, labels, lam, theta0, weights=weights, **kw)
+
+    def grad(self, params, x, labels, weights):
+        grad_weights.append(weights)
+        return real_grad(self, params, x, labels, weights)
+
+    monkeypatch.setattr(vd, "fit_logistic", fit)
+    monkeypatch.setattr(vd._NeuralLinearDueling, "_gradient", grad)
+    pol = _policy(NLDBUcbAsym, zeta=0.5)
+    _play(pol, 20)
+    rows = np.flatnonzero(pol.weighted)
+    assert len(rows) == 19 and (pol.zeta2 == 0.25).all()
+    X = pol.dphi[rows]
+    np.testing.assert_allclose(pol.gram.inverse, np.linalg.inv(np.eye(X.shape[1]) + 4.0 * X.T @ X),
+                               rtol=1e-9, atol=1e-12)
+    assert refit_weights and all(w is not None and (w == 4.0).all() for w in refit_weights)
+    assert grad_weights and all(w is not None and (w == 4.0).all() for w in grad_weights)
+    refit_weights.clear()
+    grad_weights.clear()
+    plain = _policy(NLDBUcbAsym)                                  # the default NLDB: zeta = 1, unweighted
+    _play(plain, 8)
+    assert (plain.zeta2 == 1.0).all() and all(w is None for w in refit_weights + grad_weights)
+    for cls, bad, match in ((NVLDBUcbAsym, 0.5, "NLDB's"), (NLDBUcbAsym, 0.0, r"\(0, 1\]"),
+                            (NLDBUcbAsym, 2.0, r"\(0, 1\]")):
+        with pytest.raises(ConfigError, match=r"policy\.params\.zeta"):
+            _policy(cls, zeta=bad)
+    cls = registry.get("policy", "nvldb_ucb_asym").load()
+    with pytest.raises(ConfigError, match=r"policy\.params\.zeta: a constant zeta is NLDB's"):
+        cls.check_params(registry.values(cls, {"zeta": 0.5}), 100)
+
+
 def test_shallow_features_are_the_networks_last_layer():
     pol = _policy(NVLDBUcbAsym, d=5, depth=3)
     _play(pol, 6)
@@ -313,3 +368,92 @@ def test_manual_backprop_is_the_autograd_gradient_and_its_adam_steps_agree_to_ro
     moved = (trainers[0].current - params).abs()
     assert moved.max() > 0.05                                     # the steps went somewhere
     torch.testing.assert_close(trainers[1].current, trainers[0].current, rtol=0, atol=1e-8)
+
+
+def _paper_grid():
+    import yaml
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    return yaml.safe_load((root / "config" / "variance_dueling.yaml").read_text())["experiments"]
+
+
+def _resolved(spec):
+    cls = registry.get("policy", spec["policy"]).load()
+    return registry.values(cls, spec.get("params", {}))
+
+
+def test_paper_grid_runs_algorithm_1s_v_except_in_the_v_reading_comparison():
+    """Issue 23.1: every headline experiment uses eq. 6's accumulated V; reset / rebuild appear only in
+    vdb_square_gram, which has all three readings."""
+    grid = _paper_grid()
+    readings = set()
+    for name, exp in grid.items():
+        for label, spec in exp["algorithms"].items():
+            if not spec["policy"].startswith(("nvldb_", "nldb_")):
+                continue
+            gram = _resolved(spec)["gram"]
+            if name == "vdb_square_gram":
+                readings.add(gram)
+            else:
+                assert gram == "incremental", (name, label)
+    assert readings == {"incremental", "rebuild", "reset"}
+
+
+def test_paper_grid_gives_the_ndb_reimplementations_nvldbs_budget():
+    """Issue 23.3: wherever NDB runs beside NVLDB, it has NVLDB's width, depth, learning rate, Adam steps per
+    round and schedule, and its bonus coefficient nu sqrt(lam / kappa_mu) equals a_t; it is labelled a
+    re-implementation."""
+    checked = 0
+    for name, exp in _paper_grid().items():
+        algs = exp["algorithms"]
+        nvldb = [_resolved(s) for s in algs.values() if s["policy"].startswith("nvldb_")]
+        for label, spec in algs.items():
+            if not spec["policy"].startswith("ndb_"):
+                continue
+            assert label.endswith("-reimpl"), (name, label)
+            ndb, ref = _resolved(spec), nvldb[0]
+            assert (ndb["width"], ndb["depth"], ndb["lr"], ndb["train_steps"]) == \
+                   (ref["width"], ref["depth"], ref["lr"], ref["train_steps"]), (name, label)
+            assert ndb["train_every"] == ref["episode_length"] == 1
+            assert ndb["nu"] * math.sqrt(ndb["lam"] / ndb["kappa_mu"]) == pytest.approx(ref["a"]), (name, label)
+            assert ndb["lam"] == ref["lam"]
+            checked += 1
+    assert checked >= 30
+
+
+def test_paper_grid_epsilon_sweep_has_the_constant_weight_control():
+    """Issue 23.2: each epsilon experiment runs NVLDB at 0.05, 0.1, 0.2 and 1/sqrt(d) and, per strategy, NLDB with
+    zeta = 1 and the control with constant weight 1/zeta^2 = 4."""
+    grid = _paper_grid()
+    sweeps = [n for n in grid if n.endswith("_epsilon")]
+    assert len(sweeps) == 3
+    for name in sweeps:
+        exp = grid[name]
+        d = exp["environment"]["params"]["dimension"]
+        eps = {round(_resolved(s)["epsilon"], 12) for s in exp["algorithms"].values() if s["policy"].startswith("nvldb_")}
+        assert eps == {0.05, 0.1, 0.2, round(1 / math.sqrt(d), 12)}
+        controls = [_resolved(s) for l, s in exp["algorithms"].items() if l.endswith("_w4")]
+        plain = [_resolved(s) for l, s in exp["algorithms"].items() if l.startswith("NLDB-") and not l.endswith("_w4")]
+        assert len(controls) == len(plain) == 6
+        assert all(1 / c["zeta"] ** 2 == 4.0 for c in controls) and all(p["zeta"] is None for p in plain)
+
+
+def test_paper_grid_labels_extras_and_runs_sec_6s_settings():
+    """Issue 23.4 / 23.6: MaxInP is labelled an extra baseline; Sec. 6's width 100 / lr 1e-3 and d = 100, m = 100
+    runs exist beside App. E's, and the Statlog table reports T = 200."""
+    grid = _paper_grid()
+    for exp in grid.values():
+        for label, spec in exp["algorithms"].items():
+            if spec["policy"] == "maxinp":
+                assert label.endswith("-extra")
+    for util in ("cosine", "square", "quadratic_form"):
+        sec6 = [_resolved(s) for s in grid[f"vdb_{util}_sec6"]["algorithms"].values() if s["policy"].startswith("nvldb_")]
+        app_e = [_resolved(s) for s in grid[f"vdb_{util}_d5_k5"]["algorithms"].values() if s["policy"].startswith("nvldb_")]
+        assert {(p["width"], p["lr"]) for p in sec6} == {(100, 0.001)}
+        assert {(p["width"], p["lr"]) for p in app_e} == {(32, 0.01)}
+    high = grid["vdb_square_d100_sec6_T10000"]
+    assert high["environment"]["params"]["dimension"] == 100
+    assert {_resolved(s)["width"] for s in high["algorithms"].values()} == {100}
+    assert grid["vdb_square_d20_T10000"]["environment"]["params"]["dimension"] == 20
+    assert 200 in grid["vdb_uci_statlog"]["table_horizons"]

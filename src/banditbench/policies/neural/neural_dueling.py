@@ -16,6 +16,15 @@ Sherman–Morrison) — the cost seed 001's shallow exploration avoids.
 Parameters and their documented defaults are those of :mod:`.delayed_dueling`
 (width 32, depth 2, Adam at lr 0.01, 10 steps per round, ``nu = 1``).  With
 delayed feedback both train on the outcomes that have arrived (no reweighting).
+
+These are our re-implementations of Verma et al.'s algorithms (seed 001 Sec. 6 ran the
+official code "without modification"); tables label them ``NDB-*-reimpl``.
+``config/variance_dueling.yaml`` gives them NVLDB's network and training budget (depth 3,
+NVLDB's width and learning rate, 20 Adam steps per round) and the exploration coefficient
+App. E.2.1 says it adopts from Verma et al., ``a_t = 1``: Listing 2's bonus
+``nu ||g_1 - g_2||_{V^{-1}}`` with ``nu = 1``, and ``V_0 = lam I`` as NVLDB's (the listing does
+not show V's start), i.e. ``kappa_mu = 1`` (the bonus
+here is ``nu sqrt(lam / kappa_mu) ||.||_{V^{-1}}``, ``V_0 = (lam / kappa_mu) I``).
 """
 
 from __future__ import annotations
@@ -28,14 +37,14 @@ from .delayed_dueling import _NeuralDuelingBase
 
 @register("ndb_ucb")
 class NDBUCB(_NeuralDuelingBase):
-    """NDB-UCB (Verma et al. 2024): neural utility, greedy first arm, full-gradient UCB second arm."""
+    """NDB-UCB (Verma et al. 2024; our re-implementation): neural utility, greedy first arm, full-gradient UCB second arm."""
 
     delay_strategy = "ignore"
 
 
 @register("ndb_ts")
 class NDBTS(_NeuralDuelingBase):
-    """NDB-TS (Verma et al. 2024): neural utility, greedy first arm, Thompson-sampled second arm."""
+    """NDB-TS (Verma et al. 2024; our re-implementation): neural utility, greedy first arm, Thompson-sampled second arm."""
 
     delay_strategy = "ignore"
 

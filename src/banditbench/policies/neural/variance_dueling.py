@@ -23,7 +23,7 @@ full-gradient pass.  Each round (Algorithm 1):
    fixed — a convex logistic regression on the features, solved by Newton's method
    (line 10, ``refit_theta``);
 3. ``zeta_t = max(sigma_t, epsilon)`` with ``sigma_t^2 = mu(Delta f_t)(1 - mu(Delta f_t))``
-   under the updated parameters (eq. 5, line 12) for NVLDB, ``zeta_t = 1`` for the
+   under the updated parameters (eq. 5, line 12) for NVLDB, a constant (``zeta``, default 1) for the
    variance-agnostic NLDB; ``V`` takes the round's term (line 13).
 
 Eq. 4's ``L_t`` sums over ``i <= t - 1``: the outcome of round t enters the training
@@ -40,23 +40,29 @@ Choices seed 001 leaves open or states ambiguously (all exposed as parameters):
 * ``feature_dim`` D: eq. 2 has ``W^L`` in R^{d x m}, so D = d (the arm dimension) by
   default.  ``depth`` counts the weight matrices of ``phi``: App. E.2.1's "two hidden
   layers of 32 units" is depth 3 (Sec. 6's L = 3), width m = 32.
-* ``epsilon`` (eq. 5) is not reported.  The weights ``1/zeta^2`` lie in
-  ``[4, 1/epsilon^2]``; the default 0.05 lets a confident comparison count up to 100
-  times a coin flip (the theory's ``epsilon = O(1/sqrt(d))`` would leave the weights
-  within a factor of 1.25 at d = 5 and make the variance-awareness inert).
+* ``epsilon`` (eq. 5) is not reported; the theory asks for ``epsilon = O(1/sqrt(d))``
+  (Theorem 1).  The weights ``1/zeta^2`` lie in ``[4, 1/epsilon^2]``: the default 0.05 lets a
+  confident comparison count up to 100 times a coin flip, ``1/sqrt(d)`` (0.45 at d = 5) keeps
+  them within a factor of 1.25.  ``config/variance_dueling.yaml`` sweeps it (``vdb_*_epsilon``).
+* ``zeta`` (NLDB only): the constant ``zeta_t`` of the variance-agnostic variants, default 1
+  (Corollary 1: "we fix zeta_t = 1 (i.e., epsilon = 1)").  ``zeta = 0.5`` is the control whose
+  weight ``1/zeta^2 = 4`` is NVLDB's smallest (``sigma <= 1/2``): against it, NVLDB differs only by
+  adapting the weights to the variance, not by a uniformly weaker ridge.  NVLDB refuses it.
 * ``a`` = a_t = 1 (App. E.2.1), ``lam = 1``, ``train_steps = 20``,
-  ``episode_length = 1``, ``lr = 0.01`` (App. E.2.1; Sec. 6 says 1e-3).  Adam's
+  ``episode_length = 1``, ``lr = 0.01`` (App. E.2.1; Sec. 6 says 1e-3 and width 100, which
+  ``config/variance_dueling.yaml`` runs as experiments of their own).  Adam's
   moments are kept across rounds (warm start, :mod:`.training`).
-* ``gram``: ``"incremental"`` (default) is eq. 6 / line 13.  App. E.2.1 says the authors
-  "reinitialize the parameter set V_{t-1} to its initial state at the beginning of each
-  round" in their experiments.  Read literally, ``V_{t-1} = lam I`` whenever a pair is
-  chosen (``"reset"``): the bonus is ``||Delta phi|| / sqrt(lam)`` and the weights
-  ``1/zeta^2`` act through the loss only.  Read as a rebuild, ``V_{t-1} = lam I + sum_i
+* ``gram``: ``"incremental"`` (default) is eq. 6 / line 13, Algorithm 1's V.  App. E.2.1 says the
+  authors "reinitialize the parameter set V_{t-1} to its initial state at the beginning of each
+  round", "as this was found not to incur significant computational overhead".  Read literally,
+  ``V_{t-1} = lam I`` whenever a pair is chosen (``"reset"``): the bonus is ``||Delta phi|| / sqrt(lam)``
+  and the weights ``1/zeta^2`` act through the loss only — but such a reset costs nothing, so the
+  remark on overhead does not fit it.  Read as a rebuild, ``V_{t-1} = lam I + sum_i
   Delta phi_i Delta phi_i^T / zeta_i^2`` over all past pairs with the current features
-  ``phi(.; W_{t-1})`` (``"rebuild"``, O(t) per round).  The policies follow Algorithm 1;
-  ``config/variance_dueling.yaml`` runs the paper's experiments as App. E.2.1 describes
-  them (``"reset"``) and compares the three in one experiment.  With the accumulated V
-  and ``a_t = 1`` exploration stops early at D = d = 5 (README, measured).
+  ``phi(.; W_{t-1})`` (``"rebuild"``, O(t) per round: an overhead worth remarking on).  The policies
+  and ``config/variance_dueling.yaml``'s headline experiments follow Algorithm 1 (eq. 6); the
+  experiment ``vdb_square_gram`` compares the three readings
+  (``docs/papers/seed-001-variance-dueling.md``).
 * ``csym_sample``: TS-CSYM's draw, by Sec. 4.2.2's equation (default) or by Listing 4
   (:mod:`banditbench.policies.pair_selection`).
 * ``backprop``: how the gradient steps of line 9 are computed.  ``"manual"`` (default):
@@ -121,7 +127,8 @@ class _NeuralLinearDueling(Policy):
     def __init__(self, problem: Problem, rng: np.random.Generator, *, width: Annotated[int, Range(ge=2)] = 32,
                  depth: Annotated[int, Range(ge=2)] = 3, feature_dim: PositiveInt | None = None,
                  init: Annotated[str, OneOf(INITS)] = "block", lam: Positive = 1.0, a: NonNegative = 1.0,
-                 epsilon: Annotated[float, Range(gt=0, le=0.5)] = 0.05, lr: Positive = 0.01,
+                 epsilon: Annotated[float, Range(gt=0, le=0.5)] = 0.05,
+                 zeta: Annotated[float, Range(gt=0, le=1)] | None = None, lr: Positive = 0.01,
                  train_steps: PositiveInt = 20, episode_length: PositiveInt = 1, refit_theta: bool = True,
                  newton_steps: PositiveInt = 50, gram: Annotated[str, OneOf(GRAMS)] = "incremental",
                  csym_sample: Annotated[str, OneOf(CSYM_SAMPLES)] = "equation",
@@ -141,6 +148,7 @@ class _NeuralLinearDueling(Policy):
             raise ConfigError(f"{where}.a: must be a non-negative number, got {a!r}")
         if not 0 < epsilon <= 0.5:
             raise ConfigError(f"{where}.epsilon: must lie in (0, 0.5] (sigma <= 1/2), got {epsilon}")
+        self.zeta_const = self._constant_zeta(zeta, where)
         d, T = int(problem["dimension"]), problem.horizon
         D = d if feature_dim is None else _positive_int(feature_dim, "feature_dim", where)
         _positive_int(newton_steps, "newton_steps", where)
@@ -165,7 +173,8 @@ class _NeuralLinearDueling(Policy):
         self.x_second = torch.zeros(T, d, dtype=self.dtype)
         self.dphi = np.zeros((T, D))                  # Delta phi_s with the features it was chosen with
         self.labels = np.zeros(T)
-        self.zeta2 = np.ones(T)                       # zeta_s^2 (eq. 5)
+        # zeta_s^2: eq. 5 for NVLDB (set in line 12), the constant zeta^2 for NLDB (1 by default)
+        self.zeta2 = np.full(T, 1.0 if self.zeta_const is None else self.zeta_const ** 2)
         self.arrived = np.zeros(T, dtype=bool)        # outcome o_s known
         self.weighted = np.zeros(T, dtype=bool)       # zeta_s set: in V and in the loss
 
@@ -173,6 +182,27 @@ class _NeuralLinearDueling(Policy):
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
         check_network(values, output_relu=True)
         check_device(values["device"], POLICY_PARAMS)
+        cls._constant_zeta(values["zeta"], POLICY_PARAMS)
+
+    @classmethod
+    def _constant_zeta(cls, zeta, where: str) -> float | None:
+        """NLDB's constant ``zeta`` (default 1: Corollary C.1's ``zeta_t = 1``); None for NVLDB, whose
+        ``zeta_t`` is eq. 5's and which refuses a constant."""
+        if cls.variance_aware:
+            if zeta is not None:
+                raise ConfigError(f"{where}.zeta: a constant zeta is NLDB's (the variance-agnostic variants); "
+                                  f"NVLDB sets zeta_t = max(sigma_t, epsilon) by eq. 5, got {zeta!r}")
+            return None
+        if zeta is None:
+            return 1.0
+        if not (isinstance(zeta, (int, float)) and not isinstance(zeta, bool) and 0 < zeta <= 1):
+            raise ConfigError(f"{where}.zeta: must be a number in (0, 1], got {zeta!r}")
+        return float(zeta)
+
+    @property
+    def weighted_loss(self) -> bool:
+        """Whether eq. 4's terms carry weights other than 1 (NVLDB, or NLDB with a constant zeta != 1)."""
+        return self.variance_aware or self.zeta_const != 1.0
 
     @classmethod
     def batch(cls, policies: Sequence["_NeuralLinearDueling"]) -> "BatchedNeuralLinearDueling":
@@ -213,7 +243,7 @@ class _NeuralLinearDueling(Policy):
         """Lines 9–10: gradient steps on eq. 4 for ``(theta, W)``, then ``theta`` refit with ``W`` fixed."""
         played = self._played(rows)
         labels = torch.from_numpy(self.labels[rows]).to(self.dtype)
-        weights = torch.from_numpy(1.0 / self.zeta2[rows]).to(self.dtype) if self.variance_aware else None
+        weights = torch.from_numpy(1.0 / self.zeta2[rows]).to(self.dtype) if self.weighted_loss else None
         last = self.last
         if self.backprop == "manual":
             x = self.net.embed(played).numpy()
@@ -329,6 +359,7 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
         self.device = dev = torch.device(first.device)
         self.dtype, self.net = first.dtype, first.net
         self.strategy, self.variance_aware = first.strategy, first.variance_aware
+        self.weighted_loss = first.weighted_loss
         self.a, self.lam, self.epsilon = first.a, first.lam, first.epsilon
         self.gram_mode, self.csym_sample = first.gram_mode, first.csym_sample
         self.refit_theta, self.newton_steps = first.refit_theta, first.newton_steps
@@ -349,7 +380,7 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
         self.x_second = torch.zeros(S, T, d_in, dtype=self.dtype, **f)
         self.dphi = torch.zeros(S, T, D, dtype=torch.float64, **f)
         self.labels = torch.zeros(S, T, dtype=torch.float64, **f)
-        self.zeta2 = torch.ones(S, T, dtype=torch.float64, **f)
+        self.zeta2 = torch.from_numpy(np.stack([p.zeta2 for p in policies])).to(dev)           # NLDB: its constant
         self.arrived = torch.zeros(S, T, dtype=torch.bool, **f)
         self.weighted = torch.zeros(S, T, dtype=torch.bool, **f)
         self._arrived_np = np.zeros((S, T), dtype=bool)
@@ -393,7 +424,7 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
     def _train(self, n: int, mask: torch.Tensor) -> None:
         """Lines 9–10 for the seeds in ``mask``, on rows ``0 .. n - 1`` (weight 0 where not yet weighted)."""
         ready = self.weighted[:, :n]
-        if self.variance_aware:
+        if self.weighted_loss:
             w64 = torch.where(ready, 1.0 / self.zeta2[:, :n], 0.0)
         else:
             w64 = ready.to(torch.float64)
