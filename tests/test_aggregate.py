@@ -200,3 +200,27 @@ def test_the_per_task_table_marks_a_flat_task():
     assert _task_name(cell, {"task_index": 0.0, "flat_task": 0.0, "score_gap": 0.34}) == "antonyms"
     assert _task_name(cell, {"task_index": 1.0, "flat_task": 1.0, "score_gap": 0.038}) == "sum (flat, gap 0.04)"
     assert _task_name(cell, {"reward": 1.0}) is None                       # not a multi-task environment
+
+
+def test_spread_both_shows_the_interval_and_the_standard_deviation_and_names_the_regret(tmp_path):
+    """Issue 23.5: ``spread: both`` cells are ``mean ± CI half-width (sd S)``, the header says which is which,
+    and a regret metric's header says which regret and that per_round_ is R(t)/t."""
+    import pandas as pd
+
+    from banditbench.analysis.aggregate import _cell, _notes, metric_note
+
+    row = pd.Series({"mean": 2.0, "ci_low": 1.5, "ci_high": 2.5, "sd": 1.25, "min": 0.5})
+    assert _cell(row, "both") == "2.00 ± 0.50 (sd 1.25)"
+    assert _cell(row, "ci") == "2.00 ± 0.50" and _cell(row, "sd") == "2.00 ± 1.25"
+    notes = _notes({"per_round_average_regret at T = 50": pd.DataFrame(), "cumulative_weak_regret": pd.DataFrame()},
+                   0.95, "both", 20)
+    assert notes[0] == ("Mean ± 95 % Student-t CI half-width over n = 20 seeds; "
+                        "(sd S): the standard deviation across the seeds.")
+    assert "R(t)/t" in notes[1] and "average regret" in notes[1] and "(2 u* - u_1 - u_2) / 2" in notes[1]
+    assert "weak regret" in notes[2] and notes[2].startswith("cumulative_weak_regret: R(t)")
+    assert metric_note("per_round_reward") is None
+    from banditbench.analysis.paired import _cell as paired_cell
+
+    pair = pd.Series({"mean": 1.0, "ci_low": 0.5, "ci_high": 1.5, "sd": 0.8, "a_better": 0.6, "n": 10, "interval": "t"})
+    assert paired_cell(pair, "both") == "1.00 ± 0.50, sd 0.80 (6/10)"
+    assert paired_cell(pair, "ci") == "1.00 ± 0.50 (6/10)"

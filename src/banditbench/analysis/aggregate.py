@@ -21,8 +21,9 @@ Outputs
   metric at the final horizon, one row per algorithm, one column per delay
   setting and budget; for experiments whose seeds are spread over tasks (the
   prompt benchmark) the same broken down by task; then one table per metric, rows (delay, budget,
-  algorithm), columns the table horizons.  Cells are ``mean ± half-width`` of the interval, or
-  ``mean ± sd`` with the experiment's ``spread: sd``, the header saying which and over how many
+  algorithm), columns the table horizons.  Cells are ``mean ± half-width`` of the interval,
+  ``mean ± sd`` with the experiment's ``spread: sd``, or ``mean ± half-width (sd S)`` with
+  ``spread: both``, the header saying which (and which regret a regret metric is) and over how many
   seeds; an interval that reaches below 0 although no seed's value does (a symmetric t interval
   over few seeds, on a metric that cannot be negative) is marked ``†`` and the header says why;
 * curves CSV — the same statistics on a grid of at most ``curve_points``
@@ -52,7 +53,7 @@ COLUMNS = ["experiment", "algorithm", "delay", "budget", "t", "metric", "mean", 
 #: further columns of the tidy tables: standard deviation and extremes over the seeds
 EXTRA_COLUMNS = ["sd", "min", "max"]
 #: what the human tables show after the mean: the interval's half-width or the standard deviation
-SPREADS = ("ci", "sd")
+SPREADS = ("ci", "sd", "both")
 #: marks a cell whose interval reaches below 0 while no seed's value does
 BELOW_ZERO = "†"
 
@@ -165,12 +166,15 @@ def _below_zero(row) -> bool:
 
 
 def _cell(row, spread: str = "ci") -> str:
+    sd = row.get("sd", np.nan)
     if spread == "sd":
-        sd = row.get("sd", np.nan)
         return f"{row['mean']:.2f}" if not np.isfinite(sd) else f"{row['mean']:.2f} ± {sd:.2f}"
     if np.isnan(row["ci_high"]):
         return f"{row['mean']:.2f}"
-    return f"{row['mean']:.2f} ± {row['ci_high'] - row['mean']:.2f}" + (f" {BELOW_ZERO}" if _below_zero(row) else "")
+    cell = f"{row['mean']:.2f} ± {row['ci_high'] - row['mean']:.2f}" + (f" {BELOW_ZERO}" if _below_zero(row) else "")
+    if spread == "both" and np.isfinite(sd):
+        cell += f" (sd {sd:.2f})"
+    return cell
 
 
 def spread_note(spread: str, ci_level: float, n: int | None = None, interval: str = "Student-t") -> str:
@@ -178,7 +182,27 @@ def spread_note(spread: str, ci_level: float, n: int | None = None, interval: st
     seeds = f" over n = {n} seeds" if n else " across seeds"
     if spread == "sd":
         return f"Mean ± standard deviation{seeds}."
+    if spread == "both":
+        return (f"Mean ± {ci_percent(ci_level)} % {interval} CI half-width{seeds}; "
+                f"(sd S): the standard deviation across the seeds.")
     return f"Mean ± {ci_percent(ci_level)} % {interval} CI half-width{seeds}."
+
+
+#: what the dueling environments' regret metrics are (banditbench.envs.preference), for the tables' headers
+REGRET_NAMES = {
+    "regret": "the regret of both arms, per round 2 u* - u_1 - u_2 (seed 000's regret; the strong regret's sum)",
+    "average_regret": "the average regret, per round (2 u* - u_1 - u_2) / 2 (seed 001, Sec. 3.1)",
+    "weak_regret": "the weak regret, per round u* - max(u_1, u_2)",
+}
+
+
+def metric_note(metric: str) -> str | None:
+    """What a table's metric is, when it is a regret the dueling environments log: ``cumulative_M`` is R(t),
+    ``per_round_M`` R(t)/t; None for other metrics."""
+    for prefix, what in (("per_round_", "R(t)/t, the running average of"), ("cumulative_", "R(t), the sum over rounds of")):
+        if metric.startswith(prefix) and metric[len(prefix):] in REGRET_NAMES:
+            return f"{metric}: {what} {REGRET_NAMES[metric[len(prefix):]]}."
+    return None
 
 
 def below_zero_note(n: int | None, ci_level: float) -> str:
@@ -242,6 +266,8 @@ def ci_percent(level: float) -> str:
 def _notes(tables: dict[str, pd.DataFrame], ci_level: float, spread: str, n: int | None) -> list[str]:
     """The header lines of a set of tables: what ``±`` means, and why a ``†`` cell reaches below 0."""
     notes = [spread_note(spread, ci_level, n)]
+    metrics = dict.fromkeys(str(key).split(" at T = ")[0] for key in tables)
+    notes += [note for note in map(metric_note, metrics) if note]
     if any(BELOW_ZERO in str(v) for wide in tables.values() for v in np.ravel(wide.to_numpy())):
         notes.append(below_zero_note(n, ci_level))
     return notes
@@ -338,7 +364,8 @@ def aggregate_experiment(runs: Sequence[str], experiment: str, horizons: Sequenc
     ``remove_corrupt`` as for :func:`~banditbench.analysis.seedtable.collect_seeds`;
     ``html_file`` (optional) gets the tables as an HTML page, headed by ``description``;
     ``ci_level`` is the confidence level of every interval (tables and curves);
-    ``spread`` what the human tables show after the mean (``ci``: the interval's half-width, ``sd``).
+    ``spread`` what the human tables show after the mean (``ci``: the interval's half-width, ``sd``;
+    ``both``: the half-width, then ``(sd S)``).
     """
     if spread not in SPREADS:
         raise ValueError(f"spread must be one of {SPREADS}, got {spread!r}")

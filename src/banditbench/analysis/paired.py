@@ -143,9 +143,10 @@ def _cell(row, spread: str) -> str:
         return (f"{m:.2f} ± {row['sd']:.2f}" if np.isfinite(row["sd"]) else f"{m:.2f}") + wins
     if not np.isfinite(row["ci_low"]):
         return f"{m:.2f}" + wins
+    sd = f", sd {row['sd']:.2f}" if spread == "both" and np.isfinite(row["sd"]) else ""
     if row["interval"] == "t":
-        return f"{m:.2f} ± {row['ci_high'] - m:.2f}" + wins
-    return f"{m:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]" + wins
+        return f"{m:.2f} ± {row['ci_high'] - m:.2f}" + sd + wins
+    return f"{m:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]" + sd + wins
 
 
 def _pair(row) -> str:
@@ -164,7 +165,8 @@ def caption(table: pd.DataFrame, spread: str = "ci") -> str:
         how = "± half-width" if row["interval"] == "t" else "[low, high]"
         spread_text = (f"mean {how} of the {ci_percent(float(row['level']))} % "
                        f"{INTERVAL_NAMES[row['interval']]} interval of the mean paired difference over n = {n} seeds"
-                       + (f" ({int(_resamples_of(table))} resamples)" if row["interval"] == "bootstrap" else ""))
+                       + (f" ({int(_resamples_of(table))} resamples)" if row["interval"] == "bootstrap" else "")
+                       + (", then sd: the standard deviation of the per-seed differences" if spread == "both" else ""))
     return (f"A − B: the per-seed difference of {metric} between algorithms A and B on the same seeds "
             f"({row['better']} is better, so a {favour} difference favours A); {spread_text}; in parentheses the "
             f"seeds on which A is better (ties count for neither).")
