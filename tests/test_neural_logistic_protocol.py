@@ -75,3 +75,192 @@ def test_minibatches_have_the_configured_size_and_the_step_uses_only_them():
 def test_trainer_refuses_bad_options_naming_the_key(kwargs, key):
     with pytest.raises(ConfigError, match=key):
         Trainer(torch.zeros(3, dtype=torch.float64), lam=1.0, lr=0.1, steps=1, generator=torch.Generator(), **kwargs)
+
+
+# --- App. A's streamlined linear baselines ----------------------------------------
+from banditbench.api import Problem  # noqa: E402
+from banditbench.links import sigmoid  # noqa: E402
+from banditbench.policies.logistic import R as R_LINEAR  # noqa: E402
+from banditbench.policies.logistic import AdaOFUECOLog, LogisticUCB1  # noqa: E402
+
+
+def _arms(n, d, seed):
+    return np.random.default_rng(seed).uniform(-1, 1, (n, d))
+
+
+@pytest.mark.parametrize("cls", [LogisticUCB1, AdaOFUECOLog])
+def test_streamlined_bonus_is_app_a_order_formula(cls):
+    d, lam, S, kappa, nu = 3, 0.5, 2.0, 10.0, 0.7
+    extra = {"kappa": kappa} if cls is LogisticUCB1 else {}
+    pol = cls(Problem(horizon=50, info={"dimension": d}), np.random.default_rng(0), mode="streamlined",
+              lam=lam, nu=nu, norm_bound=S, train_every=1000, **extra)           # no training: theta stays 0
+    X = _arms(12, d, 1)
+    for i, x in enumerate(X):
+        pol.learn(x, float(i % 2))
+    d_tilde = np.linalg.slogdet(R_LINEAR * X.T @ X + np.eye(d))[1]              # App. A: log det(sum R x x^T + I)
+    if cls is LogisticUCB1:
+        M = lam * np.eye(d) + X.T @ X
+        beta = math.sqrt(kappa) * math.sqrt(S) * (math.sqrt(lam) + d_tilde / math.sqrt(lam)) + math.sqrt(lam) * S
+    else:
+        M = lam * np.eye(d) + 0.25 * X.T @ X                                     # mu'(x^T 0) = 1/4
+        beta = S * math.sqrt(lam + math.sqrt(lam) + d_tilde / math.sqrt(lam))
+    arms = _arms(5, d, 2)
+    norms = np.sqrt(np.einsum("ij,jk,ik->i", arms, np.linalg.inv(M), arms))
+    np.testing.assert_allclose(pol.streamlined.log_det, d_tilde, rtol=1e-10)
+    np.testing.assert_allclose(pol.streamlined_beta(), beta, rtol=1e-10)
+    np.testing.assert_allclose(pol.ucb(arms), 0.5 + nu * beta * norms, rtol=1e-10)
+    assert pol.act(1, arms) == int(np.argmax(0.5 + nu * beta * norms))
+
+
+@pytest.mark.parametrize("cls", [LogisticUCB1, AdaOFUECOLog])
+def test_streamlined_update_is_gradient_descent_on_the_regularised_loss(cls):
+    d, lam, lr = 4, 0.3, 0.05
+    extra = {"kappa": 10.0} if cls is LogisticUCB1 else {}
+    pol = cls(Problem(horizon=50, info={"dimension": d}), np.random.default_rng(0), mode="streamlined",
+              lam=lam, lr=lr, train_steps=3, train_every=5, **extra)
+    X, y = _arms(10, d, 3), np.array([1, 0, 0, 1, 1, 0, 1, 1, 0, 0], dtype=float)
+    theta = np.zeros(d)
+    for i in range(10):
+        pol.learn(X[i], y[i])
+        if (i + 1) % 5 == 0:                                                      # after every 5th observation
+            for _ in range(3):
+                theta = theta - lr * (X[: i + 1].T @ (sigmoid(X[: i + 1] @ theta) - y[: i + 1]) + 2 * lam * theta)
+        np.testing.assert_allclose(pol.streamlined.theta, theta, rtol=1e-12, atol=1e-15)
+    assert np.abs(theta).max() > 1e-3
+
+
+def test_streamlined_minibatches_have_the_configured_size():
+    """Each step's gradient is the one of 7 distinct observations drawn from the policy's stream."""
+    lam, lr = 1.0, 0.05
+    pol = LogisticUCB1(Problem(horizon=100, info={"dimension": 3}), np.random.default_rng(0), mode="streamlined",
+                       lam=lam, lr=lr, kappa=10.0, train_every=40, train_steps=2, minibatch=7)
+    replay, theta = np.random.default_rng(0), np.zeros(3)
+    X = _arms(80, 3, 4)
+    y = (np.arange(80) % 3 == 0).astype(float)
+    for i, x in enumerate(X):
+        pol.learn(x, y[i])
+        if (i + 1) % 40 == 0:
+            for _ in range(2):
+                idx = replay.permutation(i + 1)[:7]
+                assert len(np.unique(idx)) == 7
+                theta = theta - lr * (X[idx].T @ (sigmoid(X[idx] @ theta) - y[idx]) + 2 * lam * theta)
+    np.testing.assert_allclose(pol.streamlined.theta, theta, rtol=1e-12, atol=1e-15)
+    full = LogisticUCB1(Problem(horizon=100, info={"dimension": 3}), np.random.default_rng(0), mode="streamlined",
+                        lam=lam, lr=lr, kappa=10.0, train_every=40, train_steps=2)
+    for i, x in enumerate(X):
+        full.learn(x, y[i])
+    assert np.abs(full.streamlined.theta - theta).max() > 1e-6              # not the full-batch step
+
+
+@pytest.mark.parametrize("cls, params, key", [
+    (LogisticUCB1, {"mode": "streamlined", "lam": 1.0}, "kappa"),
+    (LogisticUCB1, {"mode": "streamlined", "kappa": 10.0}, "lam"),
+    (LogisticUCB1, {"lam": 1.0}, "lam"),
+    (LogisticUCB1, {"mode": "newton"}, "mode"),
+    (AdaOFUECOLog, {"mode": "streamlined", "minibatch": 0}, "minibatch"),
+    (AdaOFUECOLog, {"mode": "streamlined", "train_every": 1.5}, "train_every"),
+])
+def test_baselines_refuse_bad_streamlined_settings_naming_the_key(cls, params, key):
+    with pytest.raises(ConfigError, match=rf"policy\.params\.{key}"):
+        cls(Problem(horizon=10, info={"dimension": 2}), np.random.default_rng(0), **params)
+
+
+def test_reference_mode_is_the_default_and_unchanged():
+    """The authors'-code mode stays the default: the same choices with and without mode: reference."""
+    from banditbench.runner import run_cell
+    cell = {"experiment": "e", "algorithm": "a", "delay_label": "none", "horizon": 120, "budget": None, "seed": 0,
+            "delay": {"kind": "none"},
+            "environment": {"name": "synthetic_logistic", "params": {"latent": "h1", "dimension": 5}},
+            "policy": {"name": "logistic_ucb1", "params": {}}}
+    a = run_cell(cell)[0]
+    cell["policy"]["params"] = {"mode": "reference"}
+    b = run_cell(cell)[0]
+    np.testing.assert_array_equal(a["regret"], b["regret"])
+
+
+# --- NeuralLog: linearised mean, App. A's effective dimension, training options -----
+from banditbench.feedback import RewardFeedback  # noqa: E402
+from banditbench.policies.neural.logistic import NCBFUCB, NeuralLogTS2, NeuralLogUCB1, NeuralLogUCB2  # noqa: E402
+
+
+def _hand_gradient(theta, x, d, m):
+    """f(x) = sqrt(m) w2 . relu(W1 x) (independent init, depth 2): its gradient in (W1, w2) order."""
+    W1, w2 = theta[: m * d].reshape(m, d), theta[m * d:]
+    pre = W1 @ x
+    dW1 = math.sqrt(m) * np.outer(w2 * (pre > 0), x)
+    dw2 = math.sqrt(m) * np.maximum(pre, 0.0)
+    return np.concatenate([dW1.ravel(), dw2])
+
+
+@pytest.mark.parametrize("cls", [NeuralLogUCB2, NeuralLogTS2])
+def test_linearised_mean_is_g_transpose_theta_minus_theta0(cls):
+    d, m = 3, 4
+    pol = cls(Problem(horizon=20, info={"dimension": d}), np.random.default_rng(0), width=m, init="independent",
+              mean="algorithm", nu=0.0)
+    theta0 = pol.net.theta0.numpy().copy()
+    theta = theta0 + np.random.default_rng(1).normal(0, 0.3, theta0.size)
+    with torch.no_grad():
+        pol.trainer.theta.copy_(torch.from_numpy(theta))
+    arms = _arms(6, d, 5)
+    g = np.stack([_hand_gradient(theta, x, d, m) for x in arms])
+    np.testing.assert_allclose(pol.net.gradients(torch.from_numpy(theta), torch.from_numpy(arms)).numpy(), g,
+                               rtol=1e-12, atol=1e-14)
+    expected = g @ (theta - theta0)
+    got = pol._centre(torch.from_numpy(theta), torch.from_numpy(arms), g)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+    # ... which is not the network's output here, and nu = 0 plays its argmax
+    f = np.array([math.sqrt(m) * theta[m * d:] @ np.maximum(theta[: m * d].reshape(m, d) @ x, 0) for x in arms])
+    assert np.abs(f - expected).max() > 1e-3
+    assert pol.act(1, arms) == int(np.argmax(expected))
+    net = cls(Problem(horizon=20, info={"dimension": d}), np.random.default_rng(0), width=m, init="independent")
+    np.testing.assert_allclose(net._centre(torch.from_numpy(theta), torch.from_numpy(arms), g), f, rtol=1e-12)
+
+
+def _feed(pol, arms_seq):
+    for t, arms in enumerate(arms_seq, start=1):
+        pol.act(t, arms)
+        pol.observe(t, [RewardFeedback(round=t, reward=float(t % 2))])
+
+
+@pytest.mark.parametrize("cls", [NeuralLogUCB1, NCBFUCB])
+def test_app_a_effective_dimension_has_no_lambda(cls):
+    d, lam, kappa = 3, 7.0, 10.0
+    kw = dict(width=4, init="independent", lam=lam, kappa=kappa, confidence="full", train_every=1000)
+    pols = {e: cls(Problem(horizon=20, info={"dimension": d}), np.random.default_rng(0), effective_dimension=e, **kw)
+            for e in ("scaled", "app_a")}
+    arms_seq = [_arms(4, d, s) for s in range(8)]
+    for pol in pols.values():
+        _feed(pol, arms_seq)
+        pol.act(9, arms_seq[0])                                  # absorbs round 8
+    # the played arms (both policies played the same ones: untrained, same draws); phi = g(x; theta_0)
+    played = np.array([pols["app_a"].X[i].numpy() for i in range(8)])
+    np.testing.assert_array_equal(played, np.array([pols["scaled"].X[i].numpy() for i in range(8)]))
+    net, theta = pols["app_a"].net, pols["app_a"].trainer.current           # never trained: theta = theta_0
+    G = net.gradients(theta, torch.from_numpy(played)).numpy()
+    gram = G.T @ G
+    p = gram.shape[0]
+    if cls is NCBFUCB:
+        app_a = np.linalg.slogdet(gram / kappa + np.eye(p))[1]               # log det(sum (1/kappa) g g^T + I)
+        scaled = np.linalg.slogdet(gram / (kappa * lam) + np.eye(p))[1]
+    else:
+        app_a = np.linalg.slogdet(0.25 * gram + np.eye(p))[1]                # log det(sum R g g^T + I)
+        scaled = np.linalg.slogdet(0.25 * gram / lam + np.eye(p))[1]
+    np.testing.assert_allclose(pols["app_a"].log_det_design.log_det, app_a, rtol=1e-8)
+    np.testing.assert_allclose(pols["scaled"].log_det_design.log_det, scaled, rtol=1e-8)
+
+
+def test_optimizer_and_minibatch_reach_the_trainer():
+    pol = NeuralLogUCB1(Problem(horizon=20, info={"dimension": 3}), np.random.default_rng(0), width=4,
+                        optimizer="gd", minibatch=50)
+    assert isinstance(pol.trainer.optimizer, torch.optim.SGD) and pol.trainer.batch == 50
+    default = NeuralLogUCB1(Problem(horizon=20, info={"dimension": 3}), np.random.default_rng(0), width=4)
+    assert isinstance(default.trainer.optimizer, torch.optim.Adam) and default.trainer.batch is None
+
+
+@pytest.mark.parametrize("params, key", [({"optimizer": "sgd"}, "optimizer"), ({"minibatch": 0}, "minibatch"),
+                                         ({"effective_dimension": "paper"}, "effective_dimension"),
+                                         ({"effective_dimension": "app_a", "radius": "theory"}, "effective_dimension"),
+                                         ({"effective_dimension": "app_a", "lam": "adaptive"}, "effective_dimension")])
+def test_neurallog_refuses_bad_protocol_options_naming_the_key(params, key):
+    with pytest.raises(ConfigError, match=rf"policy\.params\.{key}"):
+        NeuralLogUCB1(Problem(horizon=10, info={"dimension": 2}), np.random.default_rng(0), width=4, **params)

@@ -34,7 +34,8 @@ exactly, and the ranges of position and log-affinity), the second builds the act
 and features chunk by chunk into the output arrays.  Peak memory is therefore about the
 output (events x K x dim float32: 1.15 GB for the 1.37 M events of the full random / all
 campaign with the defaults) plus one chunk's work (a few hundred MB), and twice the output
-while the prepared file is written (measured: 2.6 GiB for 1.37 M events, README).
+while the prepared file is written (measured: 2.6 GiB for 1.37 M events,
+docs/papers/seed-002-neural-logistic.md).
 
 Arrays of the prepared file (:mod:`banditbench.data.files`): ``features`` (events x K x
 dim, float32), ``items`` (events x K, logged item in column 0), ``click`` (events,).

@@ -32,16 +32,40 @@ next to these classes and checks that both make the same choices.
   instead of the reference's bounded search for ``l``.  Same iterate counts, same iterates up
   to rounding (``benchmarks/logistic_speed.py``: the same choices in every round).
 
-Seed 002 App. A runs both "streamlined" (no projection) with a fitted exploration
-multiplier; ``nu`` scales the bonus (default 1: the reference).  Arms are the
-environment's feature vectors; ``arm_norm_bound`` (L, default 1) enters ``kappa``.
+Both classes take ``mode``:
+
+* ``"reference"`` (default) — the authors' code as above; ``nu`` scales its bonus (default 1).
+* ``"streamlined"`` — seed 002 App. A: "we streamline all baseline algorithms into two steps:
+  (i) choose the action with the highest UCB and (ii) update the parameters via gradient
+  descent", with the bonus "match[ing] the orders of lam, S, kappa, and the effective dimension
+  d~ ... then multipl[ied] by the exploration parameter nu", ``d~ = log det(sum R x x^T + I)``
+  (``R = 1/4``, the played arms).  No projection, no Newton step, no data-dependent condition.
+  The estimate starts at 0 and is fitted by plain gradient descent on
+  ``sum_s [softplus(x_s^T theta) - r_s x_s^T theta] + lam ||theta||^2`` (the neural family's
+  ``regulariser: l2`` loss), ``train_steps`` steps at rate ``lr`` after every ``train_every``-th
+  observation, on minibatches of ``minibatch`` observations drawn without replacement from the
+  policy's stream (null: the whole history) — App. A does not give the schedule; the paper grid
+  uses the neural networks' (Sec. 7: 100 steps at 0.01 every 50 rounds; App. J.1: batch 50).
+  ``lam`` is fixed (tuned, Sec. 7) and the bonus is ``nu beta ||x||_{M^{-1}}`` with
+
+  - Logistic-UCB-1: ``M = V = lam I + sum x x^T`` and ``beta = sqrt(kappa) sqrt(S) (sqrt(lam) +
+    d~ / sqrt(lam)) + sqrt(lam) S`` — the order of the reference's ``sqrt(kappa)/4 sqrt(1 + 2S)
+    gamma + sqrt(lam) S`` with ``gamma = sqrt(lam)/2 + (2/sqrt(lam)) (log(1/delta) + log det / 2 ...)``;
+    ``kappa`` as the paper sets it (Sec. 7: 10; App. J.1: 50-200), required in this mode.
+  - ada-OFU-ECOLog: ``M = V~ = lam I + sum mu'(x_s^T theta_s) x_s x_s^T`` (``theta_s`` the estimate
+    when ``x_s`` is observed) and ``beta = S sqrt(lam + sqrt(lam) + d~ / sqrt(lam))`` — the order of
+    the reference's ``sqrt(2 lam S^2 + (1 + S)^2 gamma_t + L_t)`` without the data-dependent
+    ``L_t`` (not an order of lam, S, kappa or d~); no kappa (the algorithm's bonus has none).
+
+Arms are the environment's feature vectors; ``arm_norm_bound`` (L, default 1) enters the reference's
+``kappa``.
 """
 
 from __future__ import annotations
 
 import abc
 import math
-from typing import Any, Mapping, Sequence
+from typing import Annotated, Any, Mapping, Sequence
 
 import numpy as np
 from scipy.linalg.lapack import dposv
@@ -51,8 +75,13 @@ from ..api import Policy, Problem, register
 from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback
 from ..links import sigmoid
-from ..params import NonNegative, NonNegativeInt, Positive, PositiveInt, Probability
+from ..params import NonNegative, NonNegativeInt, OneOf, Positive, PositiveInt, Probability
 from .linalg import InverseGram
+
+#: ``mode`` of the linear baselines (module docstring)
+MODES = ("reference", "streamlined")
+#: upper bound of mu' for the logistic link (App. A's d~ = log det(sum R x x^T + I))
+R = 0.25
 
 
 def _positive(name: str, value) -> float:
@@ -81,14 +110,57 @@ def _softplus_scalar(z: float) -> float:
     return max(z, 0.0) + math.log1p(math.exp(-abs(z)))
 
 
+def _positive_int(name: str, value) -> int:
+    if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        raise ConfigError(f"{key_path(POLICY_PARAMS, name)}: must be a positive integer, got {value!r}")
+    return value
+
+
+class _Streamlined:
+    """App. A's streamlined baselines (module docstring): the played arms, the estimate fitted by
+    minibatch gradient descent, ``d~ = log det(sum R x x^T + I)`` and the bonus matrix ``M``."""
+
+    def __init__(self, d: int, horizon: int, lam: float, lr: float, steps: int, every: int, batch: int | None,
+                 rng: np.random.Generator):
+        self.lam, self.lr, self.steps, self.every, self.batch, self.rng = lam, lr, steps, every, batch, rng
+        self.theta = np.zeros(d)
+        self.X, self.y, self.n = np.zeros((horizon, d)), np.zeros(horizon), 0
+        self.matrix = InverseGram(d, lam, keep_matrix=False)          # V (Logistic-UCB-1) or V~ (ECOLog)
+        self.dimension_design = InverseGram(d, 1.0 / R, keep_matrix=False)   # R sum x x^T + I, scaled by 1/R
+        self.log_det = 0.0                                             # d~
+
+    def learn(self, x: np.ndarray, r: float, weight: float) -> None:
+        self.X[self.n], self.y[self.n] = x, r
+        self.n += 1
+        self.matrix.update(x, weight)
+        self.log_det += math.log1p(self.dimension_design.update(x))   # determinant lemma
+        if self.n % self.every == 0:
+            self.fit()
+
+    def fit(self) -> None:
+        """``steps`` gradient-descent steps on ``sum [softplus(x^T theta) - r x^T theta] + lam ||theta||^2``."""
+        X, y, n = self.X[: self.n], self.y[: self.n], self.n
+        for _ in range(self.steps):
+            if self.batch is not None and n > self.batch:
+                idx = self.rng.permutation(n)[: self.batch]
+                Xb, yb = X[idx], y[idx]
+            else:
+                Xb, yb = X, y
+            grad = Xb.T @ (sigmoid(Xb @ self.theta) - yb) + 2.0 * self.lam * self.theta
+            self.theta = self.theta - self.lr * grad
+
+
 class _LinearLogistic(Policy):
-    """Shared state: problem dimension, norm bounds, failure level, exploration multiplier, pending arms."""
+    """Shared state: problem dimension, norm bounds, failure level, exploration multiplier, pending arms,
+    and App. A's streamlined mode (module docstring)."""
 
     feedback_kind = "reward"
     action_kind = "arm"
 
     def __init__(self, problem: Problem, rng: np.random.Generator, *, norm_bound: Positive = 1.0,
-                 arm_norm_bound: Positive = 1.0, delta: Probability = 0.05, nu: NonNegative = 1.0):
+                 arm_norm_bound: Positive = 1.0, delta: Probability = 0.05, nu: NonNegative = 1.0,
+                 mode: Annotated[str, OneOf(MODES)] = "reference", lr: Positive = 0.01,
+                 train_steps: PositiveInt = 100, train_every: PositiveInt = 50, minibatch: PositiveInt | None = None):
         self.rng = rng
         self.d = int(problem["dimension"])
         self.S = _positive("norm_bound", norm_bound)
@@ -99,6 +171,25 @@ class _LinearLogistic(Policy):
             raise ConfigError(f"{key_path(POLICY_PARAMS, 'nu')}: must be a non-negative number, got {nu!r}")
         self.delta, self.nu = float(delta), float(nu)
         self.pending: dict[int, np.ndarray] = {}
+        if mode not in MODES:
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'mode')}: {mode!r} is not one of {list(MODES)}")
+        self.mode = mode
+        self._training = (_positive("lr", lr), _positive_int("train_steps", train_steps),
+                          _positive_int("train_every", train_every),
+                          None if minibatch is None else _positive_int("minibatch", minibatch))
+        self.streamlined: _Streamlined | None = None
+
+    def _streamline(self, problem: Problem, lam: float) -> None:
+        lr, steps, every, batch = self._training
+        self.streamlined = _Streamlined(self.d, problem.horizon, lam, lr, steps, every, batch, self.rng)
+
+    @staticmethod
+    def _required(name: str, value, mode: str):
+        """A parameter the streamlined mode needs (a number) and the reference mode does not take (null)."""
+        if mode == "streamlined" and value is None:
+            raise ConfigError(f"{key_path(POLICY_PARAMS, name)}: mode 'streamlined' needs a number "
+                              f"(seed 002 Sec. 7 sets it), got null")
+        return value
 
     def observe(self, t: int, arrived: Sequence[RewardFeedback]) -> None:
         for fb in arrived:
@@ -111,6 +202,21 @@ class _LinearLogistic(Policy):
     def _choose(self, t: int, arms: np.ndarray, theta: np.ndarray, gram: InverseGram, radius: float) -> int:
         ucb = sigmoid(arms @ theta) + self.nu * radius * gram.norms(arms)
         arm = int(np.argmax(ucb))                    # first maximiser, as the reference's max()
+        self.pending[t] = np.array(arms[arm], dtype=np.float64)
+        return arm
+
+    # --- App. A's streamlined mode ------------------------------------------------
+    def streamlined_beta(self) -> float:
+        """The multiplier of ``||x||_{M^{-1}}`` before ``nu`` (module docstring)."""
+        raise NotImplementedError
+
+    def ucb(self, arms: np.ndarray) -> np.ndarray:
+        """Streamlined mode: ``mu(x^T theta) + nu beta ||x||_{M^{-1}}`` of every arm."""
+        st = self.streamlined
+        return sigmoid(arms @ st.theta) + self.nu * self.streamlined_beta() * st.matrix.norms(arms)
+
+    def _act_streamlined(self, t: int, arms: np.ndarray) -> int:
+        arm = int(np.argmax(self.ucb(arms)))
         self.pending[t] = np.array(arms[arm], dtype=np.float64)
         return arm
 
@@ -129,13 +235,23 @@ class LogisticUCB1(_LinearLogistic):
     lazy_every, eager_rounds : update every round while fewer than ``eager_rounds`` rewards
         are observed, then every ``lazy_every``-th (reference: 10 and 200).
     kappa : null (the reference's ``1 / mu'(S L)``) or a given value (seed 002 App. J.1 sets
-        kappa for every algorithm).
+        kappa for every algorithm); required with ``mode: streamlined``.
+    mode : ``reference`` (default) or ``streamlined`` (seed 002 App. A, module docstring), with
+        ``lam`` (fixed regularisation; required, and only taken, there), ``lr``, ``train_steps``,
+        ``train_every``, ``minibatch``.
     """
 
     def __init__(self, problem: Problem, rng: np.random.Generator, *, newton_steps: PositiveInt = 5,
                  lazy_every: PositiveInt = 10, eager_rounds: NonNegativeInt = 200, kappa: Positive | None = None,
-                 **shared):
+                 lam: Positive | None = None, **shared):
         super().__init__(problem, rng, **shared)
+        if self.mode == "streamlined":
+            self.kappa = _positive("kappa", self._required("kappa", kappa, self.mode))
+            self._streamline(problem, _positive("lam", self._required("lam", lam, self.mode)))
+            return
+        if lam is not None:
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'lam')}: mode 'reference' uses the reference's "
+                              f"lam_t = d log(2 + t); lam is taken only with mode 'streamlined', got {lam!r}")
         for name, value in (("newton_steps", newton_steps), ("lazy_every", lazy_every)):
             if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
                 raise ConfigError(f"{key_path(POLICY_PARAMS, name)}: must be a positive integer, got {value!r}")
@@ -159,7 +275,24 @@ class LogisticUCB1(_LinearLogistic):
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
         return 8 * horizon * (facts.get("dimension", 1) + 1)          # every observed arm and reward
 
+    @classmethod
+    def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
+        if values["mode"] == "streamlined":
+            for name in ("kappa", "lam"):
+                cls._required(name, values[name], "streamlined")
+        elif values["lam"] is not None:
+            raise ConfigError(f"{key_path(POLICY_PARAMS, 'lam')}: mode 'reference' uses the reference's "
+                              f"lam_t = d log(2 + t); lam is taken only with mode 'streamlined', got {values['lam']!r}")
+
+    def streamlined_beta(self) -> float:
+        st, S = self.streamlined, self.S
+        root = math.sqrt(st.lam)
+        return math.sqrt(self.kappa) * math.sqrt(S) * (root + st.log_det / root) + root * S
+
     def learn(self, x: np.ndarray, r: float) -> None:
+        if self.streamlined is not None:
+            self.streamlined.learn(x, r, 1.0)
+            return
         self.X[self.n], self.y[self.n] = x, r
         self.n += 1
         self.lam = self.d * math.log(2.0 + self.n)
@@ -193,6 +326,8 @@ class LogisticUCB1(_LinearLogistic):
                 + math.sqrt(lam) * S)
 
     def act(self, t: int, arms: np.ndarray) -> int:
+        if self.streamlined is not None:
+            return self._act_streamlined(t, arms)
         arm = self._choose(t, arms, self.theta, self.design, self.radius)
         self.design.update(self.pending[t])
         return arm
@@ -209,12 +344,17 @@ class AdaOFUECOLog(_LinearLogistic):
         ``mu'(a^T theta_bar) <= 2 mu'(a^T theta)`` fails; ``false`` goes on (seed 002 App. A runs
         the baselines "streamlined", without the steps that keep the estimate in the
         theory's set — the condition fails regularly once arms are longer than L = 1).
+        Not used with ``mode: streamlined``.
+    mode : ``reference`` (default) or ``streamlined`` (seed 002 App. A, module docstring), with
+        ``lr``, ``train_steps``, ``train_every``, ``minibatch``.
     """
 
     def __init__(self, problem: Problem, rng: np.random.Generator, *, lam: Positive = 1.0, strict: bool = True,
                  **shared):
         super().__init__(problem, rng, **shared)
         self.lam = _positive("lam", lam)
+        if self.mode == "streamlined":
+            self._streamline(problem, self.lam)
         if not isinstance(strict, bool):
             raise ConfigError(f"{key_path(POLICY_PARAMS, 'strict')}: must be true or false, got {strict!r}")
         self.strict = strict
@@ -311,7 +451,15 @@ class AdaOFUECOLog(_LinearLogistic):
             w *= keep
             project = aa + w * w * ee + c * c * dd + 2.0 * (w * ae + c * ad + w * c * ed) >= bound
 
+    def streamlined_beta(self) -> float:
+        st, S = self.streamlined, self.S
+        root = math.sqrt(st.lam)
+        return S * math.sqrt(st.lam + root + st.log_det / root)
+
     def learn(self, a: np.ndarray, r: float) -> None:
+        if self.streamlined is not None:                # V~ weighted by mu' at the estimate that chose a
+            self.streamlined.learn(a, r, _mu_dot_scalar(float(a @ self.streamlined.theta)))
+            return
         rows = self._rows                             # theta, D = V~^{-1} a, a
         rows[0], rows[2] = self.theta, a
         np.matmul(self.vtilde.inverse, a, out=rows[1])
@@ -355,6 +503,8 @@ class AdaOFUECOLog(_LinearLogistic):
         return math.sqrt(square)
 
     def act(self, t: int, arms: np.ndarray) -> int:
+        if self.streamlined is not None:
+            return self._act_streamlined(t, arms)
         arm = self._choose(t, arms, self.theta, self.vtilde, self._radius())
         self.ctr += 1
         return arm

@@ -34,14 +34,14 @@ with ``V_t = sum phi phi^T + kappa lam_t I`` and ``W_t = sum mu'(f(x_i; theta_i)
 
 Parameters and choices (all family parameters, declared once in the base class):
 
-* ``mean``: ``"algorithm"`` takes each algorithm's estimate literally (table above);
-  ``"network"`` (default) follows App. A's form of every UCB in the experiments,
-  ``mean(x; theta_{t-1}) + sigma(...)``: NeuralLog-UCB-2 and -TS-2 then use the network's
-  output ``f(x; theta_{t-1})``, which ``g(x; theta_0)^T (theta - theta_0)`` linearises
-  (``f(x; theta_0) = 0``).  The two agree in the NTK regime; once Sec. 7 moves the
-  gradient to ``theta_t`` and the regulariser to ``lam ||theta||^2`` the network leaves the
-  neighbourhood of ``theta_0`` and the linearisation is a poor estimate (on h1 its greedy
-  regret is about twice the network's).  The other three variants already use the network.
+* ``mean``: ``"algorithm"`` takes each algorithm's estimate literally (table above):
+  NeuralLog-UCB-2 and -TS-2 use ``g(x)^T (theta_{t-1} - theta_0)`` (Algorithm 2 line 2, eq. 5;
+  App. J's TS-2), with ``g`` at ``gradient_at``; the paper grid (``config/neural_logistic.yaml``)
+  runs this.  ``"network"`` (the class default, kept for the other configs) uses the network's
+  output ``f(x; theta_{t-1})``, which the linearisation approximates (``f(x; theta_0) = 0``),
+  reading App. A's "mean estimate + bonus" loosely; the paper grid reports it as the named
+  variants ``neurallog_ucb2_network`` / ``neurallog_ts2_network``.  The other three variants
+  use the network either way.
 * ``radius``: ``"order"`` (default) follows seed 002 App. A: the bonus keeps the dependence
   of the theoretical radius on S, lam, kappa and the running effective dimension
   ``d_t = log det(I + (R / lam_0) sum phi phi^T)`` (eq. 2's log-determinant, App. A's
@@ -55,7 +55,8 @@ Parameters and choices (all family parameters, declared once in the base class):
 * ``nu`` and ``lam`` (Sec. 7: "fixed values of nu and lam with the best parameter values
   using grid search over {0.01, 0.1, 1, 10, 100}"): defaults ``nu = 0.01``, ``lam = 10``
   (NCBF-UCB: ``nu = 0.1``), the best pairs in our run of that search on h1 (one tuning
-  seed, 1000, not used by the experiments; README "Neural logistic bandits").
+  seed, 1000, not used by the experiments; docs/papers/seed-002-neural-logistic.md).  The
+  paper grid sets its own per-family values (``workflow/scripts/tune_neural_logistic.py``).
 * ``lam``: a number fixes ``lam_t = lam``; ``"adaptive"`` follows eq. 3 with
   ``lam_0 = 8 sqrt(2) C_1 sqrt(L) log(4 / delta) / S`` (Algorithm 1, line 0).  With a fixed
   ``lam`` the log-determinant and eq. 2 use ``lam_0 = lam``.  ``t`` in ``log(4 t^2 / delta)``
@@ -71,16 +72,23 @@ Parameters and choices (all family parameters, declared once in the base class):
   ``M_t^{-1}`` and the log-determinant exactly by Sherman–Morrison and the matrix
   determinant lemma (O(p^2) per round; two p x p matrices for NeuralLog, one for
   NCBF-UCB, one more with ``lam: adaptive``).  Measured on h1 (d = 20, m = 20, p = 820,
-  T = 2000, three seeds; ``benchmarks/neurallog_speed.py``, README) ``full`` lowers the
+  T = 2000, three seeds; ``benchmarks/neurallog_speed.py``, docs/papers/seed-002-neural-logistic.md) ``full`` lowers the
   Thompson variants' regret by about 30 % but raises the UCB variants' by 5–16 % at the
   defaults (which were tuned with the diagonal), for up to 3x the time of a job; we ship
   the paper's ``diagonal``.  A full matrix needing more than 2 GiB is refused with an
   error.  With ``lam: adaptive`` the full ridge ``kappa lam_t`` / ``lam_t`` is
   refreshed (one O(p^3) inversion) whenever the network retrains, the diagonal one
   every round.
+* ``effective_dimension``: ``"scaled"`` (default) divides by the ridge, ``log det(I + (R / lam_0)
+  sum phi phi^T)`` (eq. 2; NCBF-UCB ``log det(I + sum phi phi^T / (kappa lam))``); ``"app_a"`` is
+  App. A's d~ without lam, ``log det(sum R g g^T + I)`` (NCBF-UCB: ``log det(sum (1/kappa) g g^T +
+  I)``), only with ``radius: order`` and a fixed ``lam`` (eqs. 1-4 use eq. 2's).
 * Training (App. A, Sec. 7): width ``m = 20``, depth 2, ``train_every = 50`` rounds,
-  ``train_steps = 100`` Adam steps (:mod:`.training`) at ``lr = 0.01``, full batch, warm-started.
-  ``kappa = 10``, ``norm_bound = S = 1``; ``delta = 0.05`` (not stated by the paper).
+  ``train_steps = 100`` steps (:mod:`.training`) at ``lr = 0.01``, warm-started.  ``optimizer``:
+  ``"adam"`` (default; moments kept across retrains) or ``"gd"`` (Sec. 7: "gradient descent
+  steps"); ``minibatch``: null (default, full batch) or B samples per step (App. J.1: "batch
+  size 50").  ``kappa = 10``, ``norm_bound = S = 1``; ``delta = 0.05`` (not stated by the paper:
+  our choice; it enters only ``radius: theory`` and ``lam: adaptive``).
 * ``W_t``'s weight ``mu'(f(x_i; theta_i))`` is taken with the parameters current when
   round i's feedback is absorbed (after the retraining that round triggers, if any).
 
@@ -115,6 +123,8 @@ CHOICES = {
     "gradient_scale": ("one", "inverse_sqrt_width"),
     "regulariser": ("l2", "ntk"),
     "confidence": ("diagonal", "full"),
+    "effective_dimension": ("scaled", "app_a"),
+    "optimizer": ("adam", "gd"),
 }
 
 
@@ -199,9 +209,15 @@ class _NeuralLogisticBase(Policy):
                  gradient_scale: Annotated[str, OneOf(CHOICES["gradient_scale"])] = "one",
                  regulariser: Annotated[str, OneOf(CHOICES["regulariser"])] = "l2",
                  confidence: Annotated[str, OneOf(CHOICES["confidence"])] = "diagonal", lr: Positive = 0.01,
-                 train_steps: PositiveInt = 100, train_every: PositiveInt | Literal["doubling"] = 50):
+                 train_steps: PositiveInt = 100, train_every: PositiveInt | Literal["doubling"] = 50,
+                 effective_dimension: Annotated[str, OneOf(CHOICES["effective_dimension"])] = "scaled",
+                 optimizer: Annotated[str, OneOf(CHOICES["optimizer"])] = "adam",
+                 minibatch: PositiveInt | None = None):
         where = POLICY_PARAMS
         self.radius = _choice("radius", radius, where)
+        app_a = _choice("effective_dimension", effective_dimension, where) == "app_a"
+        _choice("optimizer", optimizer, where)
+        self._check_relations(radius, lam, effective_dimension)
         literal = _choice("mean", mean, where) == "algorithm"
         self.mean_kind = "latent" if self.mean == "linearised" and not literal else self.mean
         self.gradient_at = _choice("gradient_at", gradient_at, where)
@@ -232,17 +248,23 @@ class _NeuralLogisticBase(Policy):
         self.net = MLP(int(problem["dimension"]), width, depth, init, generator_from(rng), where)
         self.phi_scale = 1.0 if scale == "one" else 1.0 / math.sqrt(width)
         ntk = self.regulariser == "ntk"
+        # a minibatch stream only when asked for: the default runs draw nothing more from rng
         self.trainer = Trainer(self.net.theta0, lam=self._loss_weight(), lr=lr, steps=train_steps,
-                               every=train_every, centre="init" if ntk else "zero", where=where)
+                               every=train_every, centre="init" if ntk else "zero", where=where,
+                               optimizer=optimizer, batch=minibatch,
+                               generator=generator_from(rng) if minibatch is not None else None)
         p = self.net.n_params
         if full:
-            n_matrices = (1 if self.radius_kind == "ncbf" else 2) + self.adaptive
+            n_matrices = self._n_matrices(self.adaptive, app_a)
             gib = n_matrices * p * p * 8 / 2**30
             if gib > 2:
                 raise ConfigError(f"{where}.confidence: 'full' keeps {n_matrices} p x p matrices, {gib:.1f} GiB for "
                                   f"p = {p:,} parameters; use 'diagonal' (or a narrower network)")
         self.matrix = Design(p, self._ridge(), full, movable=self.adaptive)
-        if self.radius_kind == "ncbf":
+        if app_a:                                          # App. A: no lam in the effective dimension
+            # NCBF: log det(sum (1/kappa) g g^T + I); NeuralLog: log det(sum R g g^T + I)
+            self.log_det_design = Design(p, self.kappa if self.radius_kind == "ncbf" else 1.0 / R, full)
+        elif self.radius_kind == "ncbf":
             self.log_det_design = self.matrix              # d_t = log det(I + sum phi phi^T / (kappa lam))
         else:
             self.log_det_design = Design(p, self.lam0 / R, full)   # eq. 2: log det(I + (R / lam_0) sum phi phi^T)
@@ -259,12 +281,25 @@ class _NeuralLogisticBase(Policy):
         check_network(values)
         if values["lam"] == "adaptive" and cls.radius_kind == "ncbf":
             raise ConfigError(f"{POLICY_PARAMS}.lam: NCBF-UCB uses a constant lam (Verma et al.); got 'adaptive'")
+        cls._check_relations(values["radius"], values["lam"], values["effective_dimension"])
+
+    @staticmethod
+    def _check_relations(radius, lam, effective_dimension) -> None:
+        if effective_dimension == "app_a" and (radius != "order" or lam == "adaptive"):
+            raise ConfigError(f"{POLICY_PARAMS}.effective_dimension: 'app_a' is App. A's reading for the experiments' "
+                              f"order radius with a fixed lam; eqs. 1-4 (radius: theory, lam: adaptive) use eq. 2's "
+                              f"log det(I + (R / lam_0) sum g g^T) ('scaled'); got radius {radius!r}, lam {lam!r}")
+
+    @classmethod
+    def _n_matrices(cls, adaptive: bool, app_a: bool) -> int:
+        """p x p (or p-vector) matrices kept: M, the log-determinant's design unless shared, lam_t's copy."""
+        return 1 + (cls.radius_kind != "ncbf" or app_a) + adaptive
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
         d = facts.get("dimension", 1)
         p = sum(r * c for r, c in layer_shapes(d, values["width"], values["depth"], values["init"]))
-        matrices = (1 if cls.radius_kind == "ncbf" else 2) + (values["lam"] == "adaptive")
+        matrices = cls._n_matrices(values["lam"] == "adaptive", values["effective_dimension"] == "app_a")
         design = matrices * 8 * p * (p if values["confidence"] == "full" else 1)
         return 8 * horizon * (d + 1) + design                         # every observed arm and reward, V / W
 
@@ -345,6 +380,16 @@ class _NeuralLogisticBase(Policy):
             self.conf_radius = self._radius()
 
     # --- selection -----------------------------------------------------------
+    def _centre(self, theta: torch.Tensor, x: torch.Tensor, g: np.ndarray) -> np.ndarray:
+        """The mean of every arm (module docstring's table); ``g`` the arms' gradients at ``gradient_at``."""
+        if self.mean_kind == "linearised":                          # Algorithm 2 line 2, eq. 5, App. J
+            return g @ (theta - self.net.theta0).numpy()
+        with torch.no_grad():
+            centre = self.net.forward(theta, x).numpy()
+        if self.mean_kind == "probability":                         # Algorithm 1, line 2
+            centre = sigmoid(centre)
+        return centre
+
     def act(self, t: int, arms: np.ndarray) -> int:
         self._absorb(t)
         theta = self.trainer.current
@@ -352,13 +397,7 @@ class _NeuralLogisticBase(Policy):
         at = theta if self.gradient_at == "current" else self.net.theta0
         g = self.net.gradients(at, x).numpy()
         phi = g * self.phi_scale if self.phi_scale != 1.0 else g
-        if self.mean_kind == "linearised":                          # Algorithm 2, line 2
-            centre = g @ (theta - self.net.theta0).numpy()
-        else:
-            with torch.no_grad():
-                centre = self.net.forward(theta, x).numpy()
-            if self.mean_kind == "probability":                     # Algorithm 1, line 2
-                centre = sigmoid(centre)
+        centre = self._centre(theta, x, g)
         width = self.nu * self.conf_radius * self.matrix.norms(phi)
         if self.sampling:
             scores = centre + width * self.rng.standard_normal(len(centre))
