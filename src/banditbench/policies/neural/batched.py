@@ -17,10 +17,14 @@ share, each the batched mirror of a single-seed function (tested against it in
 
 * :func:`mlp_forward`, :func:`mlp_backward` — the :class:`~.nets.MLP` forward pass and the
   hand-written backward pass of its weights, on stacked flat parameter vectors ``[S, p]``;
+* :func:`mlp_arm_gradients` — :meth:`~.nets.MLP.gradients`, one gradient per arm (the features
+  ``g(x; theta_0) / sqrt(m)`` of full-gradient exploration, seed 000 eq. 12);
+* :func:`softplus_grad` — the gradient autograd takes of ``F.softplus`` (the cross-entropy of eq. 7);
 * :func:`adam_step` — :func:`~.training.adam_step` on ``[S, p]`` with a per-seed step count
   and a mask of the seeds that train this round;
 * :func:`sherman_morrison` — :func:`~banditbench.policies.linalg.sherman_morrison` on
-  ``[S, D, D]`` inverses, masked;
+  ``[S, D, D]`` inverses, masked; :func:`sherman_morrison_all` the same for every seed, in place
+  (the p x p inverses of NDB);
 * :func:`fit_logistic` — :func:`banditbench.logistic.fit_logistic` (damped Newton) for all
   seeds at once, each seed stopping by its own criterion.
 
@@ -153,6 +157,32 @@ def mlp_backward(mats: Sequence[torch.Tensor], hidden: Sequence[torch.Tensor], g
     return grads
 
 
+def mlp_arm_gradients(mats: Sequence[torch.Tensor], x: torch.Tensor, scale: float) -> torch.Tensor:
+    """:meth:`~.nets.MLP.gradients` of a scalar network without output ReLU: ``g(x; theta)`` ``[S, n, p]`` for
+    every row of the embedded inputs ``x`` ``[S, n, d_in]`` (one gradient per arm, not summed).
+
+    Backpropagation written out per row: ``delta_L = sqrt(m)`` (the output scale), the gradient of layer
+    i's weights is the outer product ``delta_i h_{i-1}^T`` of the row's back-propagated signal and the
+    layer's input, and ``delta_{i-1} = (delta_i W_i) * 1[h_{i-1} > 0]`` — elementwise products and
+    per-seed products (:func:`bmm`), laid out as :class:`~.nets.MLP`'s flat parameter vector."""
+    hidden, _ = mlp_forward(mats, x, scale, False)
+    S, n = x.shape[:2]
+    delta = torch.full((S, n, 1), scale, dtype=x.dtype, device=x.device)
+    grads: list[torch.Tensor] = [None] * len(mats)     # type: ignore[list-item]
+    for i in range(len(mats) - 1, -1, -1):
+        grads[i] = (delta[:, :, :, None] * hidden[i][:, :, None, :]).reshape(S, n, -1)
+        if i:
+            delta = relu_backward(bmm(delta, mats[i]), hidden[i])
+    return torch.cat(grads, dim=2)
+
+
+def softplus_grad(z: torch.Tensor) -> torch.Tensor:
+    """``d softplus(z) / dz`` as autograd computes it for ``F.softplus`` (beta 1, threshold 20):
+    ``e^z / (e^z + 1)``, and exactly 1 above the threshold; rows ``[S, n]`` (:func:`rowwise`)."""
+    e = rowwise(torch.exp, z)
+    return torch.where(z > 20.0, torch.ones_like(z), e / (e + 1.0))
+
+
 def adam_step(theta: torch.Tensor, grad: torch.Tensor, m: torch.Tensor, v: torch.Tensor, k: torch.Tensor,
               lr: float, mask: torch.Tensor) -> None:
     """In place, for the seeds in ``mask`` ``[S]``: :func:`~.training.adam_step` (torch.optim.Adam's rule) with
@@ -182,6 +212,15 @@ def sherman_morrison(inverse: torch.Tensor, x: torch.Tensor, weight: torch.Tenso
     c = weight / (1.0 + weight * q)
     new = inverse - c[:, None, None] * (v[:, :, None] * v[:, None, :])
     inverse.copy_(torch.where(mask[:, None, None], new, inverse))
+
+
+def sherman_morrison_all(inverse: torch.Tensor, x: torch.Tensor, weight: float = 1.0) -> None:
+    """In place, for every seed: ``inverse`` ``[S, D, D]`` becomes ``(V + w x x^T)^{-1}`` — :func:`sherman_morrison`
+    without a mask, for large D (the p x p inverses of full-gradient exploration): the rank-one term is
+    subtracted elementwise in place (``addcmul_``), with no ``[S, D, D]`` temporaries."""
+    v = bmm(inverse, x[:, :, None])[:, :, 0]
+    c = weight / (1.0 + weight * (x * v).sum(1))
+    inverse.addcmul_((c[:, None] * v)[:, :, None], v[:, None, :], value=-1.0)
 
 
 #: elements per iteration of ATen's vectorised elementwise loops (two AVX-512 float32 vectors)

@@ -1,0 +1,247 @@
+"""Seed-batched neural dueling (issue #22): NDB-DF and its baselines (seed 000) and NDB-UCB / NDB-TS
+(:class:`~banditbench.policies.neural.delayed_dueling.BatchedNeuralDueling`) against the single-seed
+reference, and a seed's result independent of its block.
+
+Tolerances.  Everything is float64; the batched path computes the same equations with other kernels
+and summation orders, so it rounds differently:
+
+* building blocks (per-arm gradients, Sherman–Morrison without temporaries): relative 1e-12;
+* decisions: every round's pair is the reference's (the same regret value, relative 1e-9), up to the
+  first round in which the reference's top two values of a rule it maximised (the scores of eq. 9,
+  the index of eq. 10 or NDB-TS's draws) lie within a relative 1e-6 of each other (a near tie), or
+  in which a heuristic policy trains for the first time on imputed labels only: its data gradient is
+  then ``mu(z) - mu(z)``, zero up to rounding, and Adam turns that rounding into a step of size lr
+  (a tie in the reference itself; the trajectories are not compared after it).  Most rounds must
+  be compared, pooled over the seeds and cells of a test (a per-seed bound would fail on a CPU whose
+  kernels break an early tie the other way; the ``rounding`` fixture runs the reference on contexts
+  perturbed at 1e-15 to check just that);
+* regret: the mean cumulative regret over the seeds of a cell agrees to 5 %.
+
+The symmetric initialisation (the default) makes ``h(x; theta_0) = 0`` for every arm, so round 1's
+first arm is an exact tie decided by rounding in both paths; the equivalence tests use
+``init: independent`` and one test checks the default initialisation's regret only.
+
+Block independence is bit for bit (same machine): a seed's result file is the same alone and inside a
+block of six.
+"""
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from banditbench.api import Problem
+from banditbench.feedback import PreferenceFeedback
+from banditbench.policies.linalg import sherman_morrison
+from banditbench.policies.neural import batched as B
+from banditbench.policies.neural import delayed_dueling as dd
+from banditbench.policies.neural.neural_dueling import NDBTS
+from banditbench.runner import batchable, build, run_block, run_cell
+from test_batched_neural import _assert_not_vacuous, _file_bytes
+
+NO_DELAY = {"kind": "none"}
+GEOMETRIC = {"kind": "geometric", "mean": 3, "window": 10}
+NEAR_TIE = 1e-6
+
+
+def _cell(policy, T=50, seed=0, delay=NO_DELAY, d=4, K=6, **params):
+    return {"experiment": "x", "algorithm": policy, "delay_label": "d", "budget": None,
+            "environment": {"name": "synthetic_dueling",
+                            "params": {"dimension": d, "n_arms": K, "utility": "quadratic",
+                                       "arm_distribution": "sphere", "theta_distribution": "sphere"}},
+            "policy": {"name": policy, "params": {"width": 8, "train_steps": 4, "init": "independent", **params}},
+            "delay": dict(delay), "horizon": T, "seed": seed}
+
+
+def _top_gap(values) -> float:
+    top = np.sort(np.asarray(values, dtype=float))[-2:]
+    return (top[1] - top[0]) / max(abs(top[1]), abs(top[0]), 1e-300)
+
+
+# --- building blocks -------------------------------------------------------------------------------
+@pytest.mark.parametrize("depth, init", [(2, "symmetric"), (3, "independent")])
+def test_per_arm_gradients_are_the_networks_gradients(depth, init):
+    cell = _cell("ndb_df", depth=depth, init=init)
+    policies = [build({**cell, "seed": s})[1] for s in (0, 1, 2)]
+    batch = type(policies[0]).batch(policies)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 7, 4))
+    got = B.mlp_arm_gradients(batch.mats0, batch.net.embed(torch.tensor(x)), batch.net.scale)
+    for s, pol in enumerate(policies):
+        ref = pol.net.gradients(pol.net.theta0, torch.tensor(x[s]))
+        np.testing.assert_allclose(got[s].numpy(), ref.numpy(), rtol=1e-12, atol=1e-12 * float(ref.abs().max()))
+
+
+def test_sherman_morrison_without_temporaries_matches_the_single_seed_update():
+    rng = np.random.default_rng(1)
+    S, D = 3, 40
+    A = rng.standard_normal((S, D, D))
+    inv = np.linalg.inv(A @ A.transpose(0, 2, 1) + np.eye(D))
+    x = rng.standard_normal((S, D))
+    got = torch.tensor(inv)
+    B.sherman_morrison_all(got, torch.tensor(x))
+    for s in range(S):
+        ref = inv[s].copy()
+        sherman_morrison(ref, x[s])
+        np.testing.assert_allclose(got[s].numpy(), ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
+
+
+# --- equivalence with the single-seed path ------------------------------------------------------------
+def _reference(cell, monkeypatch):
+    """The single-seed run, and per round the smallest relative top-two gap of the rules it maximised
+    (0 in a round whose training is a heuristic policy's first, on imputed labels only)."""
+    gaps, ties = [], set()
+    real_train = dd._NeuralDuelingBase._train
+
+    def recording(real_arm):
+        def second_arm(self, scores, first, norms):
+            if isinstance(self, NDBTS):
+                draw = copy.deepcopy(self.rng).standard_normal(len(scores))
+                index = scores - scores[first] + self._bonus_scale() * norms * draw
+            else:
+                index = scores + self._bonus_scale() * norms
+            gaps.append(min(_top_gap(scores), _top_gap(index)))
+            return real_arm(self, scores, first, norms)
+        return second_arm
+
+    def train(self, t):
+        n = self.history.n_played
+        if (self.delay_strategy.startswith("heuristic") and not self.history.arrived[:n].any()
+                and torch.equal(self.trainer.current, self.trainer.centre)):
+            ties.add(t)
+        return real_train(self, t)
+
+    with monkeypatch.context() as m:
+        for cls in (dd._NeuralDuelingBase, NDBTS):
+            m.setattr(cls, "_second_arm", recording(cls._second_arm))
+        m.setattr(dd._NeuralDuelingBase, "_train", train)
+        series = run_cell(cell)[0]
+    gaps = np.array(gaps)
+    assert len(gaps) == cell["horizon"]
+    gaps[[t - 1 for t in ties]] = 0.0
+    return series, gaps
+
+
+def _same_decisions(cell, seeds, monkeypatch):
+    """Rounds compared and rounds played; asserts the pairs agree up to the first near tie, and the
+    mean cumulative regret to 5 %."""
+    compared, regret, ref_regret = 0, [], []
+    for seed, (series, meta, _) in zip(seeds, run_block(cell, seeds)):
+        assert meta["engine"] == "seed-batched"
+        ref, gaps = _reference({**cell, "seed": seed}, monkeypatch)
+        differ = np.flatnonzero(~np.isclose(series["regret"], ref["regret"], rtol=1e-9, atol=1e-12))
+        stop = differ[0] if len(differ) else len(gaps)
+        if len(differ):
+            assert (gaps[: stop + 1] < NEAR_TIE).any(), \
+                f"seed {seed}: decisions part in round {stop + 1} with no near tie before it"
+        compared += stop
+        regret.append(series["regret"].sum())
+        ref_regret.append(ref["regret"].sum())
+    assert abs(np.mean(regret) - np.mean(ref_regret)) <= 0.05 * np.mean(ref_regret), (regret, ref_regret)
+    return compared, len(seeds) * cell["horizon"]
+
+
+@pytest.mark.parametrize("policy", ["ndb_df", "ndb_ignore", "ndb_heuristic", "ndb_heuristic_all", "ndb_zero"])
+def test_delayed_dueling_batched_makes_the_reference_decisions(policy, rounding, monkeypatch):
+    """Each NDB-DF family member under delays, with the full V^{-1} and its diagonal."""
+    _assert_not_vacuous(_same_decisions(_cell(policy, delay=GEOMETRIC), [0, 1], monkeypatch),
+                        _same_decisions(_cell(policy, delay=GEOMETRIC, confidence="diagonal", T=40), [2],
+                                        monkeypatch))
+
+
+@pytest.mark.parametrize("policy", ["ndb_ucb", "ndb_ts"])
+def test_neural_dueling_batched_makes_the_reference_decisions(policy, rounding, monkeypatch):
+    """NDB-UCB / NDB-TS at variance_dueling.yaml's shape (depth 3, kappa_mu 1), without and with delays."""
+    _assert_not_vacuous(_same_decisions(_cell(policy, depth=3, kappa_mu=1.0), [0, 1], monkeypatch),
+                        _same_decisions(_cell(policy, depth=3, kappa_mu=1.0, delay=GEOMETRIC, T=40), [2],
+                                        monkeypatch))
+
+
+def test_default_symmetric_initialisation_gives_the_reference_regret():
+    """Round 1 is an exact tie under the symmetric initialisation (both paths break it by rounding), so
+    only the regret is compared: the mean over 6 seeds to 15 %."""
+    cell = {**_cell("ndb_df", T=60, delay=GEOMETRIC)}
+    cell["policy"] = {"name": "ndb_df", "params": {"width": 8, "train_steps": 4}}
+    seeds = list(range(6))
+    batched = np.mean([r[0]["regret"].sum() for r in run_block(cell, seeds)])
+    ref = np.mean([run_cell({**cell, "seed": s})[0]["regret"].sum() for s in seeds])
+    assert abs(batched - ref) <= 0.15 * ref, (batched, ref)
+
+
+def _unit_rows(rng, n, d):
+    x = rng.standard_normal((n, d))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("confidence", ["full", "diagonal"])
+def test_fixed_arm_sets_are_batched_like_the_reference(confidence, rounding):
+    """A fixed arm set (the prompt environments): the arm kernel (or V's diagonal) carried for all seeds,
+    played in lockstep against each seed's reference policy with the same outcomes; the same pairs up to
+    the first near tie (pooled bound), both paths on the same (``rounding``) arms."""
+    T, S, K, d = 40, 3, 12, 5
+    arms = rounding(_unit_rows(np.random.default_rng(4), K, d))
+    arms.flags.writeable = False
+    f = np.sin(3 * arms[:, 0])
+    problem = Problem(T, rho=0.8, window=10, info={"dimension": d, "n_arms": K, "fixed_arms": True})
+
+    def make(s):
+        return dd.NDBHeuristic(problem, np.random.default_rng(s), width=8, train_steps=3, init="independent",
+                               confidence=confidence)
+
+    refs = [make(s) for s in range(S)]
+    batch = dd.NDBHeuristic.batch([make(s) for s in range(S)])
+    seen = [_keeping_gap(pol) for pol in refs]
+    out_rng = np.random.default_rng(5)
+    compared, parted = 0, [False] * S
+    for t in range(1, T + 1):
+        pairs = batch.act_all(t, [arms] * S)
+        arrived = []
+        for s, pol in enumerate(refs):
+            items = []
+            if not parted[s]:
+                ref_pair = pol.act(t, arms)
+                if ref_pair != pairs[s]:
+                    assert seen[s]["gap"] < NEAR_TIE, f"seed {s}, round {t}: {ref_pair} != {pairs[s]}"
+                    parted[s] = True
+                else:
+                    compared += 1
+            i, j = pairs[s]
+            y = int(out_rng.random() < 1 / (1 + np.exp(-(f[i] - f[j]))))
+            items.append(PreferenceFeedback(t, y))
+            if not parted[s]:
+                pol.observe(t + 1, items)
+            arrived.append(items)
+        batch.observe_all(t + 1, arrived)
+    assert compared >= 0.6 * S * T, compared
+
+
+def _keeping_gap(policy):
+    seen, second_arm = {}, policy._second_arm
+
+    def keeping(scores, first, norms):
+        seen["gap"] = min(_top_gap(scores), _top_gap(scores + policy._bonus_scale() * norms))
+        return second_arm(scores, first, norms)
+
+    policy._second_arm = keeping
+    return seen
+
+
+# --- block independence -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("policy, params, delay", [
+    ("ndb_df", {"confidence": "full"}, GEOMETRIC),
+    ("ndb_heuristic", {"confidence": "diagonal", "init": "symmetric"}, GEOMETRIC),
+    ("ndb_ts", {"depth": 3}, NO_DELAY),
+])
+def test_a_seeds_batched_result_file_does_not_depend_on_its_block(policy, params, delay, tmp_path):
+    cell = _cell(policy, T=40, delay=delay, **params)
+    alone = run_block(cell, [3])[0]
+    inside = run_block(cell, [0, 1, 2, 3, 4, 5])
+    assert _file_bytes(tmp_path, "a.npz", alone) == _file_bytes(tmp_path, "b.npz", inside[3])
+    assert alone[1]["seed"] == 3 and alone[1]["engine"] == "seed-batched"
+    assert not np.array_equal(inside[2][0]["regret"], inside[3][0]["regret"])
+
+
+def test_neural_dueling_cells_are_batched():
+    for policy in ("ndb_df", "ndb_ignore", "ndb_heuristic", "ndb_heuristic_all", "ndb_zero", "ndb_ucb", "ndb_ts"):
+        assert batchable(_cell(policy))
