@@ -1,0 +1,166 @@
+"""Seed 002's nu / lam grid search (Sec. 7), per environment family, on tuning seeds.
+
+Sec. 7: "fixed values of nu and lam with the best parameter values using grid search over
+{0.01, 0.1, 1, 10, 100}".  ``config/neural_logistic_tuning.yaml`` holds the grid: experiments
+named ``tune_<family>_<environment>`` whose algorithms are labelled
+``<algorithm>_nu<nu>_lam<lam>`` (one per grid pair, with the paper grid's other parameters)
+plus ``random`` (uniform random, the normaliser), on seeds disjoint from the evaluation seeds.
+
+:func:`choose` picks, per family and algorithm, the pair with the lowest mean over the
+family's environments of ``cumulative regret at the horizon / uniform random's`` (each
+environment weighs the same whatever its scale; ties go to the first pair in grid order, the
+smaller nu, then the smaller lam).  The rows come from Snakemake's tidy tables
+(:func:`read_tables`, ``results/tables/tune_*.csv``) or from an in-process run of the grid
+(:func:`run_grid`, for a reduced run without per-job overhead).  No published table enters:
+the choice is the argmin of our own runs.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+#: the paper's grid for both nu and lam (Sec. 7)
+GRID = (0.01, 0.1, 1, 10, 100)
+LABEL = re.compile(r"^(?P<algorithm>.+)_nu(?P<nu>[0-9.e+-]+)_lam(?P<lam>[0-9.e+-]+)$")
+EXPERIMENT = re.compile(r"^tune_(?P<family>[a-z0-9]+)_(?P<environment>.+)$")
+NORMALISER = "random"
+
+
+def parse_label(label: str) -> tuple[str, float, float] | None:
+    """``neurallog_ucb1_nu0.1_lam10`` -> ``("neurallog_ucb1", 0.1, 10.0)``; None for another label."""
+    m = LABEL.match(label)
+    return None if m is None else (m["algorithm"], float(m["nu"]), float(m["lam"]))
+
+
+def family_of(experiment: str) -> tuple[str, str]:
+    m = EXPERIMENT.match(experiment)
+    if m is None:
+        raise ValueError(f"{experiment!r} is not a tuning experiment (tune_<family>_<environment>)")
+    return m["family"], m["environment"]
+
+
+def read_tables(paths: Iterable[str | Path]) -> list[tuple[str, str, float]]:
+    """``(experiment, algorithm, mean cumulative regret at the last horizon)`` from tidy tables."""
+    rows = []
+    for path in paths:
+        with open(path, newline="") as f:
+            records = [r for r in csv.DictReader(f) if r["metric"] == "cumulative_regret"]
+        last: dict[tuple[str, str], tuple[int, float]] = {}
+        for r in records:
+            key, t = (r["experiment"], r["algorithm"]), int(float(r["t"]))
+            if key not in last or t > last[key][0]:
+                last[key] = (t, float(r["mean"]))
+        rows += [(e, a, v) for (e, a), (_, v) in last.items()]
+    return rows
+
+
+def run_grid(config: Mapping, experiments: Sequence[str], seeds: Sequence[int], horizon: int | None,
+             jobs: int = 1, cache: str | Path | None = None) -> list[tuple[str, str, float]]:
+    """Run every algorithm of the tuning experiments in-process (``jobs`` worker processes) and
+    return ``(experiment, algorithm, mean cumulative regret over seeds)``.  ``horizon`` (None: the
+    config's) overrides the config's as ``--config horizon=...`` would; ``seeds`` replaces each
+    experiment's seed list (the top-level ``seeds`` override would give 0, 1, ...: evaluation seeds).
+    ``cache``: a CSV of finished runs, appended as they finish and read back (runs already in it
+    are not repeated), so an interrupted run resumes."""
+    from ..config import load_grid
+
+    kept = {name: {**config["experiments"][name], "seeds": [int(s) for s in seeds]} for name in experiments}
+    grid = load_grid({**config, "horizon": horizon, "experiments": kept})
+    cells = []
+    for name in experiments:
+        exp = grid.experiments[name]
+        (delay,), (budget,) = exp.delays, exp.budget_labels
+        cells += [(name, alg, grid.cell(name, alg, delay, budget, seed)) for alg in exp.algorithms for seed in exp.seeds]
+    for name in experiments:                       # a missing prepared dataset stops here, before any run
+        for path in grid.data_files(name):
+            if not Path(path).exists():
+                raise FileNotFoundError(f"{name}: prepared dataset {path} does not exist; build it with "
+                                        f"`snakemake --cores 1 {path}`")
+    done: dict[tuple[str, str, int], float] = {}
+    if cache is not None and Path(cache).exists():
+        with open(cache, newline="") as f:
+            done = {(r["experiment"], r["algorithm"], int(r["seed"])): float(r["cumulative_regret"])
+                    for r in csv.DictReader(f) if r["experiment"] in grid.experiments
+                    and int(r["horizon"]) == grid.experiments[r["experiment"]].horizon}
+    todo = [(n, a, c) for n, a, c in cells if (n, a, int(c["seed"])) not in done]
+    out = open(cache, "a", newline="") if cache is not None else None
+    try:
+        if out is not None and out.tell() == 0:
+            out.write("experiment,algorithm,seed,horizon,cumulative_regret\n")
+        if jobs > 1:
+            import multiprocessing
+
+            pool = multiprocessing.get_context("spawn").Pool(jobs)
+            results = pool.imap(_final_regret, [c for _, _, c in todo], chunksize=1)
+        else:
+            pool, results = None, map(_final_regret, [c for _, _, c in todo])
+        for (name, alg, cell), total in zip(todo, results):   # each run recorded as it finishes
+            done[(name, alg, int(cell["seed"]))] = total
+            if out is not None:
+                out.write(f"{name},{alg},{cell['seed']},{cell['horizon']},{total!r}\n")
+                out.flush()
+        if pool is not None:
+            pool.close()
+            pool.join()
+    finally:
+        if out is not None:
+            out.close()
+    sums: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for name, alg, cell in cells:
+        sums[(name, alg)].append(done[(name, alg, int(cell["seed"]))])
+    return [(e, a, sum(v) / len(v)) for (e, a), v in sums.items()]
+
+
+def _final_regret(cell: Mapping) -> float:
+    from ..runner import run_cell
+
+    series = run_cell(cell)[0]
+    return float(series["regret"].sum())
+
+
+def choose(rows: Iterable[tuple[str, str, float]]) -> dict[str, dict[str, dict[str, float]]]:
+    """``{family: {algorithm: {"nu", "lam", "score"}}}`` (module docstring)."""
+    regret: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)     # family -> (environment, label)
+    for experiment, label, value in rows:
+        family, environment = family_of(experiment)
+        regret[family][(environment, label)] = value
+    chosen: dict[str, dict[str, dict[str, float]]] = {}
+    for family, table in sorted(regret.items()):
+        environments = sorted({env for env, _ in table})
+        for env in environments:
+            if (env, NORMALISER) not in table:
+                raise ValueError(f"tune_{family}_{env}: no {NORMALISER!r} run to normalise by")
+            if not table[(env, NORMALISER)] > 0:
+                raise ValueError(f"tune_{family}_{env}: uniform random has no regret; the environment cannot rank "
+                                 f"pairs (leave it out of the tuning grid)")
+        scores: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+        labels = {label for _, label in table}
+        for label in labels:
+            parsed = parse_label(label)
+            if parsed is None:
+                continue
+            algorithm, nu, lam = parsed
+            missing = [env for env in environments if (env, label) not in table]
+            if missing:
+                raise ValueError(f"{label}: no run in tune_{family}_{missing[0]} (every environment of a family "
+                                 f"runs the same grid)")
+            score = sum(table[(env, label)] / table[(env, NORMALISER)] for env in environments) / len(environments)
+            scores[algorithm].append((nu, lam, score))
+        chosen[family] = {}
+        for algorithm, entries in sorted(scores.items()):
+            best = min(sorted(entries), key=lambda e: e[2])          # grid order breaks ties
+            chosen[family][algorithm] = {"nu": best[0], "lam": best[1], "score": round(best[2], 4)}
+    return chosen
+
+
+def as_yaml(chosen: Mapping[str, Mapping[str, Mapping[str, float]]]) -> str:
+    lines = []
+    for family, algorithms in chosen.items():
+        lines.append(f"{family}:")
+        for algorithm, v in algorithms.items():
+            lines.append(f"  {algorithm}: {{nu: {v['nu']:g}, lam: {v['lam']:g}}}   # regret / random {v['score']:.4f}")
+    return "\n".join(lines) + "\n"

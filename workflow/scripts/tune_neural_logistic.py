@@ -1,0 +1,59 @@
+"""Seed 002's nu / lam grid search per environment family (logic in banditbench.analysis.tuning).
+
+Not a Snakemake rule's script: a command line run by hand after (or instead of) the tuning grid.
+
+    # full tuning (paper T = 2000, tuning seeds 1000-1002), then pick:
+    .venv/bin/snakemake --cores 16 --configfile config/neural_logistic_tuning.yaml
+    .venv/bin/python workflow/scripts/tune_neural_logistic.py --tables results/tables
+    # the reduced run recorded in config/neural_logistic.yaml (in-process, no per-job overhead):
+    .venv/bin/python workflow/scripts/tune_neural_logistic.py --run --horizon 300 --seeds 1000 \\
+        --experiments tune_synthetic_h1,tune_synthetic_h2,tune_synthetic_h3,tune_real_mushroom,tune_real_shuttle --jobs 2
+
+It prints, per family and algorithm, the chosen nu and lam (YAML; ``--write FILE`` saves it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    from banditbench.analysis.tuning import as_yaml, choose, read_tables, run_grid
+    from banditbench.config import load_config_file
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--tables", help="folder of Snakemake's tidy tables (reads tune_*.csv)")
+    source.add_argument("--run", action="store_true", help="run the grid in-process")
+    parser.add_argument("--config", default="config/neural_logistic_tuning.yaml")
+    parser.add_argument("--horizon", type=int, default=None, help="override the grid's horizon (--run)")
+    parser.add_argument("--seeds", default=None, help="comma-separated tuning seeds (--run; default: the config's)")
+    parser.add_argument("--experiments", default=None, help="comma-separated tuning experiments (default: all)")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--write", default=None, help="also write the chosen values to this YAML file")
+    parser.add_argument("--cache", default="results/tuning/runs.csv",
+                        help="CSV of finished runs (--run): appended as they finish, reused on a re-run")
+    args = parser.parse_args(argv)
+
+    config = load_config_file(args.config)
+    names = args.experiments.split(",") if args.experiments else sorted(config["experiments"])
+    if args.run:
+        seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else None
+        if seeds is None:
+            seeds = sorted({s for n in names for s in config["experiments"][n]["seeds"]})
+        Path(args.cache).parent.mkdir(parents=True, exist_ok=True)
+        rows = run_grid(config, names, seeds, args.horizon, args.jobs, cache=args.cache)
+    else:
+        rows = read_tables(sorted(Path(args.tables).glob("tune_*.csv")))
+        rows = [r for r in rows if r[0] in names]
+    text = as_yaml(choose(rows))
+    sys.stdout.write(text)
+    if args.write:
+        Path(args.write).write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
