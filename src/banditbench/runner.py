@@ -310,7 +310,9 @@ def run_block(cell: Mapping[str, Any], seeds: Sequence[int]) -> list[tuple[dict[
     A policy with a seed-batched implementation (:func:`batchable`) plays all the seeds in lockstep
     (:func:`simulate_block`): each seed's policy, environment and delays are built as for
     :func:`run_cell` (each from its own seed's streams) and the policies are then stacked
-    (``Policy.batch``).  A seed's result does not depend on the other seeds of the block; it is not
+    (``Policy.batch``).  Seeds whose environments show arm sets of another shape (a prompt task per
+    seed, each with its own number of instructions) are stacked in separate groups, played one group
+    after the other.  A seed's result does not depend on the other seeds of the block; it is not
     the single-seed path's result bit for bit (``meta["engine"]`` says which ran).  Other policies
     run one seed after the other through :func:`run_cell`.  Timing: the block's wall and CPU time
     shared equally among its seeds, with ``batched_block`` the block size."""
@@ -323,11 +325,20 @@ def run_block(cell: Mapping[str, Any], seeds: Sequence[int]) -> list[tuple[dict[
     for env, policy in zip(envs, policies):
         if policy.context_form is not None:
             env.use_context_form(policy.context_form)
-    batched = type(policies[0]).batch(policies)
-    try:
-        series = simulate_block(envs, batched, delays, int(cell["horizon"]), delay_rngs)
-    except ConfigError as err:
-        raise _full_key_path(err, cell) from None
+    groups: dict[tuple, list[int]] = {}
+    for s, env in enumerate(envs):
+        info = env.public_info()
+        groups.setdefault((info.get("n_arms"), info.get("dimension")), []).append(s)
+    series: list[dict[str, np.ndarray]] = [{}] * len(seeds)
+    for members in groups.values():
+        batched = type(policies[0]).batch([policies[s] for s in members])
+        try:
+            played = simulate_block([envs[s] for s in members], batched, [delays[s] for s in members],
+                                    int(cell["horizon"]), [delay_rngs[s] for s in members])
+        except ConfigError as err:
+            raise _full_key_path(err, cell) from None
+        for s, one in zip(members, played):
+            series[s] = one
     S = len(seeds)
     timing = {"wall_time_s": (time.perf_counter() - start) / S, "cpu_time_s": (time.process_time() - start_cpu) / S,
               "batched_block": S}

@@ -214,11 +214,14 @@ def sherman_morrison(inverse: torch.Tensor, x: torch.Tensor, weight: torch.Tenso
     inverse.copy_(torch.where(mask[:, None, None], new, inverse))
 
 
-def sherman_morrison_all(inverse: torch.Tensor, x: torch.Tensor, weight: float = 1.0) -> None:
+def sherman_morrison_all(inverse: torch.Tensor, x: torch.Tensor, weight: float = 1.0,
+                         v: torch.Tensor | None = None) -> None:
     """In place, for every seed: ``inverse`` ``[S, D, D]`` becomes ``(V + w x x^T)^{-1}`` — :func:`sherman_morrison`
     without a mask, for large D (the p x p inverses of full-gradient exploration): the rank-one term is
-    subtracted elementwise in place (``addcmul_``), with no ``[S, D, D]`` temporaries."""
-    v = bmm(inverse, x[:, :, None])[:, :, 0]
+    subtracted elementwise in place (``addcmul_``), with no ``[S, D, D]`` temporaries.  ``v`` is ``V^{-1} x``
+    ``[S, D]`` where the caller has it (it is then not recomputed: one pass over the inverses less)."""
+    if v is None:
+        v = bmm(inverse, x[:, :, None])[:, :, 0]
     c = weight / (1.0 + weight * (x * v).sum(1))
     inverse.addcmul_((c[:, None] * v)[:, :, None], v[:, None, :], value=-1.0)
 

@@ -357,8 +357,11 @@ class BatchedNeuralDueling(BatchedPolicy):
         else:
             self.gram = torch.full((self.S, self.features.shape[2]), self.reg, dtype=DTYPE, device=self.device)
 
-    def _norms(self, phi: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
-        """``||phi(x) - phi(x_{t,1})||_{V_{t-1}^{-1}}`` ``[S, K]`` (eq. 12 without its factor)."""
+    def _norms(self, phi: torch.Tensor, first: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``||phi(x) - phi(x_{t,1})||_{V_{t-1}^{-1}}`` ``[S, K]`` (eq. 12 without its factor) and, with the
+        full ``V^{-1}``, the rows ``(phi(x) - phi(x_{t,1})) V_{t-1}^{-1}`` ``[S, K, p]`` (:meth:`_update` reuses
+        the second arm's)."""
+        products = None
         if self.fixed_arms and self.confidence == "full":                    # ArmKernelGram.pair_norms
             M = self.gram
             col = M[self._seeds, :, first]
@@ -366,13 +369,17 @@ class BatchedNeuralDueling(BatchedPolicy):
         else:
             rows = phi - phi[self._seeds, first][:, None, :]
             if self.confidence == "full":                                     # InverseGram.norms
-                q = (B.bmm(rows, self.gram) * rows).sum(2)
+                products = B.bmm(rows, self.gram)
+                q = (products * rows).sum(2)
             else:                                                             # DiagonalGram.norms
                 q = (rows * rows / self.gram[:, None, :]).sum(2)
-        return torch.sqrt(torch.clamp(q, min=0.0))
+        return torch.sqrt(torch.clamp(q, min=0.0)), products
 
-    def _update(self, phi: torch.Tensor, first: torch.Tensor, second: torch.Tensor) -> None:
-        """Eq. 8 / line 11: ``V += g' g'^T`` with ``g' = phi(x_{t,1}) - phi(x_{t,2})``."""
+    def _update(self, phi: torch.Tensor, first: torch.Tensor, second: torch.Tensor,
+                products: torch.Tensor | None) -> None:
+        """Eq. 8 / line 11: ``V += g' g'^T`` with ``g' = phi(x_{t,1}) - phi(x_{t,2})``.  With the full
+        ``V^{-1}``, Sherman–Morrison's ``V^{-1} g'`` is the second arm's row of ``products`` up to its sign
+        (``V^{-1}`` is symmetric; the sign cancels in the update), so the inverses are read once less."""
         if self.fixed_arms and self.confidence == "full":                    # ArmKernelGram.update_pair
             M = self.gram
             col = M[self._seeds, :, first] - M[self._seeds, :, second]
@@ -381,7 +388,7 @@ class BatchedNeuralDueling(BatchedPolicy):
             return
         g = phi[self._seeds, first] - phi[self._seeds, second]
         if self.confidence == "full":
-            B.sherman_morrison_all(self.gram, g)
+            B.sherman_morrison_all(self.gram, g, v=-products[self._seeds, second])
         else:
             self.gram.add_(g * g)
 
@@ -403,7 +410,8 @@ class BatchedNeuralDueling(BatchedPolicy):
         scores = scores_t.cpu().numpy()
         firsts = scores.argmax(1)                                                  # eq. 9
         first = torch.from_numpy(firsts).to(self.device)
-        norms = self._norms(phi, first).cpu().numpy()
+        norms_t, products = self._norms(phi, first)
+        norms = norms_t.cpu().numpy()
         seconds = [pol._second_arm(scores[s], int(firsts[s]), norms[s])          # eq. 10 (NDB-TS: its draw)
                    for s, pol in enumerate(self.policies)]
         second = torch.tensor(seconds, device=self.device)
@@ -411,7 +419,7 @@ class BatchedNeuralDueling(BatchedPolicy):
             self.played[:, n, 0], self.played[:, n, 1] = first, second
         else:
             self.x_first[:, n], self.x_second[:, n] = x[self._seeds, first], x[self._seeds, second]
-        self._update(phi, first, second)
+        self._update(phi, first, second, products)
         return [(int(a), b) for a, b in zip(firsts, seconds)]
 
 
