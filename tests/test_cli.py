@@ -23,13 +23,13 @@ def test_list_shows_every_registered_name_with_parameters(capsys):
 def test_run_one_from_a_config_cell(tmp_path, capsys):
     out_file = tmp_path / "r.npz"
     code = main(["run-one", "--config", str(ROOT / "config.yaml"), "--experiment", "linear_delayed_dueling",
-                 "--algorithm", "ldb_df", "--delay", "geometric_mean20_M50", "--seed", "1", "--horizon", "50",
+                 "--algorithm", "ldb_df", "--delay", "geometric_mean50_M20", "--seed", "1", "--horizon", "50",
                  "--output", str(out_file), "--no-progress"])
     assert code == 0
     printed = capsys.readouterr().out
     series, meta, _ = load_result(out_file)
     assert f"cumulative regret: {series['regret'].sum():.4f}" in printed
-    assert meta["cell"]["horizon"] == 50 and meta["cell"]["delay"]["window"] == 50
+    assert meta["cell"]["horizon"] == 50 and meta["cell"]["delay"]["window"] == 20
 
 
 def test_run_one_reports_config_errors_by_name(capsys):
@@ -65,7 +65,7 @@ def test_list_delays_describes_every_kind_from_its_fields(capsys):
 
 
 @pytest.mark.parametrize("experiment, algorithm, delay, budget", [
-    ("linear_delayed_dueling", "ldb_df", "geometric_mean20_M50", "none"),
+    ("linear_delayed_dueling", "ldb_df", "geometric_mean50_M20", "none"),
     ("knapsack_synthetic", "alg2", "geometric_mean20", "75"),
     ("lipschitz_triangle", "delayed_zooming", "uniform_mean20", "none"),
 ])

@@ -304,8 +304,10 @@ def test_yaml_errors_name_the_file_and_line(tmp_path, text, message):
 
 
 def test_two_algorithms_with_one_label_are_refused_not_merged(tmp_path, capsys):
-    line = "      ldb_zero: {policy: ldb_zero}\n"
-    text = (ROOT / "config.yaml").read_text().replace(line, line + "      ldb_df: {policy: ldb_zero}\n", 1)
+    line = "      ldb_ignore: {policy: ldb_ignore}\n"
+    text = (ROOT / "config.yaml").read_text()
+    assert line in text
+    text = text.replace(line, line + "      ldb_df: {policy: ldb_zero}\n", 1)
     path = tmp_path / "dup.yaml"
     path.write_text(text)
     assert main(["validate", str(path)]) == 2

@@ -68,7 +68,7 @@ def test_the_installed_cli_validates_a_config_and_runs_a_cell(installed):
     assert check.returncode == 0, check.stderr
     assert "my_config.yaml: valid" in check.stdout
     run = _cli(venv, work, "run-one", "--config", "my_config.yaml", "--experiment", "linear_delayed_dueling",
-               "--algorithm", "ldb_df", "--delay", "geometric_mean20_M50", "--seed", "0", "--horizon", "40",
+               "--algorithm", "ldb_df", "--delay", "geometric_mean50_M20", "--seed", "0", "--horizon", "40",
                "--output", "out/run.npz", "--no-progress")
     assert run.returncode == 0, run.stderr
     assert "cumulative regret" in run.stdout and (work / "out" / "run.npz").stat().st_size > 0
