@@ -88,6 +88,37 @@ def test_sherman_morrison_without_temporaries_matches_the_single_seed_update():
         np.testing.assert_allclose(got[s].numpy(), ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
 
 
+def test_widths_in_the_halved_coordinates_of_the_symmetric_input_are_the_full_ones():
+    """Under the symmetric initialisation the batched path keeps V on the subspace of the features (m d
+    coordinates fewer): its widths of eq. 12 are those of the full p x p V^{-1} (InverseGram on the
+    network's gradient features), relative 1e-10, round after round."""
+    from banditbench.policies.linalg import InverseGram
+
+    cell = _cell("ndb_df", init="symmetric", delay=GEOMETRIC)
+    policies = [build({**cell, "seed": s})[1] for s in (0, 1)]
+    batch = type(policies[0]).batch(policies)
+    assert batch.halved and batch.gram.shape[1] == policies[0].net.n_params - 8 * 4
+    full = [InverseGram(pol.net.n_params, batch.reg, keep_matrix=False) for pol in policies]
+    seen, norms = {}, batch._norms
+
+    def keeping(phi, first):
+        seen["norms"] = norms(phi, first)
+        return seen["norms"]
+
+    batch._norms = keeping
+    rng = np.random.default_rng(3)
+    for t in range(1, 16):
+        arms = [_unit_rows(rng, 6, 4) for _ in policies]
+        pairs = batch.act_all(t, arms)
+        for s, pol in enumerate(policies):
+            phi = (pol.net.gradients(pol.net.theta0, torch.tensor(arms[s])) / np.sqrt(8)).numpy()
+            i, j = pairs[s]
+            ref = full[s].norms(phi - phi[i])
+            np.testing.assert_allclose(seen["norms"][0][s].numpy(), ref, rtol=1e-10, atol=1e-12)
+            full[s].update(phi[i] - phi[j])
+        batch.observe_all(t + 1, [[PreferenceFeedback(t, int(rng.random() < 0.5))] for _ in policies])
+
+
 # --- equivalence with the single-seed path ------------------------------------------------------------
 def _reference(cell, monkeypatch):
     """The single-seed run, and per round the smallest relative top-two gap of the rules it maximised
@@ -232,7 +263,7 @@ def _keeping_gap(policy):
 @pytest.mark.parametrize("policy, params, delay", [
     ("ndb_df", {"confidence": "full"}, GEOMETRIC),
     ("ndb_heuristic", {"confidence": "diagonal", "init": "symmetric"}, GEOMETRIC),
-    ("ndb_ts", {"depth": 3}, NO_DELAY),
+    ("ndb_ts", {"depth": 3, "init": "symmetric"}, NO_DELAY),
 ])
 def test_a_seeds_batched_result_file_does_not_depend_on_its_block(policy, params, delay, tmp_path):
     cell = _cell(policy, T=40, delay=delay, **params)
