@@ -8,7 +8,7 @@ thread; the columns are CPU seconds per seed (``time.process_time``, which a bus
 inflates far less than wall time) and the child's peak resident memory.  Families without a
 batched implementation are reported as such.
 
-    python benchmarks/batched_speed.py [--horizon 2000] [--block 20] [--single 1] [--cells d5 d20]
+    python benchmarks/batched_speed.py [--horizon 2000] [--block 20] [--single 1] [--cells d5 d20 ndb_df_d20 ndb_ucb_d5 ndb_ts_d5]
 """
 
 from __future__ import annotations
@@ -26,18 +26,27 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 
-def _dueling(policy, d, K, params):
-    return {"experiment": "bench", "algorithm": policy, "delay_label": "none", "budget": None,
+def _dueling(policy, d, K, params, utility="square", arms=("normalized_cube", "cube"), delay=None):
+    return {"experiment": "bench", "algorithm": policy, "delay_label": "bench", "budget": None,
             "environment": {"name": "synthetic_dueling",
-                            "params": {"dimension": d, "n_arms": K, "utility": "square",
-                                       "arm_distribution": "normalized_cube", "theta_distribution": "cube"}},
-            "policy": {"name": policy, "params": params}, "delay": {"kind": "none"}}
+                            "params": {"dimension": d, "n_arms": K, "utility": utility,
+                                       "arm_distribution": arms[0], "theta_distribution": arms[1]}},
+            "policy": {"name": policy, "params": params}, "delay": delay or {"kind": "none"}}
 
+
+#: config/variance_dueling.yaml's NDB re-implementations (vdb_*: NVLDB's network and budget, a_t = 1)
+NDB_REIMPL = {"depth": 3, "train_steps": 20, "kappa_mu": 1.0}
 
 CELLS = {
     # config/variance_dueling.yaml: vdb_square_d5_k5 and the d = 20 cell of vdb_square_d20_T10000 (gram: reset)
     "d5": _dueling("nvldb_ucb_asym", 5, 5, {"gram": "reset"}),
     "d20": _dueling("nvldb_ucb_asym", 20, 5, {"gram": "reset"}),
+    # config/delayed_dueling.yaml: delayed_dueling_quadratic's NDB-DF, geometric delays of mean 20, window 50
+    "ndb_df_d20": _dueling("ndb_df", 20, 20, {}, utility="quadratic", arms=("sphere", "sphere"),
+                           delay={"kind": "geometric", "mean": 20, "window": 50}),
+    # config/variance_dueling.yaml: vdb_square_d5_k5's NDB-UCB-reimpl and NDB-TS-reimpl
+    "ndb_ucb_d5": _dueling("ndb_ucb", 5, 5, NDB_REIMPL),
+    "ndb_ts_d5": _dueling("ndb_ts", 5, 5, NDB_REIMPL),
 }
 
 
