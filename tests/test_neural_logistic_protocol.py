@@ -264,3 +264,80 @@ def test_optimizer_and_minibatch_reach_the_trainer():
 def test_neurallog_refuses_bad_protocol_options_naming_the_key(params, key):
     with pytest.raises(ConfigError, match=rf"policy\.params\.{key}"):
         NeuralLogUCB1(Problem(horizon=10, info={"dimension": 2}), np.random.default_rng(0), width=4, **params)
+
+
+# --- the tuning script's choice ----------------------------------------------------
+from banditbench.analysis.tuning import choose, parse_label, read_tables  # noqa: E402
+
+
+def test_tuning_picks_the_lowest_mean_normalised_regret_per_family_and_algorithm():
+    rows = [
+        ("tune_synthetic_a", "random", 100.0), ("tune_synthetic_b", "random", 10.0),
+        # on a's scale pair (0.1, 1) wins by 20, on b's it loses by 5 (= 50 % of random): b decides
+        ("tune_synthetic_a", "neurallog_ucb1_nu0.1_lam1", 40.0), ("tune_synthetic_b", "neurallog_ucb1_nu0.1_lam1", 9.0),
+        ("tune_synthetic_a", "neurallog_ucb1_nu10_lam100", 60.0), ("tune_synthetic_b", "neurallog_ucb1_nu10_lam100", 4.0),
+        # a tie: the first pair in grid order (smaller nu) wins
+        ("tune_synthetic_a", "logistic_ucb1_nu1_lam0.01", 50.0), ("tune_synthetic_b", "logistic_ucb1_nu1_lam0.01", 5.0),
+        ("tune_synthetic_a", "logistic_ucb1_nu0.01_lam10", 50.0), ("tune_synthetic_b", "logistic_ucb1_nu0.01_lam10", 5.0),
+        ("tune_real_x", "random", 8.0), ("tune_real_x", "neurallog_ucb1_nu0.1_lam1", 2.0),
+        ("tune_real_x", "neurallog_ucb1_nu10_lam100", 6.0),
+    ]
+    chosen = choose(rows)
+    assert chosen["synthetic"]["neurallog_ucb1"] == {"nu": 10.0, "lam": 100.0, "score": 0.5}
+    assert chosen["synthetic"]["logistic_ucb1"]["nu"] == 0.01 and chosen["synthetic"]["logistic_ucb1"]["lam"] == 10.0
+    assert chosen["real"]["neurallog_ucb1"] == {"nu": 0.1, "lam": 1.0, "score": 0.25}
+    assert parse_label("neurallog_ts2_nu0.01_lam100") == ("neurallog_ts2", 0.01, 100.0)
+    assert parse_label("random") is None
+    with pytest.raises(ValueError, match="random"):
+        choose([("tune_real_x", "neurallog_ucb1_nu0.1_lam1", 2.0)])
+
+
+def test_tuning_reads_the_last_horizon_of_tidy_tables(tmp_path):
+    path = tmp_path / "tune_synthetic_a.csv"
+    path.write_text("experiment,algorithm,delay,budget,t,metric,mean,ci_low,ci_high,n\n"
+                    "tune_synthetic_a,random,none,none,1000,cumulative_regret,50,0,0,3\n"
+                    "tune_synthetic_a,random,none,none,2000,cumulative_regret,90,0,0,3\n"
+                    "tune_synthetic_a,random,none,none,2000,cumulative_reward,1,0,0,3\n")
+    assert read_tables([path]) == [("tune_synthetic_a", "random", 90.0)]
+
+
+def test_tuning_grid_is_the_paper_grid_on_seeds_disjoint_from_the_evaluation_seeds():
+    from banditbench.config import load_config_file, load_grid
+    from conftest import ROOT
+
+    tuning = load_grid(load_config_file(ROOT / "config/neural_logistic_tuning.yaml"))
+    paper = load_grid(load_config_file(ROOT / "config/neural_logistic.yaml"))
+    evaluation = {s for e in paper.experiments.values() for s in e.seeds}
+    for exp in tuning.experiments.values():
+        assert not set(exp.seeds) & evaluation
+        pairs = {parse_label(a)[1:] for a in exp.algorithms if a != "random"}
+        assert pairs == {(nu, lam) for nu in (0.01, 0.1, 1, 10, 100) for lam in (0.01, 0.1, 1, 10, 100)}
+        assert {parse_label(a)[0] for a in exp.algorithms if a != "random"} == {
+            "ncbf_ucb", "logistic_ucb1", "ada_ofu_ecolog", "neurallog_ucb1", "neurallog_ucb2", "neurallog_ts1",
+            "neurallog_ts2"}
+
+
+def test_tuning_grid_runs_the_paper_grids_forms():
+    """Every tuned pair runs with the paper grid's other parameters (only nu and lam differ)."""
+    from banditbench.config import load_config_file
+    from conftest import ROOT
+
+    tuning = load_config_file(ROOT / "config/neural_logistic_tuning.yaml")["experiments"]
+    paper = load_config_file(ROOT / "config/neural_logistic.yaml")["experiments"]
+    rows = {**paper["synthetic_h1"]["algorithms"], **paper["real_mushroom"]["algorithms"]}
+    for name, spec in tuning["tune_synthetic_h1"]["algorithms"].items():
+        if name == "random":
+            continue
+        algorithm = parse_label(name)[0]
+        strip = lambda p: {k: v for k, v in p.items() if k not in ("nu", "lam")}  # noqa: E731
+        assert spec["policy"] == rows[algorithm]["policy"]
+        assert strip(spec["params"]) == strip(rows[algorithm]["params"]), name
+    for alg in ("neurallog_ucb2", "neurallog_ts2"):
+        assert paper["synthetic_h1"]["algorithms"][alg]["params"]["mean"] == "algorithm"
+        assert paper["synthetic_h1"]["algorithms"][f"{alg}_network"]["params"]["mean"] == "network"
+    for alg in ("logistic_ucb1", "ada_ofu_ecolog"):
+        assert paper["synthetic_h1"]["algorithms"][alg]["params"]["mode"] == "streamlined"
+        assert paper["synthetic_h1"]["algorithms"][f"{alg}_reference"].get("params", {}).get("mode") is None
+    for spec in paper["obd_base"]["algorithms"].values():
+        if spec["policy"] != "random_arm":
+            assert spec["params"]["minibatch"] == 50
