@@ -68,10 +68,38 @@ def test_per_arm_gradients_are_the_networks_gradients(depth, init):
     batch = type(policies[0]).batch(policies)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((3, 7, 4))
-    got = B.mlp_arm_gradients(batch.mats0, batch.net.embed(torch.tensor(x)), batch.net.scale)
+    got = B.mlp_arm_gradients(B.weights_of(batch.centre, batch.net.offsets, batch.net.shapes),
+                              batch.net.embed(torch.tensor(x)), batch.net.scale)
     for s, pol in enumerate(policies):
         ref = pol.net.gradients(pol.net.theta0, torch.tensor(x[s]))
         np.testing.assert_allclose(got[s].numpy(), ref.numpy(), rtol=1e-12, atol=1e-12 * float(ref.abs().max()))
+
+
+@pytest.mark.parametrize("depth, init", [(2, "symmetric"), (3, "independent")])
+def test_scores_and_training_gradient_are_the_reference_networks(depth, init):
+    """The batched forward pass (the symmetric input folded into the first layer) and the hand-written
+    gradient of eq. 7's data term against the network and autograd of the single-seed path, at
+    parameters away from theta_0, with weights 0 on some rows (relative 1e-10)."""
+    cell = _cell("ndb_df", depth=depth, init=init)
+    policies = [build({**cell, "seed": s})[1] for s in (0, 1)]
+    batch = type(policies[0]).batch(policies)
+    rng = np.random.default_rng(2)
+    n = 9
+    shift = torch.tensor(rng.standard_normal(batch.params.shape) * 0.1)
+    batch.params += shift
+    raw = _unit_rows(rng, 2 * 2 * n, 4).reshape(2, 2 * n, 4)
+    labels, w = rng.random((2, n)), (rng.random((2, n)) < 0.7).astype(float)
+    x = batch._input(torch.tensor(raw))
+    got = batch._gradient(batch.params, x, n, torch.tensor(labels), torch.tensor(w))
+    scores = B.mlp_forward(batch._mats(batch.params), x, batch.net.scale, False)[1][:, :, 0]
+    for s, pol in enumerate(policies):
+        theta = (pol.trainer.current + shift[s]).requires_grad_(True)
+        h = pol.net.forward(theta, torch.tensor(raw[s]))
+        z = h[:n] - h[n:]
+        ((torch.nn.functional.softplus(z) - torch.tensor(labels[s]) * z) * torch.tensor(w[s])).sum().backward()
+        ref = theta.grad.numpy()
+        np.testing.assert_allclose(got[s].numpy(), ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
+        np.testing.assert_allclose(scores[s].numpy(), h.detach().numpy(), rtol=1e-10, atol=1e-12)
 
 
 def test_sherman_morrison_without_temporaries_matches_the_single_seed_update():
@@ -272,6 +300,25 @@ def test_a_seeds_batched_result_file_does_not_depend_on_its_block(policy, params
     assert _file_bytes(tmp_path, "a.npz", alone) == _file_bytes(tmp_path, "b.npz", inside[3])
     assert alone[1]["seed"] == 3 and alone[1]["engine"] == "seed-batched"
     assert not np.array_equal(inside[2][0]["regret"], inside[3][0]["regret"])
+
+
+# --- devices ----------------------------------------------------------------------------------------------
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is there")
+def test_cuda_without_a_gpu_is_refused_before_any_job_naming_the_key():
+    from banditbench import registry
+    from banditbench.errors import ConfigError
+
+    for name in ("ndb_df", "ndb_ts"):
+        cls = registry.get("policy", name).load()
+        with pytest.raises(ConfigError, match=r"params\.device: 'cuda'.*no GPU"):
+            cls.check_params(registry.values(cls, {"device": "cuda"}), 100)
+        cls.check_params(registry.values(cls, {"device": "cpu"}), 100)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+@pytest.mark.parametrize("policy", ["ndb_heuristic", "ndb_ts"])
+def test_batched_on_cuda_makes_the_cpu_decisions(policy, monkeypatch):
+    _assert_not_vacuous(_same_decisions(_cell(policy, delay=GEOMETRIC, device="cuda"), [0, 1], monkeypatch))
 
 
 def test_neural_dueling_cells_are_batched():

@@ -228,9 +228,10 @@ class BatchedNeuralDueling(BatchedPolicy):
     the batched mirror of :class:`_NeuralDuelingBase`, line for line.
 
     Stacked along the seed axis: the parameters ``theta`` ``[S, p]`` and their centre ``theta_0``, Adam's
-    moments and step counts, the confidence state of eq. 8 (``V^{-1}`` ``[S, p, p]``, its diagonal ``[S, p]``
+    moments and step counts, the confidence state of eq. 8 (``V^{-1}`` ``[S, p, p]``, on the features' subspace
+    under the symmetric initialisation (:meth:`_arm_features`), its diagonal ``[S, p]``
     or, with ``fixed_arms``, the arm kernel ``Phi V^{-1} Phi^T`` ``[S, K, K]``), and the history (the played
-    pairs' embedded arms or arm indices, outcomes, arrived flags) ``[S, T, ...]``.  Per round, for all seeds
+    pairs' network inputs or arm indices, outcomes, arrived flags) ``[S, T, ...]``.  Per round, for all seeds
     at once: the training set of the delay strategy (:mod:`banditbench.policies.delayed_labels`) as labels
     and weights on rows ``0 .. t - 2`` (rows outside the set carrying weight 0: block independence,
     :mod:`.batched`), ``train_steps`` Adam steps on eq. 7 with the backward pass written out, the scores
@@ -254,7 +255,11 @@ class BatchedNeuralDueling(BatchedPolicy):
         T, p, f = first.horizon, self.net.n_params, dict(dtype=DTYPE, device=dev)
         self.params = torch.stack([pol.trainer.current for pol in policies]).to(dev).clone()
         self.centre = torch.stack([pol.trainer.centre for pol in policies]).to(dev)      # theta_0 (eq. 7)
-        self.mats0 = B.weights_of(self.centre, self.net.offsets, self.net.shapes)
+        # the symmetric input [x; x] / sqrt(2) folded into the first layer (:meth:`_mats`), and V kept on the
+        # subspace of the gradient features it makes (:meth:`_arm_features`)
+        self.folded = self.net.symmetric
+        self.halved = self.folded and self.confidence == "full"
+        self.mats0 = self._mats(self.centre)
         self.m, self.v = torch.zeros_like(self.params), torch.zeros_like(self.params)
         self.k = torch.zeros(S, dtype=torch.int64, device=dev)
         self.y = torch.zeros(S, T, **f)
@@ -265,12 +270,9 @@ class BatchedNeuralDueling(BatchedPolicy):
             self.played = torch.zeros(S, T, 2, dtype=torch.int64, device=dev)   # set in round 1, with the arms
             self.arm_sets: list[np.ndarray] | None = None
         else:
-            d_in = self.net.shapes[0][1]
-            self.x_first = torch.zeros(S, T, d_in, **f)                          # embedded arms
+            d_in = self.net.input_dim if self.folded else self.net.shapes[0][1]
+            self.x_first = torch.zeros(S, T, d_in, **f)                          # the network's inputs
             self.x_second = torch.zeros(S, T, d_in, **f)
-            # the symmetric input [x; x] / sqrt(2) makes every gradient feature's first-layer part two equal
-            # halves: with the full V^{-1}, V lives on that subspace (:meth:`_arm_features`)
-            self.halved = self.net.symmetric and self.confidence == "full"
             if self.halved:
                 rows, cols = self.net.shapes[0]
                 p -= rows * cols // 2
@@ -286,7 +288,19 @@ class BatchedNeuralDueling(BatchedPolicy):
 
     # --- model ----------------------------------------------------------------------
     def _mats(self, params: torch.Tensor) -> list[torch.Tensor]:
-        return B.weights_of(params, self.net.offsets, self.net.shapes)
+        """The weight matrices ``[S, r, c]`` of ``params``; under the symmetric initialisation the first
+        layer acts on the raw arm: ``W_1 [x; x] / sqrt(2) = ((W_1^a + W_1^b) / sqrt(2)) x`` with ``W_1^a``,
+        ``W_1^b`` its two column halves (half the first layer's flops; the same numbers up to rounding)."""
+        mats = B.weights_of(params, self.net.offsets, self.net.shapes)
+        if self.folded:
+            W, d = mats[0], self.net.input_dim
+            mats[0] = (W[:, :, :d] + W[:, :, d:]) / math.sqrt(2.0)
+        return mats
+
+    def _input(self, raw: torch.Tensor) -> torch.Tensor:
+        """The network's input for arms ``raw`` ``[S, K, d]`` under :meth:`_mats`: the arms themselves when the
+        first layer is folded, else :meth:`~.nets.MLP.embed`."""
+        return raw if self.folded else self.net.embed(raw)
 
     def _inputs(self, n: int) -> torch.Tensor:
         """The network's inputs for the logits of rows ``0 .. n - 1``: the arm set (``fixed_arms``) or the
@@ -315,6 +329,9 @@ class BatchedNeuralDueling(BatchedPolicy):
         else:
             dh = torch.cat([dz, -dz], dim=1)
         grads = B.mlp_backward(mats, hidden, (self.net.scale * dh)[:, :, None])
+        if self.folded:                         # both column halves of W_1 get the folded layer's gradient / sqrt(2)
+            half = grads[0] / math.sqrt(2.0)
+            grads[0] = torch.cat([half, half], dim=2)
         return torch.cat([g.reshape(self.S, -1) for g in grads], dim=1)
 
     def _training_set(self, t: int, n: int, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -356,31 +373,32 @@ class BatchedNeuralDueling(BatchedPolicy):
         the confidence state (the arm kernel ``Phi V_0^{-1} Phi^T``, or V's diagonal)."""
         self.arm_sets = list(contexts)
         raw = torch.from_numpy(np.stack(contexts)).to(DTYPE).to(self.device)
-        self.arms = self.net.embed(raw)
-        self.features = B.mlp_arm_gradients(self.mats0, self.arms, self.net.scale) / math.sqrt(self.net.width)
+        self.arms = self._input(raw)
+        self.features = self._arm_features(self.arms)
         if self.confidence == "full":
             self.gram = B.bmm(self.features, self.features.transpose(1, 2).contiguous()) / self.reg
         else:
             self.gram = torch.full((self.S, self.features.shape[2]), self.reg, dtype=DTYPE, device=self.device)
 
     def _arm_features(self, x: torch.Tensor) -> torch.Tensor:
-        """The gradient features ``g(x; theta_0) / sqrt(m)`` (eq. 12) of embedded arms ``x`` ``[S, K, d_in]``, in
-        the coordinates V is kept in.
+        """The gradient features ``g(x; theta_0) / sqrt(m)`` (eq. 12) of the arms with network inputs ``x``
+        (:meth:`_input`), in the coordinates V is kept in.
 
         Under the symmetric initialisation the input is ``[x; x] / sqrt(2)``, so the first layer's gradient
         ``delta [x; x]^T / sqrt(2)`` has two equal halves ``a``: every feature, every ``g'`` of eq. 8 and
         every width of eq. 12 lie in the subspace where they agree.  On it, with the orthonormal
-        coordinates ``(a + a) / sqrt(2) = sqrt(2) a``, V is ``(lam/kappa_mu) I + sum g'_c g'_c^T`` and the
-        widths ``||r||_{V^{-1}} = ||r_c||_{V_c^{-1}}`` are the same numbers (up to rounding) at
-        ``m d`` fewer coordinates: the p x p products of the full ``V^{-1}`` shrink by about
-        ``(p / (p - m d))^2`` (3.8x at d = 20, m = 32, depth 2).  The diagonal approximation is not
-        invariant under that change of coordinates and keeps the full features."""
+        coordinates ``(a + a) / sqrt(2) = sqrt(2) a = delta x^T`` (the folded layer's gradient, :meth:`_mats`),
+        V is ``(lam/kappa_mu) I + sum g'_c g'_c^T`` and the widths ``||r||_{V^{-1}} = ||r_c||_{V_c^{-1}}``
+        (and the arm kernel's inner products) are the same numbers up to rounding at ``m d`` fewer
+        coordinates: the p x p products of the full ``V^{-1}`` shrink by about ``(p / (p - m d))^2``
+        (3.8x at d = 20, m = 32, depth 2).  The diagonal approximation is not invariant under that change
+        of coordinates and gets the full features."""
         phi = B.mlp_arm_gradients(self.mats0, x, self.net.scale) / math.sqrt(self.net.width)
-        if not self.halved:
+        if not self.folded or self.halved:
             return phi
-        rows, cols = self.net.shapes[0]
-        first = phi[:, :, : rows * cols].reshape(*phi.shape[:2], rows, cols)[..., : cols // 2] * math.sqrt(2.0)
-        return torch.cat([first.reshape(*phi.shape[:2], -1), phi[:, :, rows * cols:]], dim=2)
+        rows, d = self.mats0[0].shape[1:]
+        half = phi[:, :, : rows * d].reshape(*phi.shape[:2], rows, d) / math.sqrt(2.0)
+        return torch.cat([torch.cat([half, half], dim=3).reshape(*phi.shape[:2], -1), phi[:, :, rows * d:]], dim=2)
 
     def _norms(self, phi: torch.Tensor, first: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """``||phi(x) - phi(x_{t,1})||_{V_{t-1}^{-1}}`` ``[S, K]`` (eq. 12 without its factor) and, with the
@@ -429,7 +447,7 @@ class BatchedNeuralDueling(BatchedPolicy):
                 raise ConfigError("environment: publishes fixed_arms but showed a different arm set")
             x, phi = self.arms, self.features
         else:
-            x = self.net.embed(torch.from_numpy(np.stack(contexts)).to(DTYPE).to(self.device))
+            x = self._input(torch.from_numpy(np.stack(contexts)).to(DTYPE).to(self.device))
             phi = self._arm_features(x)
         scores_t = B.mlp_forward(self._mats(self.params), x, self.net.scale, False)[1][:, :, 0]
         scores = scores_t.cpu().numpy()
