@@ -10,7 +10,7 @@ Check a config (schema, registered names, parameters, delays, budgets) and count
 Run one cell of a config interactively (progress bar on a terminal)::
 
     banditbench run-one --config config.yaml --experiment linear_delayed_dueling \\
-        --algorithm ldb_df --delay geometric_mean20_M50 --seed 0
+        --algorithm ldb_df --delay geometric_mean50_M20 --seed 0
 
 Run a block of seeds of one resolved cell in one process, one result file per seed
 (what a Snakemake simulate job does; each file has the same bytes, ``timing`` aside,
