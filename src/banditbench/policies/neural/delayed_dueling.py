@@ -278,6 +278,8 @@ class BatchedNeuralDueling(BatchedPolicy):
                 p -= rows * cols // 2
             self.gram = ((torch.eye(p, **f) / self.reg).repeat(S, 1, 1) if self.confidence == "full"
                          else torch.full((S, p), self.reg, **f))
+        for pol in policies:             # the block carries V: the single-seed policies' own p x p copies go
+            pol.gram = None
 
     # --- feedback -------------------------------------------------------------------
     def observe_all(self, t: int, arrived: Sequence[Sequence[PreferenceFeedback]]) -> None:
