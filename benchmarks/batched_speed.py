@@ -8,7 +8,8 @@ thread; the columns are CPU seconds per seed (``time.process_time``, which a bus
 inflates far less than wall time) and the child's peak resident memory.  Families without a
 batched implementation are reported as such.
 
-    python benchmarks/batched_speed.py [--horizon 2000] [--block 20] [--single 1] [--cells d5 d20 ndb_df_d20 ndb_ucb_d5 ndb_ts_d5]
+    python benchmarks/batched_speed.py [--horizon 2000] [--block 20] [--single 1] [--cells d5 d20 ndb_df_d20 ndb_ucb_d5 ndb_ts_d5
+                                                                                   neurallog_h1]
 """
 
 from __future__ import annotations
@@ -47,6 +48,14 @@ CELLS = {
     # config/variance_dueling.yaml: vdb_square_d5_k5's NDB-UCB-reimpl and NDB-TS-reimpl
     "ndb_ucb_d5": _dueling("ndb_ucb", 5, 5, NDB_REIMPL),
     "ndb_ts_d5": _dueling("ndb_ts", 5, 5, NDB_REIMPL),
+    # config/neural_logistic.yaml: synthetic_h1's NeuralLog-UCB-1 (the paper form: gradient descent on minibatches of 50)
+    "neurallog_h1": {"experiment": "bench", "algorithm": "neurallog_ucb1", "delay_label": "bench", "budget": None,
+                     "environment": {"name": "synthetic_logistic",
+                                     "params": {"latent": "h1", "dimension": 20, "n_arms": 5, "n_contexts": 2500}},
+                     "policy": {"name": "neurallog_ucb1",
+                                "params": {"optimizer": "gd", "minibatch": 50, "effective_dimension": "app_a",
+                                           "nu": 0.01, "lam": 1}},
+                     "delay": {"kind": "none"}},
 }
 
 

@@ -241,6 +241,11 @@ def _full_key_path(err: ConfigError, cell: Mapping[str, Any]) -> ConfigError:
     return err.rerooted(root, roots[root]) if root in roots else err
 
 
+class SkippedInBlock(RuntimeError):
+    """A replay environment skipped an event inside a seed-batched block (:func:`simulate_block`): the
+    block cannot play the round in lockstep, and :func:`run_block` runs the seeds one at a time."""
+
+
 def simulate_block(envs: Sequence[Environment], batched, delays: Sequence[DelayModel], horizon: int,
                    delay_rngs: Sequence[np.random.Generator]) -> list[dict[str, np.ndarray]]:
     """:func:`simulate` for a block of seeds in lockstep: one environment, delay model and feedback
@@ -269,8 +274,8 @@ def simulate_block(envs: Sequence[Environment], batched, delays: Sequence[DelayM
             for s in range(S):
                 feedback = plays[s](t, actions[s])
                 if feedback is SKIP:
-                    raise RuntimeError(f"{type(envs[s]).__name__} skipped round {t}: replay environments "
-                                       f"are not run seed-batched")
+                    raise SkippedInBlock(f"{type(envs[s]).__name__} skipped round {t}: replay environments "
+                                         f"are not run seed-batched")
                 due = arrivals[s][t - 1]
                 if due and feedback is not None:
                     bucket = pending[s][due]
@@ -310,9 +315,12 @@ def run_block(cell: Mapping[str, Any], seeds: Sequence[int]) -> list[tuple[dict[
     A policy with a seed-batched implementation (:func:`batchable`) plays all the seeds in lockstep
     (:func:`simulate_block`): each seed's policy, environment and delays are built as for
     :func:`run_cell` (each from its own seed's streams) and the policies are then stacked
-    (``Policy.batch``).  Seeds whose environments show arm sets of another shape (a prompt task per
-    seed, each with its own number of instructions) are stacked in separate groups, played one group
-    after the other.  A seed's result does not depend on the other seeds of the block; it is not
+    (``Policy.batch``; a ``batch`` that returns None refuses the cell's parameter set, whose seeds then
+    run one after the other through :func:`run_cell`, as do those of a replay environment that skips
+    an event, :class:`SkippedInBlock`).  Seeds whose environments show arm sets of another shape (a
+    prompt task per seed, each with its own number of instructions) are stacked in separate groups,
+    played one group after the other.  A seed's result does not depend on the other seeds of the
+    block; it is not
     the single-seed path's result bit for bit (``meta["engine"]`` says which ran).  Other policies
     run one seed after the other through :func:`run_cell`.  Timing: the block's wall and CPU time
     shared equally among its seeds, with ``batched_block`` the block size."""
@@ -329,14 +337,18 @@ def run_block(cell: Mapping[str, Any], seeds: Sequence[int]) -> list[tuple[dict[
     for s, env in enumerate(envs):
         info = env.public_info()
         groups.setdefault((info.get("n_arms"), info.get("dimension")), []).append(s)
+    stacked = [(members, type(policies[0]).batch([policies[s] for s in members])) for members in groups.values()]
+    if any(batched is None for _, batched in stacked):      # a parameter set the batched implementation refuses
+        return [run_cell(c) for c in cells]
     series: list[dict[str, np.ndarray]] = [{}] * len(seeds)
-    for members in groups.values():
-        batched = type(policies[0]).batch([policies[s] for s in members])
+    for members, batched in stacked:
         try:
             played = simulate_block([envs[s] for s in members], batched, [delays[s] for s in members],
                                     int(cell["horizon"]), [delay_rngs[s] for s in members])
         except ConfigError as err:
             raise _full_key_path(err, cell) from None
+        except SkippedInBlock:                               # a replay environment: the seeds one at a time
+            return [run_cell(c) for c in cells]
         for s, one in zip(members, played):
             series[s] = one
     S = len(seeds)

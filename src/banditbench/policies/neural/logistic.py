@@ -95,6 +95,11 @@ Parameters and choices (all family parameters, declared once in the base class):
 Feedback is absorbed at the start of the next ``act`` in the order of Algorithm 1 lines 4–6
 (radius and ``lam_t``, training, confidence matrix).  Calling ``act`` twice in one round (a
 replay environment that declined the first choice) replaces that round's pending choice.
+
+Seed-batched runs (issue #22): :class:`BatchedNeuralLogistic` plays a block of seeds in lockstep for
+the order radius, a fixed ``lam`` and the diagonal ``M_t`` (the paper grid's forms and the defaults,
+either optimiser, with or without minibatches); :meth:`_NeuralLogisticBase.batch` refuses the others
+(``radius: theory``, ``lam: adaptive``, ``confidence: full``), whose seeds run on the single-seed path.
 """
 
 from __future__ import annotations
@@ -111,6 +116,8 @@ from ...feedback import RewardFeedback
 from ...links import sigmoid
 from ...params import NonNegative, OneOf, Positive, PositiveInt, Probability, Range
 from ..linalg import DiagonalGram, InverseGram
+from . import batched as B
+from .batched import BatchedPolicy
 from .nets import DTYPE, INITS, MLP, check_network, configure_torch, generator_from, layer_shapes
 from .training import Trainer
 
@@ -283,6 +290,16 @@ class _NeuralLogisticBase(Policy):
             raise ConfigError(f"{POLICY_PARAMS}.lam: NCBF-UCB uses a constant lam (Verma et al.); got 'adaptive'")
         cls._check_relations(values["radius"], values["lam"], values["effective_dimension"])
 
+    @classmethod
+    def batch(cls, policies: Sequence["_NeuralLogisticBase"]) -> "BatchedNeuralLogistic | None":
+        """The block's policies run in lockstep (:class:`BatchedNeuralLogistic`), or None (the runner then
+        plays each seed on the single-seed path) for the forms it does not cover: ``radius: theory``,
+        ``lam: adaptive`` (a ridge that moves) and ``confidence: full``."""
+        first = policies[0]
+        if first.radius != "order" or first.adaptive or first.matrix.full:
+            return None
+        return BatchedNeuralLogistic(policies)
+
     @staticmethod
     def _check_relations(radius, lam, effective_dimension) -> None:
         if effective_dimension == "app_a" and (radius != "order" or lam == "adaptive"):
@@ -453,3 +470,147 @@ class NCBFUCB(_NeuralLogisticBase):
 
     def __init__(self, problem: Problem, rng: np.random.Generator, *, nu: NonNegative = 0.1, **params):
         super().__init__(problem, rng, nu=nu, **params)
+
+
+class BatchedNeuralLogistic(BatchedPolicy):
+    """The family's loop (:class:`_NeuralLogisticBase`) for a block of S seeds in lockstep (:mod:`.batched`),
+    for the order radius, a fixed ``lam`` and the diagonal ``M_t`` (the paper's forms; :meth:`~_NeuralLogisticBase.batch`).
+
+    Stacked along the seed axis: the parameters ``theta`` ``[S, p]``, ``theta_0`` and the regulariser's
+    centre, Adam's moments and step counts, the diagonals of ``M_t`` (``V_t`` or ``W_t``) and of the
+    effective dimension's design ``[S, p]``, and the absorbed arms and rewards ``[S, T, ...]`` in arrival
+    order, as the reference keeps them.  Per round, for all seeds at once: TrainNN's ``train_steps``
+    steps (Adam or gradient descent) on the regularised cross-entropy with the backward pass written
+    out, on rows ``0 .. t - 2`` (rows not absorbed, or outside a seed's minibatch, carry weight 0), the
+    arms' gradients ``g(x)`` (:func:`.batched.mlp_arm_gradients`), the means of the module table
+    (Algorithm 1 line 2, Algorithm 2 line 2 / eq. 5), the widths ``||phi||_{diag(M)^{-1}}`` and the order
+    radius (eqs. 1 / 4 or Verma et al.'s ``nu_T``, App. A) from each seed's log-determinant.  Per seed, on
+    the seed's own streams: the minibatch draws (its trainer's ``torch.Generator``, in the reference's
+    order), the Thompson draws (its numpy ``rng``) and ``W_t``'s weights ``mu'(f(x_i; theta_i))`` (the
+    reference's network on the seed's new rows).  The sums run in other orders than the reference's, so
+    the two paths make the same decisions except near ties."""
+
+    def __init__(self, policies: Sequence[_NeuralLogisticBase]):
+        first = policies[0]
+        self.policies = list(policies)
+        self.S = S = len(policies)
+        self.first, self.net, self.trainer = first, first.net, first.trainer
+        T, d = first.horizon, self.net.input_dim
+        self.params = torch.stack([pol.trainer.current for pol in policies]).clone()
+        self.theta0 = torch.stack([pol.net.theta0 for pol in policies])
+        self.centre = torch.stack([pol.trainer.centre for pol in policies])
+        self.m, self.v = torch.zeros_like(self.params), torch.zeros_like(self.params)
+        self.k = torch.zeros(S, dtype=torch.int64)
+        self.X, self.y = torch.zeros(S, T, d, dtype=DTYPE), torch.zeros(S, T, dtype=DTYPE)
+        self.n = [0] * S
+        self.diag = torch.from_numpy(np.stack([pol.matrix.gram.diagonal for pol in policies]))
+        self.shared = first.log_det_design is first.matrix
+        ld = first.log_det_design
+        self.ld_diag = self.diag if self.shared else torch.from_numpy(np.stack([pol.log_det_design.gram.diagonal
+                                                                                for pol in policies]))
+        self.ld_ridge, self.ld_ridge0 = ld.ridge, ld.ridge0
+        self.radius = torch.tensor([pol.conf_radius for pol in policies], dtype=DTYPE)
+        self.pending: list[dict[int, tuple[torch.Tensor, torch.Tensor]]] = [{} for _ in range(S)]
+        self.arrived: list[list[tuple[torch.Tensor, torch.Tensor, float]]] = [[] for _ in range(S)]
+
+    # --- feedback -------------------------------------------------------------------
+    def observe_all(self, t: int, arrived: Sequence[Sequence[RewardFeedback]]) -> None:
+        for s, items in enumerate(arrived):
+            for fb in items:
+                phi, x = self.pending[s].pop(fb.round)
+                self.arrived[s].append((phi, x, float(fb.reward)))
+
+    def _orders(self) -> torch.Tensor:
+        """The order radius ``[S]`` (before ``nu``; :meth:`_NeuralLogisticBase._radius`) from each seed's
+        ``d_t``: the Hadamard bound ``sum_j log(1 + added_j / ridge_0)`` of eq. 2's log-determinant."""
+        first = self.first
+        added = torch.clamp(self.ld_diag - self.ld_ridge, min=0.0)
+        d_t = B.rowwise(torch.log1p, added / self.ld_ridge0).sum(1)
+        if first.radius_kind == "ncbf":
+            return torch.sqrt(first.kappa * d_t / first.lam0) + first.S
+        nu_t = first.S ** 2 * (torch.sqrt(d_t) + 1.0 / math.sqrt(first.lam0))
+        if first.design == "W":
+            return nu_t
+        return math.sqrt(first.kappa) * nu_t * (1.0 if first.sampling else R)
+
+    def _absorb(self, t: int) -> None:
+        """Algorithm 1/2 lines 4–6 for every seed: its arrivals, TrainNN, ``M_t`` and the radius."""
+        new, self.arrived = self.arrived, [[] for _ in range(self.S)]
+        for s, items in enumerate(new):
+            for phi, x, r in items:
+                self.X[s, self.n[s]], self.y[s, self.n[s]] = x, r
+                self.n[s] += 1
+                if not self.shared:
+                    self.ld_diag[s] += phi * phi
+        if self.trainer.due(t) and any(self.n):
+            self._train(t, torch.tensor([n > 0 for n in self.n]))
+        for s, items in enumerate(new):
+            if not items:
+                continue
+            weights = np.ones(len(items))
+            if self.first.design == "W":                             # mu'(f(x_i; theta_i)), the reference's network
+                with torch.no_grad():
+                    f = self.net.forward(self.params[s], self.X[s, self.n[s] - len(items): self.n[s]]).numpy()
+                mu = sigmoid(f)
+                weights = mu * (1.0 - mu)
+            for (phi, _, _), w in zip(items, weights):
+                self.diag[s] += float(w) * phi * phi
+        fresh = torch.tensor([bool(items) for items in new])
+        if bool(fresh.any()):
+            self.radius = torch.where(fresh, self._orders(), self.radius)
+
+    def _train(self, t: int, mask: torch.Tensor) -> None:
+        """TrainNN (:meth:`.training.Trainer.fit`) for the seeds in ``mask``: ``train_steps`` steps on
+        ``sum_i w_i [softplus(f_i) - y_i f_i] + (lam / 2) ||theta - c||^2`` over rows ``0 .. t - 2``."""
+        trainer, rows = self.trainer, t - 1
+        x = self.net.embed(self.X[:, :rows])
+        labels = self.y[:, :rows]
+        absorbed = (torch.arange(rows)[None, :] < torch.tensor(self.n)[:, None]).to(DTYPE)
+        for _ in range(trainer.steps):
+            w = absorbed
+            if trainer.batch is not None:                            # each seed's draw, from its own generator
+                w = absorbed.clone()
+                for s, pol in enumerate(self.policies):
+                    index = pol.trainer.draw(self.n[s]) if self.n[s] else None
+                    if index is not None:
+                        w[s] = 0.0
+                        w[s, index] = 1.0
+            mats = B.weights_of(self.params, self.net.offsets, self.net.shapes)
+            hidden, out = B.mlp_forward(mats, x, self.net.scale, False)
+            dz = (B.softplus_grad(out[:, :, 0]) - labels) * w
+            grads = B.mlp_backward(mats, hidden, (self.net.scale * dz)[:, :, None])
+            grad = torch.cat([g.reshape(self.S, -1) for g in grads], dim=1) + trainer.lam * (self.params - self.centre)
+            if trainer.optimizer_kind == "gd":
+                self.params.copy_(torch.where(mask[:, None], self.params - trainer.lr * grad, self.params))
+            else:
+                B.adam_step(self.params, grad, self.m, self.v, self.k, trainer.lr, mask)
+
+    # --- selection ------------------------------------------------------------------
+    def act_all(self, t: int, contexts: Sequence[np.ndarray]) -> list[int]:
+        self._absorb(t)
+        first, S = self.first, self.S
+        x = torch.tensor(np.stack(contexts), dtype=DTYPE)
+        emb = self.net.embed(x)
+        at = self.params if first.gradient_at == "current" else self.theta0
+        g = B.mlp_arm_gradients(B.weights_of(at, self.net.offsets, self.net.shapes), emb, self.net.scale)
+        phi = g * first.phi_scale if first.phi_scale != 1.0 else g
+        if first.mean_kind == "linearised":                          # Algorithm 2 line 2, eq. 5, App. J
+            centre = (g * (self.params - self.theta0)[:, None, :]).sum(2)
+        else:
+            mats = B.weights_of(self.params, self.net.offsets, self.net.shapes)
+            centre = B.mlp_forward(mats, emb, self.net.scale, False)[1][:, :, 0]
+            if first.mean_kind == "probability":                     # Algorithm 1, line 2
+                centre = B._sigmoid(centre)
+        norms = torch.sqrt((phi * phi / self.diag[:, None, :]).sum(2))
+        widths = (first.nu * self.radius[:, None] * norms).numpy()
+        centre = centre.numpy()
+        arms = []
+        for s, pol in enumerate(self.policies):
+            if first.sampling:
+                scores = centre[s] + widths[s] * pol.rng.standard_normal(len(centre[s]))
+            else:
+                scores = centre[s] + widths[s]
+            arm = int(np.argmax(scores))
+            self.pending[s][t] = (phi[s, arm].clone(), x[s, arm].clone())
+            arms.append(arm)
+        return arms

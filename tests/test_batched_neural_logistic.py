@@ -1,0 +1,179 @@
+"""Seed-batched neural logistic bandits (issue #22): NeuralLog-UCB-1/-2, NeuralLog-TS-1/-2 and NCBF-UCB
+(seed 002; :class:`~banditbench.policies.neural.logistic.BatchedNeuralLogistic`) against the single-seed
+reference, a seed's result independent of its block, and the forms the batched path refuses.
+
+Tolerances.  Everything is float64; the batched path computes the same equations with other kernels
+and summation orders, so it rounds differently:
+
+* TrainNN's iterates (Adam on the full batch, gradient descent on minibatches): relative 1e-9;
+* decisions: every round's arm is the reference's (the same regret value, relative 1e-9), up to the
+  first round in which the reference's top two scores (UCB index or Thompson draw) lie within a
+  relative 1e-6 of each other (a near tie; the trajectories are not compared after it).  Most rounds
+  must be compared, pooled over the seeds and cells of a test (the ``rounding`` fixture runs the
+  reference on contexts perturbed at 1e-15, so no assertion rests on this machine's last bits);
+* regret: the mean cumulative regret over the seeds of a cell agrees to 5 %.
+
+Block independence is bit for bit (same machine): a seed's result file is the same alone and inside a
+block of six, with delays (rows arrive at different rounds in different seeds).
+"""
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from banditbench.policies.neural import logistic as nl
+from banditbench.runner import batchable, build, run_block, run_cell
+from test_batched_neural import _assert_not_vacuous, _file_bytes
+from test_replay import tiny_log  # noqa: F401  (the fixture: a prepared replay log of 300 events)
+
+NO_DELAY = {"kind": "none"}
+GEOMETRIC = {"kind": "geometric", "mean": 3, "window": 10}
+NEAR_TIE = 1e-6
+FAMILY = ["neurallog_ucb1", "neurallog_ucb2", "neurallog_ts1", "neurallog_ts2", "ncbf_ucb"]
+#: config/neural_logistic.yaml's form (gradient descent on minibatches, App. A's effective dimension,
+#: the linearised mean of UCB-2 / TS-2), at a size that trains several times in a short run
+PAPER = {"optimizer": "gd", "minibatch": 20, "effective_dimension": "app_a", "lam": 1.0}
+
+
+def _cell(policy, T=80, seed=0, delay=NO_DELAY, **params):
+    if policy in ("neurallog_ucb2", "neurallog_ts2") and params.get("optimizer") == "gd":
+        params = {"mean": "algorithm", **params}
+    return {"experiment": "x", "algorithm": policy, "delay_label": "d", "budget": None,
+            "environment": {"name": "synthetic_logistic", "params": {"latent": "h1", "dimension": 6, "n_arms": 5}},
+            "policy": {"name": policy, "params": {"width": 8, "train_every": 10, "train_steps": 20, **params}},
+            "delay": dict(delay), "horizon": T, "seed": seed}
+
+
+def _top_gap(values) -> float:
+    top = np.sort(np.asarray(values, dtype=float))[-2:]
+    return (top[1] - top[0]) / max(abs(top[1]), abs(top[0]), 1e-300)
+
+
+# --- TrainNN ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("params", [{}, PAPER])
+def test_batched_training_follows_each_seeds_trainer(params):
+    """Adam on the full batch and gradient descent on minibatches drawn from each seed's own generator:
+    the batched iterates are each seed's Trainer's, with a different number of rows per seed."""
+    cell = _cell("neurallog_ucb1", init="independent", **params)
+    refs = [build({**cell, "seed": s})[1] for s in (0, 1)]
+    batch = type(refs[0]).batch([build({**cell, "seed": s})[1] for s in (0, 1)])
+    rng = np.random.default_rng(3)
+    t, counts = 40, (27, 35)
+    for s, (pol, n) in enumerate(zip(refs, counts)):
+        x, y = torch.tensor(rng.uniform(-1, 1, (n, 6))), torch.tensor((rng.random(n) < 0.5).astype(float))
+        batch.X[s, :n], batch.y[s, :n], batch.n[s] = x, y, n
+        pol.trainer.fit(lambda theta: pol.net.forward(theta, x), y)
+    batch._train(t, torch.tensor([True, True]))
+    for s, pol in enumerate(refs):
+        ref = pol.trainer.current.numpy()
+        assert not np.allclose(ref, pol.net.theta0.numpy())
+        np.testing.assert_allclose(batch.params[s].numpy(), ref, rtol=1e-9, atol=1e-12)
+
+
+# --- equivalence with the single-seed path ------------------------------------------------------------
+def _reference(cell, monkeypatch):
+    """The single-seed run, and per round the relative top-two gap of the scores it maximised
+    (recomputed as ``act`` computes them, with a copy of the seed's stream for Thompson's draws)."""
+    gaps = []
+    real_act = nl._NeuralLogisticBase.act
+
+    def recording(self, t, arms):
+        self._absorb(t)                                        # act's own call then finds nothing new
+        theta = self.trainer.current
+        x = torch.tensor(arms, dtype=nl.DTYPE)
+        g = self.net.gradients(theta if self.gradient_at == "current" else self.net.theta0, x).numpy()
+        phi = g * self.phi_scale if self.phi_scale != 1.0 else g
+        width = self.nu * self.conf_radius * self.matrix.norms(phi)
+        scores = self._centre(theta, x, g)
+        scores = scores + width * (copy.deepcopy(self.rng).standard_normal(len(scores)) if self.sampling else 1.0)
+        gaps.append(_top_gap(scores))
+        return real_act(self, t, arms)
+
+    with monkeypatch.context() as m:
+        m.setattr(nl._NeuralLogisticBase, "act", recording)
+        series = run_cell(cell)[0]
+    assert len(gaps) == cell["horizon"]
+    return series, np.array(gaps)
+
+
+def _same_decisions(cell, seeds, monkeypatch):
+    """Rounds compared and rounds played; asserts the arms agree up to the first near tie, and the mean
+    cumulative regret to 5 %."""
+    compared, regret, ref_regret = 0, [], []
+    for seed, (series, meta, _) in zip(seeds, run_block(cell, seeds)):
+        assert meta["engine"] == "seed-batched"
+        ref, gaps = _reference({**cell, "seed": seed}, monkeypatch)
+        differ = np.flatnonzero(~np.isclose(series["regret"], ref["regret"], rtol=1e-9, atol=1e-12))
+        stop = differ[0] if len(differ) else len(gaps)
+        if len(differ):
+            assert (gaps[: stop + 1] < NEAR_TIE).any(), \
+                f"seed {seed}: decisions part in round {stop + 1} with no near tie before it"
+        compared += stop
+        regret.append(series["regret"].sum())
+        ref_regret.append(ref["regret"].sum())
+    assert abs(np.mean(regret) - np.mean(ref_regret)) <= 0.05 * np.mean(ref_regret), (regret, ref_regret)
+    return compared, len(seeds) * cell["horizon"]
+
+
+@pytest.mark.parametrize("policy", FAMILY)
+def test_batched_makes_the_reference_decisions(policy, rounding, monkeypatch):
+    """Each member at the policy defaults (Adam, full batch) and in the paper grid's form under delays."""
+    _assert_not_vacuous(_same_decisions(_cell(policy), [0, 1], monkeypatch),
+                        _same_decisions(_cell(policy, delay=GEOMETRIC, **PAPER), [2, 3], monkeypatch))
+
+
+def test_other_readings_are_batched_like_the_reference(rounding, monkeypatch):
+    """Gradients at theta_0, phi = g / sqrt(m), TrainNN's NTK regulariser, the network mean of UCB-2."""
+    other = {"gradient_at": "initial", "gradient_scale": "inverse_sqrt_width", "regulariser": "ntk"}
+    _assert_not_vacuous(_same_decisions(_cell("ncbf_ucb", **other), [0, 1], monkeypatch),
+                        _same_decisions(_cell("neurallog_ucb2", mean="network", **other), [2], monkeypatch))
+
+
+# --- block independence -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("policy, params, delay", [
+    ("neurallog_ts2", PAPER, GEOMETRIC),
+    ("neurallog_ucb1", {}, GEOMETRIC),
+    ("ncbf_ucb", PAPER, NO_DELAY),
+])
+def test_a_seeds_batched_result_file_does_not_depend_on_its_block(policy, params, delay, tmp_path):
+    cell = _cell(policy, T=60, delay=delay, **params)
+    alone = run_block(cell, [3])[0]
+    inside = run_block(cell, [0, 1, 2, 3, 4, 5])
+    assert _file_bytes(tmp_path, "a.npz", alone) == _file_bytes(tmp_path, "b.npz", inside[3])
+    assert alone[1]["seed"] == 3 and alone[1]["engine"] == "seed-batched"
+    assert not np.array_equal(inside[2][0]["regret"], inside[3][0]["regret"])
+
+
+# --- refused forms ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("policy, params", [
+    ("neurallog_ucb1", {"radius": "theory"}),
+    ("neurallog_ts2", {"lam": "adaptive"}),
+    ("ncbf_ucb", {"confidence": "full"}),
+])
+def test_refused_forms_fall_back_to_the_single_seed_path(policy, params, tmp_path):
+    """``batch`` returns None for the theory radius, an adaptive lam and the full M_t; run_block then
+    plays each seed through run_cell: the single-seed result files."""
+    cell = _cell(policy, T=30, **params)
+    assert batchable(cell)
+    assert nl._NeuralLogisticBase.batch([build(cell)[1]]) is None
+    block = run_block(cell, [0, 1])
+    for seed, result in zip((0, 1), block):
+        assert result[1]["engine"] == "single-seed"
+        assert _file_bytes(tmp_path, "a.npz", result) == _file_bytes(tmp_path, "b.npz", run_cell({**cell, "seed": seed}))
+
+
+def test_neural_logistic_cells_are_batched():
+    for policy in FAMILY:
+        assert batchable(_cell(policy))
+        assert isinstance(nl._NeuralLogisticBase.batch([build(_cell(policy, **PAPER))[1]]), nl.BatchedNeuralLogistic)
+
+
+def test_a_replay_environment_that_skips_events_falls_back_to_the_single_seed_path(tiny_log, tmp_path):
+    """The Open Bandit Dataset replay skips the events whose logged item the policy did not choose, which a
+    block in lockstep cannot play: run_block runs the seeds through run_cell (their single-seed files)."""
+    cell = {**_cell("neurallog_ucb1", T=2), "environment": {"name": "obd_replay", "params": {}}}
+    for seed, result in zip((0, 1), run_block(cell, [0, 1])):
+        assert result[1]["engine"] == "single-seed"
+        assert _file_bytes(tmp_path, "a.npz", result) == _file_bytes(tmp_path, "b.npz", run_cell({**cell, "seed": seed}))
