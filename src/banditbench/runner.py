@@ -320,8 +320,7 @@ def run_block(cell: Mapping[str, Any], seeds: Sequence[int]) -> list[tuple[dict[
     an event, :class:`SkippedInBlock`).  Seeds whose environments show arm sets of another shape (a
     prompt task per seed, each with its own number of instructions) are stacked in separate groups,
     played one group after the other.  A seed's result does not depend on the other seeds of the
-    block; it is not
-    the single-seed path's result bit for bit (``meta["engine"]`` says which ran).  Other policies
+    block; it is not the single-seed path's result bit for bit (``meta["engine"]`` says which ran).  Other policies
     run one seed after the other through :func:`run_cell`.  Timing: the block's wall and CPU time
     shared equally among its seeds, with ``batched_block`` the block size."""
     if not batchable(cell):
