@@ -200,6 +200,27 @@ def test_nvldb_batched_regret_matches_the_reference_in_float32_pooled_over_seeds
 
 
 # --- block independence -----------------------------------------------------------------------------
+def _same_decisions_as(reference, cell, seeds, near_tie):
+    """Rounds compared and rounds played of ``seeds`` run seed-batched against ``reference(cell)``
+    (the single-seed run's series and, per round, the relative gap of its top two values); asserts
+    the choices agree up to the first near tie (gap below ``near_tie``), and the mean cumulative regret
+    to 5 %."""
+    compared, regret, ref_regret = 0, [], []
+    for seed, (series, meta, _) in zip(seeds, run_block(cell, seeds)):
+        assert meta["engine"] == "seed-batched"
+        ref, gaps = reference({**cell, "seed": seed})
+        differ = np.flatnonzero(~np.isclose(series["regret"], ref["regret"], rtol=1e-9, atol=1e-12))
+        stop = differ[0] if len(differ) else len(gaps)
+        if len(differ):
+            assert (gaps[: stop + 1] < near_tie).any(), \
+                f"seed {seed}: decisions part in round {stop + 1} with no near tie before it"
+        compared += stop
+        regret.append(series["regret"].sum())
+        ref_regret.append(ref["regret"].sum())
+    assert abs(np.mean(regret) - np.mean(ref_regret)) <= 0.05 * np.mean(ref_regret), (regret, ref_regret)
+    return compared, len(seeds) * cell["horizon"]
+
+
 def _file_bytes(tmp_path, name, result):
     series, meta, _ = result
     path = tmp_path / name

@@ -39,7 +39,7 @@ from banditbench.policies.neural import delayed_dueling as dd
 from banditbench.policies.neural.neural_dueling import NDBTS
 from banditbench.runner import batchable, build, run_block, run_cell
 from conftest import ROOT
-from test_batched_neural import _assert_not_vacuous, _file_bytes
+from test_batched_neural import _assert_not_vacuous, _file_bytes, _same_decisions_as
 
 NO_DELAY = {"kind": "none"}
 GEOMETRIC = {"kind": "geometric", "mean": 3, "window": 10}
@@ -184,22 +184,8 @@ def _reference(cell, monkeypatch):
 
 
 def _same_decisions(cell, seeds, monkeypatch):
-    """Rounds compared and rounds played; asserts the pairs agree up to the first near tie, and the
-    mean cumulative regret to 5 %."""
-    compared, regret, ref_regret = 0, [], []
-    for seed, (series, meta, _) in zip(seeds, run_block(cell, seeds)):
-        assert meta["engine"] == "seed-batched"
-        ref, gaps = _reference({**cell, "seed": seed}, monkeypatch)
-        differ = np.flatnonzero(~np.isclose(series["regret"], ref["regret"], rtol=1e-9, atol=1e-12))
-        stop = differ[0] if len(differ) else len(gaps)
-        if len(differ):
-            assert (gaps[: stop + 1] < NEAR_TIE).any(), \
-                f"seed {seed}: decisions part in round {stop + 1} with no near tie before it"
-        compared += stop
-        regret.append(series["regret"].sum())
-        ref_regret.append(ref["regret"].sum())
-    assert abs(np.mean(regret) - np.mean(ref_regret)) <= 0.05 * np.mean(ref_regret), (regret, ref_regret)
-    return compared, len(seeds) * cell["horizon"]
+    """Rounds compared and rounds played; the pairs agree up to the first near tie (:func:`_same_decisions_as`)."""
+    return _same_decisions_as(lambda one: _reference(one, monkeypatch), cell, seeds, NEAR_TIE)
 
 
 @pytest.mark.parametrize("policy", ["ndb_df", "ndb_ignore", "ndb_heuristic", "ndb_heuristic_all", "ndb_zero"])

@@ -25,7 +25,7 @@ import torch
 
 from banditbench.policies.neural import logistic as nl
 from banditbench.runner import batchable, build, run_block, run_cell
-from test_batched_neural import _assert_not_vacuous, _file_bytes
+from test_batched_neural import _assert_not_vacuous, _file_bytes, _same_decisions_as
 from test_replay import tiny_log  # noqa: F401  (the fixture: a prepared replay log of 300 events)
 
 NO_DELAY = {"kind": "none"}
@@ -99,22 +99,8 @@ def _reference(cell, monkeypatch):
 
 
 def _same_decisions(cell, seeds, monkeypatch):
-    """Rounds compared and rounds played; asserts the arms agree up to the first near tie, and the mean
-    cumulative regret to 5 %."""
-    compared, regret, ref_regret = 0, [], []
-    for seed, (series, meta, _) in zip(seeds, run_block(cell, seeds)):
-        assert meta["engine"] == "seed-batched"
-        ref, gaps = _reference({**cell, "seed": seed}, monkeypatch)
-        differ = np.flatnonzero(~np.isclose(series["regret"], ref["regret"], rtol=1e-9, atol=1e-12))
-        stop = differ[0] if len(differ) else len(gaps)
-        if len(differ):
-            assert (gaps[: stop + 1] < NEAR_TIE).any(), \
-                f"seed {seed}: decisions part in round {stop + 1} with no near tie before it"
-        compared += stop
-        regret.append(series["regret"].sum())
-        ref_regret.append(ref["regret"].sum())
-    assert abs(np.mean(regret) - np.mean(ref_regret)) <= 0.05 * np.mean(ref_regret), (regret, ref_regret)
-    return compared, len(seeds) * cell["horizon"]
+    """Rounds compared and rounds played; the arms agree up to the first near tie (:func:`_same_decisions_as`)."""
+    return _same_decisions_as(lambda one: _reference(one, monkeypatch), cell, seeds, NEAR_TIE)
 
 
 @pytest.mark.parametrize("policy", FAMILY)

@@ -206,9 +206,9 @@ class _LinearLogistic(Policy):
         return arm
 
     # --- App. A's streamlined mode ------------------------------------------------
+    @abc.abstractmethod
     def streamlined_beta(self) -> float:
         """The multiplier of ``||x||_{M^{-1}}`` before ``nu`` (module docstring)."""
-        raise NotImplementedError
 
     def ucb(self, arms: np.ndarray) -> np.ndarray:
         """Streamlined mode: ``mu(x^T theta) + nu beta ||x||_{M^{-1}}`` of every arm."""
