@@ -52,17 +52,19 @@ def _top_gap(values) -> float:
 
 
 # --- TrainNN ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("params", [{}, PAPER])
-def test_batched_training_follows_each_seeds_trainer(params):
+@pytest.mark.parametrize("params, counts", [({}, (27, 35)), (PAPER, (27, 35)), (PAPER, (15, 35))])
+def test_batched_training_follows_each_seeds_trainer(params, counts):
     """Adam on the full batch and gradient descent on minibatches drawn from each seed's own generator:
-    the batched iterates are each seed's Trainer's, with a different number of rows per seed."""
+    the batched iterates are each seed's Trainer's, with a different number of rows per seed (with
+    minibatches of 20: both seeds drawing, or one seed still on its full batch of 15 rows)."""
     cell = _cell("neurallog_ucb1", init="independent", **params)
     refs = [build({**cell, "seed": s})[1] for s in (0, 1)]
     batch = type(refs[0]).batch([build({**cell, "seed": s})[1] for s in (0, 1)])
     rng = np.random.default_rng(3)
-    t, counts = 40, (27, 35)
+    t = 40
     for s, (pol, n) in enumerate(zip(refs, counts)):
         x, y = torch.tensor(rng.uniform(-1, 1, (n, 6))), torch.tensor((rng.random(n) < 0.5).astype(float))
+        batch.X[s], batch.y[s] = 7.0, 1.0                     # rows past n must carry no weight
         batch.X[s, :n], batch.y[s, :n], batch.n[s] = x, y, n
         pol.trainer.fit(lambda theta: pol.net.forward(theta, x), y)
     batch._train(t, torch.tensor([True, True]))

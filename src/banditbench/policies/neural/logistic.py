@@ -481,7 +481,7 @@ class BatchedNeuralLogistic(BatchedPolicy):
     effective dimension's design ``[S, p]``, and the absorbed arms and rewards ``[S, T, ...]`` in arrival
     order, as the reference keeps them.  Per round, for all seeds at once: TrainNN's ``train_steps``
     steps (Adam or gradient descent) on the regularised cross-entropy with the backward pass written
-    out, on rows ``0 .. t - 2`` (rows not absorbed, or outside a seed's minibatch, carry weight 0), the
+    out, on each seed's absorbed rows (a minibatch of them gathered per seed: O(B) per step), the
     arms' gradients ``g(x)`` (:func:`.batched.mlp_arm_gradients`), the means of the module table
     (Algorithm 1 line 2, Algorithm 2 line 2 / eq. 5), the widths ``||phi||_{diag(M)^{-1}}`` and the order
     radius (eqs. 1 / 4 or Verma et al.'s ``nu_T``, App. A) from each seed's log-determinant.  Per seed, on
@@ -561,23 +561,27 @@ class BatchedNeuralLogistic(BatchedPolicy):
 
     def _train(self, t: int, mask: torch.Tensor) -> None:
         """TrainNN (:meth:`.training.Trainer.fit`) for the seeds in ``mask``: ``train_steps`` steps on
-        ``sum_i w_i [softplus(f_i) - y_i f_i] + (lam / 2) ||theta - c||^2`` over rows ``0 .. t - 2``."""
-        trainer, rows = self.trainer, t - 1
+        ``sum_i w_i [softplus(f_i) - y_i f_i] + (lam / 2) ||theta - c||^2`` over each seed's absorbed rows.
+        With ``minibatch`` B, once some seed holds more than B rows every step gathers B rows per seed (a
+        seed's own draw, or its first ``min(n, B)`` rows, zero-padded, while it holds no more than B), so a
+        step costs O(B), not O(t)."""
+        trainer, rows = self.trainer, max(self.n)
         x = self.net.embed(self.X[:, :rows])
         labels = self.y[:, :rows]
-        absorbed = (torch.arange(rows)[None, :] < torch.tensor(self.n)[:, None]).to(DTYPE)
+        n = torch.tensor(self.n)
+        absorbed = (torch.arange(rows)[None, :] < n[:, None]).to(DTYPE)
+        gather = trainer.batch is not None and rows > trainer.batch
         for _ in range(trainer.steps):
-            w = absorbed
-            if trainer.batch is not None:                            # each seed's draw, from its own generator
-                w = absorbed.clone()
-                for s, pol in enumerate(self.policies):
-                    index = pol.trainer.draw(self.n[s]) if self.n[s] else None
-                    if index is not None:
-                        w[s] = 0.0
-                        w[s, index] = 1.0
+            xs, ys, w = x, labels, absorbed
+            if gather:                                               # each seed's draw, from its own generator
+                index = torch.stack([pol.trainer.draw(self.n[s]) if self.n[s] > trainer.batch
+                                     else torch.arange(trainer.batch) for s, pol in enumerate(self.policies)])
+                xs = torch.gather(x, 1, index[:, :, None].expand(-1, -1, x.shape[2]))
+                ys = torch.gather(labels, 1, index)
+                w = (index < n[:, None]).to(DTYPE)
             mats = B.weights_of(self.params, self.net.offsets, self.net.shapes)
-            hidden, out = B.mlp_forward(mats, x, self.net.scale, False)
-            dz = (B.softplus_grad(out[:, :, 0]) - labels) * w
+            hidden, out = B.mlp_forward(mats, xs, self.net.scale, False)
+            dz = (B.softplus_grad(out[:, :, 0]) - ys) * w
             grads = B.mlp_backward(mats, hidden, (self.net.scale * dz)[:, :, None])
             grad = torch.cat([g.reshape(self.S, -1) for g in grads], dim=1) + trainer.lam * (self.params - self.centre)
             if trainer.optimizer_kind == "gd":
