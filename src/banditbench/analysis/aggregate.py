@@ -40,7 +40,7 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy.special import stdtrit
 
 from ..config import DEFAULT_CI_LEVEL
 from ..errors import CorruptFileError
@@ -58,6 +58,11 @@ SPREADS = ("ci", "sd", "both")
 BELOW_ZERO = "†"
 
 
+def t_quantile(p, df):
+    """Student-t quantile (``scipy.stats.t.ppf``, the same numbers) through ``scipy.special.stdtrit``,
+    which spares each aggregation job the ~1.5 s import of ``scipy.stats``."""
+    return stdtrit(df, p)
+
 def mean_ci(values: np.ndarray, level: float = DEFAULT_CI_LEVEL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean and Student-t CI at confidence ``level`` along axis 0 (rows are seeds)."""
     values = np.asarray(values, dtype=float)
@@ -66,7 +71,7 @@ def mean_ci(values: np.ndarray, level: float = DEFAULT_CI_LEVEL) -> tuple[np.nda
     if n < 2:
         nan = np.full_like(mean, np.nan)
         return mean, nan, nan
-    half = stats.t.ppf(0.5 + level / 2, n - 1) * values.std(axis=0, ddof=1) / np.sqrt(n)
+    half = t_quantile(0.5 + level / 2, n - 1) * values.std(axis=0, ddof=1) / np.sqrt(n)
     return mean, mean - half, mean + half
 
 
@@ -93,7 +98,7 @@ def _group_stats(df: pd.DataFrame, ci_level: float) -> pd.DataFrame:
                    sort=False)["value"].agg(["mean", "std", "count", "min", "max"]).reset_index()
     n = g["count"].to_numpy()
     with np.errstate(invalid="ignore", divide="ignore"):
-        q = np.where(n > 1, stats.t.ppf(0.5 + ci_level / 2, np.maximum(n - 1, 1)), np.nan)
+        q = np.where(n > 1, t_quantile(0.5 + ci_level / 2, np.maximum(n - 1, 1)), np.nan)
         half = q * g["std"].to_numpy() / np.sqrt(n)
     out = g.assign(ci_low=g["mean"] - half, ci_high=g["mean"] + half, n=n, sd=g["std"])
     out = out[COLUMNS + EXTRA_COLUMNS]
@@ -131,7 +136,7 @@ def task_table(seeds: pd.DataFrame, metric: str, ci_level: float = DEFAULT_CI_LE
         ["mean", "std", "count", "min"]).reset_index()
     n = stats_["count"].to_numpy()
     with np.errstate(invalid="ignore", divide="ignore"):
-        half = np.where(n > 1, stats.t.ppf(0.5 + ci_level / 2, np.maximum(n - 1, 1)), np.nan) * stats_["std"] / np.sqrt(n)
+        half = np.where(n > 1, t_quantile(0.5 + ci_level / 2, np.maximum(n - 1, 1)), np.nan) * stats_["std"] / np.sqrt(n)
     stats_ = stats_.assign(ci_low=stats_["mean"] - half, ci_high=stats_["mean"] + half, sd=stats_["std"])
     stats_["cell"] = [_cell(row, spread) for _, row in stats_.iterrows()]
     stats_["algorithm"] = stats_["algorithm"].astype(str)
@@ -207,7 +212,7 @@ def metric_note(metric: str) -> str | None:
 
 def below_zero_note(n: int | None, ci_level: float) -> str:
     """Why a ``†`` cell's interval reaches below 0."""
-    q = f"{stats.t.ppf(0.5 + ci_level / 2, n - 1) / np.sqrt(n):.2f}" if n and n > 1 else "many"
+    q = f"{t_quantile(0.5 + ci_level / 2, n - 1) / np.sqrt(n):.2f}" if n and n > 1 else "many"
     return (f"{BELOW_ZERO} the interval reaches below 0, a value no seed reached (every seed's value is >= 0): "
             f"a Student-t interval is symmetric about the mean and does not know the metric's bound; with "
             f"n = {n} seeds its half-width is {q} standard deviations, so a few seeds far above the rest "

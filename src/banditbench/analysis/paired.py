@@ -33,11 +33,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..config import DEFAULT_CI_LEVEL
 from ..resultio import atomic_write_bytes
-from .aggregate import ci_percent, tex_escape
+from .aggregate import ci_percent, t_quantile, tex_escape
 from .pages import html_page
 from .seedtable import curve_grid, read_seeds
 
@@ -66,13 +65,15 @@ def paired_interval(d: np.ndarray, level: float = DEFAULT_CI_LEVEL, interval: st
         nan = np.full_like(mean, np.nan)
         return mean, nan, nan.copy(), sd
     if interval == "t":
-        half = stats.t.ppf(0.5 + level / 2, n - 1) * sd / np.sqrt(n)
+        half = t_quantile(0.5 + level / 2, n - 1) * sd / np.sqrt(n)
         return mean, mean - half, mean + half, sd
     if interval != "bootstrap":
         raise ValueError(f"interval must be 't' or 'bootstrap', got {interval!r}")
     low, high = mean.copy(), mean.copy()
     varies = np.ptp(d, axis=0) > 0
     if varies.any():
+        from scipy import stats            # here only: importing scipy.stats costs each job ~1.5 s
+
         sub = d[:, varies]
         batch = max(1, _BOOTSTRAP_BATCH_VALUES // (n * sub.shape[1]))
         with warnings.catch_warnings():
