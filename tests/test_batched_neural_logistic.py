@@ -165,3 +165,22 @@ def test_a_replay_environment_that_skips_events_falls_back_to_the_single_seed_pa
     for seed, result in zip((0, 1), run_block(cell, [0, 1])):
         assert result[1]["engine"] == "single-seed"
         assert _file_bytes(tmp_path, "a.npz", result) == _file_bytes(tmp_path, "b.npz", run_cell({**cell, "seed": seed}))
+
+
+# --- devices ----------------------------------------------------------------------------------------------
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is there")
+def test_cuda_without_a_gpu_is_refused_before_any_job_naming_the_key():
+    from banditbench import registry
+    from banditbench.errors import ConfigError
+
+    for name in FAMILY:
+        cls = registry.get("policy", name).load()
+        with pytest.raises(ConfigError, match=r"params\.device: 'cuda'.*no GPU"):
+            cls.check_params(registry.values(cls, {"device": "cuda"}), 100)
+        cls.check_params(registry.values(cls, {"device": "cpu"}), 100)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+@pytest.mark.parametrize("policy", ["neurallog_ucb2", "neurallog_ts1"])
+def test_batched_on_cuda_makes_the_cpu_decisions(policy, monkeypatch):
+    _assert_not_vacuous(_same_decisions(_cell(policy, delay=GEOMETRIC, device="cuda", **PAPER), [0, 1], monkeypatch))

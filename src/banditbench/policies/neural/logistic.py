@@ -100,6 +100,8 @@ Seed-batched runs (issue #22): :class:`BatchedNeuralLogistic` plays a block of s
 the order radius, a fixed ``lam`` and the diagonal ``M_t`` (the paper grid's forms and the defaults,
 either optimiser, with or without minibatches); :meth:`_NeuralLogisticBase.batch` refuses the others
 (``radius: theory``, ``lam: adaptive``, ``confidence: full``), whose seeds run on the single-seed path.
+``device``: where the seed-batched path keeps its tensors, ``"cpu"`` (default) or ``"cuda"`` (refused
+before any job where torch sees no GPU); the single-seed path always runs on the CPU.
 """
 
 from __future__ import annotations
@@ -117,7 +119,7 @@ from ...links import sigmoid
 from ...params import NonNegative, OneOf, Positive, PositiveInt, Probability, Range
 from ..linalg import DiagonalGram, InverseGram
 from . import batched as B
-from .batched import BatchedPolicy
+from .batched import DEVICES, BatchedPolicy, check_device
 from .nets import DTYPE, INITS, MLP, check_network, configure_torch, generator_from, layer_shapes
 from .training import Trainer
 
@@ -219,8 +221,10 @@ class _NeuralLogisticBase(Policy):
                  train_steps: PositiveInt = 100, train_every: PositiveInt | Literal["doubling"] = 50,
                  effective_dimension: Annotated[str, OneOf(CHOICES["effective_dimension"])] = "scaled",
                  optimizer: Annotated[str, OneOf(CHOICES["optimizer"])] = "adam",
-                 minibatch: PositiveInt | None = None):
+                 minibatch: PositiveInt | None = None, device: Annotated[str, OneOf(DEVICES)] = "cpu"):
         where = POLICY_PARAMS
+        check_device(device, where)
+        self.device = device
         self.radius = _choice("radius", radius, where)
         app_a = _choice("effective_dimension", effective_dimension, where) == "app_a"
         _choice("optimizer", optimizer, where)
@@ -286,6 +290,7 @@ class _NeuralLogisticBase(Policy):
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
         check_network(values)
+        check_device(values["device"], POLICY_PARAMS)
         if values["lam"] == "adaptive" and cls.radius_kind == "ncbf":
             raise ConfigError(f"{POLICY_PARAMS}.lam: NCBF-UCB uses a constant lam (Verma et al.); got 'adaptive'")
         cls._check_relations(values["radius"], values["lam"], values["effective_dimension"])
@@ -496,20 +501,22 @@ class BatchedNeuralLogistic(BatchedPolicy):
         self.S = S = len(policies)
         self.first, self.net, self.trainer = first, first.net, first.trainer
         T, d = first.horizon, self.net.input_dim
-        self.params = torch.stack([pol.trainer.current for pol in policies]).clone()
-        self.theta0 = torch.stack([pol.net.theta0 for pol in policies])
-        self.centre = torch.stack([pol.trainer.centre for pol in policies])
+        self.device = dev = torch.device(first.device)
+        self.params = torch.stack([pol.trainer.current for pol in policies]).clone().to(dev)
+        self.theta0 = torch.stack([pol.net.theta0 for pol in policies]).to(dev)
+        self.centre = torch.stack([pol.trainer.centre for pol in policies]).to(dev)
         self.m, self.v = torch.zeros_like(self.params), torch.zeros_like(self.params)
-        self.k = torch.zeros(S, dtype=torch.int64)
-        self.X, self.y = torch.zeros(S, T, d, dtype=DTYPE), torch.zeros(S, T, dtype=DTYPE)
+        self.k = torch.zeros(S, dtype=torch.int64, device=dev)
+        self.X = torch.zeros(S, T, d, dtype=DTYPE, device=dev)
+        self.y = torch.zeros(S, T, dtype=DTYPE, device=dev)
         self.n = [0] * S
-        self.diag = torch.from_numpy(np.stack([pol.matrix.gram.diagonal for pol in policies]))
+        self.diag = torch.from_numpy(np.stack([pol.matrix.gram.diagonal for pol in policies])).to(dev)
         self.shared = first.log_det_design is first.matrix
         ld = first.log_det_design
         self.ld_diag = self.diag if self.shared else torch.from_numpy(np.stack([pol.log_det_design.gram.diagonal
-                                                                                for pol in policies]))
+                                                                                for pol in policies])).to(dev)
         self.ld_ridge, self.ld_ridge0 = ld.ridge, ld.ridge0
-        self.radius = torch.tensor([pol.conf_radius for pol in policies], dtype=DTYPE)
+        self.radius = torch.tensor([pol.conf_radius for pol in policies], dtype=DTYPE, device=dev)
         self.pending: list[dict[int, tuple[torch.Tensor, torch.Tensor]]] = [{} for _ in range(S)]
         self.arrived: list[list[tuple[torch.Tensor, torch.Tensor, float]]] = [[] for _ in range(S)]
 
@@ -543,19 +550,19 @@ class BatchedNeuralLogistic(BatchedPolicy):
                 if not self.shared:
                     self.ld_diag[s] += phi * phi
         if self.trainer.due(t) and any(self.n):
-            self._train(t, torch.tensor([n > 0 for n in self.n]))
+            self._train(t, torch.tensor([n > 0 for n in self.n], device=self.device))
         for s, items in enumerate(new):
             if not items:
                 continue
             weights = np.ones(len(items))
             if self.first.design == "W":                             # mu'(f(x_i; theta_i)), the reference's network
                 with torch.no_grad():
-                    f = self.net.forward(self.params[s], self.X[s, self.n[s] - len(items): self.n[s]]).numpy()
+                    f = self.net.forward(self.params[s], self.X[s, self.n[s] - len(items): self.n[s]]).cpu().numpy()
                 mu = sigmoid(f)
                 weights = mu * (1.0 - mu)
             for (phi, _, _), w in zip(items, weights):
                 self.diag[s] += float(w) * phi * phi
-        fresh = torch.tensor([bool(items) for items in new])
+        fresh = torch.tensor([bool(items) for items in new], device=self.device)
         if bool(fresh.any()):
             self.radius = torch.where(fresh, self._orders(), self.radius)
 
@@ -568,14 +575,14 @@ class BatchedNeuralLogistic(BatchedPolicy):
         trainer, rows = self.trainer, max(self.n)
         x = self.net.embed(self.X[:, :rows])
         labels = self.y[:, :rows]
-        n = torch.tensor(self.n)
-        absorbed = (torch.arange(rows)[None, :] < n[:, None]).to(DTYPE)
+        n = torch.tensor(self.n, device=self.device)
+        absorbed = (torch.arange(rows, device=self.device)[None, :] < n[:, None]).to(DTYPE)
         gather = trainer.batch is not None and rows > trainer.batch
         for _ in range(trainer.steps):
             xs, ys, w = x, labels, absorbed
             if gather:                                               # each seed's draw, from its own generator
                 index = torch.stack([pol.trainer.draw(self.n[s]) if self.n[s] > trainer.batch
-                                     else torch.arange(trainer.batch) for s, pol in enumerate(self.policies)])
+                                     else torch.arange(trainer.batch) for s, pol in enumerate(self.policies)]).to(self.device)
                 xs = torch.gather(x, 1, index[:, :, None].expand(-1, -1, x.shape[2]))
                 ys = torch.gather(labels, 1, index)
                 w = (index < n[:, None]).to(DTYPE)
@@ -593,7 +600,7 @@ class BatchedNeuralLogistic(BatchedPolicy):
     def act_all(self, t: int, contexts: Sequence[np.ndarray]) -> list[int]:
         self._absorb(t)
         first, S = self.first, self.S
-        x = torch.tensor(np.stack(contexts), dtype=DTYPE)
+        x = torch.tensor(np.stack(contexts), dtype=DTYPE, device=self.device)
         emb = self.net.embed(x)
         at = self.params if first.gradient_at == "current" else self.theta0
         g = B.mlp_arm_gradients(B.weights_of(at, self.net.offsets, self.net.shapes), emb, self.net.scale)
@@ -606,8 +613,8 @@ class BatchedNeuralLogistic(BatchedPolicy):
             if first.mean_kind == "probability":                     # Algorithm 1, line 2
                 centre = B._sigmoid(centre)
         norms = torch.sqrt((phi * phi / self.diag[:, None, :]).sum(2))
-        widths = (first.nu * self.radius[:, None] * norms).numpy()
-        centre = centre.numpy()
+        widths = (first.nu * self.radius[:, None] * norms).cpu().numpy()
+        centre = centre.cpu().numpy()
         arms = []
         for s, pol in enumerate(self.policies):
             if first.sampling:
