@@ -24,7 +24,7 @@ import pytest
 import torch
 
 from banditbench.policies.neural import logistic as nl
-from banditbench.runner import batchable, build, run_block, run_cell
+from banditbench.runner import batchable, build, run_block, run_cell, run_members
 from test_batched_neural import _assert_not_vacuous, _file_bytes, _same_decisions_as
 from test_replay import tiny_log  # noqa: F401  (the fixture: a prepared replay log of 300 events)
 
@@ -132,6 +132,35 @@ def test_a_seeds_batched_result_file_does_not_depend_on_its_block(policy, params
     assert _file_bytes(tmp_path, "a.npz", alone) == _file_bytes(tmp_path, "b.npz", inside[3])
     assert alone[1]["seed"] == 3 and alone[1]["engine"] == "seed-batched"
     assert not np.array_equal(inside[2][0]["regret"], inside[3][0]["regret"])
+
+
+@pytest.mark.parametrize("policy, params", [
+    ("neurallog_ts1", PAPER),
+    ("neurallog_ucb1", {}),                  # eq. 2's effective dimension: its ridge lam_0 / R moves with lam
+    ("ncbf_ucb", {"lam": 1.0}),              # d_t on M_t itself: the member's own ridge kappa lam
+])
+def test_a_members_result_does_not_depend_on_the_nu_lam_grid_around_it(policy, params, tmp_path):
+    """Sec. 7's grid in lockstep (run_members): each (nu, lam, seed) member's result file is the one its
+    cell gives alone, bit for bit, and the members differ from each other."""
+    base = {k: v for k, v in params.items() if k != "lam"}
+    grid = [(0.01, 1.0), (1.0, 0.1), (10.0, 10.0)]
+    cells = [{**_cell(policy, T=60, delay=GEOMETRIC, nu=nu, lam=lam, **base), "seed": seed,
+              "algorithm": f"{policy}_nu{nu}_lam{lam}"} for nu, lam in grid for seed in (0, 1)]
+    together = run_members(cells)
+    for cell, result in zip(cells, together):
+        alone = run_block({k: v for k, v in cell.items() if k != "seed"}, [cell["seed"]])[0]
+        assert result[1]["engine"] == "seed-batched" and result[1]["cell"] == cell
+        assert _file_bytes(tmp_path, "a.npz", alone) == _file_bytes(tmp_path, "b.npz", result)
+    finals = {float(r[0]["regret"].sum()) for r in together[::2]}
+    assert len(finals) == len(grid)
+
+
+def test_run_members_refuses_members_that_differ_in_more_than_nu_lam_and_seed():
+    cells = [{**_cell("neurallog_ucb1", T=10), "seed": 0}, {**_cell("neurallog_ucb1", T=10, width=16), "seed": 1}]
+    with pytest.raises(ValueError, match=r"differs from the block's first member.*\['lam', 'nu'\]"):
+        run_members(cells)
+    with pytest.raises(ValueError, match="differs"):
+        run_members([cells[0], {**cells[0], "horizon": 11}])
 
 
 # --- refused forms ----------------------------------------------------------------------------------------

@@ -341,3 +341,31 @@ def test_tuning_grid_runs_the_paper_grids_forms():
     for spec in paper["obd_base"]["algorithms"].values():
         if spec["policy"] != "random_arm":
             assert spec["params"]["minibatch"] == 50
+
+
+def test_tuning_runs_the_nu_lam_grid_in_lockstep_with_each_runs_own_result():
+    """run_grid plays one block per experiment and network algorithm (every nu, lam and seed), the
+    baselines and random one run at a time; each run's regret is the one its cell gives alone."""
+    from banditbench.analysis.tuning import member_blocks, run_grid
+    from banditbench.config import load_config_file, load_grid
+    from banditbench.runner import run_block
+    from conftest import ROOT
+
+    config = load_config_file(ROOT / "config/neural_logistic_tuning.yaml")
+    exp = config["experiments"]["tune_synthetic_h1"]
+    keep = ["neurallog_ucb1_nu0.01_lam0.1", "neurallog_ucb1_nu1_lam10", "ncbf_ucb_nu0.1_lam1",
+            "ncbf_ucb_nu10_lam0.01", "logistic_ucb1_nu0.1_lam1", "random"]
+    exp = {**exp, "algorithms": {k: exp["algorithms"][k] for k in keep}}
+    config = {**config, "experiments": {"tune_synthetic_h1": exp}}
+    rows = dict(((e, a), v) for e, a, v in run_grid(config, ["tune_synthetic_h1"], [1000, 1001], 60))
+    grid = load_grid({**config, "horizon": 60, "experiments": {"tune_synthetic_h1": {**exp, "seeds": [1000, 1001]}}})
+    runs = [("tune_synthetic_h1", a, grid.cell("tune_synthetic_h1", a, "none", "none", s))
+            for a in keep for s in (1000, 1001)]
+    assert sorted(len(b) for b in member_blocks(runs)) == [1, 1, 1, 1, 4, 4]
+    assert [len(b) for b in member_blocks(runs, block=3) if len(b) > 1] == [3, 3]
+    for alg in keep:
+        alone = [float(run_block(grid.cell("tune_synthetic_h1", alg, "none", "none", None), [s])[0][0]["regret"].sum())
+                 for s in (1000, 1001)]
+        assert rows[("tune_synthetic_h1", alg)] == sum(alone) / 2, alg
+    assert rows[("tune_synthetic_h1", "neurallog_ucb1_nu0.01_lam0.1")] != rows[("tune_synthetic_h1",
+                                                                               "neurallog_ucb1_nu1_lam10")]

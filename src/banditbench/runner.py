@@ -323,10 +323,28 @@ def run_block(cell: Mapping[str, Any], seeds: Sequence[int]) -> list[tuple[dict[
     block; it is not the single-seed path's result bit for bit (``meta["engine"]`` says which ran).  Other policies
     run one seed after the other through :func:`run_cell`.  Timing: the block's wall and CPU time
     shared equally among its seeds, with ``batched_block`` the block size."""
-    if not batchable(cell):
-        return [run_cell({**cell, "seed": seed}) for seed in seeds]
+    return run_members([{**cell, "seed": seed} for seed in seeds])
+
+
+def run_members(cells: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, np.ndarray], dict, dict]]:
+    """:func:`run_block` for a block of full cells (each with its ``seed``) that may also differ in the
+    policy parameters the family's batched implementation takes per member (``Policy.per_member``,
+    e.g. seed 002's ``nu`` and ``lam``: a hyperparameter grid played in lockstep); any other
+    difference is a ``ValueError``.  A member's result does not depend on the other members."""
+    first = cells[0]
+    pol_cls = registry.get("policy", first["policy"]["name"]).load()
+    free = set(getattr(pol_cls, "per_member", ()))
+    for c in cells[1:]:
+        rest = {k: v for k, v in c.items() if k not in ("seed", "policy", "algorithm")}
+        params = {k: v for k, v in c["policy"].get("params", {}).items() if k not in free}
+        first_params = {k: v for k, v in first["policy"].get("params", {}).items() if k not in free}
+        if (rest != {k: v for k, v in first.items() if k not in ("seed", "policy", "algorithm")}
+                or c["policy"]["name"] != first["policy"]["name"] or params != first_params):
+            raise ValueError(f"run_members: {c['algorithm']!r} seed {c['seed']} differs from the block's first member "
+                             f"in more than the seed and {sorted(free) or 'no policy parameter'}")
+    if not batchable(first):
+        return [run_cell(c) for c in cells]
     start, start_cpu = time.perf_counter(), time.process_time()
-    cells = [{**cell, "seed": seed} for seed in seeds]
     built = [build(c) for c in cells]
     envs, policies, delays, delay_rngs = (list(x) for x in zip(*built))
     for env, policy in zip(envs, policies):
@@ -339,18 +357,18 @@ def run_block(cell: Mapping[str, Any], seeds: Sequence[int]) -> list[tuple[dict[
     stacked = [(members, type(policies[0]).batch([policies[s] for s in members])) for members in groups.values()]
     if any(batched is None for _, batched in stacked):      # a parameter set the batched implementation refuses
         return [run_cell(c) for c in cells]
-    series: list[dict[str, np.ndarray]] = [{}] * len(seeds)
+    series: list[dict[str, np.ndarray]] = [{}] * len(cells)
     for members, batched in stacked:
         try:
             played = simulate_block([envs[s] for s in members], batched, [delays[s] for s in members],
-                                    int(cell["horizon"]), [delay_rngs[s] for s in members])
+                                    int(first["horizon"]), [delay_rngs[s] for s in members])
         except ConfigError as err:
-            raise _full_key_path(err, cell) from None
+            raise _full_key_path(err, first) from None
         except SkippedInBlock:                               # a replay environment: the seeds one at a time
             return [run_cell(c) for c in cells]
         for s, one in zip(members, played):
             series[s] = one
-    S = len(seeds)
+    S = len(cells)
     timing = {"wall_time_s": (time.perf_counter() - start) / S, "cpu_time_s": (time.process_time() - start_cpu) / S,
               "batched_block": S}
     return [(series[s], _meta(cells[s], envs[s], delays[s], "seed-batched"), dict(timing)) for s in range(S)]

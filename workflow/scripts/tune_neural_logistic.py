@@ -32,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", default=None, help="comma-separated tuning seeds (--run; default: the config's)")
     parser.add_argument("--experiments", default=None, help="comma-separated tuning experiments (default: all)")
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--block", type=int, default=None,
+                        help="--run: at most this many runs (nu, lam, seed) in one lockstep block (default: all "
+                             "of an experiment's runs of one algorithm)")
     parser.add_argument("--write", default=None, help="also write the chosen values to this YAML file")
     parser.add_argument("--cache", default="results/tuning/runs.csv",
                         help="CSV of finished runs (--run): appended as they finish, reused on a re-run")
@@ -44,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         if seeds is None:
             seeds = sorted({s for n in names for s in config["experiments"][n]["seeds"]})
         Path(args.cache).parent.mkdir(parents=True, exist_ok=True)
-        rows = run_grid(config, names, seeds, args.horizon, args.jobs, cache=args.cache)
+        rows = run_grid(config, names, seeds, args.horizon, args.jobs, cache=args.cache, block=args.block)
     else:
         rows = read_tables(sorted(Path(args.tables).glob("tune_*.csv")))
         rows = [r for r in rows if r[0] in names]

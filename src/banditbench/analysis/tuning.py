@@ -59,13 +59,17 @@ def read_tables(paths: Iterable[str | Path]) -> list[tuple[str, str, float]]:
 
 
 def run_grid(config: Mapping, experiments: Sequence[str], seeds: Sequence[int], horizon: int | None,
-             jobs: int = 1, cache: str | Path | None = None) -> list[tuple[str, str, float]]:
+             jobs: int = 1, cache: str | Path | None = None, block: int | None = None) -> list[tuple[str, str, float]]:
     """Run every algorithm of the tuning experiments in-process (``jobs`` worker processes) and
     return ``(experiment, algorithm, mean cumulative regret over seeds)``.  ``horizon`` (None: the
     config's) overrides the config's as ``--config horizon=...`` would; ``seeds`` replaces each
     experiment's seed list (the top-level ``seeds`` override would give 0, 1, ...: evaluation seeds).
     ``cache``: a CSV of finished runs, appended as they finish and read back (runs already in it
-    are not repeated), so an interrupted run resumes."""
+    are not repeated), so an interrupted run resumes.  The runs of one experiment and algorithm family
+    that differ only in the parameters its seed-batched implementation takes per member (``nu``, ``lam``)
+    and the seed play in lockstep, at most ``block`` (None: all of them) per block
+    (:func:`member_blocks`, :func:`banditbench.runner.run_members`): each run's result is the one it
+    gives alone, bit for bit on one machine."""
     from ..config import load_grid
 
     kept = {name: {**config["experiments"][name], "seeds": [int(s) for s in seeds]} for name in experiments}
@@ -87,6 +91,7 @@ def run_grid(config: Mapping, experiments: Sequence[str], seeds: Sequence[int], 
                     for r in csv.DictReader(f) if r["experiment"] in grid.experiments
                     and int(r["horizon"]) == grid.experiments[r["experiment"]].horizon}
     todo = [(n, a, c) for n, a, c in cells if (n, a, int(c["seed"])) not in done]
+    blocks = member_blocks(todo, block)
     out = open(cache, "a", newline="") if cache is not None else None
     try:
         if out is not None and out.tell() == 0:
@@ -95,13 +100,15 @@ def run_grid(config: Mapping, experiments: Sequence[str], seeds: Sequence[int], 
             import multiprocessing
 
             pool = multiprocessing.get_context("spawn").Pool(jobs)
-            results = pool.imap(_final_regret, [c for _, _, c in todo], chunksize=1)
+            results = pool.imap(_final_regrets, [[c for _, _, c in b] for b in blocks], chunksize=1)
         else:
-            pool, results = None, map(_final_regret, [c for _, _, c in todo])
-        for (name, alg, cell), total in zip(todo, results):   # each run recorded as it finishes
-            done[(name, alg, int(cell["seed"]))] = total
+            pool, results = None, map(_final_regrets, [[c for _, _, c in b] for b in blocks])
+        for members, totals in zip(blocks, results):          # each block recorded as it finishes
+            for (name, alg, cell), total in zip(members, totals):
+                done[(name, alg, int(cell["seed"]))] = total
+                if out is not None:
+                    out.write(f"{name},{alg},{cell['seed']},{cell['horizon']},{total!r}\n")
             if out is not None:
-                out.write(f"{name},{alg},{cell['seed']},{cell['horizon']},{total!r}\n")
                 out.flush()
         if pool is not None:
             pool.close()
@@ -115,11 +122,31 @@ def run_grid(config: Mapping, experiments: Sequence[str], seeds: Sequence[int], 
     return [(e, a, sum(v) / len(v)) for (e, a), v in sums.items()]
 
 
-def _final_regret(cell: Mapping) -> float:
-    from ..runner import run_cell
+def member_blocks(runs: Sequence[tuple[str, str, Mapping]], block: int | None = None) -> list[list[tuple[str, str, Mapping]]]:
+    """Group ``(experiment, label, cell)`` runs into blocks for :func:`banditbench.runner.run_members`:
+    one block per experiment, policy and policy parameters other than the policy's ``per_member`` ones,
+    cut into blocks of at most ``block`` runs; runs of a policy without a seed-batched implementation
+    are blocks of one."""
+    from .. import registry
+    from ..runner import batchable
 
-    series = run_cell(cell)[0]
-    return float(series["regret"].sum())
+    groups: dict[tuple, list[tuple[str, str, Mapping]]] = {}
+    for run in runs:
+        name, label, cell = run
+        if not batchable(cell):
+            groups[(name, label, int(cell["seed"]))] = [run]
+            continue
+        free = getattr(registry.get("policy", cell["policy"]["name"]).load(), "per_member", ())
+        fixed = sorted((k, repr(v)) for k, v in cell["policy"].get("params", {}).items() if k not in free)
+        groups.setdefault((name, cell["policy"]["name"], tuple(fixed)), []).append(run)
+    size = block or max((len(g) for g in groups.values()), default=1)
+    return [g[i:i + size] for g in groups.values() for i in range(0, len(g), size)]
+
+
+def _final_regrets(cells: Sequence[Mapping]) -> list[float]:
+    from ..runner import run_members
+
+    return [float(series["regret"].sum()) for series, _, _ in run_members(cells)]
 
 
 def choose(rows: Iterable[tuple[str, str, float]]) -> dict[str, dict[str, dict[str, float]]]:

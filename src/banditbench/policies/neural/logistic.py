@@ -207,6 +207,9 @@ class _NeuralLogisticBase(Policy):
     sampling: ClassVar[bool] = False
     #: the radius of seed 002 eqs. 1/4 ("neurallog") or of Verma et al. ("ncbf")
     radius_kind: ClassVar[str] = "neurallog"
+    #: parameters a block's members may differ in (:func:`banditbench.runner.run_members`: Sec. 7's
+    #: nu / lam grid played in lockstep); the batched path keeps them per member
+    per_member: ClassVar[tuple[str, ...]] = ("nu", "lam")
 
     def __init__(self, problem: Problem, rng: np.random.Generator, *, width: Annotated[int, Range(ge=2)] = 20,
                  depth: Annotated[int, Range(ge=2)] = 2, init: Annotated[str, OneOf(INITS)] = "symmetric",
@@ -480,6 +483,8 @@ class NCBFUCB(_NeuralLogisticBase):
 class BatchedNeuralLogistic(BatchedPolicy):
     """The family's loop (:class:`_NeuralLogisticBase`) for a block of S seeds in lockstep (:mod:`.batched`),
     for the order radius, a fixed ``lam`` and the diagonal ``M_t`` (the paper's forms; :meth:`~_NeuralLogisticBase.batch`).
+    The members may also differ in ``nu`` and ``lam`` (:func:`banditbench.runner.run_members`, Sec. 7's grid
+    in lockstep): both, the ridges and the loss weight they set are kept per member.
 
     Stacked along the seed axis: the parameters ``theta`` ``[S, p]``, ``theta_0`` and the regulariser's
     centre, Adam's moments and step counts, the diagonals of ``M_t`` (``V_t`` or ``W_t``) and of the
@@ -515,8 +520,13 @@ class BatchedNeuralLogistic(BatchedPolicy):
         ld = first.log_det_design
         self.ld_diag = self.diag if self.shared else torch.from_numpy(np.stack([pol.log_det_design.gram.diagonal
                                                                                 for pol in policies])).to(dev)
-        self.ld_ridge, self.ld_ridge0 = ld.ridge, ld.ridge0
-        self.radius = torch.tensor([pol.conf_radius for pol in policies], dtype=DTYPE, device=dev)
+        member = dict(dtype=DTYPE, device=dev)                       # nu and lam may differ by member
+        self.ld_ridge = torch.tensor([pol.log_det_design.ridge for pol in policies], **member)[:, None]
+        self.ld_ridge0 = torch.tensor([pol.log_det_design.ridge0 for pol in policies], **member)[:, None]
+        self.nu = torch.tensor([pol.nu for pol in policies], **member)[:, None]
+        self.lam0 = torch.tensor([pol.lam0 for pol in policies], **member)
+        self.loss_weight = torch.tensor([pol.trainer.lam for pol in policies], **member)[:, None]
+        self.radius = torch.tensor([pol.conf_radius for pol in policies], **member)
         self.pending: list[dict[int, tuple[torch.Tensor, torch.Tensor]]] = [{} for _ in range(S)]
         self.arrived: list[list[tuple[torch.Tensor, torch.Tensor, float]]] = [[] for _ in range(S)]
 
@@ -534,8 +544,8 @@ class BatchedNeuralLogistic(BatchedPolicy):
         added = torch.clamp(self.ld_diag - self.ld_ridge, min=0.0)
         d_t = B.rowwise(torch.log1p, added / self.ld_ridge0).sum(1)
         if first.radius_kind == "ncbf":
-            return torch.sqrt(first.kappa * d_t / first.lam0) + first.S
-        nu_t = first.S ** 2 * (torch.sqrt(d_t) + 1.0 / math.sqrt(first.lam0))
+            return torch.sqrt(first.kappa * d_t / self.lam0) + first.S
+        nu_t = first.S ** 2 * (torch.sqrt(d_t) + 1.0 / torch.sqrt(self.lam0))
         if first.design == "W":
             return nu_t
         return math.sqrt(first.kappa) * nu_t * (1.0 if first.sampling else R)
@@ -590,7 +600,7 @@ class BatchedNeuralLogistic(BatchedPolicy):
             hidden, out = B.mlp_forward(mats, xs, self.net.scale, False)
             dz = (B.softplus_grad(out[:, :, 0]) - ys) * w
             grads = B.mlp_backward(mats, hidden, (self.net.scale * dz)[:, :, None])
-            grad = torch.cat([g.reshape(self.S, -1) for g in grads], dim=1) + trainer.lam * (self.params - self.centre)
+            grad = torch.cat([g.reshape(self.S, -1) for g in grads], dim=1) + self.loss_weight * (self.params - self.centre)
             if trainer.optimizer_kind == "gd":
                 self.params.copy_(torch.where(mask[:, None], self.params - trainer.lr * grad, self.params))
             else:
@@ -613,7 +623,7 @@ class BatchedNeuralLogistic(BatchedPolicy):
             if first.mean_kind == "probability":                     # Algorithm 1, line 2
                 centre = B._sigmoid(centre)
         norms = torch.sqrt((phi * phi / self.diag[:, None, :]).sum(2))
-        widths = (first.nu * self.radius[:, None] * norms).cpu().numpy()
+        widths = (self.nu * self.radius[:, None] * norms).cpu().numpy()
         centre = centre.cpu().numpy()
         arms = []
         for s, pol in enumerate(self.policies):
