@@ -369,3 +369,29 @@ def test_tuning_runs_the_nu_lam_grid_in_lockstep_with_each_runs_own_result():
         assert rows[("tune_synthetic_h1", alg)] == sum(alone) / 2, alg
     assert rows[("tune_synthetic_h1", "neurallog_ucb1_nu0.01_lam0.1")] != rows[("tune_synthetic_h1",
                                                                                "neurallog_ucb1_nu1_lam10")]
+
+
+def test_apply_choice_sets_each_familys_values_in_the_paper_grid_rows():
+    from banditbench.analysis.tuning import apply_choice
+    from banditbench.config import load_config_file
+    from conftest import ROOT
+
+    chosen = {"synthetic": {"neurallog_ucb1": {"nu": 10, "lam": 0.01}, "logistic_ucb1": {"nu": 100, "lam": 10}},
+              "real": {"neurallog_ucb1": {"nu": 0.1, "lam": 100}}}
+    text = (ROOT / "config/neural_logistic.yaml").read_text()
+    import yaml
+
+    new = yaml.safe_load(apply_choice(text, chosen))["experiments"]
+    old = load_config_file(ROOT / "config/neural_logistic.yaml")["experiments"]
+    params = lambda e, a: new[e]["algorithms"][a].get("params", {})  # noqa: E731
+    for e in ("synthetic_h1", "synthetic_h6", "dim_h3_mid"):
+        assert {k: params(e, "neurallog_ucb1")[k] for k in ("nu", "lam")} == {"nu": 10, "lam": 0.01}
+        assert params(e, "logistic_ucb1")["nu"] == 100 and params(e, "logistic_ucb1")["lam"] == 10
+    for variant in ("neurallog_ucb1_adam", "neurallog_ucb1_scaled_dim"):
+        assert params("synthetic_h1", variant)["nu"] == 10 and params("synthetic_h1", variant)["lam"] == 0.01
+    assert params("synthetic_h1", "logistic_ucb1_reference") == {}                  # the authors' code: untouched
+    assert params("synthetic_h1", "neurallog_ucb2") == old["synthetic_h1"]["algorithms"]["neurallog_ucb2"]["params"]
+    for e in ("real_mnist", "obd_base", "obd_kappa200"):
+        assert params(e, "neurallog_ucb1")["nu"] == 0.1 and params(e, "neurallog_ucb1")["lam"] == 100
+        assert params(e, "ncbf_ucb") == old[e]["algorithms"]["ncbf_ucb"]["params"]
+    assert params("obd_m50", "neurallog_ucb1")["width"] == 50

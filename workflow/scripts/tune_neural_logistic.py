@@ -2,14 +2,16 @@
 
 Not a Snakemake rule's script: a command line run by hand after (or instead of) the tuning grid.
 
-    # full tuning (paper T = 2000, tuning seeds 1000-1002), then pick:
+    # full tuning in-process (paper T = 2000, tuning seeds 1000-1002; each network algorithm's 25 pairs
+    # x 3 seeds of an experiment in one lockstep block), then set the values in the paper grids:
+    .venv/bin/python workflow/scripts/tune_neural_logistic.py --run --jobs 2 \\
+        --apply config/neural_logistic.yaml config/neural_logistic_obd_full.yaml
+    # or through Snakemake (one job per algorithm label, on a cluster), then pick:
     .venv/bin/snakemake --cores 16 --configfile config/neural_logistic_tuning.yaml
     .venv/bin/python workflow/scripts/tune_neural_logistic.py --tables results/tables
-    # the reduced run recorded in config/neural_logistic.yaml (in-process, no per-job overhead):
-    .venv/bin/python workflow/scripts/tune_neural_logistic.py --run --horizon 300 --seeds 1000 \\
-        --experiments tune_synthetic_h1,tune_synthetic_h2,tune_synthetic_h3,tune_real_mushroom,tune_real_shuttle --jobs 2
 
-It prints, per family and algorithm, the chosen nu and lam (YAML; ``--write FILE`` saves it).
+It prints, per family and algorithm, the chosen nu and lam (YAML; ``--write FILE`` saves it;
+``--apply CONFIG ...`` sets them in the paper-grid configs).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    from banditbench.analysis.tuning import as_yaml, choose, read_tables, run_grid
+    from banditbench.analysis.tuning import apply_choice, as_yaml, choose, read_tables, run_grid
     from banditbench.config import load_config_file
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -36,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="--run: at most this many runs (nu, lam, seed) in one lockstep block (default: all "
                              "of an experiment's runs of one algorithm)")
     parser.add_argument("--write", default=None, help="also write the chosen values to this YAML file")
+    parser.add_argument("--apply", nargs="*", default=[], metavar="CONFIG",
+                        help="set the chosen nu and lam in these paper-grid configs, in place (analysis.tuning."
+                             "apply_choice), e.g. config/neural_logistic.yaml config/neural_logistic_obd_full.yaml")
     parser.add_argument("--cache", default="results/tuning/runs.csv",
                         help="CSV of finished runs (--run): appended as they finish, reused on a re-run")
     args = parser.parse_args(argv)
@@ -51,10 +56,14 @@ def main(argv: list[str] | None = None) -> int:
     else:
         rows = read_tables(sorted(Path(args.tables).glob("tune_*.csv")))
         rows = [r for r in rows if r[0] in names]
-    text = as_yaml(choose(rows))
+    chosen = choose(rows)
+    text = as_yaml(chosen)
     sys.stdout.write(text)
     if args.write:
         Path(args.write).write_text(text)
+    for path in args.apply:
+        target = Path(path)
+        target.write_text(apply_choice(target.read_text(), chosen))
     return 0
 
 

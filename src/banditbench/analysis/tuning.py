@@ -191,3 +191,35 @@ def as_yaml(chosen: Mapping[str, Mapping[str, Mapping[str, float]]]) -> str:
         for algorithm, v in algorithms.items():
             lines.append(f"  {algorithm}: {{nu: {v['nu']:g}, lam: {v['lam']:g}}}   # regret / random {v['score']:.4f}")
     return "\n".join(lines) + "\n"
+
+
+#: experiment name prefixes -> the tuning family whose values they take (module docstring)
+FAMILY_OF_EXPERIMENT = (("synthetic_", "synthetic"), ("dim_", "synthetic"), ("real_", "real"), ("obd_", "real"))
+#: suffixes of named variants that take their paper form's tuned values (``*_reference`` keeps its own)
+VARIANTS = ("_adam", "_scaled_dim", "_network")
+_EXPERIMENT_LINE = re.compile(r"^  (?P<name>[a-z0-9_]+):\s*$")
+_ALGORITHM_LINE = re.compile(r"^(?P<indent>\s+)(?P<label>[a-z0-9_]+): \{policy: (?P<policy>[a-z0-9_]+), params: \{.*\}\}\s*$")
+
+
+def apply_choice(text: str, chosen: Mapping[str, Mapping[str, Mapping[str, float]]]) -> str:
+    """``text`` (a paper-grid config, e.g. ``config/neural_logistic.yaml``) with every tuned row's ``nu``
+    and ``lam`` set to ``chosen`` (:func:`choose`): a row labelled ``<algorithm>`` or
+    ``<algorithm><variant suffix>`` (:data:`VARIANTS`) of an experiment whose name starts with one of
+    :data:`FAMILY_OF_EXPERIMENT`'s prefixes takes its family's values; ``*_reference`` rows and
+    other lines are kept as they are.  Line by line, so comments and anchors stay."""
+    out, family = [], None
+    for line in text.splitlines(keepends=True):
+        m = _EXPERIMENT_LINE.match(line)
+        if m:
+            family = next((f for prefix, f in FAMILY_OF_EXPERIMENT if m["name"].startswith(prefix)), None)
+        m = _ALGORITHM_LINE.match(line)
+        if m and family in chosen:
+            label = m["label"]
+            base = next((label[: -len(v)] for v in VARIANTS if label.endswith(v)), label)
+            values = chosen[family].get(base)
+            if values is not None and re.search(r"\bnu: ", line) and re.search(r"\blam: ", line):
+                line = re.sub(r"\bnu: [^,}]+", f"nu: {values['nu']:g}", line)
+                line = re.sub(r"\blam: [^,}]+", f"lam: {values['lam']:g}", line)
+        out.append(line)
+    return "".join(out)
+
