@@ -583,17 +583,18 @@ class BatchedNeuralLogistic(BatchedPolicy):
         seed's own draw, or its first ``min(n, B)`` rows, zero-padded, while it holds no more than B), so a
         step costs O(B), not O(t)."""
         trainer, rows = self.trainer, max(self.n)
-        x = self.net.embed(self.X[:, :rows])
         labels = self.y[:, :rows]
         n = torch.tensor(self.n, device=self.device)
         absorbed = (torch.arange(rows, device=self.device)[None, :] < n[:, None]).to(DTYPE)
         gather = trainer.batch is not None and rows > trainer.batch
+        x = None if gather else self.net.embed(self.X[:, :rows])   # gathered rows are embedded per step
         for _ in range(trainer.steps):
             xs, ys, w = x, labels, absorbed
             if gather:                                               # each seed's draw, from its own generator
                 index = torch.stack([pol.trainer.draw(self.n[s]) if self.n[s] > trainer.batch
                                      else torch.arange(trainer.batch) for s, pol in enumerate(self.policies)]).to(self.device)
-                xs = torch.gather(x, 1, index[:, :, None].expand(-1, -1, x.shape[2]))
+                X = self.X[:, :rows]
+                xs = self.net.embed(torch.gather(X, 1, index[:, :, None].expand(-1, -1, X.shape[2])))
                 ys = torch.gather(labels, 1, index)
                 w = (index < n[:, None]).to(DTYPE)
             mats = B.weights_of(self.params, self.net.offsets, self.net.shapes)
