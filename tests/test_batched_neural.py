@@ -95,6 +95,27 @@ def test_batched_sherman_morrison_and_newton_match_the_single_seed_functions():
     assert np.array_equal(out[2], theta0[2])
 
 
+@pytest.mark.parametrize("depth", [2, 3])
+def test_gradient_forms_are_the_quadratic_and_linear_forms_of_the_formed_gradients(depth):
+    """NeuralLog's widths and linearised mean without forming [S, n, p]: against the formed gradients."""
+    from banditbench.policies.neural.nets import MLP
+
+    g = torch.Generator().manual_seed(0)
+    net = MLP(6, 8, depth, "symmetric", g, "policy.params")
+    S, n = 3, 5
+    params = torch.stack([net.theta0 + 0.1 * torch.randn(net.n_params, generator=g, dtype=torch.float64)
+                          for _ in range(S)])
+    mats = B.weights_of(params, net.offsets, net.shapes)
+    x = net.embed(torch.randn(S, n, 6, generator=g, dtype=torch.float64))
+    grads = B.mlp_arm_gradients(mats, x, net.scale)
+    weights = torch.rand(S, net.n_params, generator=g, dtype=torch.float64) + 0.5
+    direction = torch.randn(S, net.n_params, generator=g, dtype=torch.float64)
+    quad, lin = B.gradient_forms(*B.mlp_arm_backprop(mats, x, net.scale), net.offsets, weights, direction)
+    np.testing.assert_allclose(quad.numpy(), (grads * grads * weights[:, None, :]).sum(2).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(lin.numpy(), (grads * direction[:, None, :]).sum(2).numpy(), rtol=1e-10, atol=1e-14)
+    assert B.gradient_forms(*B.mlp_arm_backprop(mats, x, net.scale), net.offsets, weights)[1] is None
+
+
 @pytest.mark.parametrize("precision, rtol", [("float32", 1e-5), ("float64", 1e-9)])
 def test_batched_features_and_gradient_match_the_single_seed_pass(precision, rtol):
     cell = _cell("nvldb_ucb_asym", T=30, precision=precision)

@@ -19,6 +19,9 @@ share, each the batched mirror of a single-seed function (tested against it in
   hand-written backward pass of its weights, on stacked flat parameter vectors ``[S, p]``;
 * :func:`mlp_arm_gradients` — :meth:`~.nets.MLP.gradients`, one gradient per arm (the features
   ``g(x; theta_0) / sqrt(m)`` of full-gradient exploration, seed 000 eq. 12);
+* :func:`gradient_forms` — the arms' ``||g||^2`` under a diagonal matrix and ``g^T v`` from the
+  layers' outer-product factors, without forming the ``[S, n, p]`` gradients (NeuralLog's widths
+  and linearised mean);
 * :func:`softplus_grad` — the gradient autograd takes of ``F.softplus`` (the cross-entropy of eq. 7);
 * :func:`adam_step` — :func:`~.training.adam_step` on ``[S, p]`` with a per-seed step count
   and a mask of the seeds that train this round;
@@ -157,23 +160,56 @@ def mlp_backward(mats: Sequence[torch.Tensor], hidden: Sequence[torch.Tensor], g
     return grads
 
 
-def mlp_arm_gradients(mats: Sequence[torch.Tensor], x: torch.Tensor, scale: float) -> torch.Tensor:
-    """:meth:`~.nets.MLP.gradients` of a scalar network without output ReLU: ``g(x; theta)`` ``[S, n, p]`` for
-    every row of the embedded inputs ``x`` ``[S, n, d_in]`` (one gradient per arm, not summed).
+def mlp_arm_backprop(mats: Sequence[torch.Tensor], x: torch.Tensor,
+                     scale: float) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """Per row of the embedded inputs ``x`` ``[S, n, d_in]`` of a scalar network without output ReLU: each
+    layer's input ``hidden[i]`` ``[S, n, c_i]`` and back-propagated signal ``delta[i]`` ``[S, n, r_i]``, whose
+    outer product ``delta_i h_i^T`` is the gradient of layer i's weights (:func:`mlp_arm_gradients`).
 
-    Backpropagation written out per row: ``delta_L = sqrt(m)`` (the output scale), the gradient of layer
-    i's weights is the outer product ``delta_i h_{i-1}^T`` of the row's back-propagated signal and the
-    layer's input, and ``delta_{i-1} = (delta_i W_i) * 1[h_{i-1} > 0]`` — elementwise products and
-    per-seed products (:func:`bmm`), laid out as :class:`~.nets.MLP`'s flat parameter vector."""
+    ``delta_L = sqrt(m)`` (the output scale) and ``delta_{i-1} = (delta_i W_i) * 1[h_{i-1} > 0]`` —
+    elementwise products and per-seed products (:func:`bmm`)."""
     hidden, _ = mlp_forward(mats, x, scale, False)
     S, n = x.shape[:2]
-    delta = torch.full((S, n, 1), scale, dtype=x.dtype, device=x.device)
-    grads: list[torch.Tensor] = [None] * len(mats)     # type: ignore[list-item]
-    for i in range(len(mats) - 1, -1, -1):
-        grads[i] = (delta[:, :, :, None] * hidden[i][:, :, None, :]).reshape(S, n, -1)
-        if i:
-            delta = relu_backward(bmm(delta, mats[i]), hidden[i])
-    return torch.cat(grads, dim=2)
+    deltas: list[torch.Tensor] = [None] * len(mats)    # type: ignore[list-item]
+    deltas[-1] = torch.full((S, n, 1), scale, dtype=x.dtype, device=x.device)
+    for i in range(len(mats) - 1, 0, -1):
+        deltas[i - 1] = relu_backward(bmm(deltas[i], mats[i]), hidden[i])
+    return hidden, deltas
+
+
+def mlp_arm_gradients(mats: Sequence[torch.Tensor], x: torch.Tensor, scale: float) -> torch.Tensor:
+    """:meth:`~.nets.MLP.gradients` of a scalar network without output ReLU: ``g(x; theta)`` ``[S, n, p]`` for
+    every row of the embedded inputs ``x`` ``[S, n, d_in]`` (one gradient per arm, not summed), laid out as
+    :class:`~.nets.MLP`'s flat parameter vector (:func:`mlp_arm_backprop`)."""
+    return outer_gradients(*mlp_arm_backprop(mats, x, scale))
+
+
+def outer_gradients(hidden: Sequence[torch.Tensor], deltas: Sequence[torch.Tensor]) -> torch.Tensor:
+    """The flat gradients ``[S, n, p]``: layer by layer the outer products ``delta_i h_i^T``, row-major."""
+    S, n = hidden[0].shape[:2]
+    return torch.cat([(d[:, :, :, None] * h[:, :, None, :]).reshape(S, n, -1) for h, d in zip(hidden, deltas)], dim=2)
+
+
+def gradient_forms(hidden: Sequence[torch.Tensor], deltas: Sequence[torch.Tensor], offsets: Sequence[int],
+                   weights: torch.Tensor, direction: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Per row, without forming the gradients ``g`` ``[S, n, p]``: ``sum_j w_j g_j^2`` for the flat weights
+    ``weights`` ``[S, p]`` (a diagonal quadratic form, e.g. ``diag(M)^{-1}``) and, given ``direction``
+    ``[S, p]``, ``g^T direction``.  Layer i's block of g is ``delta_i h_i^T``, so its share is
+    ``sum_j delta_ij^2 (W_i (h_i^2)^T)_j`` and ``sum_j delta_ij (D_i h_i^T)_j`` with ``W_i``, ``D_i`` the block
+    of ``weights`` / ``direction`` as an ``r x c`` matrix: two per-seed products per layer instead of
+    O(n p) memory traffic.  Returns ``[S, n]`` tensors (the linear form None without a direction)."""
+    S = weights.shape[0]
+    quad = lin = None
+    for (a, b), h, d in zip(zip(offsets[:-1], offsets[1:]), hidden, deltas):
+        r, c = d.shape[2], h.shape[2]
+        block = weights[:, a:b].reshape(S, r, c).transpose(1, 2).contiguous()
+        part = (d * d * bmm(h * h, block)).sum(2)
+        quad = part if quad is None else quad + part
+        if direction is not None:
+            block = direction[:, a:b].reshape(S, r, c).transpose(1, 2).contiguous()
+            part = (d * bmm(h, block)).sum(2)
+            lin = part if lin is None else lin + part
+    return quad, lin
 
 
 def softplus_grad(z: torch.Tensor) -> torch.Tensor:

@@ -491,9 +491,10 @@ class BatchedNeuralLogistic(BatchedPolicy):
     effective dimension's design ``[S, p]``, and the absorbed arms and rewards ``[S, T, ...]`` in arrival
     order, as the reference keeps them.  Per round, for all seeds at once: TrainNN's ``train_steps``
     steps (Adam or gradient descent) on the regularised cross-entropy with the backward pass written
-    out, on each seed's absorbed rows (a minibatch of them gathered per seed: O(B) per step), the
-    arms' gradients ``g(x)`` (:func:`.batched.mlp_arm_gradients`), the means of the module table
-    (Algorithm 1 line 2, Algorithm 2 line 2 / eq. 5), the widths ``||phi||_{diag(M)^{-1}}`` and the order
+    out, on each seed's absorbed rows (a minibatch of them gathered per seed: O(B) per step), the means
+    of the module table (Algorithm 1 line 2, Algorithm 2 line 2 / eq. 5), the widths
+    ``||phi||_{diag(M)^{-1}}`` (the widths and the linearised mean from the gradients' layer factors,
+    :func:`.batched.gradient_forms`: only the played arm's ``g(x)`` is formed) and the order
     radius (eqs. 1 / 4 or Verma et al.'s ``nu_T``, App. A) from each seed's log-determinant.  Per seed, on
     the seed's own streams: the minibatch draws (its trainer's ``torch.Generator``, in the reference's
     order), the Thompson draws (its numpy ``rng``) and ``W_t``'s weights ``mu'(f(x_i; theta_i))`` (the
@@ -614,16 +615,19 @@ class BatchedNeuralLogistic(BatchedPolicy):
         x = torch.tensor(np.stack(contexts), dtype=DTYPE, device=self.device)
         emb = self.net.embed(x)
         at = self.params if first.gradient_at == "current" else self.theta0
-        g = B.mlp_arm_gradients(B.weights_of(at, self.net.offsets, self.net.shapes), emb, self.net.scale)
-        phi = g * first.phi_scale if first.phi_scale != 1.0 else g
-        if first.mean_kind == "linearised":                          # Algorithm 2 line 2, eq. 5, App. J
-            centre = (g * (self.params - self.theta0)[:, None, :]).sum(2)
+        hidden, deltas = B.mlp_arm_backprop(B.weights_of(at, self.net.offsets, self.net.shapes), emb, self.net.scale)
+        linearised = first.mean_kind == "linearised"                 # Algorithm 2 line 2, eq. 5, App. J
+        # ||phi||_{diag(M)^-1} and g^T (theta - theta_0) from the layers' factors: no [S, K, p] gradients
+        quad, lin = B.gradient_forms(hidden, deltas, self.net.offsets, 1.0 / self.diag,
+                                     self.params - self.theta0 if linearised else None)
+        if linearised:
+            centre = lin
         else:
             mats = B.weights_of(self.params, self.net.offsets, self.net.shapes)
             centre = B.mlp_forward(mats, emb, self.net.scale, False)[1][:, :, 0]
             if first.mean_kind == "probability":                     # Algorithm 1, line 2
                 centre = B._sigmoid(centre)
-        norms = torch.sqrt((phi * phi / self.diag[:, None, :]).sum(2))
+        norms = torch.sqrt(quad) * first.phi_scale if first.phi_scale != 1.0 else torch.sqrt(quad)
         widths = (self.nu * self.radius[:, None] * norms).cpu().numpy()
         centre = centre.cpu().numpy()
         arms = []
@@ -632,7 +636,11 @@ class BatchedNeuralLogistic(BatchedPolicy):
                 scores = centre[s] + widths[s] * pol.rng.standard_normal(len(centre[s]))
             else:
                 scores = centre[s] + widths[s]
-            arm = int(np.argmax(scores))
-            self.pending[s][t] = (phi[s, arm].clone(), x[s, arm].clone())
-            arms.append(arm)
+            arms.append(int(np.argmax(scores)))
+        chosen = torch.tensor(arms, device=self.device)[:, None]       # the played arms' features, for M_t
+        rows = lambda z: torch.gather(z, 1, chosen[:, :, None].expand(-1, -1, z.shape[2]))  # noqa: E731
+        g = B.outer_gradients([rows(h) for h in hidden], [rows(d) for d in deltas])[:, 0]
+        phi = g * first.phi_scale if first.phi_scale != 1.0 else g
+        for s, arm in enumerate(arms):
+            self.pending[s][t] = (phi[s].clone(), x[s, arm].clone())
         return arms
