@@ -444,16 +444,21 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
 
     def _set_weights(self, n: int, pending: torch.Tensor) -> None:
         """Lines 12–13 for the rows ``pending`` ``[S, n]``: eq. 5's ``zeta`` under the current parameters,
-        then ``V += Delta phi Delta phi^T / zeta^2`` row by row in round order (incremental V)."""
+        then ``V += Delta phi Delta phi^T / zeta^2`` row by row in round order (incremental V).  Only the
+        pending rows pass through the network, one row per seed at a time (``[S, 2, d]``, the same shape
+        alone or in a block), so a round costs O(1) in t, as in the single-seed path."""
+        counts = pending.sum(1)
+        order = torch.argsort((~pending).to(torch.int8), dim=1, stable=True)         # pending rows first, in order
         if self.variance_aware:
-            params = self.params
-            delta_f = B.bmm(self._pair_features(params, n), params[:, self.last, None])[:, :, 0].double()
-            p = B._sigmoid(delta_f)
-            zeta2 = torch.clamp(torch.sqrt(p * (1.0 - p)), min=self.epsilon) ** 2
-            self.zeta2[:, :n] = torch.where(pending, zeta2, self.zeta2[:, :n])
+            params, seeds = self.params, self._seeds
+            for j in range(int(counts.max())):
+                row = order[:, j]
+                phi = self._features(params, torch.stack([self.x_first[seeds, row], self.x_second[seeds, row]], dim=1))
+                delta_f = B.bmm(phi[:, :1] - phi[:, 1:], params[:, self.last, None])[:, :, 0].double()
+                p = B._sigmoid(delta_f)[:, 0]
+                zeta2 = torch.clamp(torch.sqrt(p * (1.0 - p)), min=self.epsilon) ** 2
+                self.zeta2[seeds, row] = torch.where(j < counts, zeta2, self.zeta2[seeds, row])
         if self.gram_mode == "incremental":
-            counts = pending.sum(1)
-            order = torch.argsort((~pending).to(torch.int8), dim=1, stable=True)     # pending rows first, in order
             for j in range(int(counts.max())):
                 row = order[:, j]
                 x = self.dphi[self._seeds, row]
