@@ -8,7 +8,7 @@ thread; the columns are CPU seconds per seed (``time.process_time``, which a bus
 inflates far less than wall time) and the child's peak resident memory.  Families without a
 batched implementation are reported as such.
 
-    python benchmarks/batched_speed.py [--horizon 2000] [--block 20] [--single 1] [--cells d5 d20 ndb_df_d20 ndb_ucb_d5 ndb_ts_d5
+    python benchmarks/batched_speed.py [--horizon 2000] [--block 20] [--single 1] [--cells d5 d20 d5_v d20_v ndb_df_d20 ndb_ucb_d5 ndb_ts_d5
                                                                                    neurallog_h1]
 """
 
@@ -42,6 +42,9 @@ CELLS = {
     # config/variance_dueling.yaml: vdb_square_d5_k5 and the d = 20 cell of vdb_square_d20_T10000 (gram: reset)
     "d5": _dueling("nvldb_ucb_asym", 5, 5, {"gram": "reset"}),
     "d20": _dueling("nvldb_ucb_asym", 20, 5, {"gram": "reset"}),
+    # the same cells on Algorithm 1's accumulated V (gram: incremental, the paper grid's headline since issue 23)
+    "d5_v": _dueling("nvldb_ucb_asym", 5, 5, {}),
+    "d20_v": _dueling("nvldb_ucb_asym", 20, 5, {}),
     # config/delayed_dueling.yaml: delayed_dueling_quadratic's NDB-DF, geometric delays of mean 20, window 50
     "ndb_df_d20": _dueling("ndb_df", 20, 20, {}, utility="quadratic", arms=("sphere", "sphere"),
                            delay={"kind": "geometric", "mean": 20, "window": 50}),
