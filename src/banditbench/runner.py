@@ -332,14 +332,16 @@ def run_members(cells: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, np.n
     e.g. seed 002's ``nu`` and ``lam``: a hyperparameter grid played in lockstep); any other
     difference is a ``ValueError``.  A member's result does not depend on the other members."""
     first = cells[0]
-    pol_cls = registry.get("policy", first["policy"]["name"]).load()
-    free = set(getattr(pol_cls, "per_member", ()))
+    free = set(getattr(registry.get("policy", first["policy"]["name"]).load(), "per_member", ()))
+
+    def shared(cell: Mapping[str, Any]) -> tuple:
+        """What every member must share: the cell but its seed and label, the policy but ``free``."""
+        params = {k: v for k, v in cell["policy"].get("params", {}).items() if k not in free}
+        rest = {k: v for k, v in cell.items() if k not in ("seed", "policy", "algorithm")}
+        return rest, cell["policy"]["name"], params
+
     for c in cells[1:]:
-        rest = {k: v for k, v in c.items() if k not in ("seed", "policy", "algorithm")}
-        params = {k: v for k, v in c["policy"].get("params", {}).items() if k not in free}
-        first_params = {k: v for k, v in first["policy"].get("params", {}).items() if k not in free}
-        if (rest != {k: v for k, v in first.items() if k not in ("seed", "policy", "algorithm")}
-                or c["policy"]["name"] != first["policy"]["name"] or params != first_params):
+        if shared(c) != shared(first):
             raise ValueError(f"run_members: {c['algorithm']!r} seed {c['seed']} differs from the block's first member "
                              f"in more than the seed and {sorted(free) or 'no policy parameter'}")
     if not batchable(first):
