@@ -124,7 +124,8 @@ def run_grid(config: Mapping, experiments: Sequence[str], seeds: Sequence[int], 
 
 def member_blocks(runs: Sequence[tuple[str, str, Mapping]], block: int | None = None) -> list[list[tuple[str, str, Mapping]]]:
     """Group ``(experiment, label, cell)`` runs into blocks for :func:`banditbench.runner.run_members`:
-    one block per experiment, policy and policy parameters other than the policy's ``per_member`` ones,
+    one block per experiment, delay, budget, policy and policy parameters other than the policy's
+    ``per_member`` ones,
     cut into blocks of at most ``block`` runs; runs of a policy without a seed-batched implementation
     are blocks of one."""
     from .. import registry
@@ -138,7 +139,8 @@ def member_blocks(runs: Sequence[tuple[str, str, Mapping]], block: int | None = 
             continue
         free = getattr(registry.get("policy", cell["policy"]["name"]).load(), "per_member", ())
         fixed = sorted((k, repr(v)) for k, v in cell["policy"].get("params", {}).items() if k not in free)
-        groups.setdefault((name, cell["policy"]["name"], tuple(fixed)), []).append(run)
+        key = (name, cell["delay_label"], repr(cell["budget"]), cell["policy"]["name"], tuple(fixed))
+        groups.setdefault(key, []).append(run)
     size = block or max((len(g) for g in groups.values()), default=1)
     return [g[i:i + size] for g in groups.values() for i in range(0, len(g), size)]
 
@@ -198,7 +200,7 @@ FAMILY_OF_EXPERIMENT = (("synthetic_", "synthetic"), ("dim_", "synthetic"), ("re
 #: suffixes of named variants that take their paper form's tuned values (``*_reference`` keeps its own)
 VARIANTS = ("_adam", "_scaled_dim", "_network")
 _EXPERIMENT_LINE = re.compile(r"^  (?P<name>[a-z0-9_]+):\s*$")
-_ALGORITHM_LINE = re.compile(r"^(?P<indent>\s+)(?P<label>[a-z0-9_]+): \{policy: (?P<policy>[a-z0-9_]+), params: \{.*\}\}\s*$")
+_ALGORITHM_LINE = re.compile(r"^\s+(?P<label>[a-z0-9_]+): \{policy: [a-z0-9_]+, params: \{.*\}\}\s*$")
 
 
 def apply_choice(text: str, chosen: Mapping[str, Mapping[str, Mapping[str, float]]]) -> str:
