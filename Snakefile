@@ -80,6 +80,15 @@ include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/report.smk"
 
 
+# the scheduler's re-evaluation timers end with the run (workflow/rules/common.smk)
+onsuccess:
+    cancel_scheduler_timers()
+
+
+onerror:
+    cancel_scheduler_timers()
+
+
 rule all:
     default_target: True
     input:

@@ -78,8 +78,16 @@ def _downstream(experiments) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
+    """The tiny grid, run once.  Its rate limit's timespan is an hour: Snakemake's scheduler leaves a
+    threading.Timer of that timespan running per finished job while jobs wait for cores, so a run
+    whose workflow did not cancel them when it ends (the Snakefile's onsuccess) would outlive its
+    jobs by an hour and hit the timeout here."""
     work = copy_project(tmp_path_factory.mktemp("project"), TINY)
-    run = smk(work, "--quiet")
+    try:
+        run = smk(work, "--quiet", "--max-jobs-per-timespan", "100000/1h", timeout=1200)
+    except subprocess.TimeoutExpired:
+        pytest.fail("Snakemake did not exit within 20 minutes of starting the tiny grid: the scheduler's "
+                    "re-evaluation timers outlived the run (Snakefile onsuccess / onerror)")
     assert run.returncode == 0, run.stderr[-3000:]
     return work
 

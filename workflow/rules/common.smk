@@ -126,3 +126,18 @@ def all_outputs():
     for table in GRID.summary_tables:
         out += [f"results/summary/{table}.{ext}" for ext in ("csv", "md", "tex", "html")]
     return out
+
+
+# Snakemake's scheduler (9.x) arms a threading.Timer of the rate limiter's timespan after every
+# scheduling pass that leaves ready jobs waiting for cores, and each finished job starts another
+# such chain: under its default of 100 jobs per 1 s the planning process re-ran its job selection
+# 5,775 times (120 s of CPU, a third of the default grid's) while 49 simulate jobs queued on 2
+# cores.  The profiles count the same rate over a minute (`max-jobs-per-timespan`), so a chain
+# passes once a minute; its timers are not daemon threads and would keep the finished process
+# alive for up to that minute, so they are cancelled when the run ends.
+def cancel_scheduler_timers():
+    import threading
+
+    for thread in threading.enumerate():
+        if isinstance(thread, threading.Timer):
+            thread.cancel()
