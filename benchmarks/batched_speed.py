@@ -8,8 +8,12 @@ thread; the columns are CPU seconds per seed (``time.process_time``, which a bus
 inflates far less than wall time) and the child's peak resident memory.  Families without a
 batched implementation are reported as such.
 
-    python benchmarks/batched_speed.py [--horizon 2000] [--block 20] [--single 1] [--cells d5 d20 d5_v d20_v ndb_df_d20 ndb_ucb_d5 ndb_ts_d5
-                                                                                   neurallog_h1]
+``--devices cpu cuda`` runs the block once per device (the policies' ``device`` parameter) and adds
+a row per device with the wall time per seed, CUDA synchronised (on a GPU the CPU time of the
+process says little): the CPU-against-GPU comparison of issue #22, for a machine with a GPU.
+
+    python benchmarks/batched_speed.py [--horizon 2000] [--block 20] [--single 1] [--devices cpu [cuda]]
+                                       [--cells d5 d20 d5_v d20_v ndb_df_d20 ndb_ucb_d5 ndb_ts_d5 neurallog_h1]
 """
 
 from __future__ import annotations
@@ -65,14 +69,20 @@ CELLS = {
 def _child(cell: dict, seeds: list[int], batched: bool) -> dict:
     from banditbench.runner import run_block, run_cell
 
-    start = time.process_time()
+    cuda = cell["policy"]["params"].get("device") == "cuda"
+    start, wall = time.process_time(), time.perf_counter()
     if batched:
         results = run_block(cell, seeds)
     else:
         results = [run_cell({**cell, "seed": s}) for s in seeds]
-    cpu = time.process_time() - start
+    if cuda:
+        import torch
+
+        torch.cuda.synchronize()
+    cpu, wall = time.process_time() - start, time.perf_counter() - wall
     regret = [float(r[0]["regret"].sum()) for r in results]
-    return {"cpu_per_seed": cpu / len(seeds), "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    return {"cpu_per_seed": cpu / len(seeds), "wall_per_seed": wall / len(seeds),
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "mean_regret": sum(regret) / len(regret), "engine": results[0][1]["engine"]}
 
 
@@ -89,12 +99,19 @@ def main() -> None:
     ap.add_argument("--block", type=int, default=20)
     ap.add_argument("--single", type=int, default=1, help="seeds run through the single-seed path")
     ap.add_argument("--cells", nargs="+", default=list(CELLS), choices=list(CELLS))
+    ap.add_argument("--devices", nargs="+", default=["cpu"], choices=["cpu", "cuda"],
+                    help="run the block on each of these devices (policy parameter device)")
     ap.add_argument("--child")
     args = ap.parse_args()
     if args.child:
         job = json.loads(args.child)
         print(json.dumps(_child(job["cell"], job["seeds"], job["batched"])))
         return
+    if "cuda" in args.devices:
+        import torch
+
+        if not torch.cuda.is_available():
+            raise SystemExit("--devices cuda: torch sees no GPU on this machine")
     print(f"T = {args.horizon}, block of {args.block}, one thread; CPU seconds per seed")
     print("| cell | single-seed path | block of %d | ratio | peak memory of the block |" % args.block)
     print("|---|---|---|---|---|")
@@ -104,6 +121,15 @@ def main() -> None:
         block = _measure(cell, list(range(args.block)), True)
         print(f"| {name} ({cell['policy']['name']}) | {single['cpu_per_seed']:.2f} s | {block['cpu_per_seed']:.2f} s | "
               f"{single['cpu_per_seed'] / block['cpu_per_seed']:.2f}x | {block['peak_mb']:.0f} MB |", flush=True)
+        if args.devices != ["cpu"]:
+            for device in args.devices:
+                on = cell if device == "cpu" else {**cell, "policy": {**cell["policy"], "params": {
+                    **cell["policy"]["params"], "device": device}}}
+                run = block if device == "cpu" else _measure(on, list(range(args.block)), True)
+                print(f"|   block of {args.block} on {device}: wall per seed {run['wall_per_seed']:.2f} s "
+                      f"(single-seed path on cpu: {single['wall_per_seed']:.2f} s, "
+                      f"{single['wall_per_seed'] / run['wall_per_seed']:.2f}x), mean regret {run['mean_regret']:.1f} | | | | |",
+                      flush=True)
 
 
 if __name__ == "__main__":
