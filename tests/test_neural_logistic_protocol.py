@@ -395,3 +395,25 @@ def test_apply_choice_sets_each_familys_values_in_the_paper_grid_rows():
         assert params(e, "neurallog_ucb1")["nu"] == 0.1 and params(e, "neurallog_ucb1")["lam"] == 100
         assert params(e, "ncbf_ucb") == old[e]["algorithms"]["ncbf_ucb"]["params"]
     assert params("obd_m50", "neurallog_ucb1")["width"] == 50
+
+
+def test_tuning_runs_play_with_one_blas_thread(monkeypatch):
+    """The in-process tuning (``--run``) plays each block with one BLAS thread, as a simulate job does:
+    results are bit-identical only for a fixed thread count, and its worker processes share the cores."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from banditbench import runner
+    from banditbench.analysis import tuning
+
+    seen = []
+
+    def fake_run_members(cells):
+        seen.append({lib["internal_api"]: lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"})
+        return [({"regret": np.ones(3)}, {}, {}) for _ in cells]
+
+    monkeypatch.setattr(runner, "run_members", fake_run_members)
+    with threadpool_limits(limits=2, user_api="blas"):
+        assert tuning._final_regrets([{}, {}]) == [3.0, 3.0]
+        outside = {lib["internal_api"]: lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+    assert seen and seen[0] and set(seen[0].values()) == {1}
+    assert set(outside.values()) == {2}                         # the limit is lifted afterwards

@@ -146,9 +146,16 @@ def member_blocks(runs: Sequence[tuple[str, str, Mapping]], block: int | None = 
 
 
 def _final_regrets(cells: Sequence[Mapping]) -> list[float]:
+    """Cumulative regret of each run of one block, played with one BLAS thread, as a simulate job
+    plays it (``workflow/rules/simulate.smk``): results are bit-identical only for a fixed thread
+    count, and the pool's workers share the cores (several BLAS threads per worker made the linear
+    baselines on MNIST's 490 features 27x slower)."""
+    from threadpoolctl import threadpool_limits
+
     from ..runner import run_members
 
-    return [float(series["regret"].sum()) for series, _, _ in run_members(cells)]
+    with threadpool_limits(limits=1):
+        return [float(series["regret"].sum()) for series, _, _ in run_members(cells)]
 
 
 def choose(rows: Iterable[tuple[str, str, float]]) -> dict[str, dict[str, dict[str, float]]]:
