@@ -126,10 +126,9 @@ def main() -> None:
                 on = cell if device == "cpu" else {**cell, "policy": {**cell["policy"], "params": {
                     **cell["policy"]["params"], "device": device}}}
                 run = block if device == "cpu" else _measure(on, list(range(args.block)), True)
-                print(f"|   block of {args.block} on {device}: wall per seed {run['wall_per_seed']:.2f} s "
-                      f"(single-seed path on cpu: {single['wall_per_seed']:.2f} s, "
-                      f"{single['wall_per_seed'] / run['wall_per_seed']:.2f}x), mean regret {run['mean_regret']:.1f} | | | | |",
-                      flush=True)
+                print(f"  {name}, block of {args.block} on {device}: {run['wall_per_seed']:.2f} s wall per seed "
+                      f"({single['wall_per_seed'] / run['wall_per_seed']:.2f}x the single-seed path's "
+                      f"{single['wall_per_seed']:.2f} s on cpu), mean regret {run['mean_regret']:.1f}", flush=True)
 
 
 if __name__ == "__main__":
