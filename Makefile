@@ -9,6 +9,8 @@ $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[test,prompts,docs]"
+	# the Lipschitz family's numba functions into numba's cache (about 45 s, once per machine)
+	$(PY) -m banditbench precompile
 	touch $@
 
 install: $(VENV)/.installed

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
 from collections import deque
 
 import numpy as np
@@ -196,3 +199,36 @@ def test_compiled_grid_oracle_and_covering_match_metric_space(d, uniform):
         r = float(rng.random() * 0.2 + 0.01)
         assert np.array_equal(compiled.cover_box(rlo, rhi, r), metric_space.cover_box(rlo, rhi, r))
     assert 0 < uncovered < checked
+
+
+# a job's process: every compiled cell of the test above, counting what numba had to compile
+JOB_PROCESS = """
+import json, sys
+from numba.core.registry import CPUDispatcher
+from banditbench.policies import lipschitz_compiled as compiled
+from banditbench.runner import build, simulate
+for c in json.loads(sys.argv[1]):
+    env, pol, delay, delay_rng = build(c)
+    simulate(env, pol, delay, c["horizon"], delay_rng)
+print(json.dumps({name: [len(f.stats.cache_hits), len(f.stats.cache_misses)] for name, f in vars(compiled).items()
+                  if isinstance(f, CPUDispatcher)}))
+"""
+
+
+def test_precompile_leaves_a_job_nothing_to_compile():
+    """After ``banditbench precompile`` (make install), the runs of either policy, whatever the function,
+    delay and flags, load every compiled function from numba's cache: the jobs' signatures are the ones
+    precompiled (no literal-valued specialisations, no 1-D / 2-D difference)."""
+    done = subprocess.run([sys.executable, "-m", "banditbench", "precompile"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "zooming_run, dlpp_run" in done.stdout
+    cells = [cell(function, policy, delay=delay, horizon=300, seed=1, **params)
+             for function in FUNCTIONS for delay in DELAYS
+             for policy, params in (("delayed_zooming", {"lazy_rule": "count", "activation": "midpoint"}),
+                                    ("delayed_zooming", {}), ("dlpp", {"late_feedback": "update"}), ("dlpp", {}))]
+    job = subprocess.run([sys.executable, "-c", JOB_PROCESS, json.dumps(cells)], capture_output=True, text=True)
+    assert job.returncode == 0, job.stderr
+    stats = json.loads(job.stdout)
+    for name in ("zooming_run", "dlpp_run", "arrival_table"):
+        hits, misses = stats[name]
+        assert hits >= 1 and misses == 0, (name, stats[name])

@@ -1,5 +1,5 @@
-"""Command line: ``banditbench run-one`` (people), ``run-block`` (Snakemake), ``validate``, ``list``, ``checksum``
-and ``provenance``.
+"""Command line: ``banditbench run-one`` (people), ``run-block`` (Snakemake), ``validate``, ``list``, ``checksum``,
+``provenance`` and ``precompile``.
 
 Examples
 --------
@@ -32,6 +32,11 @@ Say what produced the result files under a folder (commits, hosts, CPUs, BLAS ke
 versions, with counts) and warn when they are mixed::
 
     banditbench provenance results/runs
+
+Compile the Lipschitz family's numba functions into numba's on-disk cache, once per machine
+(``make install`` does; otherwise the first jobs that need them each compile them)::
+
+    banditbench precompile
 """
 
 from __future__ import annotations
@@ -214,6 +219,18 @@ def _provenance(args) -> int:
     return 3 if damaged else 0
 
 
+def _precompile(args) -> int:
+    import time
+
+    from .policies.lipschitz_compiled import precompile
+
+    start = time.perf_counter()
+    used = precompile()
+    print(f"compiled or loaded from numba's cache: {', '.join(used)} and their callees "
+          f"({time.perf_counter() - start:.1f} s)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``banditbench`` argument parser (the docs' CLI reference is generated from it)."""
     parser = argparse.ArgumentParser(prog="banditbench", description=__doc__.split("\n")[0])
@@ -258,6 +275,10 @@ def build_parser() -> argparse.ArgumentParser:
     prov = sub.add_parser("provenance", help="count what produced the result files under a folder; warn when mixed")
     prov.add_argument("results", help="folder of result files (.npz, searched recursively), e.g. results/runs")
     prov.set_defaults(func=_provenance)
+
+    comp = sub.add_parser("precompile", help="compile the Lipschitz family's numba functions into numba's cache "
+                                             "(make install runs it; otherwise the first jobs compile them)")
+    comp.set_defaults(func=_precompile)
     return parser
 
 

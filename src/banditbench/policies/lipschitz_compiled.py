@@ -25,7 +25,8 @@ including the box splits and the grid of :func:`~banditbench.policies.metric_spa
 
 numba compiles each function once per machine and caches it next to this file
 (``cache=True``; ``NUMBA_CACHE_DIR`` moves the cache), so a Snakemake job loads the
-machine code instead of compiling it (about 25 s for all of them, the first time).
+machine code instead of compiling it: about 45 s of CPU for all of them, once, which ``make install``
+spends ahead of the jobs (:func:`precompile`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ from ..envs.lipschitz import X1, X2
 _T27 = 134217729.0                                                 # 2^27 + 1 (Veltkamp splitting)
 #: a queued box met by more balls than this is split before the exact check (the Python path's value)
 MAX_BOXES_PER_CHECK = 32
+#: flags and indices passed to the helpers, as numpy scalars: numba types them int64 / bool, where a Python
+#: literal (``0``, ``True``) would have each helper compiled once more for that literal value
+ZERO, NO_ARM, NO_INNER, INNER, X_AXIS, Y_AXIS = (np.int64(k) for k in (0, -1, 0, 1, 0, 1))
+NO, YES = np.bool_(False), np.bool_(True)
 
 
 # --- environment ------------------------------------------------------------------------------
@@ -319,12 +324,12 @@ def _shell_covered(entry, d: int, lo: np.ndarray, hi: np.ndarray, n: int) -> boo
             m += 1
     cand = cand[:m]
     if d == 1:
-        return ((nlo0 <= rlo0 or _face_covered(0, rlo0, nlo0, 0.0, 0.0, False, lo, hi, cand))
-                and (rhi0 <= nhi0 or _face_covered(0, nhi0, rhi0, 0.0, 0.0, False, lo, hi, cand)))
-    return ((nlo0 <= rlo0 or _face_covered(0, rlo0, nlo0, rlo1, rhi1, True, lo, hi, cand))
-            and (rhi0 <= nhi0 or _face_covered(0, nhi0, rhi0, rlo1, rhi1, True, lo, hi, cand))
-            and (nlo1 <= rlo1 or _face_covered(1, rlo1, nlo1, nlo0, nhi0, True, lo, hi, cand))
-            and (rhi1 <= nhi1 or _face_covered(1, nhi1, rhi1, nlo0, nhi0, True, lo, hi, cand)))
+        return ((nlo0 <= rlo0 or _face_covered(X_AXIS, rlo0, nlo0, 0.0, 0.0, NO, lo, hi, cand))
+                and (rhi0 <= nhi0 or _face_covered(X_AXIS, nhi0, rhi0, 0.0, 0.0, NO, lo, hi, cand)))
+    return ((nlo0 <= rlo0 or _face_covered(X_AXIS, rlo0, nlo0, rlo1, rhi1, YES, lo, hi, cand))
+            and (rhi0 <= nhi0 or _face_covered(X_AXIS, nhi0, rhi0, rlo1, rhi1, YES, lo, hi, cand))
+            and (nlo1 <= rlo1 or _face_covered(Y_AXIS, rlo1, nlo1, nlo0, nhi0, YES, lo, hi, cand))
+            and (rhi1 <= nhi1 or _face_covered(Y_AXIS, nhi1, rhi1, nlo0, nhi0, YES, lo, hi, cand)))
 
 
 @njit(cache=True)
@@ -371,7 +376,7 @@ def _check_exactly(entry, d: int, lo: np.ndarray, hi: np.ndarray, n: int, pendin
             empty = np.zeros(d)
             for corner in range(2 ** d):                             # itertools.product order, each to the front
                 upper = np.array([(corner >> (d - 1 - a)) & 1 for a in range(d)]) == 1
-                pending.insert(0, _entry(np.where(upper, mid, rlo), np.where(upper, rhi, mid), empty, empty, 0, -1, 0))
+                pending.insert(0, _entry(np.where(upper, mid, rlo), np.where(upper, rhi, mid), empty, empty, NO_INNER, NO_ARM, ZERO))
             return False, 0.0, 0.0
     blo, bhi = np.empty((k, d)), np.empty((k, d))
     for q in range(k):
@@ -422,8 +427,8 @@ def zooming_run(horizon: int, d: int, scale: float, count_rule: bool, uniform: b
     arm_of_round = np.full(horizon, -1, dtype=np.int64)
     reward, mu = np.empty(horizon), np.empty(horizon)
     order = np.empty(capacity, dtype=np.int64)                       # arms using rewards in one batch, in order
-    pending = [_entry(np.zeros(d), np.ones(d), np.zeros(d), np.zeros(d), 0, -1, 0)]
-    n, activated = 0, False
+    pending = [_entry(np.zeros(d), np.ones(d), np.zeros(d), np.zeros(d), NO_INNER, NO_ARM, ZERO)]
+    n, activated = ZERO, False
     for t in range(1, horizon + 1):
         # feedback (Alg. 1 lines 4-10)
         m = 0
@@ -446,7 +451,7 @@ def zooming_run(horizon: int, d: int, scale: float, count_rule: bool, uniform: b
         for q in range(m):
             i = order[q]
             _refresh(i, d, scale, c, lo, hi, v, sums, radius, index, version)
-            pending.append(_entry(old_lo[i], old_hi[i], lo[i], hi[i], 1, i, version[i]))
+            pending.append(_entry(old_lo[i], old_hi[i], lo[i], hi[i], INNER, i, version[i]))
         # covering oracle (line 11), then activation or selection
         found, x, y = False, 0.0, 0.0
         while len(pending):
@@ -484,7 +489,7 @@ def zooming_run(horizon: int, d: int, scale: float, count_rule: bool, uniform: b
             cache_n[i] = 0
             cache_sum[i] = 0.0
             _refresh(i, d, scale, c, lo, hi, v, sums, radius, index, version)
-            pending.append(_entry(before_lo, before_hi, lo[i], hi[i], 1, i, version[i]))
+            pending.append(_entry(before_lo, before_hi, lo[i], hi[i], INNER, i, version[i]))
         v_after_pull[i] = v[i]
         # the environment's step
         mean = mean_reward(function, c[i, 0], c[i, 1] if d == 2 else 0.0)
@@ -556,7 +561,7 @@ def dlpp_run(horizon: int, d: int, v_scale: float, freeze: bool, rng, function: 
     in_plus = np.zeros(cap, dtype=np.bool_)
     r = 2.0 ** (-phase)
     v_target = v_scale / r ** 2
-    c, lo, hi, phase_of, v, sums, mean, in_plus = _new_phase(centers, r, phase, 0, c, lo, hi, phase_of, v, sums,
+    c, lo, hi, phase_of, v, sums, mean, in_plus = _new_phase(centers, r, phase, ZERO, c, lo, hi, phase_of, v, sums,
                                                              mean, in_plus)
     phase_start, n_balls, n_plus = 0, centers.shape[0], centers.shape[0]
     ball_of_round = np.full(horizon, -1, dtype=np.int64)
@@ -644,3 +649,32 @@ def replay_run(points: np.ndarray, function: int, noise: np.ndarray, rounds: np.
         mu[t - 1] = mean
         reward[t - 1] = mean + noise[t - 1]
     return mu, delivered
+
+
+# --- compiling ahead of the jobs ------------------------------------------------------------------
+
+def precompile() -> list[str]:
+    """Compile every function that a Delayed Zooming or a DLPP run calls (or load it from the cache) by
+    running each policy for a few rounds, one- and two-dimensional, through
+    :func:`~banditbench.runner.simulate`: the signatures are those of the jobs, since types, not values,
+    decide what numba compiles.  ``make install`` calls it (``banditbench precompile``), so that the
+    first grid's jobs load machine code instead of each compiling it.  Returns the run functions
+    used; raises ``RuntimeError`` if a run did not take the compiled path."""
+    from ..runner import build, simulate
+
+    used = []
+    for policy, run in (("delayed_zooming", "zooming_run"), ("dlpp", "dlpp_run")):
+        for function in ("triangle", "two_dim"):
+            cell = {"experiment": "precompile", "algorithm": policy, "delay_label": "geometric", "budget": None,
+                    "horizon": 50, "seed": 0, "delay": {"kind": "geometric", "mean": 5},
+                    "environment": {"name": "lipschitz", "params": {"function": function}},
+                    "policy": {"name": policy, "params": {}}}
+            env, pol, delay, delay_rng = build(cell)
+            taken = []
+            run_compiled = pol.run_compiled
+            pol.run_compiled = lambda *args: taken.append(run_compiled(*args)) or taken[-1]
+            simulate(env, pol, delay, cell["horizon"], delay_rng)
+            if taken != [True]:
+                raise RuntimeError(f"{policy} on {function!r} did not run compiled")
+        used.append(run)
+    return used
