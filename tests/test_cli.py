@@ -66,7 +66,7 @@ def test_list_delays_describes_every_kind_from_its_fields(capsys):
 
 @pytest.mark.parametrize("experiment, algorithm, delay, budget", [
     ("linear_delayed_dueling", "ldb_df", "geometric_mean50_M20", "none"),
-    ("knapsack_synthetic", "alg2", "geometric_mean20", "75"),
+    ("knapsack_synthetic", "alg2", "none", "75"),
     ("lipschitz_triangle", "delayed_zooming", "uniform_mean20", "none"),
 ])
 def test_a_block_of_seeds_writes_the_bytes_of_one_seed_runs(tmp_path, experiment, algorithm, delay, budget):

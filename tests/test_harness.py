@@ -223,7 +223,8 @@ def test_knapsack_rounds_after_the_stopping_time_equal_the_general_path(algorith
     """After the stopping time the environment answers the ``NULL`` constant at once and hands out one context
     per instance context: the same logs, bit for bit, as when the policy plays a fresh ``(-1, -1)`` or any pair
     (both through the full check), and every context says whether the process had stopped by then."""
-    cell = dict(GRID.cell("knapsack_synthetic", algorithm, "geometric_mean20", "75", 0), horizon=400)
+    cell = dict(GRID.cell("knapsack_synthetic", algorithm, "none", "75", 0), horizon=400,
+                delay_label="geometric_mean20", delay={"kind": "geometric", "mean": 20})
     runs = []
     for answer in (None, lambda t: (-1, -1), lambda t: (t % 4, (t // 4) % 4)):
         env, policy, model, delay_rng = build(cell)
