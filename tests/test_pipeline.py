@@ -42,6 +42,7 @@ TINY = {
             "horizon": 40,
             "seeds": 2,
             "seeds_per_job": 2,  # the same block (0, 1) as tiny's first: one rule serves both
+            "paired": False,     # gathered by the rule without paired comparisons
             "algorithms": {"neurallog_ucb2": {"policy": "neurallog_ucb2",
                                               "params": {"width": 4, "train_every": 10, "train_steps": 2}},
                            "logistic_ucb1": {"policy": "logistic_ucb1"}, "random": {"policy": "random_arm"}},
@@ -66,13 +67,13 @@ def _simulate_jobs(experiment: str, algorithms) -> Counter:
 
 
 def _downstream(experiments) -> dict[str, int]:
-    """Jobs after the simulations of these experiments: tables, plots, timing summary, run information."""
+    """Jobs after the simulations of these experiments: one gathering job each (tables, plot, paired
+    comparisons unless ``paired: false``, timing summary), further plots, run information."""
     extra = sum(len(TINY["experiments"][e].get("extra_plots", [])) for e in experiments)
     panels = sum(len(TINY["experiments"][e].get("panel_plots", {})) for e in experiments)
-    counts = {"all": 1, "run_info": 1, "aggregate": len(experiments), "plot": len(experiments),
-              "paired": len(experiments),    # every experiment with two or more algorithms
-              "timing": len(experiments), "plot_extra": extra, "plot_panels": panels,
-              "summary_table": int("tiny" in experiments)}
+    unpaired = sum(TINY["experiments"][e].get("paired", True) is False for e in experiments)
+    counts = {"all": 1, "run_info": 1, "aggregate": len(experiments) - unpaired, "aggregate_unpaired": unpaired,
+              "plot_extra": extra, "plot_panels": panels, "summary_table": int("tiny" in experiments)}
     return {k: v for k, v in counts.items() if v}
 
 
@@ -113,6 +114,10 @@ def test_default_pipeline_produces_tables_and_plots(project):
     timing = pd.read_csv(project / "results/timing/tiny.csv")
     assert len(timing) == 5 * 2 * 2 and sorted(timing["seeds"]) == [1] * 10 + [2] * 10
     assert "tinylog" in (project / "results/report/run_info.html").read_text()
+    # the experiment without paired comparisons has everything else
+    assert (project / "results/plots/tinylog.png").stat().st_size > 10_000
+    assert len(pd.read_csv(project / "results/timing/tinylog.csv")) == 3
+    assert (project / "results/paired/tiny.md").is_file() and not list((project / "results/paired").glob("tinylog*"))
     # the summary table: a row per delay setting, the lower final regret of ldb_df and random in bold
     final = tidy[(tidy["metric"] == "cumulative_regret") & (tidy["t"] == 60)].set_index(["delay", "algorithm"])["mean"]
     summary = pd.read_csv(project / "results/summary/tiny_final.csv")
@@ -207,8 +212,7 @@ def test_report_opens_on_the_run_and_shows_tables_plots_and_timing(project):
     kinds = {path: entry["mime_type"] for path, entry in results.items()}
     assert kinds == {**{f"results/{kind}/{e}.html": "text/html" for kind in ("tables", "timing") for e in TINY["experiments"]},
                      **{f"results/plots/{e}.png": "image/png" for e in TINY["experiments"]},
-                     **{f"results/paired/{e}.{ext}": mime for e in TINY["experiments"]
-                        for ext, mime in (("html", "text/html"), ("png", "image/png"))},
+                     **{f"results/paired/tiny.{ext}": mime for ext, mime in (("html", "text/html"), ("png", "image/png"))},
                      "results/plots/tiny/weak_regret.png": "image/png", "results/plots/tiny/panels/pairs.png": "image/png",
                      "results/summary/tiny_final.html": "text/html"}
     # every plot has its own caption

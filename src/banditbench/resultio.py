@@ -45,6 +45,16 @@ VARYING = (TIMING, PROVENANCE, RUN_CHECKSUM)
 IDENTITY = ("experiment", "algorithm", "delay", "budget", "seed")
 
 
+#: from this many result files on, worker processes read them (fewer: a worker's start costs more than it saves)
+PARALLEL_READ_FROM = 200
+
+
+def reading_threads(n_runs: int, most: int = 4) -> int:
+    """Cores an aggregation job asks for: ``most`` when its ``n_runs`` result files are read by worker
+    processes (from :data:`PARALLEL_READ_FROM` on), else 1 (one process reads them all)."""
+    return most if n_runs >= PARALLEL_READ_FROM else 1
+
+
 def _npy_bytes(arr: np.ndarray) -> bytes:
     buf = io.BytesIO()
     np.lib.format.write_array(buf, np.ascontiguousarray(arr), allow_pickle=False)

@@ -13,6 +13,7 @@ from snakemake.settings.types import DeploymentMethod, SharedFSUsage
 from banditbench.config import block_label, load_grid, unpinned_note
 from banditbench.data.verify import quarantine_corrupt
 from banditbench.provenance import COMMIT_VAR, git_environment
+from banditbench.resultio import reading_threads
 
 # One validation pass before any job: schema, names, every parameter value, data files, memory.
 GRID = checked(load_grid, config)
@@ -109,8 +110,62 @@ def experiment_resources(wildcards, key):
 
 
 def paired_spec(experiment):
-    """The experiment's resolved paired comparisons (banditbench.pairs), as the paired rule's params."""
-    return dict(GRID.experiments[experiment].paired)
+    """The experiment's resolved paired comparisons (banditbench.pairs), as the aggregate rule's params
+    (empty for an experiment without pairs)."""
+    return dict(GRID.experiments[experiment].paired or {})
+
+
+def aggregate_outputs(paired):
+    """The aggregate rule's outputs (workflow/rules/aggregate.smk), the paired comparisons' when ``paired``."""
+    outputs = dict(
+        csv="results/tables/{experiment}.csv",
+        md="results/tables/{experiment}.md",
+        tex="results/tables/{experiment}.tex",
+        html=report(
+            "results/tables/{experiment}.html",
+            caption="../report/table.rst",
+            category="Tables",
+            labels={"experiment": "{experiment}", "content": "mean ± CI"},
+        ),
+        curves="results/curves/{experiment}.csv",
+        # every run's metrics per seed and horizon, one table (tables, curves and paired comparisons read it)
+        seeds="results/tables/{experiment}.parquet",
+        plot_pdf="results/plots/{experiment}.pdf",
+        plot_png=report(
+            "results/plots/{experiment}.png",
+            caption="../report/plot.rst",
+            category="Plots",
+            labels={"experiment": "{experiment}", "figure": "main metric"},
+        ),
+        timing_csv="results/timing/{experiment}.csv",
+        timing_html=report(
+            "results/timing/{experiment}.html",
+            caption="../report/timing.rst",
+            category="Timing",
+            labels={"experiment": "{experiment}", "content": "simulate jobs"},
+        ),
+    )
+    if paired:
+        outputs.update(
+            paired_csv="results/paired/{experiment}.csv",
+            paired_curves="results/paired/curves/{experiment}.csv",
+            paired_md="results/paired/{experiment}.md",
+            paired_tex="results/paired/{experiment}.tex",
+            paired_html=report(
+                "results/paired/{experiment}.html",
+                caption="../report/paired_table.rst",
+                category="Paired comparisons",
+                labels={"experiment": "{experiment}", "content": "A − B table"},
+            ),
+            paired_pdf="results/paired/{experiment}.pdf",
+            paired_png=report(
+                "results/paired/{experiment}.png",
+                caption="../report/paired_plot.rst",
+                category="Paired comparisons",
+                labels={"experiment": "{experiment}", "content": "A − B curves"},
+            ),
+        )
+    return outputs
 
 
 def all_outputs():

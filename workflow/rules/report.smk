@@ -1,30 +1,5 @@
-"""Publication plots, the simulate jobs' timing summary and the run information of `snakemake --report`."""
-
-
-rule plot:
-    input:
-        curves="results/curves/{experiment}.csv",
-    output:
-        pdf="results/plots/{experiment}.pdf",
-        png=report(
-            "results/plots/{experiment}.png",
-            caption="../report/plot.rst",
-            category="Plots",
-            labels={"experiment": "{experiment}", "figure": "main metric"},
-        ),
-    log:
-        "logs/plot/{experiment}.log",
-    conda:
-        "../../envs/banditbench.yaml"
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    params:
-        metric=lambda wc: f"cumulative_{GRID.experiments[wc.experiment].plot_metric}",
-        title=lambda wc: wc.experiment,
-        ci_level=lambda wc: GRID.experiments[wc.experiment].ci_level,
-    script:
-        "../scripts/plot.py"
+"""The experiments' further plots (extra metrics, panels; the main plot is the aggregate job's) and the run
+information of `snakemake --report`."""
 
 
 rule plot_extra:
@@ -79,28 +54,6 @@ rule plot_panels:
         ci_level=lambda wc: GRID.experiments[wc.experiment].ci_level,
     script:
         "../scripts/plot_panels.py"
-
-
-rule timing:
-    input:
-        runs=experiment_runs,
-    output:
-        csv="results/timing/{experiment}.csv",
-        html=report(
-            "results/timing/{experiment}.html",
-            caption="../report/timing.rst",
-            category="Timing",
-            labels={"experiment": "{experiment}", "content": "simulate jobs"},
-        ),
-    log:
-        "logs/timing/{experiment}.log",
-    conda:
-        "../../envs/banditbench.yaml"
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    script:
-        "../scripts/timing.py"
 
 
 rule run_info:

@@ -1,27 +1,59 @@
-"""Snakemake script: aggregate one experiment's runs (logic in banditbench.analysis.aggregate)."""
+"""Snakemake script: one experiment's runs gathered into its tables, plot, paired comparisons and timing
+summary (logic in banditbench.analysis: aggregate, plots, paired, timing)."""
 
 from banditbench.logs import rule_log
 
 with rule_log(snakemake.log[0], snakemake.rule):
     from banditbench.analysis.aggregate import aggregate_experiment
+    from banditbench.analysis.paired import write_paired
+    from banditbench.analysis.plots import plot_curves
+    from banditbench.analysis.timing import write_timing
 
+    out, params, experiment = snakemake.output, snakemake.params, snakemake.wildcards.experiment
     aggregate_experiment(
         runs=list(snakemake.input.runs),
-        experiment=snakemake.wildcards.experiment,
-        horizons=snakemake.params.horizons,
-        csv=snakemake.output.csv,
-        markdown=snakemake.output.md,
-        latex=snakemake.output.tex,
-        curves=snakemake.output.curves,
-        main_metric=snakemake.params.main_metric,
-        per_round=snakemake.params.per_round,
-        html_file=snakemake.output.html,
-        description=snakemake.params.description,
-        ci_level=snakemake.params.ci_level,
-        seeds_file=snakemake.output.seeds,
-        spread=snakemake.params.spread,
+        experiment=experiment,
+        horizons=params.horizons,
+        csv=out.csv,
+        markdown=out.md,
+        latex=out.tex,
+        curves=out.curves,
+        main_metric=params.main_metric,
+        per_round=params.per_round,
+        html_file=out.html,
+        description=params.description,
+        ci_level=params.ci_level,
+        seeds_file=out.seeds,
+        spread=params.spread,
         workers=snakemake.threads,
         # the pre-job check (workflow/rules/common.smk) has moved corrupt results aside and had them
         # rebuilt; one damaged since is deleted, named in the error, and rebuilt by the next run
         remove_corrupt=True,
+    )
+    plot_curves(
+        curves=out.curves,
+        metric=params.main_metric,
+        title=experiment,
+        outputs=[out.plot_pdf, out.plot_png],
+        ci_level=params.ci_level,
+    )
+    if params.paired:
+        write_paired(
+            seeds_file=out.seeds,
+            experiment=experiment,
+            paired=params.paired,
+            csv=out.paired_csv,
+            curves_csv=out.paired_curves,
+            markdown=out.paired_md,
+            latex=out.paired_tex,
+            html_file=out.paired_html,
+            plots=[out.paired_pdf, out.paired_png],
+            ci_level=params.ci_level,
+            spread=params.spread,
+        )
+    write_timing(
+        runs=list(snakemake.input.runs),
+        experiment=experiment,
+        csv=out.timing_csv,
+        html_file=out.timing_html,
     )

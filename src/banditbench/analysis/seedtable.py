@@ -36,7 +36,7 @@ import pandas as pd
 
 from ..config import budget_label
 from ..errors import CorruptFileError
-from ..resultio import atomic_write_bytes, identity_from_path, load_run
+from ..resultio import PARALLEL_READ_FROM, atomic_write_bytes, identity_from_path, load_run
 
 #: the tidy columns, in order (``task`` is appended when the experiment has tasks)
 SEED_COLUMNS = ["experiment", "algorithm", "delay", "budget", "seed", "t", "metric", "value", "table_horizon"]
@@ -125,7 +125,7 @@ def _read_chunk(args):
 def _read_all(runs: Sequence[str], experiment: str, per_round: Sequence[str], keep: np.ndarray | None,
               workers: int) -> list:
     runs = [str(p) for p in runs]
-    if workers <= 1 or len(runs) < 200:
+    if workers <= 1 or len(runs) < PARALLEL_READ_FROM:
         return _read_chunk((runs, experiment, tuple(per_round), keep))
     size = max(50, -(-len(runs) // (4 * workers)))
     chunks = [(runs[i:i + size], experiment, tuple(per_round), keep) for i in range(0, len(runs), size)]
