@@ -68,11 +68,12 @@ def _simulate_jobs(experiment: str, algorithms) -> Counter:
 
 def _downstream(experiments) -> dict[str, int]:
     """Jobs after the simulations of these experiments: one gathering job each (tables, plot, paired
-    comparisons unless ``paired: false``, timing summary), further plots, run information."""
+    comparisons unless ``paired: false``), timing summary, further plots, run information."""
     extra = sum(len(TINY["experiments"][e].get("extra_plots", [])) for e in experiments)
     panels = sum(len(TINY["experiments"][e].get("panel_plots", {})) for e in experiments)
     unpaired = sum(TINY["experiments"][e].get("paired", True) is False for e in experiments)
     counts = {"all": 1, "run_info": 1, "aggregate": len(experiments) - unpaired, "aggregate_unpaired": unpaired,
+              "timing": len(experiments),
               "plot_extra": extra, "plot_panels": panels, "summary_table": int("tiny" in experiments)}
     return {k: v for k, v in counts.items() if v}
 

@@ -1,4 +1,4 @@
-"""Gather every run of an experiment into its tables, plot, paired comparisons and timing summary.
+"""Gather every run of an experiment into its tables, plot and paired comparisons.
 
 One job per experiment does all of it in one process: the per-seed table is read once, and the
 Python start and imports (pandas, matplotlib, pyarrow: about 2.5 s) are paid once instead of once

@@ -137,13 +137,6 @@ def aggregate_outputs(paired):
             category="Plots",
             labels={"experiment": "{experiment}", "figure": "main metric"},
         ),
-        timing_csv="results/timing/{experiment}.csv",
-        timing_html=report(
-            "results/timing/{experiment}.html",
-            caption="../report/timing.rst",
-            category="Timing",
-            labels={"experiment": "{experiment}", "content": "simulate jobs"},
-        ),
     )
     if paired:
         outputs.update(

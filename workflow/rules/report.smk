@@ -1,5 +1,5 @@
-"""The experiments' further plots (extra metrics, panels; the main plot is the aggregate job's) and the run
-information of `snakemake --report`."""
+"""The experiments' further plots (extra metrics, panels; the main plot is the aggregate job's), the simulate
+jobs' timing summary and the run information of `snakemake --report`."""
 
 
 rule plot_extra:
@@ -54,6 +54,31 @@ rule plot_panels:
         ci_level=lambda wc: GRID.experiments[wc.experiment].ci_level,
     script:
         "../scripts/plot_panels.py"
+
+
+rule timing:
+    # its own job: it reads the simulate jobs' benchmark files, which are not declared inputs (their names
+    # follow the blocking that wrote each result), so the tables do not wait on them where files move
+    # through a storage provider instead of a shared file system
+    input:
+        runs=experiment_runs,
+    output:
+        csv="results/timing/{experiment}.csv",
+        html=report(
+            "results/timing/{experiment}.html",
+            caption="../report/timing.rst",
+            category="Timing",
+            labels={"experiment": "{experiment}", "content": "simulate jobs"},
+        ),
+    log:
+        "logs/timing/{experiment}.log",
+    conda:
+        "../../envs/banditbench.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/timing.py"
 
 
 rule run_info:

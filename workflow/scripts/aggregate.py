@@ -1,5 +1,5 @@
-"""Snakemake script: one experiment's runs gathered into its tables, plot, paired comparisons and timing
-summary (logic in banditbench.analysis: aggregate, plots, paired, timing)."""
+"""Snakemake script: one experiment's runs gathered into its tables, plot and paired comparisons (logic in
+banditbench.analysis: aggregate, plots, paired)."""
 
 from banditbench.logs import rule_log
 
@@ -7,7 +7,6 @@ with rule_log(snakemake.log[0], snakemake.rule):
     from banditbench.analysis.aggregate import aggregate_experiment
     from banditbench.analysis.paired import write_paired
     from banditbench.analysis.plots import plot_curves
-    from banditbench.analysis.timing import write_timing
 
     out, params, experiment = snakemake.output, snakemake.params, snakemake.wildcards.experiment
     aggregate_experiment(
@@ -51,9 +50,3 @@ with rule_log(snakemake.log[0], snakemake.rule):
             ci_level=params.ci_level,
             spread=params.spread,
         )
-    write_timing(
-        runs=list(snakemake.input.runs),
-        experiment=experiment,
-        csv=out.timing_csv,
-        html_file=out.timing_html,
-    )
