@@ -9,7 +9,7 @@ $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[test,prompts,docs]"
-	# the Lipschitz family's numba functions into numba's cache (about 45 s, once per machine)
+	# the Lipschitz family's numba functions into numba's cache (about 50 s, once per machine)
 	$(PY) -m banditbench precompile
 	touch $@
 

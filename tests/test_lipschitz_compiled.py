@@ -218,7 +218,7 @@ print(json.dumps({name: [len(f.stats.cache_hits), len(f.stats.cache_misses)] for
 def test_precompile_leaves_a_job_nothing_to_compile():
     """After ``banditbench precompile`` (make install), the runs of either policy, whatever the function,
     delay and flags, load every compiled function from numba's cache: the jobs' signatures are the ones
-    precompiled (no literal-valued specialisations, no 1-D / 2-D difference)."""
+    precompiled."""
     done = subprocess.run([sys.executable, "-m", "banditbench", "precompile"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "zooming_run, dlpp_run" in done.stdout

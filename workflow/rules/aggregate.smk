@@ -2,7 +2,7 @@
 
 One job per experiment does all of it in one process: the per-seed table is read once, and the
 Python start and imports (pandas, matplotlib, pyarrow: about 2.5 s) are paid once instead of once
-per product (the default grid's 33 gathering jobs cost 82 s of CPU, of which 17 s were work).
+per product (in the default grid, most of the separate jobs' CPU was that: docs/speed-and-scale.md).
 Experiments with paired comparisons and those without (one algorithm, or ``paired: false``)
 get one rule each, as their outputs differ.
 """
@@ -26,7 +26,7 @@ for _rule_name, _paired in (("aggregate", True), ("aggregate_unpaired", False)):
         conda:
             "../../envs/banditbench.yaml"
         # processes reading the result files: 4 for a paper grid's thousands, 1 below 200
-        threads: lambda wc: reading_threads(sum(1 for _ in GRID.jobs(wc.experiment)))
+        threads: lambda wc: reading_threads(len(experiment_runs(wc)))
         resources:
             mem_mb=2000,
             runtime=10,

@@ -25,7 +25,7 @@ including the box splits and the grid of :func:`~banditbench.policies.metric_spa
 
 numba compiles each function once per machine and caches it next to this file
 (``cache=True``; ``NUMBA_CACHE_DIR`` moves the cache), so a Snakemake job loads the
-machine code instead of compiling it: about 45 s of CPU for all of them, once, which ``make install``
+machine code instead of compiling it: about 50 s of CPU for all of them, once, which ``make install``
 spends ahead of the jobs (:func:`precompile`).
 """
 
