@@ -224,3 +224,72 @@ def test_spread_both_shows_the_interval_and_the_standard_deviation_and_names_the
     pair = pd.Series({"mean": 1.0, "ci_low": 0.5, "ci_high": 1.5, "sd": 0.8, "a_better": 0.6, "n": 10, "interval": "t"})
     assert paired_cell(pair, "both") == "1.00 ± 0.50, sd 0.80 (6/10)"
     assert paired_cell(pair, "ci") == "1.00 ± 0.50 (6/10)"
+
+
+def _write_duels(tmp_path, self_duels, experiment="duel"):
+    """Dueling runs of horizon 20 whose per-round regret is 1 and whose self-duels are ``self_duels[alg][seed]``
+    (a 0/1 array per seed), with the metrics and summary the dueling environments log."""
+    paths = []
+    for alg, seeds in self_duels.items():
+        for seed, duel in enumerate(seeds):
+            duel = np.asarray(duel, dtype=float)
+            cell = {"experiment": experiment, "algorithm": alg, "delay_label": "none", "budget": None,
+                    "horizon": len(duel), "seed": seed}
+            path = tmp_path / "runs" / experiment / alg / "none" / "none" / f"{seed}.npz"
+            regret = np.full(len(duel), 1.0 + seed)
+            save_result(path, {"regret": regret, "average_regret": regret / 2, "weak_regret": regret / 2,
+                               "self_duel": duel},
+                        {"cell": cell, "metrics": ["regret", "average_regret", "weak_regret", "self_duel"],
+                         "summary": {"late_self_duel_rate": float(duel[-2:].mean())}}, {"wall_time_s": 0.1})
+            paths.append(str(path))
+    return paths
+
+
+def test_self_duel_rates_appear_in_the_tables_with_what_they_are(tmp_path):
+    every_third = (np.arange(1, 21) % 3 == 0).astype(float)          # 6 self-duels in 20 rounds
+    runs = _write_duels(tmp_path, {"a": [every_third, np.ones(20)], "b": [np.zeros(20), np.zeros(20)]})
+    md = tmp_path / "t.md"
+    tidy = aggregate_experiment(runs, "duel", [10, 20], tmp_path / "t.csv", md, tmp_path / "t.tex",
+                                tmp_path / "c.csv", "cumulative_average_regret", per_round=["self_duel"])
+    rate = tidy[(tidy.metric == "per_round_self_duel") & (tidy.t == 20)].set_index("algorithm")["mean"]
+    assert rate["a"] == pytest.approx((6 / 20 + 1) / 2) and rate["b"] == 0
+    late = tidy[tidy.metric == "late_self_duel_rate"].set_index("algorithm")["mean"]
+    assert late["a"] == pytest.approx((0.0 + 1.0) / 2) and late["b"] == 0     # rounds 19, 20: no self-duel, then two
+    text = md.read_text()
+    assert "## per_round_self_duel" in text and "per_round_self_duel: the share of rounds up to t" in text
+    assert "late_self_duel_rate: the share of self-duels in the run's last 10 % of rounds" in text
+
+
+def test_quantile_spread_shows_median_and_quartiles_beside_the_mean(tmp_path):
+    """Bimodal seeds: three at regret 1 per round, one at 9; the mean says 2 per round, the median 1."""
+    runs = _write_runs(tmp_path, {("a", "none"): [np.ones(10)] * 3 + [np.full(10, 9.0)]})
+    md = tmp_path / "t.md"
+    tidy = aggregate_experiment(runs, "exp", [10], tmp_path / "t.csv", md, tmp_path / "t.tex", tmp_path / "c.csv",
+                                "cumulative_regret", spread="quantiles")
+    row = tidy[(tidy.metric == "cumulative_regret") & (tidy.t == 10)].iloc[0]
+    values = np.array([10.0, 10.0, 10.0, 90.0])
+    assert (row["median"], row["q1"], row["q3"]) == (np.median(values), *np.quantile(values, [0.25, 0.75]))
+    half = stats.t.ppf(0.975, 3) * values.std(ddof=1) / 2
+    text = md.read_text()
+    assert f"| a | 30.00 ± {half:.2f} † (med 10.00 [10.00, 30.00]) |" in text       # † : the interval reaches below 0
+    assert "(med M [Q1, Q3]): the median and the lower and upper quartiles" in text
+
+
+def test_plot_seeds_draws_every_seeds_curve_and_the_self_duel_row(tmp_path, monkeypatch):
+    from banditbench.analysis import plots
+    from banditbench.analysis.seedtable import read_seeds
+
+    runs = _write_duels(tmp_path, {"a": [np.zeros(20)] * 3, "b": [np.ones(20)] * 3})
+    curves, parquet = tmp_path / "c.csv", tmp_path / "s.parquet"
+    aggregate_experiment(runs, "duel", [20], tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "t.tex", curves,
+                         "cumulative_regret", per_round=["self_duel"], seeds_file=parquet)
+    figures = []
+    monkeypatch.setattr(plots, "_save", lambda fig, outputs: figures.append(fig))
+    plots.plot_curves(curves, "cumulative_regret", "duel", [tmp_path / "p.png"], seeds=read_seeds(parquet))
+    plots.plot_curves(curves, "cumulative_regret", "duel", [tmp_path / "p.png"])
+    with_seeds, means_only = figures
+    top, rate_row = with_seeds.axes[0], with_seeds.axes[1]
+    assert len(top.lines) == 2 * (3 + 1)                   # two algorithms: three seeds and the mean each
+    assert len(means_only.axes[0].lines) == 2 and rate_row.get_ylabel() == "self-duel rate"
+    assert [round(y, 6) for y in rate_row.lines[1].get_ydata()[-1:]] == [1.0]      # b always self-duels
+    assert "single seeds" in with_seeds._suptitle.get_text()

@@ -276,9 +276,9 @@ def test_label_utilities_give_a_70_percent_preference(at_work):
     assert env.utilities()[correct] == pytest.approx(LOGIT_07)
 
 
-def test_deterministic_preferences_have_no_randomness(at_work):
+def test_label_preferences_have_no_randomness(at_work):
     build("shuttle")
-    env = ClassificationDueling(np.random.SeedSequence(4), horizon=50, dataset="shuttle", preference="deterministic",
+    env = ClassificationDueling(np.random.SeedSequence(4), horizon=50, dataset="shuttle", preference="label",
                                 utility_scale=1.0)
     for t in range(1, 51):
         env.context(t)
@@ -288,15 +288,15 @@ def test_deterministic_preferences_have_no_randomness(at_work):
         assert env.step(t, (c, other))[0].y == 1 and env.step(t, (other, c))[0].y == 0
         assert env.step(t, (high, low))[0].y == 1 and env.step(t, (low, high))[0].y == 0   # tie: higher index wins
         _, truth = env.step(t, (other, low))
-        assert truth == {"regret": 2.0, "average_regret": 1.0, "weak_regret": 1.0}
+        assert truth == {"regret": 2.0, "average_regret": 1.0, "weak_regret": 1.0, "self_duel": 0.0}
 
 
 def test_dueling_envs_run_with_the_linear_dueling_policies(at_work):
     build("shuttle")
-    env = ClassificationDueling(np.random.SeedSequence(0), horizon=150, dataset="shuttle", preference="deterministic",
+    env = ClassificationDueling(np.random.SeedSequence(0), horizon=150, dataset="shuttle", preference="label",
                                 utility_scale=1.0)
     ldb = run(env, LDBDF, 150)
-    env = ClassificationDueling(np.random.SeedSequence(0), horizon=150, dataset="shuttle", preference="deterministic",
+    env = ClassificationDueling(np.random.SeedSequence(0), horizon=150, dataset="shuttle", preference="label",
                                 utility_scale=1.0)
     rnd = run(env, RandomPair, 150)
     assert ldb["regret"][-75:].mean() < 0.5 * rnd["regret"][-75:].mean()

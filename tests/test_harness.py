@@ -335,7 +335,7 @@ def test_random_baselines_on_block_arms_ask_for_the_row_and_draw_as_with_the_mat
     assert all(logs[name].tobytes() == expected[name].tobytes() for name in expected)
 
 
-@pytest.mark.parametrize("preference", ["btl", "deterministic"])
+@pytest.mark.parametrize("preference", ["btl", "index_order", "label", "label_coin"])
 def test_classification_dueling_keeps_the_duel_metrics_of_its_utilities(with_grid_data, preference):
     """The classification dueling environment keeps its truth values (``play`` on Python floats): each round's
     are the dueling metrics of the round's utility array, and the outcome is that of the utilities."""
@@ -344,7 +344,7 @@ def test_classification_dueling_keeps_the_duel_metrics_of_its_utilities(with_gri
     def duel_metrics(f, i, j):                     # the metrics' definitions (envs/preference.py), on the array
         best = f.max()
         return {"regret": 2.0 * best - f[i] - f[j], "average_regret": 0.5 * (2.0 * best - f[i] - f[j]),
-                "weak_regret": best - max(f[i], f[j])}
+                "weak_regret": best - max(f[i], f[j]), "self_duel": float(i == j)}
 
     env = ClassificationDueling(np.random.SeedSequence(5), horizon=200, dataset="digits",
                                 preprocessing={"image_size": 4}, preference=preference)
@@ -354,7 +354,9 @@ def test_classification_dueling_keeps_the_duel_metrics_of_its_utilities(with_gri
         f, i, j = env.utilities(), t % 10, (3 * t + 1) % 10
         feedback, truth = env.step(t, (i, j))
         assert truth == {name: float(value) for name, value in duel_metrics(f, i, j).items()}
-        if preference == "deterministic":
+        if preference == "index_order":
+            assert feedback.y == int(i > j)
+        elif preference == "label" or (preference == "label_coin" and f[i] != f[j]):
             assert feedback.y == int(f[i] > f[j] or (f[i] == f[j] and i > j))
     logs = env.truth_log(200)
     assert np.asarray(logs["average_regret"]).tobytes() == (0.5 * np.asarray(logs["regret"])).tobytes()

@@ -180,3 +180,39 @@ def test_every_experiment_with_two_algorithms_is_paired_against_its_first():
 def test_a_bad_paired_setting_is_refused_naming_its_key(paired, message):
     with pytest.raises(ConfigError, match=message.replace(".", r"\.").replace("(", r"\(").replace("[", r"\[")):
         load_grid(_config(**paired))
+
+
+def _write_late_self_duels(tmp_path, late):
+    """Runs of A and B whose ``late_self_duel_rate`` summaries are ``late[alg]`` (one per seed)."""
+    paths = []
+    for alg, rates in late.items():
+        for seed, rate in enumerate(rates):
+            cell = {"experiment": "exp", "algorithm": alg, "delay_label": "none", "budget": None, "horizon": 10,
+                    "seed": seed}
+            path = tmp_path / "runs" / "exp" / alg / "none" / "none" / f"{seed}.npz"
+            save_result(path, {"regret": np.full(10, 1.0 + seed + (alg == "A"))},
+                        {"cell": cell, "seed": seed, "metrics": ["regret"],
+                         "summary": {"late_self_duel_rate": rate}}, {"wall_time_s": 0.1}, PROVENANCE)
+            paths.append(str(path))
+    return paths
+
+
+def test_paired_tables_say_when_an_algorithm_locks_onto_self_duels(tmp_path):
+    from banditbench.analysis.paired import lock_in_note
+
+    runs = _write_late_self_duels(tmp_path, {"A": [1.0, 0.95, 0.85, 1.0], "B": [0.9, 0.2, 0.0, 0.5]})
+    parquet = tmp_path / "exp.parquet"
+    aggregate_experiment(runs, "exp", [10], tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "t.tex",
+                         tmp_path / "c.csv", "cumulative_regret", seeds_file=parquet, workers=1)
+    out = {k: tmp_path / f"p.{k}" for k in ("csv", "curves.csv", "md", "tex", "html")}
+    spec = {"pairs": [["A", "B"]], "metric": "cumulative_regret", "better": "lower", "interval": "t"}
+    write_paired(parquet, "exp", spec, out["csv"], out["curves.csv"], out["md"], out["tex"], out["html"])
+    lines = [line for line in out["md"].read_text().splitlines() if line.startswith("Self-duel lock-in")]
+    assert lines == ["Self-duel lock-in: A (95 %; 3 of 4 seeds above 90 %) played one arm against itself in more "
+                     "than 90 % of the last 10 % of rounds (mean over seeds); such duels carry no information, so "
+                     "these runs' regret is frozen on the arm they locked onto."]
+    assert "Self-duel lock-in: A" in out["html"].read_text() and "\n\n" not in out["tex"].read_text().split(
+        r"\caption{")[1].split("}")[0]
+    seeds = read_seeds(parquet)
+    assert lock_in_note(seeds, ["B"]) is None                    # B's mean late rate is 0.4
+    assert lock_in_note(seeds[seeds.metric != "late_self_duel_rate"], ["A", "B"]) is None

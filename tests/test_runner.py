@@ -30,8 +30,8 @@ def test_same_seed_gives_an_identical_result_file(tmp_path):
     for path in (a, b):
         save_result(path, *run_cell(CELL))
     ma, mb = _members(a), _members(b)
-    assert set(ma) == set(mb) == {"regret.npy", "average_regret.npy", "weak_regret.npy", "meta.npy", "timing.npy",
-                                  "checksum.npy", "provenance.npy", "run_checksum.npy"}
+    assert set(ma) == set(mb) == {"regret.npy", "average_regret.npy", "weak_regret.npy", "self_duel.npy", "meta.npy",
+                                  "timing.npy", "checksum.npy", "provenance.npy", "run_checksum.npy"}
     # everything but the wall time and what ran it (and their checksum) is byte-identical, zip headers included
     assert all(ma[k] == mb[k] for k in ma if k not in ("timing.npy", "provenance.npy", "run_checksum.npy"))
     with zipfile.ZipFile(a) as za, zipfile.ZipFile(b) as zb:

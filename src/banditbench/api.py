@@ -71,6 +71,9 @@ class Environment(abc.ABC):
     metrics: ClassVar[tuple[str, ...]]
     #: metric whose cumulative curve is plotted by default
     primary_metric: ClassVar[str]
+    #: metrics every experiment also tabulates as running averages (``per_round_<metric>``), whatever
+    #: its ``per_round_metrics`` (e.g. the dueling environments' self-duel rate)
+    rate_metrics: ClassVar[tuple[str, ...]] = ()
 
     @abc.abstractmethod
     def public_info(self) -> dict[str, Any]:

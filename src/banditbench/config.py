@@ -98,7 +98,8 @@ class Experiment:
     ci_level: float = DEFAULT_CI_LEVEL
     #: paired comparisons (:func:`banditbench.pairs.resolve`), None without
     paired: Mapping[str, Any] | None = None
-    #: what the human tables show after the mean: ``ci`` (interval half-width) or ``sd``
+    #: what the human tables show after the mean: ``ci`` (interval half-width), ``sd``, ``both`` or
+    #: ``quantiles`` (:data:`banditbench.analysis.aggregate.SPREADS`)
     spread: str = "ci"
 
     @property
@@ -127,6 +128,11 @@ class Experiment:
         return self.spec.get("plot_metric") or self.env_class().primary_metric
 
     @property
+    def plot_seeds(self) -> bool:
+        """Whether the main plot draws every seed's curve faintly behind the mean (``plot_seeds``)."""
+        return bool(self.spec.get("plot_seeds", False))
+
+    @property
     def extra_plots(self) -> list[str]:
         return list(self.spec.get("extra_plots", []))
 
@@ -139,7 +145,9 @@ class Experiment:
 
     @property
     def per_round_metrics(self) -> list[str]:
-        return list(self.spec.get("per_round_metrics", []))
+        """The configured ``per_round_metrics``, then the environment's ``rate_metrics`` not among them."""
+        configured = list(self.spec.get("per_round_metrics", []))
+        return configured + [m for m in self.env_class().rate_metrics if m not in configured]
 
     @property
     def resources(self) -> dict[str, int]:

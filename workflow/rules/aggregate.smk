@@ -37,6 +37,7 @@ for _rule_name, _paired in (("aggregate", True), ("aggregate_unpaired", False)):
             description=lambda wc: GRID.experiments[wc.experiment].spec.get("description", ""),
             ci_level=lambda wc: GRID.experiments[wc.experiment].ci_level,
             spread=lambda wc: GRID.experiments[wc.experiment].spread,
+            plot_seeds=lambda wc: GRID.experiments[wc.experiment].plot_seeds,
             paired=lambda wc: paired_spec(wc.experiment),
         script:
             "../scripts/aggregate.py"

@@ -7,6 +7,7 @@ with rule_log(snakemake.log[0], snakemake.rule):
     from banditbench.analysis.aggregate import aggregate_experiment
     from banditbench.analysis.paired import write_paired
     from banditbench.analysis.plots import plot_curves
+    from banditbench.analysis.seedtable import read_seeds
 
     out, params, experiment = snakemake.output, snakemake.params, snakemake.wildcards.experiment
     aggregate_experiment(
@@ -35,6 +36,7 @@ with rule_log(snakemake.log[0], snakemake.rule):
         title=experiment,
         outputs=[out.plot_pdf, out.plot_png],
         ci_level=params.ci_level,
+        seeds=read_seeds(out.seeds) if params.plot_seeds else None,
     )
     if params.paired:
         write_paired(

@@ -15,15 +15,16 @@ Outputs
 -------
 * tidy CSV — columns ``experiment, algorithm, delay, budget, t, metric, mean,
   ci_low, ci_high, n`` (the stable interface described in docs/getting-started.md, "Outputs"), then
-  ``sd, min, max``;
+  ``sd, min, max, median, q1, q3``;
 * Markdown, LaTeX and HTML (the page ``snakemake --report`` shows) — first a headline table in the layout of the papers'
   result tables (seed 003 App. D Table 1, seed 004 Tables 1–2): the main
   metric at the final horizon, one row per algorithm, one column per delay
   setting and budget; for experiments whose seeds are spread over tasks (the
   prompt benchmark) the same broken down by task; then one table per metric, rows (delay, budget,
   algorithm), columns the table horizons.  Cells are ``mean ± half-width`` of the interval,
-  ``mean ± sd`` with the experiment's ``spread: sd``, or ``mean ± half-width (sd S)`` with
-  ``spread: both``, the header saying which (and which regret a regret metric is) and over how many
+  ``mean ± sd`` with the experiment's ``spread: sd``, ``mean ± half-width (sd S)`` with
+  ``spread: both``, or ``mean ± half-width (med M [Q1, Q3])`` with ``spread: quantiles``, the header
+  saying which (and which regret a regret metric is) and over how many
   seeds; an interval that reaches below 0 although no seed's value does (a symmetric t interval
   over few seeds, on a metric that cannot be negative) is marked ``†`` and the header says why;
 * curves CSV — the same statistics on a grid of at most ``curve_points``
@@ -50,10 +51,11 @@ from .seedtable import CURVE_POINTS, collect_seeds, curve_grid, default_workers,
 
 log = logging.getLogger(__name__)
 COLUMNS = ["experiment", "algorithm", "delay", "budget", "t", "metric", "mean", "ci_low", "ci_high", "n"]
-#: further columns of the tidy tables: standard deviation and extremes over the seeds
-EXTRA_COLUMNS = ["sd", "min", "max"]
-#: what the human tables show after the mean: the interval's half-width or the standard deviation
-SPREADS = ("ci", "sd", "both")
+#: further columns of the tidy tables: standard deviation, extremes, median and quartiles over the seeds
+EXTRA_COLUMNS = ["sd", "min", "max", "median", "q1", "q3"]
+#: what the human tables show after the mean: the interval's half-width, the standard deviation, both,
+#: or the half-width then the median and quartiles (results that are bimodal over the seeds)
+SPREADS = ("ci", "sd", "both", "quantiles")
 #: marks a cell whose interval reaches below 0 while no seed's value does
 BELOW_ZERO = "†"
 
@@ -93,9 +95,14 @@ def _check_complete(seeds: pd.DataFrame) -> None:
 
 
 def _group_stats(df: pd.DataFrame, ci_level: float) -> pd.DataFrame:
-    """Mean, Student-t interval, standard deviation, extremes over the seeds of each (cell, t, metric)."""
-    g = df.groupby(["experiment", "algorithm", "delay", "budget", "t", "metric"], observed=True,
-                   sort=False)["value"].agg(["mean", "std", "count", "min", "max"]).reset_index()
+    """Mean, Student-t interval, standard deviation, extremes, median and quartiles over the seeds of
+    each (cell, t, metric)."""
+    grouped = df.groupby(["experiment", "algorithm", "delay", "budget", "t", "metric"], observed=True,
+                         sort=False)["value"]
+    g = grouped.agg(["mean", "std", "count", "min", "max"])
+    for name, level in (("q1", 0.25), ("median", 0.5), ("q3", 0.75)):
+        g[name] = grouped.quantile(level)                 # aligned on the groups' keys
+    g = g.reset_index()
     n = g["count"].to_numpy()
     with np.errstate(invalid="ignore", divide="ignore"):
         q = np.where(n > 1, t_quantile(0.5 + ci_level / 2, np.maximum(n - 1, 1)), np.nan)
@@ -179,6 +186,8 @@ def _cell(row, spread: str = "ci") -> str:
     cell = f"{row['mean']:.2f} ± {row['ci_high'] - row['mean']:.2f}" + (f" {BELOW_ZERO}" if _below_zero(row) else "")
     if spread == "both" and np.isfinite(sd):
         cell += f" (sd {sd:.2f})"
+    if spread == "quantiles" and np.isfinite(row.get("median", np.nan)):
+        cell += f" (med {row['median']:.2f} [{row['q1']:.2f}, {row['q3']:.2f}])"
     return cell
 
 
@@ -190,24 +199,39 @@ def spread_note(spread: str, ci_level: float, n: int | None = None, interval: st
     if spread == "both":
         return (f"Mean ± {ci_percent(ci_level)} % {interval} CI half-width{seeds}; "
                 f"(sd S): the standard deviation across the seeds.")
+    if spread == "quantiles":
+        return (f"Mean ± {ci_percent(ci_level)} % {interval} CI half-width{seeds}; "
+                f"(med M [Q1, Q3]): the median and the lower and upper quartiles across the seeds (where the "
+                f"seeds split into groups, the mean lies between them and the quartiles show the split).")
     return f"Mean ± {ci_percent(ci_level)} % {interval} CI half-width{seeds}."
 
 
 #: what the dueling environments' regret metrics are (banditbench.envs.preference), for the tables' headers
 REGRET_NAMES = {
-    "regret": "the regret of both arms, per round 2 u* - u_1 - u_2 (seed 000's regret; the strong regret's sum)",
-    "average_regret": "the average regret, per round (2 u* - u_1 - u_2) / 2 (seed 001, Sec. 3.1)",
-    "weak_regret": "the weak regret, per round u* - max(u_1, u_2)",
+    "regret": "the total regret of both arms, per round 2 u* - u_1 - u_2 (seed 000's regret; seed 001's "
+              "'cumulative total regret', App. E Figs. E.10 and E.11(b))",
+    "average_regret": "the average regret, per round (2 u* - u_1 - u_2) / 2 (seed 001, Sec. 3.1; its Figs. 2, "
+                      "E.1-E.9, E.11(a))",
+    "weak_regret": "the weak regret, per round u* - max(u_1, u_2) (seed 001, Sec. 3.1)",
+}
+#: what the dueling environments' other per-round and summary metrics are, for the tables' headers
+METRIC_NOTES = {
+    "cumulative_self_duel": "the number of rounds up to t whose two arms were the same arm (self-duels)",
+    "per_round_self_duel": "the share of rounds up to t whose two arms were the same arm (self-duels: a "
+                           "duel of an arm with itself carries no information for a learner driven by the "
+                           "difference of the two arms' features)",
+    "late_self_duel_rate": "the share of self-duels in the run's last 10 % of rounds (near 1: the learner "
+                           "has locked onto one arm)",
 }
 
 
 def metric_note(metric: str) -> str | None:
-    """What a table's metric is, when it is a regret the dueling environments log: ``cumulative_M`` is R(t),
-    ``per_round_M`` R(t)/t; None for other metrics."""
+    """What a table's metric is, when it is a regret the dueling environments log (``cumulative_M`` is
+    R(t), ``per_round_M`` R(t)/t) or one of :data:`METRIC_NOTES`; None for other metrics."""
     for prefix, what in (("per_round_", "R(t)/t, the running average of"), ("cumulative_", "R(t), the sum over rounds of")):
         if metric.startswith(prefix) and metric[len(prefix):] in REGRET_NAMES:
             return f"{metric}: {what} {REGRET_NAMES[metric[len(prefix):]]}."
-    return None
+    return f"{metric}: {METRIC_NOTES[metric]}." if metric in METRIC_NOTES else None
 
 
 def below_zero_note(n: int | None, ci_level: float) -> str:

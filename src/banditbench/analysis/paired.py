@@ -150,6 +150,32 @@ def _cell(row, spread: str) -> str:
     return f"{m:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]" + sd + wins
 
 
+#: the summary a lock-in diagnostic reads (banditbench.envs.preference) and the rate above which it speaks
+LOCK_IN_SUMMARY, LOCK_IN_RATE = "late_self_duel_rate", 0.9
+
+
+def lock_in_note(seeds: pd.DataFrame, algorithms: Sequence[str]) -> str | None:
+    """One line naming each of ``algorithms`` (per delay and budget setting, when there are several) that
+    played an arm against itself in more than 90 % of its last 10 % of rounds, on average over its seeds;
+    None when none did or the experiment records no self-duels."""
+    rates = seeds[(seeds["metric"] == LOCK_IN_SUMMARY) & seeds["algorithm"].isin(list(algorithms))]
+    if rates.empty:
+        return None
+    several = rates[["delay", "budget"]].astype(str).drop_duplicates().shape[0] > 1
+    locked = []
+    for (alg, delay, budget), run in rates.groupby(["algorithm", "delay", "budget"], observed=True, sort=False):
+        values = run["value"].to_numpy()
+        if values.mean() > LOCK_IN_RATE:
+            where = f", delay {delay}" + (f", budget {budget}" if str(budget) != "none" else "") if several else ""
+            locked.append(f"{alg} ({100 * values.mean():.0f} %{where}; {int((values > LOCK_IN_RATE).sum())} of "
+                          f"{len(values)} seeds above {100 * LOCK_IN_RATE:.0f} %)")
+    if not locked:
+        return None
+    return ("Self-duel lock-in: " + ", ".join(locked) + f" played one arm against itself in more than "
+            f"{100 * LOCK_IN_RATE:.0f} % of the last 10 % of rounds (mean over seeds); such duels carry no "
+            f"information, so these runs' regret is frozen on the arm they locked onto.")
+
+
 def _pair(row) -> str:
     return f"{row['a']} − {row['b']}"
 
@@ -224,14 +250,16 @@ def to_latex(tables: Mapping[str, pd.DataFrame], experiment: str, text: str) -> 
         lines = [" & ".join(_tex(str(h)) for h in head) + r" \\ \midrule"]
         lines += [" & ".join(_tex(str(c)) for c in row) + r" \\" for row in body]
         parts.append("\n".join([
-            r"\begin{table}[t]", r"\centering", rf"\caption{{{_tex(experiment)}: {_tex(title)}. {_tex(text)}}}",
+            r"\begin{table}[t]", r"\centering",
+            rf"\caption{{{_tex(experiment)}: {_tex(title)}. {_tex(text.replace(chr(10) * 2, ' '))}}}",
             r"\begin{tabular}{" + "l" * len(wide.index.names) + "r" * len(wide.columns) + "}",
             r"\toprule", *lines, r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]))
     return "\n".join(parts)
 
 
 def to_html(tables: Mapping[str, pd.DataFrame], experiment: str, text: str) -> str:
-    body = [f"<h1>{html.escape(experiment)}: paired comparisons</h1>", f"<p>{html.escape(text)}</p>"]
+    body = [f"<h1>{html.escape(experiment)}: paired comparisons</h1>",
+            *(f"<p>{html.escape(part)}</p>" for part in text.split("\n\n"))]
     for title, wide in tables.items():
         flat = wide.rename_axis(columns=None).reset_index()
         body += [f"<h2>{html.escape(title)}</h2>", flat.to_html(index=False, escape=True, border=0, na_rep="")]
@@ -298,6 +326,9 @@ def write_paired(seeds_file: str | Path, experiment: str, paired: Mapping[str, A
                                       ci_level, paired["interval"], int(paired.get("resamples", 9999)))
     table.attrs["resamples"] = curves.attrs["resamples"] = int(paired.get("resamples", 9999))
     text = caption(table, spread)
+    note = lock_in_note(seeds, [a for pair in paired["pairs"] for a in pair])
+    if note:
+        text += "\n\n" + note
     tables = human_tables(table, spread)
     atomic_write_bytes(csv, _csv_bytes(table))
     atomic_write_bytes(curves_csv, _csv_bytes(curves))

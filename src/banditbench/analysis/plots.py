@@ -4,7 +4,9 @@ The bands are the curves table's Student-t intervals, computed by the aggregatio
 experiment's ``ci_level`` (default 95 %, stated in the figure title when given).
 
 :func:`plot_curves`: one panel per (budget, delay) — budgets in rows, delays in
-columns — and one line per algorithm, coloured consistently across panels.
+columns — and one line per algorithm, coloured consistently across panels; dueling experiments get a
+row with the self-duel rate under each budget's panels, and ``plot_seeds`` experiments every seed's
+curve faintly behind the means.
 :func:`plot_panels`: chosen algorithms side by side (an experiment's ``panel_plots``,
 e.g. each NVLDB variant against its NLDB counterpart, seed 001 Figs. E.5–E.7), one
 panel per named group and (budget, delay).  Written as PDF (vector) and PNG.
@@ -13,6 +15,7 @@ panel per named group and (budget, delay).  Written as PDF (vector) and PNG.
 from __future__ import annotations
 
 import io
+import textwrap
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -62,10 +65,14 @@ def below_zero_note(df: pd.DataFrame) -> str | None:
             f"n = {n} seeds does not know that the metric cannot be negative.")
 
 
-def _note(fig, df: pd.DataFrame) -> None:
+def _note(fig, df: pd.DataFrame) -> float:
+    """Write :func:`below_zero_note` at the figure's foot, wrapped to its width; return its height in inches."""
     note = below_zero_note(df)
-    if note:
-        fig.text(0.01, 0.005, note, fontsize=7, ha="left", va="bottom", color="0.3")
+    if not note:
+        return 0.0
+    text = textwrap.fill(note, width=max(40, int(15 * fig.get_figwidth())))     # 7-point characters per line
+    fig.text(0.01, 0.005, text, fontsize=7, ha="left", va="bottom", color="0.3")
+    return 0.12 * (text.count("\n") + 1) + 0.05
 
 
 def _save(fig, outputs: Sequence[str | Path]) -> None:
@@ -77,37 +84,71 @@ def _save(fig, outputs: Sequence[str | Path]) -> None:
     plt.close(fig)
 
 
+#: the running rate drawn under the main metric's panels when the curves hold it (dueling experiments:
+#: the share of self-duels, banditbench.envs.preference)
+RATE_CURVE = "per_round_self_duel"
+
+
+def _draw_seeds(ax, seeds: pd.DataFrame, colour) -> None:
+    """One faint line per seed (a per-seed table's rows of one algorithm, metric and setting)."""
+    for _, run in seeds.groupby("seed", observed=True, sort=False):
+        run = run.sort_values("t")
+        ax.plot(run["t"], run["value"], color=colour, lw=0.5, alpha=0.25, zorder=1)
+
+
 def plot_curves(curves: str | Path | pd.DataFrame, metric: str, title: str, outputs: Sequence[str | Path],
-                ci_level: float | None = None) -> None:
+                ci_level: float | None = None, seeds: pd.DataFrame | None = None) -> None:
+    """One panel per (budget, delay), one mean curve with its band per algorithm; under each budget's
+    panels a row with the self-duel rate (:data:`RATE_CURVE`) where the curves hold it; with ``seeds``
+    (the experiment's per-seed table, :mod:`banditbench.analysis.seedtable`) every seed's curve faintly
+    behind its algorithm's mean."""
     df = _metric_curves(curves, metric)
+    all_curves = read_tidy(curves, "curves table") if not isinstance(curves, pd.DataFrame) else curves
+    rate = all_curves[all_curves["metric"] == RATE_CURVE].assign(budget=lambda d: d["budget"].astype(str))
     delays = list(dict.fromkeys(df["delay"]))
     budgets = list(dict.fromkeys(df["budget"]))
     algorithms = list(dict.fromkeys(df["algorithm"]))
     colours = {a: plt.get_cmap("tab10")(i % 10) for i, a in enumerate(algorithms)}
     # identical curves (e.g. every delay-aware variant under no delay) stay visible
     styles = {a: ("-", "--", "-.", ":")[i % 4] for i, a in enumerate(algorithms)}
-    fig, axes = plt.subplots(len(budgets), len(delays), figsize=(3.6 * len(delays) + 0.6, 2.9 * len(budgets) + 0.6),
-                             squeeze=False, sharex=True)
-    for r, budget in enumerate(budgets):
+    rows = [(budget, name) for budget in budgets for name in ([metric, RATE_CURVE] if len(rate) else [metric])]
+    heights = [1.0 if name == metric else 0.45 for _, name in rows]
+    fig, axes = plt.subplots(len(rows), len(delays), figsize=(3.6 * len(delays) + 0.6, 2.9 * sum(heights) + 0.6),
+                             squeeze=False, sharex=True, gridspec_kw={"height_ratios": heights})
+    if seeds is not None:
+        seeds = seeds[seeds["metric"] == metric].assign(budget=lambda d: d["budget"].astype(str))
+    for r, (budget, name) in enumerate(rows):
+        data = df if name == metric else rate
         for c, delay in enumerate(delays):
             ax = axes[r][c]
-            cell = df[(df["delay"] == delay) & (df["budget"] == budget)]
+            cell = data[(data["delay"] == delay) & (data["budget"] == budget)]
             for alg in algorithms:
                 d = cell[cell["algorithm"] == alg]
-                if not d.empty:
-                    _draw(ax, d, colours[alg], styles[alg], alg)
-            heading = f"delay: {delay}" + (f", budget: {budget}" if budget != "none" else "")
-            ax.set_title(heading, fontsize=10)
+                if d.empty:
+                    continue
+                if seeds is not None and name == metric:
+                    _draw_seeds(ax, seeds[(seeds["algorithm"] == alg) & (seeds["delay"] == delay)
+                                          & (seeds["budget"] == budget)], colours[alg])
+                _draw(ax, d, colours[alg], styles[alg], alg)
+            if name == metric:
+                ax.set_title(f"delay: {delay}" + (f", budget: {budget}" if budget != "none" else ""), fontsize=10)
+            else:
+                ax.set_ylim(-0.03, 1.03)
             ax.grid(alpha=0.3)
-            if r == len(budgets) - 1:
+            if r == len(rows) - 1:
                 ax.set_xlabel("round t")
             if c == 0:
-                ax.set_ylabel(_label(metric))
+                ax.set_ylabel(_label(metric) if name == metric else "self-duel rate")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), frameon=False, fontsize=9)
-    fig.suptitle(_title(title, ci_level), fontsize=11)
-    fig.tight_layout(rect=(0, 0.08 if len(budgets) == 1 else 0.05, 1, 1))
-    _note(fig, df)
+    height = fig.get_figheight()
+    note_inches = _note(fig, df)
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), frameon=False, fontsize=9,
+               bbox_to_anchor=(0.5, note_inches / height))
+    how = [f"bands: {ci_percent(ci_level)} % CI"] if ci_level is not None else []
+    how += ["faint lines: single seeds"] if seeds is not None else []
+    fig.suptitle(title + (f"\n({'; '.join(how)})" if how else ""), fontsize=11)
+    legend_inches = 0.2 * -(-len(labels) // 5) + 0.15          # the legend's rows of 9-point text, and a margin
+    fig.tight_layout(rect=(0, min(0.45, (legend_inches + note_inches) / height), 1, 1))
     _save(fig, outputs)
 
 

@@ -18,23 +18,32 @@ one after each pass; ``uniform`` draws rows independently with replacement.
   ``reward: classifier``: Bernoulli rewards with mean ``p(k | x)`` from a fitted
   classifier oracle; ``regret = max_k p(k | x) - p(a | x)`` (expected).
 * :class:`ClassificationDueling` — preference feedback between two arms with
-  class utilities ``u_k`` (seed 001 App. E.1.2).  ``utility: label`` gives
-  ``u_k = s 1{k = y}``; with the default scale ``s = logit(0.7)`` the correct
-  class beats any other with probability 0.7, the appendix's "baseline of
-  P(i > j) = 0.7".  ``utility: classifier`` gives ``u_k = s p(k | x)``.
-  ``preference: btl`` (Magic, Covertype): ``P(i > j) = sigmoid(u_i - u_j)``.
-  ``preference: deterministic`` (Statlog): the arm with the larger utility always
-  wins; the appendix writes ``P(i > j) = 1 for i > j``, which we read as "for
-  i ranked above j", and between equal utilities the higher-indexed arm wins
-  (its literal reading), so no outcome is random.  Metrics as
-  :mod:`banditbench.envs.preference`: ``regret = 2 u* - u_i - u_j``,
-  ``average_regret`` (half of it) and ``weak_regret = u* - max(u_i, u_j)``.
+  utilities ``u_k`` (seed 001 App. E.1.2), one of four ``preference`` models:
+
+  - ``btl`` (Magic, Covertype): ``P(i > j) = sigmoid(u_i - u_j)`` on class utilities,
+    ``utility: label`` giving ``u_k = s 1{k = y}`` (with the default scale ``s = logit(0.7)`` the
+    correct class beats any other with probability 0.7, the appendix's "baseline of
+    P(i > j) = 0.7") and ``utility: classifier`` giving ``u_k = s p(k | x)``;
+  - ``index_order`` (Statlog, the paper's model read literally): "P(i > j) = 1 for i > j. This
+    setup ensures the advantage of a higher-indexed arm is realized with certainty" — the arm
+    index orders the arms whatever the row; utilities ``u_k = s k / (K - 1)`` (the paper names
+    none: ours, so that they lie in [0, s] as the label utilities do); the higher index always
+    wins, and a self-duel (i = j) answers 0;
+  - ``label``: the correct class always beats a wrong one, and between two wrong classes (or an
+    arm and itself) the higher index wins — the project's earlier reading of the same sentence,
+    kept to compare (``u_k = s 1{k = y}``);
+  - ``label_coin``: as ``label``, but between two arms of equal utility (two wrong classes, or a
+    self-duel) a fair coin decides.
+
+  Metrics as :mod:`banditbench.envs.preference`: ``regret = 2 u* - u_i - u_j``,
+  ``average_regret`` (half of it), ``weak_regret = u* - max(u_i, u_j)`` and ``self_duel``, all
+  from the same utilities the preference model uses.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal, Mapping
+from typing import Annotated, Any, Mapping
 
 import numpy as np
 
@@ -51,6 +60,9 @@ from .preference import DuelingEnvironment, KeptDuelMetrics
 
 SAMPLING = ("shuffle", "uniform")
 MODES = ("label", "classifier")
+#: the dueling environment's preference models (module docstring); all but ``btl`` are deterministic
+#: readings of App. E.1.2's Statlog model, each with the utilities it is defined on
+PREFERENCES = ("btl", "index_order", "label", "label_coin")
 #: utility gap giving P(correct class beats another) = 0.7 under BTL
 LOGIT_07 = math.log(0.7 / 0.3)
 
@@ -191,35 +203,57 @@ class ClassificationBandit(KeptRegretReward, _Classification):
 class ClassificationDueling(KeptDuelMetrics, DuelingEnvironment, _Classification):
     """Contextual dueling bandit from a classification dataset (seed 001 App. E.1.2).
 
-    Class utilities, BTL or deterministic preferences, block arm features.
+    Block arm features; BTL preferences on class utilities, or one of three deterministic readings of
+    the Statlog model "P(i > j) = 1 for i > j" (module docstring).
 
     Parameters
     ----------
     dataset, preprocessing, sampling, oracle : as for ``classification_bandit``.
-    utility : ``label`` (``u_k = s 1{k = y}``) or ``classifier`` (``u_k = s p(k | x)``).
-    utility_scale : ``s``; the default logit(0.7) makes the correct class win 70% of its duels.
-    preference : ``btl`` (sigmoid of the utility difference) or ``deterministic``.
+    utility : the class utilities of ``preference: btl``: ``label`` (``u_k = s 1{k = y}``) or
+        ``classifier`` (``u_k = s p(k | x)``); the deterministic readings define their own.
+    utility_scale : ``s``; the default logit(0.7) makes the correct class win 70% of its BTL duels.
+    preference : ``btl`` (sigmoid of the utility difference); ``index_order`` (the higher arm index
+        always wins, ``u_k = s k / (K - 1)``: App. E.1.2 read literally); ``label`` (the correct class
+        always wins, ties to the higher index); ``label_coin`` (the correct class always wins, ties by a
+        fair coin).
     """
 
     mode_key = "utility"
 
     def __init__(self, seed_seq: np.random.SeedSequence, *, utility: Annotated[str, OneOf(MODES)] = "label",
-                 utility_scale: Positive = LOGIT_07, preference: Literal["btl", "deterministic"] = "btl", **shared):
-        if preference not in ("btl", "deterministic"):
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'preference')}: {preference!r} is not one of "
-                              f"['btl', 'deterministic']")
+                 utility_scale: Positive = LOGIT_07, preference: Annotated[str, OneOf(PREFERENCES)] = "btl",
+                 **shared):
+        self.check_preference(preference, utility)
         if not utility_scale > 0:
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'utility_scale')}: must be positive, got {utility_scale}")
         super().__init__(seed_seq, utility, **shared)
         self.scale, self.preference = float(utility_scale), preference
+        self._index_utilities = (self.scale * np.arange(self.n_arms) / max(self.n_arms - 1, 1)).tolist()
         self._keep_truth(len(self.rows))
+
+    @staticmethod
+    def check_preference(preference: str, utility: str) -> None:
+        """A known preference model, and class utilities only where the model uses them (``btl``)."""
+        if preference not in PREFERENCES:
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'preference')}: {preference!r} is not one of "
+                              f"{list(PREFERENCES)}")
+        if preference != "btl" and utility == "classifier":
+            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'utility')}: 'classifier' utilities are for "
+                              f"preference: btl; preference: {preference} defines its own utilities "
+                              f"({'by arm index' if preference == 'index_order' else 'from the label'})")
+
+    @classmethod
+    def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
+        cls.check_preference(values["preference"], values["utility"])
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
-        return super().memory_bytes(values, horizon) + 2 * 8 * horizon      # and its regret and weak regret
+        return super().memory_bytes(values, horizon) + 3 * 8 * horizon    # and its regret, weak regret, self-duels
 
     def utilities(self) -> np.ndarray:
         """Utilities of the current round's K arms."""
+        if self.preference == "index_order":
+            return np.array(self._index_utilities)
         if self.probs is None:
             u = np.zeros(self.n_arms)
             u[self.y[self._row]] = self.scale
@@ -228,10 +262,19 @@ class ClassificationDueling(KeptDuelMetrics, DuelingEnvironment, _Classification
 
     def play(self, t: int, action) -> PreferenceFeedback:
         i, j = int(action[0]), int(action[1])
-        f = self.utilities().tolist()               # Python floats: the round's arithmetic without numpy scalars
-        if self.preference == "btl":
-            y = int(self._uniform() < sigmoid_of(f[i] - f[j]))
+        preference = self.preference
+        if preference == "index_order":
+            f = self._index_utilities
+            y = int(i > j)
         else:
-            y = int(f[i] > f[j] or (f[i] == f[j] and i > j))
+            f = self.utilities().tolist()           # Python floats: the round's arithmetic without numpy scalars
+            if preference == "btl":
+                y = int(self._uniform() < sigmoid_of(f[i] - f[j]))
+            elif f[i] != f[j]:
+                y = int(f[i] > f[j])
+            elif preference == "label":
+                y = int(i > j)
+            else:                                   # label_coin: equal utilities, a fair coin
+                y = int(self._uniform() < 0.5)
         self._keep_duel(t, f, i, j, max(f))
         return new_feedback(PreferenceFeedback, (t, y))

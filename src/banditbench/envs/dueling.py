@@ -112,10 +112,10 @@ class SyntheticDueling(KeptDuelMetrics, DuelingEnvironment):
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
-        # a block of raw and normalised arms, of their utilities and of outcome uniforms; every round's two
-        # truth values
+        # a block of raw and normalised arms, of their utilities and of outcome uniforms; every round's three
+        # kept truth values
         block = max(DRAW_BLOCK, values["n_arms"] * values["dimension"])
-        return 8 * 2 * block + 8 * block // values["dimension"] + 8 * UNIFORM_BLOCK + 2 * 8 * horizon
+        return 8 * 2 * block + 8 * block // values["dimension"] + 8 * UNIFORM_BLOCK + 3 * 8 * horizon
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.dimension, "n_arms": self.n_arms}

@@ -6,11 +6,20 @@ seed 001):
 
 * ``regret``          ``2 f(x*) - f(x_i) - f(x_j)`` (seed 000, Sec. 2),
 * ``average_regret``  that divided by two (seed 001's average regret),
-* ``weak_regret``     ``f(x*) - max(f(x_i), f(x_j))``.
+* ``weak_regret``     ``f(x*) - max(f(x_i), f(x_j))``,
+* ``self_duel``       1 when the two arms are the same (``i = j``), else 0.
+
+A self-duel is allowed (seed 001's Listings 2-3 may pick k1 = k2) but carries no information for
+a learner whose update is driven by the difference of the two arms' features or gradients
+(Delta phi = 0).  Its running rate ``per_round_self_duel`` is tabulated for every dueling
+experiment (:attr:`DuelingEnvironment.rate_metrics`), and the run summary
+``late_self_duel_rate`` is the share of self-duels in the last :data:`LATE_SHARE` of the rounds:
+a rate near 1 there means the learner has locked onto one arm and stopped learning.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -18,35 +27,55 @@ import numpy as np
 from ..api import Environment
 
 
+#: the closing share of the rounds whose self-duel rate is the run summary ``late_self_duel_rate``
+LATE_SHARE = 0.1
+
+
+def late_rounds(horizon: int) -> int:
+    """How many closing rounds :data:`LATE_SHARE` of ``horizon`` is (at least one)."""
+    return max(1, math.ceil(LATE_SHARE * horizon - 1e-9))
+
+
 class DuelingEnvironment(Environment):
     """Base of the dueling environments: pair actions, preference feedback, the metrics above."""
 
     feedback_kind = "preference"
     action_kind = "pair"
-    metrics = ("regret", "average_regret", "weak_regret")
+    metrics = ("regret", "average_regret", "weak_regret", "self_duel")
     primary_metric = "regret"
+    #: metrics every experiment also tabulates as running rates (``per_round_<metric>``)
+    rate_metrics = ("self_duel",)
 
 
 class KeptDuelMetrics:
     """The metrics of the module docstring, kept by the environment (``keeps_truth``): its ``play``
-    records a round's regret and weak regret (:meth:`_keep_duel`, on the numbers it is given), and
-    :meth:`step` and :meth:`truth_log` read them back (``average_regret`` is half the regret);
-    :meth:`_keep_truth` makes the lists.  Every dueling environment uses it."""
+    records a round's regret, weak regret and self-duel (:meth:`_keep_duel`, on the numbers it is
+    given), and :meth:`step` and :meth:`truth_log` read them back (``average_regret`` is half the
+    regret); :meth:`_keep_truth` makes the lists, :meth:`summary` gives ``late_self_duel_rate``.
+    Every dueling environment uses it."""
 
     keeps_truth = True
 
     def _keep_truth(self, horizon: int) -> None:
-        self._regret, self._weak = [0.0] * horizon, [0.0] * horizon
+        self._regret, self._weak, self._self = [0.0] * horizon, [0.0] * horizon, [0.0] * horizon
 
     def _keep_duel(self, t: int, f: list[float], i: int, j: int, best: float) -> None:
-        """Round ``t``'s regret and weak regret of the pair ``(i, j)`` under utilities ``f`` (``best = max f``)."""
+        """Round ``t``'s metrics of the pair ``(i, j)`` under utilities ``f`` (``best = max f``)."""
         self._regret[t - 1], self._weak[t - 1] = 2.0 * best - f[i] - f[j], best - max(f[i], f[j])
+        self._self[t - 1] = float(i == j)
 
     def step(self, t: int, action) -> tuple[Any, dict[str, float]]:
         feedback = self.play(t, action)
         regret = self._regret[t - 1]
-        return feedback, {"regret": regret, "average_regret": 0.5 * regret, "weak_regret": self._weak[t - 1]}
+        return feedback, {"regret": regret, "average_regret": 0.5 * regret, "weak_regret": self._weak[t - 1],
+                          "self_duel": self._self[t - 1]}
 
     def truth_log(self, horizon: int) -> dict[str, Any]:
         regret = np.array(self._regret[:horizon])
-        return {"regret": regret, "average_regret": 0.5 * regret, "weak_regret": self._weak[:horizon]}
+        return {"regret": regret, "average_regret": 0.5 * regret, "weak_regret": self._weak[:horizon],
+                "self_duel": self._self[:horizon]}
+
+    def summary(self) -> dict[str, float]:
+        """``late_self_duel_rate``: the share of self-duels in the run's last :data:`LATE_SHARE` of rounds."""
+        late = self._self[-late_rounds(len(self._self)):]
+        return {"late_self_duel_rate": sum(late) / len(late)}

@@ -156,7 +156,7 @@ class PromptDueling(KeptDuelMetrics, DuelingEnvironment):
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
-        return 2 * 8 * horizon                                  # every round's regret and weak regret
+        return 3 * 8 * horizon                      # every round's regret, weak regret and self-duel
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.arms.shape[1], "n_arms": self.arms.shape[0], "fixed_arms": True}
@@ -172,4 +172,5 @@ class PromptDueling(KeptDuelMetrics, DuelingEnvironment):
         return new_feedback(PreferenceFeedback, (t, y))
 
     def summary(self) -> dict[str, float]:
-        return {"task_index": float(self.task_index), "score_gap": self.score_gap, "flat_task": float(self.flat)}
+        return {**super().summary(), "task_index": float(self.task_index), "score_gap": self.score_gap,
+                "flat_task": float(self.flat)}
