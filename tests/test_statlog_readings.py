@@ -96,6 +96,21 @@ def test_label_coin_is_a_fair_coin_between_two_wrong_classes_in_either_order(sta
     assert abs(np.mean(wins_low_first) - 0.5) < 0.035 and abs(np.mean(wins_high_first) - 0.5) < 0.035
 
 
+def test_label_coin_draws_the_same_coin_in_a_round_whatever_the_policy_played_before(statlog):
+    """Round t's coin is the t-th draw of the outcome stream, so two policies that tie in round t see the
+    same outcome there (the pairing of banditbench.pairs), whatever they played in the other rounds."""
+    always, sometimes = statlog("label_coin", seed=5, horizon=400), statlog("label_coin", seed=5, horizon=400)
+    same = []
+    for (t, label, _), _ in zip(_rounds(always, 400), _rounds(sometimes, 400)):
+        wrong = [k for k in range(K) if k != label]
+        tie = always.step(t, (wrong[0], wrong[1]))[0].y
+        if t % 2:
+            same.append(tie == sometimes.step(t, (wrong[0], wrong[1]))[0].y)
+        else:
+            sometimes.step(t, (label, wrong[0]))                     # no tie: the coin goes unused
+    assert all(same) and len(same) == 200
+
+
 def test_each_reading_is_deterministic_where_the_paper_says_so(statlog):
     """index_order and label use no random numbers: two environments of different seeds on the same rows
     answer alike; label_coin draws only for equal utilities."""

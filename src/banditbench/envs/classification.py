@@ -33,7 +33,8 @@ one after each pass; ``uniform`` draws rows independently with replacement.
     arm and itself) the higher index wins — the project's earlier reading of the same sentence,
     kept to compare (``u_k = s 1{k = y}``);
   - ``label_coin``: as ``label``, but between two arms of equal utility (two wrong classes, or a
-    self-duel) a fair coin decides.
+    self-duel) a fair coin decides (one coin drawn every round, used or not, so that round t's coin
+    is the same whatever the policy plays: the pairing of :mod:`banditbench.pairs`).
 
   Metrics as :mod:`banditbench.envs.preference`: ``regret = 2 u* - u_i - u_j``,
   ``average_regret`` (half of it), ``weak_regret = u* - max(u_i, u_j)`` and ``self_duel``, all
@@ -270,11 +271,10 @@ class ClassificationDueling(KeptDuelMetrics, DuelingEnvironment, _Classification
             f = self.utilities().tolist()           # Python floats: the round's arithmetic without numpy scalars
             if preference == "btl":
                 y = int(self._uniform() < sigmoid_of(f[i] - f[j]))
-            elif f[i] != f[j]:
-                y = int(f[i] > f[j])
             elif preference == "label":
-                y = int(i > j)
-            else:                                   # label_coin: equal utilities, a fair coin
-                y = int(self._uniform() < 0.5)
+                y = int(f[i] > f[j] or (f[i] == f[j] and i > j))
+            else:        # label_coin: a coin every round (the same for every policy), used on equal utilities
+                coin = self._uniform()
+                y = int(f[i] > f[j]) if f[i] != f[j] else int(coin < 0.5)
         self._keep_duel(t, f, i, j, max(f))
         return new_feedback(PreferenceFeedback, (t, y))
