@@ -79,13 +79,14 @@ def extract(tables: Path = ROOT / "results/tables") -> pd.DataFrame:
         df = pd.read_parquet(tables / f"{experiment}.parquet")
         df = df[df["metric"].isin(METRICS) & (df["t"] == df["t"].max())]
         parts.append(df[["experiment", "algorithm", "seed", "t", "metric", "value", "commit", "dirty", "cpu"]])
-    summary = pd.concat(parts, ignore_index=True).astype({"experiment": str, "algorithm": str, "metric": str})
+    runs = pd.concat(parts, ignore_index=True).astype({"experiment": str, "algorithm": str, "metric": str})
+    meta = {"commands": [shlex.join(c) for c in RUNS],
+            **{key: sorted(set(runs[column].dropna().astype(str)))
+               for key, column in (("commits", "commit"), ("dirty", "dirty"), ("cpus", "cpu"))},
+            "date": datetime.date.today().isoformat()}
+    summary = runs.drop(columns=["commit", "dirty", "cpu"])         # the same for every run: in the JSON file
     summary = summary.sort_values(["experiment", "algorithm", "metric", "seed"]).reset_index(drop=True)
     summary.to_csv(SUMMARY, index=False, float_format="%.10g")
-    commits = sorted(set(summary["commit"].dropna().astype(str)))
-    meta = {"commands": [shlex.join(c) for c in RUNS], "commits": commits,
-            "cpus": sorted(set(summary["cpu"].dropna().astype(str))),
-            "date": datetime.date.today().isoformat()}
     SUMMARY.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
     return summary
 
@@ -140,8 +141,11 @@ def render(summary: pd.DataFrame, meta: dict) -> str:
     """The page's generated block: both tables, each with its run's command, seeds and horizon."""
     statlog = summary[summary["experiment"].isin(list(STATLOG))]
     e3 = summary[summary["experiment"] == TABLE_E3]
-    source = (f"Run at commit{'s' if len(meta['commits']) > 1 else ''} {', '.join(meta['commits'])} on "
-              f"{'; '.join(meta['cpus'])}, {meta['date']}; per-seed values in `{SUMMARY.relative_to(ROOT)}`.")
+    tree = {"no": "a clean tree", "yes": "a tree with uncommitted changes"}
+    source = (f"Run at commit{'s' if len(meta['commits']) > 1 else ''} {', '.join(meta['commits'])} "
+              f"({' and '.join(tree.get(d, d) for d in meta['dirty'])}) on {'; '.join(meta['cpus'])}, "
+              f"{meta['date']}; per-seed values in `{SUMMARY.relative_to(ROOT)}`, the run's provenance in "
+              f"`{SUMMARY.with_suffix('.json').relative_to(ROOT)}`.")
     return "\n".join([
         BEGIN, "",
         f"**Sec. 6's Statlog claim, T = {int(statlog['t'].max())}, {statlog['seed'].nunique()} seeds.** "
@@ -167,7 +171,7 @@ def page_block(page: str) -> str:
 
 
 def load_summary() -> tuple[pd.DataFrame, dict]:
-    summary = pd.read_csv(SUMMARY, dtype={"experiment": str, "algorithm": str, "metric": str, "commit": str})
+    summary = pd.read_csv(SUMMARY, dtype={"experiment": str, "algorithm": str, "metric": str})
     return summary, json.loads(SUMMARY.with_suffix(".json").read_text())
 
 
