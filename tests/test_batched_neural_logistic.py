@@ -187,7 +187,7 @@ def test_neural_logistic_cells_are_batched():
         assert isinstance(nl._NeuralLogisticBase.batch([build(_cell(policy, **PAPER))[1]]), nl.BatchedNeuralLogistic)
 
 
-def test_a_replay_environment_that_skips_events_falls_back_to_the_single_seed_path(tiny_log, tmp_path):
+def test_a_replay_environment_that_skips_events_falls_back_to_the_single_seed_path(tiny_log, tmp_path):  # noqa: F811
     """The Open Bandit Dataset replay skips the events whose logged item the policy did not choose, which a
     block in lockstep cannot play: run_block runs the seeds through run_cell (their single-seed files)."""
     cell = {**_cell("neurallog_ucb1", T=2), "environment": {"name": "obd_replay", "params": {}}}

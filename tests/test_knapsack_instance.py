@@ -25,7 +25,7 @@ V = np.array([0.5, 0.3, 0.3, 0.5])           # Sec. 6's factors in the order (un
 
 
 @pytest.fixture(scope="module")
-def oracle(car_oracle):
+def oracle(car_oracle):  # noqa: F811
     """The fitted car oracle of tests/test_knapsack.py (skipped without the mirror's car.data)."""
     return car_oracle
 

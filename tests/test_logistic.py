@@ -91,7 +91,10 @@ def test_batched_solver_compares_centred_losses_too(monkeypatch):
         return exact(theta, X_, labels, lam, w, centre)
 
     monkeypatch.setattr(B, "logistic_loss", spy)
-    t = lambda a: torch.from_numpy(np.asarray(a, dtype=float))[None]
+
+    def t(a):
+        return torch.from_numpy(np.asarray(a, dtype=float))[None]
+
     theta = B.fit_logistic(t(X), t(LABELS), 1.0, t(start), t(WEIGHTS), torch.tensor([True]), max_iter=3,
                            tol=1e-12, centre=t(CENTRE))
     assert len(centres) >= 2

@@ -132,6 +132,7 @@ def test_ucb2_weights_w_by_the_networks_variance_and_uses_nu2():
     weights = []
     rng = np.random.default_rng(7)
     phis = []
+    last = None
     for t in range(1, 11):
         arms = rng.uniform(-1, 1, (3, 4))
         a = pol.act(t, arms)

@@ -518,7 +518,6 @@ class BatchedNeuralLogistic(BatchedPolicy):
         self.n = [0] * S
         self.diag = torch.from_numpy(np.stack([pol.matrix.gram.diagonal for pol in policies])).to(dev)
         self.shared = first.log_det_design is first.matrix
-        ld = first.log_det_design
         self.ld_diag = self.diag if self.shared else torch.from_numpy(np.stack([pol.log_det_design.gram.diagonal
                                                                                 for pol in policies])).to(dev)
         member = dict(dtype=DTYPE, device=dev)                       # nu and lam may differ by member
@@ -611,7 +610,7 @@ class BatchedNeuralLogistic(BatchedPolicy):
     # --- selection ------------------------------------------------------------------
     def act_all(self, t: int, contexts: Sequence[np.ndarray]) -> list[int]:
         self._absorb(t)
-        first, S = self.first, self.S
+        first = self.first
         x = torch.tensor(np.stack(contexts), dtype=DTYPE, device=self.device)
         emb = self.net.embed(x)
         at = self.params if first.gradient_at == "current" else self.theta0
