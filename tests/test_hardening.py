@@ -31,14 +31,14 @@ import yaml
 from banditbench import params, registry
 from banditbench.analysis.aggregate import aggregate_runs, read_tidy
 from banditbench.cli import main
-from banditbench.config import budget_label, load_config_file, load_grid
+from banditbench.config import load_config_file, load_grid
 from banditbench.data import verify
 from banditbench.data.files import save_npz
 from banditbench.data.paths import processed_path
 from banditbench.data.preprocess import load_prepared, prepare, save_prepared
 from banditbench.errors import ConfigError, CorruptFileError
 from banditbench.logs import rule_log
-from banditbench.resultio import load_result, run_identity, save_result
+from banditbench.resultio import budget_label, load_result, run_identity, save_result
 from banditbench.runner import build, run_cell
 from conftest import MIRROR, ROOT, needs_mirror
 

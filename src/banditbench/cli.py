@@ -203,7 +203,8 @@ def _checksum(args) -> int:
 def _provenance(args) -> int:
     from pathlib import Path
 
-    from .provenance import summarize_files, summary_lines
+    from .provenance import summary_lines
+    from .resultio import summarize_files
 
     folder = Path(args.results)
     if not folder.is_dir():

@@ -39,31 +39,16 @@ from .api import feedback_kinds
 from .delays import delay_schema, make_delay
 from .data.registry import PIN_KEY, check_checksums
 from .errors import ConfigError, component_path, key_path, rerooting
+from .resultio import budget_label
 
 #: the JSON schema of a config, shipped inside the package (package data)
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema.yaml"
-NO_BUDGET = "none"
 #: Snakemake resources of a simulate job when the experiment's ``resources`` do not say
 SIMULATE_RESOURCES = {"mem_mb": 500, "runtime": 10}
 #: confidence level of the tables' intervals and the plots' bands when the config sets no ``ci_level``
 DEFAULT_CI_LEVEL = 0.95
 #: parameters of an environment that the grid sets, not the config's ``params``
 RESERVED_ENVIRONMENT_PARAMS = frozenset({"horizon", "budget", "feedback_kind"})
-
-
-def budget_label(budget: float | None) -> str:
-    """The ``{budget}`` wildcard and table label of a budget (``none`` without one).
-
-    Injective and always a valid wildcard value: a whole number is written in full
-    (``1000000``, not ``1e+06``), any other number by its shortest round-trip
-    representation without ``+`` (``0.5``, ``1e-07``, ``1.5e20``).
-    """
-    if budget is None:
-        return NO_BUDGET
-    value = float(budget)
-    if value.is_integer() and abs(value) < 1e16:
-        return str(int(value))
-    return repr(value).replace("+", "")
 
 
 def load_schema(schema_path: Path = SCHEMA_PATH) -> dict[str, Any]:
