@@ -19,7 +19,8 @@ from banditbench.data import fetch as fetch_mod
 from banditbench.data.fetch import DataFetchError, fetch
 from banditbench.data.paths import buildable, replay_path
 from banditbench.data.replay import prepare_obd
-from banditbench.data.verify import quarantine_corrupt, verify_raw
+from banditbench.data.quarantine import quarantine_corrupt
+from banditbench.data.verify import verify_raw
 from banditbench.errors import ConfigError, CorruptFileError
 from conftest import MIRROR, ROOT, needs_mirror
 from smk import copy_project, smk

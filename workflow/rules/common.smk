@@ -11,7 +11,7 @@ from snakemake.logging import logger
 from snakemake.settings.types import DeploymentMethod, SharedFSUsage
 
 from banditbench.config import block_label, load_grid, unpinned_note
-from banditbench.data.verify import quarantine_corrupt
+from banditbench.data.quarantine import quarantine_corrupt
 from banditbench.provenance import COMMIT_VAR, git_environment
 from banditbench.resultio import reading_threads
 
