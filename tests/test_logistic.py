@@ -77,10 +77,10 @@ def test_every_loss_the_solver_compares_is_the_centred_one(monkeypatch):
 
 
 def test_batched_solver_compares_centred_losses_too(monkeypatch):
-    """The seed-batched copy (policies/neural/batched.py) follows the same fix."""
+    """The seed-batched copy (policies/neural/batched/ops.py) follows the same fix."""
     import torch
 
-    from banditbench.policies.neural import batched as B
+    from banditbench.policies.neural.batched import ops as B
 
     start = _near_centred_optimum()
     exact = B.logistic_loss

@@ -328,6 +328,10 @@ def test_job_sources_of_the_new_modules():
     nvldb = {p.name for p in registry.job_sources("synthetic_dueling", "nvldb_ts_osym")}
     assert {"variance_dueling.py", "nets.py", "training.py", "pair_selection.py", "linalg.py"} <= nvldb
     assert not {"delayed_dueling.py", "delayed_labels.py", "neural_dueling.py"} & nvldb
+    nvldb_paths = {p.relative_to(registry.PACKAGE_DIR).as_posix()
+                   for p in registry.job_sources("synthetic_dueling", "nvldb_ts_osym")}
+    assert "policies/neural/batched/variance_dueling.py" in nvldb_paths
+    assert "policies/neural/batched/delayed_dueling.py" not in nvldb_paths
     ndb = {p.name for p in registry.job_sources("synthetic_dueling", "ndb_ts")}
     assert {"neural_dueling.py", "delayed_dueling.py", "nets.py"} <= ndb and "variance_dueling.py" not in ndb
     for name in ("colstim", "maxinp"):
