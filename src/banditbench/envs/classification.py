@@ -56,7 +56,7 @@ from ..feedback import PreferenceFeedback, RewardFeedback, new_feedback
 from ..links import sigmoid_of
 from ..params import OneOf, Positive
 from .draws import uniforms
-from .kept import KeptRegretReward
+from .reward_metrics import KeptRegretReward
 from .preference import DuelingEnvironment, KeptDuelMetrics
 
 SAMPLING = ("shuffle", "uniform")

@@ -47,7 +47,7 @@ from ..feedback import RewardFeedback, new_feedback
 from ..links import sigmoid
 from ..params import OneOf, PositiveInt, Range
 from .draws import UNIFORM_BLOCK, uniforms
-from .kept import KeptRegretReward
+from .reward_metrics import KeptRegretReward
 
 LATENTS = ("h1", "h2", "h3", "h4", "h5", "h6", "linear")
 CONTEXTS = ("cube", "sphere")
