@@ -188,7 +188,7 @@ def _list(args) -> int:
 def _checksum(args) -> int:
     from pathlib import Path
 
-    from .data.registry import PIN_KEY, get_dataset
+    from .data.catalog import PIN_KEY, get_dataset
     from .data.verify import file_hash
 
     dataset = get_dataset(args.dataset, "--dataset")

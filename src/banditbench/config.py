@@ -37,7 +37,7 @@ from . import registry
 from . import slicing
 from .api import feedback_kinds
 from .delays import delay_schema, make_delay
-from .data.registry import PIN_KEY, check_checksums
+from .data.catalog import PIN_KEY, check_checksums
 from .errors import ConfigError, component_path, key_path, rerooting
 from .resultio import budget_label
 

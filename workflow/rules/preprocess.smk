@@ -15,7 +15,7 @@ from banditbench.data.paths import (
     raw_paths,
     replay_raw_paths,
 )
-from banditbench.data.registry import ENCODERS, SCORED_TASKS
+from banditbench.data.catalog import ENCODERS, SCORED_TASKS
 
 
 rule preprocess:

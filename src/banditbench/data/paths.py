@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 from ..errors import ConfigError, key_path
 from ._prompt_files import PROMPT_POOLS
-from .registry import ENCODERS, POOL_VARIANTS, SCORED_TASKS, annotation_file, get_dataset, pool_file, score_files
+from .catalog import ENCODERS, POOL_VARIANTS, SCORED_TASKS, annotation_file, get_dataset, pool_file, score_files
 
 RAW_DIR = "data/raw"
 PROCESSED_DIR = "data/processed"

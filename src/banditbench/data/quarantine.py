@@ -25,7 +25,7 @@ from .files import load_npz
 from .paths import (CAR_ORACLE, CLASSIFIER_OPTIONS, PROMPT_ORACLE_OPTIONS, parse_key, parse_preprocess_key,
                     parse_replay_key, replay_dataset_of)
 from .preprocess import load_prepared
-from .registry import DATASETS
+from .catalog import DATASETS
 from .verify import Cache, verify_raw
 
 #: the cache of verified result files, inside the results folder (created only where results/ exists)

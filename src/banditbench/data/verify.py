@@ -21,7 +21,7 @@ from typing import Callable, Mapping
 
 from ..errors import ConfigError, CorruptFileError
 from ..resultio import atomic_write_bytes
-from .registry import DATASETS, PIN_KEY, RemoteFile, expected_hash
+from .catalog import DATASETS, PIN_KEY, RemoteFile, expected_hash
 
 #: the cache of verified files, inside the project's data folder (created only where data/ exists)
 CACHE = Path("data/.checksums.json")
@@ -98,7 +98,7 @@ def verify_raw(path: str | os.PathLike, cache: Cache | None = None,
     dataset and both checksums."""
     found = registered(path)
     if found is None:
-        raise ConfigError(f"{path}: not a registered raw file (banditbench.data.registry)")
+        raise ConfigError(f"{path}: not a registered raw file (banditbench.data.catalog)")
     dataset, remote = found
     if not Path(path).is_file():
         raise ConfigError(f"{path}: raw file of dataset {dataset!r} missing; fetch it first "

@@ -1,4 +1,4 @@
-"""The one registry of real datasets: files, checksums, where to get them, licences.
+"""The one catalog of real datasets: files, checksums, where to get them, licences.
 
 Every file has a relative ``path`` that is both its place in the offline mirror
 (the layout of ``shared/datasets``: ``uci/mushroom/agaricus-lepiota.data``, ...)
