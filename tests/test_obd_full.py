@@ -18,7 +18,7 @@ from banditbench.config import load_grid
 from banditbench.data import fetch as fetch_mod
 from banditbench.data.fetch import DataFetchError, fetch
 from banditbench.data.paths import buildable, replay_path
-from banditbench.data.replay import prepare_obd
+from banditbench.data.open_bandit import prepare_obd
 from banditbench.data.quarantine import quarantine_corrupt
 from banditbench.data.verify import verify_raw
 from banditbench.errors import ConfigError, CorruptFileError

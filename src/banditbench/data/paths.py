@@ -51,7 +51,7 @@ PREPROCESS_OPTIONS: dict[str, dict[str, tuple[Any, Any]]] = {
 }
 CLASSIFICATION_DATASETS = tuple(PREPROCESS_OPTIONS)
 
-#: the Open Bandit Dataset prepared for replay (banditbench.data.replay): the replay option
+#: the Open Bandit Dataset prepared for replay (banditbench.data.open_bandit): the replay option
 #: ``source`` picks the registered dataset read, whose name is the prepared file's folder
 #: (the other options are its name), so the sample's and the full data's files coexist
 REPLAY_SOURCES = {"sample": "obd_random_all", "full": "obd_full"}
