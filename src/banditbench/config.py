@@ -31,7 +31,7 @@ from typing import Any, Iterator, Mapping
 
 import yaml
 
-from . import pairs as paired_checks
+from . import comparisons as paired_checks
 from . import params as param_checks
 from . import registry
 from . import slicing
@@ -81,7 +81,7 @@ class Experiment:
     seeds_per_job: int = 1
     #: confidence level of the tables' and plots' Student-t intervals
     ci_level: float = DEFAULT_CI_LEVEL
-    #: paired comparisons (:func:`banditbench.pairs.resolve`), None without
+    #: paired comparisons (:func:`banditbench.comparisons.resolve`), None without
     paired: Mapping[str, Any] | None = None
     #: what the human tables show after the mean: ``ci`` (interval half-width), ``sd``, ``both`` or
     #: ``quantiles`` (:data:`banditbench.analysis.aggregate.SPREADS`)

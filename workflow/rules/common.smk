@@ -110,7 +110,7 @@ def experiment_resources(wildcards, key):
 
 
 def paired_spec(experiment):
-    """The experiment's resolved paired comparisons (banditbench.pairs), as the aggregate rule's params
+    """The experiment's resolved paired comparisons (banditbench.comparisons), as the aggregate rule's params
     (empty for an experiment without pairs)."""
     return dict(GRID.experiments[experiment].paired or {})
 
