@@ -20,7 +20,7 @@ from banditbench.config import load_config_file, load_grid
 from banditbench.errors import CorruptFileError
 from banditbench.resultio import load_provenance, load_result, save_result, summarize_files
 from banditbench.runner import run_cell
-from banditbench.sources import fingerprint
+from banditbench.fingerprint import fingerprint
 from conftest import ROOT
 from smk import copy_project, members_but_timing, smk
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import __version__
-from .sources import fingerprint
+from .fingerprint import fingerprint
 
 COMMIT_VAR, DIRTY_VAR = "BANDITBENCH_COMMIT", "BANDITBENCH_DIRTY"
 UNKNOWN = "unknown"
@@ -149,7 +149,7 @@ def _static_part() -> dict[str, Any]:
         installed = _installed_versions()
         _static = {
             **_commit(),
-            # the code itself, where the commit is unknown or the tree dirty (banditbench.sources)
+            # the code itself, where the commit is unknown or the tree dirty (banditbench.fingerprint)
             "code": fingerprint(),
             "host": socket.gethostname(),
             "cpu": cpu_model(),
@@ -194,7 +194,7 @@ def thread_counts() -> dict[str, Any]:
 
 def collect() -> dict[str, Any]:
     """This process's provenance: ``commit``, ``dirty``, ``commit_from``, ``code`` (the sources'
-    fingerprint, :func:`banditbench.sources.fingerprint`), ``host``, ``cpu``, ``machine``,
+    fingerprint, :func:`banditbench.fingerprint.fingerprint`), ``host``, ``cpu``, ``machine``,
     ``os``, ``python``, ``packages`` (name -> version, ``None`` if not installed), ``blas``
     (:func:`blas_info`) and ``threads`` (:func:`thread_counts`).
 
