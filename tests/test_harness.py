@@ -24,7 +24,7 @@ from banditbench.envs import classification
 from banditbench.envs.draws import uniforms
 from banditbench.envs.dueling import sample_arms
 from banditbench.envs.lipschitz import LipschitzEnv
-from banditbench.links import sigmoid, sigmoid_of
+from banditbench.sigmoid import sigmoid, sigmoid_of
 from banditbench.resultio import NO_BUDGET
 from banditbench.runner import build, simulate
 from banditbench.api import NULL, Policy

@@ -14,7 +14,7 @@ from banditbench.data.files import load_npz
 from banditbench.delays import make_delay
 from banditbench.envs.knapsack import CarModeration, SyntheticPbBwK, _DuelKnapsack, offline_lp
 from banditbench.errors import ConfigError
-from banditbench.links import sigmoid
+from banditbench.sigmoid import sigmoid
 from banditbench.policies.knapsack import ConstrainedDuelingEXP3, IdealDuel, OptimisticDuel, RandomizedDuel
 from banditbench.resultio import save_result
 from banditbench.runner import simulate

@@ -3,7 +3,7 @@
 import numpy as np
 
 import banditbench.logistic as logistic
-from banditbench.links import sigmoid
+from banditbench.sigmoid import sigmoid
 
 X = np.array([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0], [1.0, 0.0, -1.0]])
 WEIGHTS = np.array([3e5, 4e5, 2e5])          # many duplicated duels: a loss of order 1e5

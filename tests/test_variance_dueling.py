@@ -10,7 +10,7 @@ from banditbench import registry
 from banditbench.api import Problem
 from banditbench.errors import ConfigError
 from banditbench.feedback import PreferenceFeedback
-from banditbench.links import sigmoid
+from banditbench.sigmoid import sigmoid
 from banditbench.policies.neural.nets import MLP, generator_from
 from banditbench.policies.neural.training import Trainer
 from banditbench.policies.neural.variance_dueling import NLDBUcbAsym, NVLDBTsOsym, NVLDBUcbAsym

@@ -53,7 +53,7 @@ from ..data.paths import (CLASSIFICATION_DATASETS, CLASSIFIER_OPTIONS, classifie
                           processed_path, resolve)
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, CorruptFileError, key_path
 from ..feedback import PreferenceFeedback, RewardFeedback, new_feedback
-from ..links import sigmoid_of
+from ..sigmoid import sigmoid_of
 from ..params import OneOf, Positive
 from .draws import uniforms
 from .reward_metrics import KeptRegretReward

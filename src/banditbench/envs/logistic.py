@@ -44,7 +44,7 @@ import numpy as np
 from ..api import Environment, register
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback, new_feedback
-from ..links import sigmoid
+from ..sigmoid import sigmoid
 from ..params import OneOf, PositiveInt, Range
 from .draws import UNIFORM_BLOCK, uniforms
 from .reward_metrics import KeptRegretReward

@@ -48,7 +48,7 @@ from ..data.paths import (PROMPT_ORACLE_OPTIONS, prompt_arms_options, prompt_arm
 from ..data.catalog import ENCODERS, SCORED_TASKS
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceFeedback, new_feedback
-from ..links import sigmoid_of
+from ..sigmoid import sigmoid_of
 from ..params import NonNegative, Positive
 from .draws import uniforms
 from .preference import DuelingEnvironment, KeptDuelMetrics

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import blas
 
-from ..links import sigmoid
+from ..sigmoid import sigmoid
 from ..logistic import fit_logistic, logistic_loss, softplus
 
 __all__ = ["ArmKernelGram", "DiagonalGram", "InverseGram", "Ridge", "fit_logistic", "logistic_loss",

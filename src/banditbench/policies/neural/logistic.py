@@ -115,7 +115,7 @@ import torch
 from ...api import Policy, Problem, register
 from ...errors import POLICY_PARAMS, ConfigError
 from ...feedback import RewardFeedback
-from ...links import MU_DOT_MAX, sigmoid
+from ...sigmoid import MU_DOT_MAX, sigmoid
 from ...params import NonNegative, OneOf, Positive, PositiveInt, Probability, Range
 from ..linalg import DiagonalGram, InverseGram
 from .batched.logistic import BatchedNeuralLogistic

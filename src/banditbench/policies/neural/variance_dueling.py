@@ -96,7 +96,7 @@ from scipy.special import expit
 from ...api import Policy, Problem, register
 from ...errors import POLICY_PARAMS, ConfigError
 from ...feedback import PreferenceFeedback
-from ...links import sigmoid
+from ...sigmoid import sigmoid
 from ...params import NonNegative, OneOf, Positive, PositiveInt, Range
 from ..linalg import InverseGram, fit_logistic
 from ..pair_selection import CSYM_SAMPLES, check_strategy, pair_widths, select_pair

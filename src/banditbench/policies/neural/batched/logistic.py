@@ -15,8 +15,8 @@ import torch
 
 from ....api import Policy
 from ....feedback import RewardFeedback
-from ....links import MU_DOT_MAX as R
-from ....links import sigmoid
+from ....sigmoid import MU_DOT_MAX as R
+from ....sigmoid import sigmoid
 from ..nets import DTYPE
 from . import ops as B
 from .ops import BatchedPolicy

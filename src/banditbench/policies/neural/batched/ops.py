@@ -266,7 +266,7 @@ def rowwise(fn, *xs: torch.Tensor) -> torch.Tensor:
 
 
 def _sigmoid(z: torch.Tensor) -> torch.Tensor:
-    """:func:`banditbench.links.sigmoid`: ``(1 + tanh(z / 2)) / 2``, rows ``[S, n]`` (:func:`rowwise`)."""
+    """:func:`banditbench.sigmoid.sigmoid`: ``(1 + tanh(z / 2)) / 2``, rows ``[S, n]`` (:func:`rowwise`)."""
     return 0.5 * (1.0 + rowwise(torch.tanh, 0.5 * z))
 
 
