@@ -25,7 +25,7 @@ import pytest
 import torch
 
 from banditbench.errors import ConfigError
-from banditbench.logistic import fit_logistic
+from banditbench.logistic_mle import fit_logistic
 from banditbench.policies.linalg import sherman_morrison
 from banditbench.policies.neural.batched import ops as B
 from banditbench.policies.neural import variance_dueling as vd

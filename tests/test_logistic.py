@@ -2,7 +2,7 @@
 
 import numpy as np
 
-import banditbench.logistic as logistic
+import banditbench.logistic_mle as logistic
 from banditbench.sigmoid import sigmoid
 
 X = np.array([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0], [1.0, 0.0, -1.0]])
