@@ -37,7 +37,7 @@ envvars:
 
 
 import banditbench
-from banditbench.sources import fingerprint
+from banditbench.fingerprint import fingerprint
 
 if Path(banditbench.__file__).resolve().parent != SRC / "banditbench" and fingerprint(
     Path(banditbench.__file__).parent

@@ -42,7 +42,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from banditbench.api import Environment, Policy  # noqa: E402
-from banditbench.config import NO_BUDGET, load_config_file, load_grid  # noqa: E402
+from banditbench.config import load_config_file, load_grid  # noqa: E402
+from banditbench.resultio import NO_BUDGET  # noqa: E402
 from banditbench.data.paths import PROCESSED_DIR, parse_preprocess_key  # noqa: E402
 from banditbench.data.preprocess import prepare, save_prepared  # noqa: E402
 from banditbench.delays import make_delay  # noqa: E402

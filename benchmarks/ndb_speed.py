@@ -42,7 +42,7 @@ from banditbench.api import Environment, Problem  # noqa: E402
 from banditbench.delays import make_delay  # noqa: E402
 from banditbench.envs.dueling import SyntheticDueling  # noqa: E402
 from banditbench.feedback import PreferenceFeedback  # noqa: E402
-from banditbench.links import sigmoid  # noqa: E402
+from banditbench.sigmoid import sigmoid  # noqa: E402
 from banditbench.policies.neural.delayed_dueling import NDBDF  # noqa: E402
 from banditbench.policies.neural.training import Trainer  # noqa: E402
 from banditbench.runner import simulate  # noqa: E402

@@ -31,7 +31,7 @@ import torch  # noqa: E402
 
 from banditbench.api import Problem  # noqa: E402
 from banditbench.envs.logistic import SyntheticLogistic  # noqa: E402
-from banditbench.links import sigmoid  # noqa: E402
+from banditbench.sigmoid import sigmoid  # noqa: E402
 from banditbench.policies.neural.logistic import R, NeuralLogUCB1  # noqa: E402
 from banditbench.runner import run_cell  # noqa: E402
 

@@ -25,9 +25,9 @@ import pytest
 import torch
 
 from banditbench.errors import ConfigError
-from banditbench.logistic import fit_logistic
+from banditbench.logistic_mle import fit_logistic
 from banditbench.policies.linalg import sherman_morrison
-from banditbench.policies.neural import batched as B
+from banditbench.policies.neural.batched import ops as B
 from banditbench.policies.neural import variance_dueling as vd
 from banditbench.policies.neural.training import adam_step
 from banditbench.policies.pair_selection import pair_scores

@@ -1,5 +1,5 @@
 """Seed-batched neural dueling (issue #22): NDB-DF and its baselines (seed 000) and NDB-UCB / NDB-TS
-(:class:`~banditbench.policies.neural.delayed_dueling.BatchedNeuralDueling`) against the single-seed
+(:class:`~banditbench.policies.neural.batched.delayed_dueling.BatchedNeuralDueling`) against the single-seed
 reference, and a seed's result independent of its block.
 
 Tolerances.  Everything is float64; the batched path computes the same equations with other kernels
@@ -34,7 +34,7 @@ import torch
 from banditbench.api import Problem
 from banditbench.feedback import PreferenceFeedback
 from banditbench.policies.linalg import sherman_morrison
-from banditbench.policies.neural import batched as B
+from banditbench.policies.neural.batched import ops as B
 from banditbench.policies.neural import delayed_dueling as dd
 from banditbench.policies.neural.neural_dueling import NDBTS
 from banditbench.runner import batchable, build, run_block, run_cell

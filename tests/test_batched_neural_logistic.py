@@ -1,5 +1,5 @@
 """Seed-batched neural logistic bandits (issue #22): NeuralLog-UCB-1/-2, NeuralLog-TS-1/-2 and NCBF-UCB
-(seed 002; :class:`~banditbench.policies.neural.logistic.BatchedNeuralLogistic`) against the single-seed
+(seed 002; :class:`~banditbench.policies.neural.batched.logistic.BatchedNeuralLogistic`) against the single-seed
 reference, a seed's result independent of its block, and the forms the batched path refuses.
 
 Tolerances.  Everything is float64; the batched path computes the same equations with other kernels
@@ -24,6 +24,7 @@ import pytest
 import torch
 
 from banditbench.policies.neural import logistic as nl
+from banditbench.policies.neural.batched.logistic import BatchedNeuralLogistic
 from banditbench.runner import batchable, build, run_block, run_cell, run_members
 from test_batched_neural import _assert_not_vacuous, _file_bytes, _same_decisions_as
 from test_replay import tiny_log  # noqa: F401  (the fixture: a prepared replay log of 300 events)
@@ -184,10 +185,10 @@ def test_refused_forms_fall_back_to_the_single_seed_path(policy, params, tmp_pat
 def test_neural_logistic_cells_are_batched():
     for policy in FAMILY:
         assert batchable(_cell(policy))
-        assert isinstance(nl._NeuralLogisticBase.batch([build(_cell(policy, **PAPER))[1]]), nl.BatchedNeuralLogistic)
+        assert isinstance(nl._NeuralLogisticBase.batch([build(_cell(policy, **PAPER))[1]]), BatchedNeuralLogistic)
 
 
-def test_a_replay_environment_that_skips_events_falls_back_to_the_single_seed_path(tiny_log, tmp_path):
+def test_a_replay_environment_that_skips_events_falls_back_to_the_single_seed_path(tiny_log, tmp_path):  # noqa: F811
     """The Open Bandit Dataset replay skips the events whose logged item the policy did not choose, which a
     block in lockstep cannot play: run_block runs the seeds through run_cell (their single-seed files)."""
     cell = {**_cell("neurallog_ucb1", T=2), "environment": {"name": "obd_replay", "params": {}}}

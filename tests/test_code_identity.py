@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from banditbench.data import files
-from banditbench.sources import fingerprint
+from banditbench.fingerprint import fingerprint
 from conftest import ROOT
 from smk import copy_project
 

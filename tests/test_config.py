@@ -121,7 +121,9 @@ def test_job_sources_follow_subpackages_and_their_package_inits(tmp_path, monkey
     for fn in (registry._module_path, registry._imports, registry._closure):
         fn.cache_clear()
     try:
-        rel = lambda mods: {str(p.relative_to(pkg)) for p in registry.source_closure(mods)}
+        def rel(mods):
+            return {str(p.relative_to(pkg)) for p in registry.source_closure(mods)}
+
         inits = {"__init__.py", "policies/__init__.py", "policies/deep/__init__.py"}
         assert rel(["banditbench.policies.deep.alg_a"]) == inits | {"policies/deep/alg_a.py", "policies/deep/nets.py"}
         assert rel(["banditbench.policies.deep.alg_b"]) == inits | {"policies/deep/alg_b.py", "policies/deep/nets.py"}

@@ -8,7 +8,7 @@ zero-length file, bytes added before or after, a valid zip that lacks a member, 
 more, or has a member replaced by another array, and another run's (dataset's) file
 copied over it.  For each it asserts that (a) the loader raises
 :class:`~banditbench.errors.CorruptFileError` naming the file, and (b) the pre-job check
-(:func:`banditbench.data.verify.quarantine_corrupt`) names it in one line and moves it
+(:func:`banditbench.data.quarantine.quarantine_corrupt`) names it in one line and moves it
 aside as ``<name>.corrupt``, leaving the valid file next to it alone.
 
 The only bytes whose change is not caught are each central-directory entry's four bytes of
@@ -35,7 +35,7 @@ import numpy as np
 import pytest
 import yaml
 
-from banditbench.data import verify
+from banditbench.data import quarantine, verify
 from banditbench.data.files import load_npz, save_npz
 from banditbench.data.paths import (CLASSIFIER_OPTIONS, classifier_oracle_path, parse_key, parse_preprocess_key,
                                     processed_path)
@@ -249,10 +249,10 @@ def test_every_damage_is_refused_by_the_loader_and_moved_aside_before_any_job(fi
         except CorruptFileError as err:
             if not str(err).startswith(f"{path}: "):
                 unnamed.append((label, str(err)))
-        for cache in (verify.CACHE, verify.RESULTS_CACHE):      # each case is a new file (mtimes may tie)
+        for cache in (verify.CACHE, quarantine.RESULTS_CACHE):      # each case is a new file (mtimes may tie)
             cache.unlink(missing_ok=True)
         data_files, results = ([], [path, sibling]) if kind == "result" else ([path, sibling], [])
-        messages = verify.quarantine_corrupt(data_files, results=results)   # (b) the pre-job check
+        messages = quarantine.quarantine_corrupt(data_files, results=results)   # (b) the pre-job check
         moved = Path(path + ".corrupt")
         if not (len(messages) == 1 and messages[0].startswith(f"{path}: ") and "\n" not in messages[0]
                 and f"moved to {moved}" in messages[0] and not Path(path).exists()
@@ -283,14 +283,14 @@ def test_the_pre_job_check_of_results_is_cached_by_size_and_mtime(files, project
     _place(runs[0], data)
     _place(runs[1], other)
     checked = []
-    real = verify.verify_result
-    monkeypatch.setattr(verify, "verify_result", lambda path: checked.append(path) or real(path))
-    assert verify.quarantine_corrupt([], results=[*runs, RESULT.format(2)]) == [] and checked == runs
-    assert verify.quarantine_corrupt([], results=runs) == [] and checked == runs        # only stat calls
+    real = quarantine.verify_result
+    monkeypatch.setattr(quarantine, "verify_result", lambda path: checked.append(path) or real(path))
+    assert quarantine.quarantine_corrupt([], results=[*runs, RESULT.format(2)]) == [] and checked == runs
+    assert quarantine.quarantine_corrupt([], results=runs) == [] and checked == runs        # only stat calls
     stat = os.stat(runs[1])
     os.utime(runs[1], ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))                  # a new version
-    assert verify.quarantine_corrupt([], results=runs) == [] and checked == [*runs, runs[1]]
-    assert json.loads(verify.RESULTS_CACHE.read_text()).keys() == {os.path.abspath(r) for r in runs}
+    assert quarantine.quarantine_corrupt([], results=runs) == [] and checked == [*runs, runs[1]]
+    assert json.loads(quarantine.RESULTS_CACHE.read_text()).keys() == {os.path.abspath(r) for r in runs}
 
 
 # --- one end-to-end run -----------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import pytest
 
 from banditbench.data import fetch as fetch_mod
 from banditbench.data.fetch import MIRROR_ENV, DataFetchError, fetch, fetch_file
-from banditbench.data.registry import DATASETS, Dataset, RemoteFile
+from banditbench.data.catalog import DATASETS, Dataset, RemoteFile
 from banditbench.errors import ConfigError
 from conftest import MIRROR, needs_mirror
 

@@ -31,14 +31,14 @@ import yaml
 from banditbench import params, registry
 from banditbench.analysis.aggregate import aggregate_runs, read_tidy
 from banditbench.cli import main
-from banditbench.config import budget_label, load_config_file, load_grid
-from banditbench.data import verify
+from banditbench.config import load_config_file, load_grid
+from banditbench.data import quarantine, verify
 from banditbench.data.files import save_npz
 from banditbench.data.paths import processed_path
 from banditbench.data.preprocess import load_prepared, prepare, save_prepared
 from banditbench.errors import ConfigError, CorruptFileError
 from banditbench.logs import rule_log
-from banditbench.resultio import load_result, run_identity, save_result
+from banditbench.resultio import budget_label, load_result, run_identity, save_result
 from banditbench.runner import build, run_cell
 from conftest import MIRROR, ROOT, needs_mirror
 
@@ -462,7 +462,7 @@ def _digits(size):
 def test_a_prepared_dataset_copied_over_another_option_set_is_named(project):
     shutil.copyfile(_digits(4), _digits(2))
     with pytest.raises(CorruptFileError, match=rf"^{re.escape(_digits(2))}: prepared dataset was built for"):
-        verify.verify_prepared(_digits(2))
+        quarantine.verify_prepared(_digits(2))
 
 
 def test_an_oracle_holding_non_finite_values_is_named(project):
@@ -470,7 +470,7 @@ def test_an_oracle_holding_non_finite_values_is_named(project):
     save_npz(path, {"contexts": np.full((3, 22), np.nan), "theta": np.ones(88), "logit_theta": np.ones(88)},
              {"dataset": "car"})
     with pytest.raises(CorruptFileError, match="holds non-finite values in 'contexts'"):
-        verify.verify_prepared(path)
+        quarantine.verify_prepared(path)
 
 
 @needs_mirror
@@ -496,11 +496,11 @@ def test_corrupt_data_files_are_moved_aside_before_any_job(project, monkeypatch)
     hashed = []
     real_hash = verify.file_hash
     monkeypatch.setattr(verify, "file_hash", lambda path, alg: hashed.append(path) or real_hash(path, alg))
-    assert verify.quarantine_corrupt([good, bad]) and len(hashed) == 1
+    assert quarantine.quarantine_corrupt([good, bad]) and len(hashed) == 1
     assert Path(good).is_file() and not Path(bad).exists() and Path(bad + ".corrupt").is_file()
-    assert verify.quarantine_corrupt([good, bad]) == [] and len(hashed) == 1   # cached: no second hash
+    assert quarantine.quarantine_corrupt([good, bad]) == [] and len(hashed) == 1   # cached: no second hash
     raw.write_text(raw.read_text().replace("vhigh", "high", 1))
-    messages = verify.quarantine_corrupt([good])
+    messages = quarantine.quarantine_corrupt([good])
     assert len(messages) == 1 and messages[0].startswith(f"{raw}: raw file of dataset 'car' has sha256")
     assert not raw.exists() and Path(f"{raw}.corrupt").is_file()
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from banditbench import runner
-from banditbench.config import NO_BUDGET, load_config_file, load_grid
+from banditbench.config import load_config_file, load_grid
 from banditbench.data.paths import PROCESSED_DIR, parse_preprocess_key
 from banditbench.data.preprocess import prepare, save_prepared
 from banditbench.delays import make_delay
@@ -24,7 +24,8 @@ from banditbench.envs import classification
 from banditbench.envs.draws import uniforms
 from banditbench.envs.dueling import sample_arms
 from banditbench.envs.lipschitz import LipschitzEnv
-from banditbench.links import sigmoid, sigmoid_of
+from banditbench.sigmoid import sigmoid, sigmoid_of
+from banditbench.resultio import NO_BUDGET
 from banditbench.runner import build, simulate
 from banditbench.api import NULL, Policy
 

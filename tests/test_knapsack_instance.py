@@ -14,7 +14,7 @@ from banditbench.data.files import load_npz
 from banditbench.delays import make_delay
 from banditbench.envs.knapsack import CarModeration, SyntheticPbBwK, _DuelKnapsack, offline_lp
 from banditbench.errors import ConfigError
-from banditbench.links import sigmoid
+from banditbench.sigmoid import sigmoid
 from banditbench.policies.knapsack import ConstrainedDuelingEXP3, IdealDuel, OptimisticDuel, RandomizedDuel
 from banditbench.resultio import save_result
 from banditbench.runner import simulate
@@ -25,7 +25,7 @@ V = np.array([0.5, 0.3, 0.3, 0.5])           # Sec. 6's factors in the order (un
 
 
 @pytest.fixture(scope="module")
-def oracle(car_oracle):
+def oracle(car_oracle):  # noqa: F811
     """The fitted car oracle of tests/test_knapsack.py (skipped without the mirror's car.data)."""
     return car_oracle
 

@@ -16,7 +16,7 @@ from banditbench.delays import make_delay
 from banditbench.envs.lipschitz import FUNCTION_CODES, FUNCTIONS, SCALAR, LipschitzEnv
 from banditbench.policies import lipschitz_compiled as compiled
 from banditbench.policies import metric_space
-from banditbench.policies.lipschitz import DLPP, DelayedZooming
+from banditbench.policies.lipschitz import DLPP
 from banditbench.runner import build, simulate
 
 
@@ -94,7 +94,7 @@ def test_compiled_zooming_splits_crowded_boxes_like_the_python_oracle(monkeypatc
     splits = []
     monkeypatch.setattr(module, "split_box", lambda lo, hi: splits.append(1) or metric_space.split_box(lo, hi))
     c = cell("triangle", delay={"kind": "geometric", "mean": 20}, horizon=3000, noise_sigma=0.001, sigma=0.001)
-    (fast, a), (slow, b) = run(c, True), run(c, False)
+    (_, a), (_, b) = run(c, True), run(c, False)
     assert splits and np.array_equal(a.arm_of_round, b.arm_of_round) and a.n_arms == b.n_arms > 60
     assert np.array_equal(a.centers[: a.n_arms], b.centers[: b.n_arms])
 

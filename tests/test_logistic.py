@@ -2,8 +2,8 @@
 
 import numpy as np
 
-import banditbench.logistic as logistic
-from banditbench.links import sigmoid
+import banditbench.logistic_mle as logistic
+from banditbench.sigmoid import sigmoid
 
 X = np.array([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0], [1.0, 0.0, -1.0]])
 WEIGHTS = np.array([3e5, 4e5, 2e5])          # many duplicated duels: a loss of order 1e5
@@ -77,10 +77,10 @@ def test_every_loss_the_solver_compares_is_the_centred_one(monkeypatch):
 
 
 def test_batched_solver_compares_centred_losses_too(monkeypatch):
-    """The seed-batched copy (policies/neural/batched.py) follows the same fix."""
+    """The seed-batched copy (policies/neural/batched/ops.py) follows the same fix."""
     import torch
 
-    from banditbench.policies.neural import batched as B
+    from banditbench.policies.neural.batched import ops as B
 
     start = _near_centred_optimum()
     exact = B.logistic_loss
@@ -91,7 +91,10 @@ def test_batched_solver_compares_centred_losses_too(monkeypatch):
         return exact(theta, X_, labels, lam, w, centre)
 
     monkeypatch.setattr(B, "logistic_loss", spy)
-    t = lambda a: torch.from_numpy(np.asarray(a, dtype=float))[None]
+
+    def t(a):
+        return torch.from_numpy(np.asarray(a, dtype=float))[None]
+
     theta = B.fit_logistic(t(X), t(LABELS), 1.0, t(start), t(WEIGHTS), torch.tensor([True]), max_iter=3,
                            tol=1e-12, centre=t(CENTRE))
     assert len(centres) >= 2

@@ -15,7 +15,7 @@ from banditbench.api import Problem
 from banditbench.delays import make_delay
 from banditbench.errors import ConfigError
 from banditbench.feedback import PreferenceFeedback
-from banditbench.links import sigmoid
+from banditbench.sigmoid import sigmoid
 from banditbench.policies.delayed_labels import DuelHistory
 from banditbench.policies.linalg import ArmKernelGram, DiagonalGram, InverseGram
 from banditbench.policies.neural.delayed_dueling import NDBDF, NDBIgnore

@@ -12,7 +12,7 @@ from banditbench.api import Problem
 from banditbench.envs.logistic import SyntheticLogistic, latent_reward
 from banditbench.errors import ConfigError
 from banditbench.feedback import RewardFeedback
-from banditbench.links import sigmoid
+from banditbench.sigmoid import sigmoid
 from banditbench.policies.logistic import AdaOFUECOLog, LogisticUCB1
 from banditbench.policies.neural.logistic import R, NeuralLogTS2, NeuralLogUCB1, NeuralLogUCB2
 from banditbench.runner import run_cell
@@ -132,6 +132,7 @@ def test_ucb2_weights_w_by_the_networks_variance_and_uses_nu2():
     weights = []
     rng = np.random.default_rng(7)
     phis = []
+    last = None
     for t in range(1, 11):
         arms = rng.uniform(-1, 1, (3, 4))
         a = pol.act(t, arms)

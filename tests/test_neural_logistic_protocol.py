@@ -79,7 +79,7 @@ def test_trainer_refuses_bad_options_naming_the_key(kwargs, key):
 
 # --- App. A's streamlined linear baselines ----------------------------------------
 from banditbench.api import Problem  # noqa: E402
-from banditbench.links import sigmoid  # noqa: E402
+from banditbench.sigmoid import sigmoid  # noqa: E402
 from banditbench.policies.logistic import R as R_LINEAR  # noqa: E402
 from banditbench.policies.logistic import AdaOFUECOLog, LogisticUCB1  # noqa: E402
 

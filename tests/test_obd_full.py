@@ -18,8 +18,9 @@ from banditbench.config import load_grid
 from banditbench.data import fetch as fetch_mod
 from banditbench.data.fetch import DataFetchError, fetch
 from banditbench.data.paths import buildable, replay_path
-from banditbench.data.replay import prepare_obd
-from banditbench.data.verify import quarantine_corrupt, verify_raw
+from banditbench.data.open_bandit import prepare_obd
+from banditbench.data.quarantine import quarantine_corrupt
+from banditbench.data.verify import verify_raw
 from banditbench.errors import ConfigError, CorruptFileError
 from conftest import MIRROR, ROOT, needs_mirror
 from smk import copy_project, smk
@@ -113,7 +114,7 @@ def test_a_wrong_pin_is_a_mismatch_naming_dataset_and_file_and_a_cached_copy_is_
     with pytest.raises(DataFetchError) as err:
         fetch("obd_full", cache_dir=raw, mirror=str(mirror), checksums=wrong, retries=0)
     message = str(err.value)
-    assert message.startswith(f"dataset 'obd_full' (Open Bandit Dataset, full archive")
+    assert message.startswith("dataset 'obd_full' (Open Bandit Dataset, full archive")
     assert f"could not obtain {ARCHIVE} with {wrong['obd_full']} (pinned by dataset_checksums.obd_full)" in message
     assert f"{mirror / ARCHIVE}: ValueError: checksum mismatch" in message
     assert downloads == ["https://research.zozo.com/data_release/open_bandit_dataset.zip"]    # then ZOZO's URL
@@ -275,5 +276,5 @@ def test_pipeline_runs_on_the_archive_with_a_pin_given_on_the_command_line(tmp_p
     assert "pinned by dataset_checksums.obd_full; if the pin is right" in bad.stdout + bad.stderr
     assert sha256(work / "data/raw" / (ARCHIVE + ".corrupt")) == pin               # moved aside, not deleted
     log = (work / "logs/download/obd_full.log").read_text()
-    assert f"dataset 'obd_full' (Open Bandit Dataset, full archive" in log
+    assert "dataset 'obd_full' (Open Bandit Dataset, full archive" in log
     assert f"could not obtain {ARCHIVE} with {wrong} (pinned by dataset_checksums.obd_full)" in log

@@ -1,4 +1,4 @@
-"""Paired comparisons (banditbench.pairs, banditbench.analysis.paired) and the per-seed table they read."""
+"""Paired comparisons (banditbench.comparisons, banditbench.analysis.paired) and the per-seed table they read."""
 
 import numpy as np
 import pandas as pd

@@ -10,10 +10,10 @@ import pytest
 from banditbench.api import Problem
 from banditbench.data.encoder import embed, package_source
 from banditbench.data.fetch import fetch
-from banditbench.data.files import load_npz, save_npz
+from banditbench.data.files import save_npz
 from banditbench.data.paths import prompt_arms_inputs, prompt_arms_path, prompt_embedding_raw_paths
 from banditbench.data.prompt_arms import build_arms, build_embeddings, measured_arms, normalise
-from banditbench.data.registry import ENCODERS
+from banditbench.data.catalog import ENCODERS
 from banditbench.envs.prompts import PromptDueling
 from banditbench.errors import ConfigError
 from banditbench.policies.baselines import RandomPair

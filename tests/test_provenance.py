@@ -18,9 +18,9 @@ from banditbench.analysis.run_info import provenance_html, run_info_html
 from banditbench.cli import main
 from banditbench.config import load_config_file, load_grid
 from banditbench.errors import CorruptFileError
-from banditbench.resultio import load_provenance, load_result, save_result
+from banditbench.resultio import load_provenance, load_result, save_result, summarize_files
 from banditbench.runner import run_cell
-from banditbench.sources import fingerprint
+from banditbench.fingerprint import fingerprint
 from conftest import ROOT
 from smk import copy_project, members_but_timing, smk
 
@@ -144,7 +144,7 @@ def test_a_result_written_before_provenance_still_loads(result):
     _rewrite(result, "run_checksum.npy", None)
     _rewrite(result, "provenance.npy", None)
     assert load_result(result)[1]["cell"] == CELL and load_provenance(result) is None
-    summary, damaged = provenance.summarize_files([result])
+    summary, damaged = summarize_files([result])
     assert not damaged and "no result records its provenance (1 written before" in summary.warnings()[0]
 
 

@@ -189,3 +189,39 @@ def test_delay_factory_builds_each_kind_from_its_fields():
     with pytest.raises(ConfigError, match=r"^d\.window: must be an integer >= 0 or null, got -1"):
         make_delay({"kind": "none", "window": -1}, where="d")
     assert np.all(make_delay({"kind": "constant", "value": 3}).sample(np.random.default_rng(0), 5) == 3)
+
+
+def test_the_package_has_no_import_cycle():
+    """No two modules of the package import each other, directly or through others (lazy imports
+    inside functions count: registry._imports sees them)."""
+    files = sorted(registry.PACKAGE_DIR.rglob("*.py"))
+    edges = {path: sorted({target for mod in registry._imports(path)
+                           if (target := registry._module_path(mod)) is not None and target != path})
+             for path in files}
+    index, low, on_stack, stack, cycles = {}, {}, set(), [], []
+
+    def connect(node):                      # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in edges.get(node, ()):
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(str(p.relative_to(registry.PACKAGE_DIR)) for p in component))
+
+    for path in files:
+        if path not in index:
+            connect(path)
+    assert cycles == []

@@ -10,7 +10,7 @@ import pytest
 from banditbench.api import Policy, Problem
 from banditbench.data.files import save_npz
 from banditbench.data.paths import REPLAY_DATASET, replay_options, replay_path
-from banditbench.data.replay import prepare_obd
+from banditbench.data.open_bandit import prepare_obd
 from banditbench.delays import make_delay
 from banditbench.envs.replay import OBDReplay
 from banditbench.errors import ConfigError

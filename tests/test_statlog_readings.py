@@ -98,7 +98,7 @@ def test_label_coin_is_a_fair_coin_between_two_wrong_classes_in_either_order(sta
 
 def test_label_coin_draws_the_same_coin_in_a_round_whatever_the_policy_played_before(statlog):
     """Round t's coin is the t-th draw of the outcome stream, so two policies that tie in round t see the
-    same outcome there (the pairing of banditbench.pairs), whatever they played in the other rounds."""
+    same outcome there (the pairing of banditbench.comparisons), whatever they played in the other rounds."""
     always, sometimes = statlog("label_coin", seed=5, horizon=400), statlog("label_coin", seed=5, horizon=400)
     same = []
     for (t, label, _), _ in zip(_rounds(always, 400), _rounds(sometimes, 400)):

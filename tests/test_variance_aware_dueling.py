@@ -7,7 +7,7 @@ from banditbench import registry
 from banditbench.api import Problem
 from banditbench.errors import ConfigError
 from banditbench.feedback import PreferenceFeedback
-from banditbench.links import sigmoid
+from banditbench.sigmoid import sigmoid
 from banditbench.policies.variance_aware_dueling import VACDB, layer_count
 from banditbench.runner import run_cell
 

@@ -10,7 +10,7 @@ from banditbench import registry
 from banditbench.api import Problem
 from banditbench.errors import ConfigError
 from banditbench.feedback import PreferenceFeedback
-from banditbench.links import sigmoid
+from banditbench.sigmoid import sigmoid
 from banditbench.policies.neural.nets import MLP, generator_from
 from banditbench.policies.neural.training import Trainer
 from banditbench.policies.neural.variance_dueling import NLDBUcbAsym, NVLDBTsOsym, NVLDBUcbAsym
@@ -328,6 +328,10 @@ def test_job_sources_of_the_new_modules():
     nvldb = {p.name for p in registry.job_sources("synthetic_dueling", "nvldb_ts_osym")}
     assert {"variance_dueling.py", "nets.py", "training.py", "pair_selection.py", "linalg.py"} <= nvldb
     assert not {"delayed_dueling.py", "delayed_labels.py", "neural_dueling.py"} & nvldb
+    nvldb_paths = {p.relative_to(registry.PACKAGE_DIR).as_posix()
+                   for p in registry.job_sources("synthetic_dueling", "nvldb_ts_osym")}
+    assert "policies/neural/batched/variance_dueling.py" in nvldb_paths
+    assert "policies/neural/batched/delayed_dueling.py" not in nvldb_paths
     ndb = {p.name for p in registry.job_sources("synthetic_dueling", "ndb_ts")}
     assert {"neural_dueling.py", "delayed_dueling.py", "nets.py"} <= ndb and "variance_dueling.py" not in ndb
     for name in ("colstim", "maxinp"):

@@ -188,7 +188,7 @@ def _list(args) -> int:
 def _checksum(args) -> int:
     from pathlib import Path
 
-    from .data.registry import PIN_KEY, get_dataset
+    from .data.catalog import PIN_KEY, get_dataset
     from .data.verify import file_hash
 
     dataset = get_dataset(args.dataset, "--dataset")
@@ -203,7 +203,8 @@ def _checksum(args) -> int:
 def _provenance(args) -> int:
     from pathlib import Path
 
-    from .provenance import summarize_files, summary_lines
+    from .provenance import summary_lines
+    from .resultio import summarize_files
 
     folder = Path(args.results)
     if not folder.is_dir():

@@ -31,39 +31,24 @@ from typing import Any, Iterator, Mapping
 
 import yaml
 
-from . import pairs as paired_checks
+from . import comparisons as paired_checks
 from . import params as param_checks
 from . import registry
 from . import slicing
 from .api import feedback_kinds
 from .delays import delay_schema, make_delay
-from .data.registry import PIN_KEY, check_checksums
+from .data.catalog import PIN_KEY, check_checksums
 from .errors import ConfigError, component_path, key_path, rerooting
+from .resultio import budget_label
 
 #: the JSON schema of a config, shipped inside the package (package data)
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema.yaml"
-NO_BUDGET = "none"
 #: Snakemake resources of a simulate job when the experiment's ``resources`` do not say
 SIMULATE_RESOURCES = {"mem_mb": 500, "runtime": 10}
 #: confidence level of the tables' intervals and the plots' bands when the config sets no ``ci_level``
 DEFAULT_CI_LEVEL = 0.95
 #: parameters of an environment that the grid sets, not the config's ``params``
 RESERVED_ENVIRONMENT_PARAMS = frozenset({"horizon", "budget", "feedback_kind"})
-
-
-def budget_label(budget: float | None) -> str:
-    """The ``{budget}`` wildcard and table label of a budget (``none`` without one).
-
-    Injective and always a valid wildcard value: a whole number is written in full
-    (``1000000``, not ``1e+06``), any other number by its shortest round-trip
-    representation without ``+`` (``0.5``, ``1e-07``, ``1.5e20``).
-    """
-    if budget is None:
-        return NO_BUDGET
-    value = float(budget)
-    if value.is_integer() and abs(value) < 1e16:
-        return str(int(value))
-    return repr(value).replace("+", "")
 
 
 def load_schema(schema_path: Path = SCHEMA_PATH) -> dict[str, Any]:
@@ -96,7 +81,7 @@ class Experiment:
     seeds_per_job: int = 1
     #: confidence level of the tables' and plots' Student-t intervals
     ci_level: float = DEFAULT_CI_LEVEL
-    #: paired comparisons (:func:`banditbench.pairs.resolve`), None without
+    #: paired comparisons (:func:`banditbench.comparisons.resolve`), None without
     paired: Mapping[str, Any] | None = None
     #: what the human tables show after the mean: ``ci`` (interval half-width), ``sd``, ``both`` or
     #: ``quantiles`` (:data:`banditbench.analysis.aggregate.SPREADS`)

@@ -14,7 +14,7 @@ Everything a process finds once (commit, versions, CPU) is found once; the BLAS
 libraries in use are looked up again only when another numeric library was imported.
 
 :func:`summarize` counts many results' provenance per commit, host, CPU, BLAS kernel,
-Python and package version, and :meth:`Summary.warnings` flags a grid whose results
+Python and package version (:func:`banditbench.resultio.summarize_files` reads it from result files), and :meth:`Summary.warnings` flags a grid whose results
 are mixed: more than one commit, host, CPU model, BLAS kernel or package version, or a
 dirty tree.
 """
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import __version__
-from .sources import fingerprint
+from .fingerprint import fingerprint
 
 COMMIT_VAR, DIRTY_VAR = "BANDITBENCH_COMMIT", "BANDITBENCH_DIRTY"
 UNKNOWN = "unknown"
@@ -149,7 +149,7 @@ def _static_part() -> dict[str, Any]:
         installed = _installed_versions()
         _static = {
             **_commit(),
-            # the code itself, where the commit is unknown or the tree dirty (banditbench.sources)
+            # the code itself, where the commit is unknown or the tree dirty (banditbench.fingerprint)
             "code": fingerprint(),
             "host": socket.gethostname(),
             "cpu": cpu_model(),
@@ -194,7 +194,7 @@ def thread_counts() -> dict[str, Any]:
 
 def collect() -> dict[str, Any]:
     """This process's provenance: ``commit``, ``dirty``, ``commit_from``, ``code`` (the sources'
-    fingerprint, :func:`banditbench.sources.fingerprint`), ``host``, ``cpu``, ``machine``,
+    fingerprint, :func:`banditbench.fingerprint.fingerprint`), ``host``, ``cpu``, ``machine``,
     ``os``, ``python``, ``packages`` (name -> version, ``None`` if not installed), ``blas``
     (:func:`blas_info`) and ``threads`` (:func:`thread_counts`).
 
@@ -325,29 +325,6 @@ def summarize(records: Iterable[tuple[str, Mapping[str, Any] | None]]) -> Summar
     for experiment, prov in records:
         summary.add(prov, experiment)
     return summary
-
-
-def summarize_files(paths: Iterable[str | os.PathLike], root: str | os.PathLike | None = None
-                    ) -> tuple[Summary, list[str]]:
-    """Read the provenance member of each result file (:func:`banditbench.resultio.load_provenance`,
-    checked, no series read); return the :class:`Summary` and the messages of damaged files.
-
-    A file's experiment is the folder its path names (``<experiment>/<algorithm>/<delay>/<budget>/<seed>.npz``),
-    below ``root`` if given.
-    """
-    from .errors import CorruptFileError
-    from .resultio import load_provenance
-
-    summary, damaged = Summary(), []
-    for path in paths:
-        try:
-            prov = load_provenance(path)
-        except CorruptFileError as err:
-            damaged.append(str(err))
-            continue
-        parts = Path(path).relative_to(root).parts if root is not None else Path(path).parts
-        summary.add(prov, parts[-5] if len(parts) >= 5 else "")
-    return summary, damaged
 
 
 def _short(value: str) -> str:

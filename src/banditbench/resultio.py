@@ -16,7 +16,8 @@ gives any new file (not ``mkstemp``'s 0600).
 :func:`load_result` refuses a file that is truncated or garbled (it names the file
 and what is wrong) or whose checksum does not match, and, given the run it should
 hold (:func:`run_identity`), a file that holds another run — e.g. seed 0's result
-copied over seed 1's.
+copied over seed 1's.  :func:`summarize_files` reads many results' provenance members
+into a :class:`banditbench.provenance.Summary`.
 """
 
 from __future__ import annotations
@@ -29,11 +30,12 @@ import re
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
 from .errors import CorruptFileError
+from .provenance import Summary, collect
 from .zipcheck import check_layout, read_member
 
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
@@ -47,6 +49,8 @@ IDENTITY = ("experiment", "algorithm", "delay", "budget", "seed")
 
 #: from this many result files on, worker processes read them (fewer: a worker's start costs more than it saves)
 PARALLEL_READ_FROM = 200
+#: the ``{budget}`` label of an experiment without a budget (:func:`budget_label`)
+NO_BUDGET = "none"
 
 
 def reading_threads(n_runs: int, most: int = 4) -> int:
@@ -91,11 +95,24 @@ def _digest(members: Mapping[str, bytes]) -> str:
     return h.hexdigest()
 
 
+def budget_label(budget: float | None) -> str:
+    """The ``{budget}`` wildcard and table label of a budget (``none`` without one).
+
+    Injective and always a valid wildcard value: a whole number is written in full
+    (``1000000``, not ``1e+06``), any other number by its shortest round-trip
+    representation without ``+`` (``0.5``, ``1e-07``, ``1.5e20``).
+    """
+    if budget is None:
+        return NO_BUDGET
+    value = float(budget)
+    if value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return repr(value).replace("+", "")
+
+
 def run_identity(cell: Mapping[str, Any]) -> dict[str, str]:
     """Which run a resolved cell is: experiment, algorithm, delay and budget labels, seed (as strings,
     as they appear in a result's path)."""
-    from .config import budget_label
-
     return {"experiment": str(cell["experiment"]), "algorithm": str(cell["algorithm"]),
             "delay": str(cell["delay_label"]), "budget": budget_label(cell["budget"]), "seed": str(cell["seed"])}
 
@@ -119,8 +136,6 @@ def save_result(path, series: Mapping[str, np.ndarray], meta: Mapping[str, Any],
                 provenance: Mapping[str, Any] | None = None) -> None:
     """Write a result file; ``provenance`` defaults to this process's (:func:`banditbench.provenance.collect`)."""
     if provenance is None:
-        from .provenance import collect
-
         provenance = collect()
     members = {name: _npy_bytes(np.asarray(arr, dtype=np.float64)) for name, arr in sorted(series.items())}
     members[META] = _json_bytes(meta)
@@ -264,3 +279,23 @@ def _provenance(path, data: bytes) -> dict:
     if not isinstance(prov, dict):
         raise CorruptFileError(f"{path}: provenance is not a JSON object")
     return prov
+
+
+def summarize_files(paths: Iterable[str | os.PathLike], root: str | os.PathLike | None = None
+                    ) -> tuple[Summary, list[str]]:
+    """Read the provenance member of each result file (:func:`load_provenance`, checked, no series
+    read); return the :class:`banditbench.provenance.Summary` and the messages of damaged files.
+
+    A file's experiment is the folder its path names (``<experiment>/<algorithm>/<delay>/<budget>/<seed>.npz``),
+    below ``root`` if given.
+    """
+    summary, damaged = Summary(), []
+    for path in paths:
+        try:
+            prov = load_provenance(path)
+        except CorruptFileError as err:
+            damaged.append(str(err))
+            continue
+        parts = Path(path).relative_to(root).parts if root is not None else Path(path).parts
+        summary.add(prov, parts[-5] if len(parts) >= 5 else "")
+    return summary, damaged

@@ -249,7 +249,7 @@ class SkippedInBlock(RuntimeError):
 def simulate_block(envs: Sequence[Environment], batched, delays: Sequence[DelayModel], horizon: int,
                    delay_rngs: Sequence[np.random.Generator]) -> list[dict[str, np.ndarray]]:
     """:func:`simulate` for a block of seeds in lockstep: one environment, delay model and feedback
-    queue per seed, one seed-batched policy (:class:`banditbench.policies.neural.batched.BatchedPolicy`)
+    queue per seed, one seed-batched policy (:class:`banditbench.policies.neural.batched.ops.BatchedPolicy`)
     that observes and acts for all seeds at once.  Each seed's environment sees the same calls in the
     same order as in :func:`simulate` (its delays drawn up front from its own stream, its feedback
     filed in the bucket of its arrival round), so a seed's environment and delay draws do not depend

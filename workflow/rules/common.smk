@@ -11,7 +11,7 @@ from snakemake.logging import logger
 from snakemake.settings.types import DeploymentMethod, SharedFSUsage
 
 from banditbench.config import block_label, load_grid, unpinned_note
-from banditbench.data.verify import quarantine_corrupt
+from banditbench.data.quarantine import quarantine_corrupt
 from banditbench.provenance import COMMIT_VAR, git_environment
 from banditbench.resultio import reading_threads
 
@@ -110,7 +110,7 @@ def experiment_resources(wildcards, key):
 
 
 def paired_spec(experiment):
-    """The experiment's resolved paired comparisons (banditbench.pairs), as the aggregate rule's params
+    """The experiment's resolved paired comparisons (banditbench.comparisons), as the aggregate rule's params
     (empty for an experiment without pairs)."""
     return dict(GRID.experiments[experiment].paired or {})
 

@@ -1,4 +1,4 @@
-"""Downloads: one rule per registered dataset (banditbench.data.registry), run once however many jobs use it.
+"""Downloads: one rule per registered dataset (banditbench.data.catalog), run once however many jobs use it.
 
 Files land under data/raw/ in the mirror's layout, verified against their published
 checksums (for a dataset whose checksum is not published, obd_full, the one pinned in the
@@ -8,7 +8,7 @@ $BANDITBENCH_DATA_MIRROR (a directory or base URL), the canonical URLs.  Local r
 cluster nodes often have no network.
 """
 
-from banditbench.data.registry import DATASETS as RAW_DATASETS
+from banditbench.data.catalog import DATASETS as RAW_DATASETS
 
 for _dataset in RAW_DATASETS.values():
 

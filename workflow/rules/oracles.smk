@@ -10,7 +10,7 @@ from banditbench.data.paths import (
     processed_path,
     prompt_raw_paths,
 )
-from banditbench.data.registry import SCORED_TASKS
+from banditbench.data.catalog import SCORED_TASKS
 
 
 rule oracle_classifier:

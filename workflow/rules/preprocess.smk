@@ -15,7 +15,7 @@ from banditbench.data.paths import (
     raw_paths,
     replay_raw_paths,
 )
-from banditbench.data.registry import ENCODERS, SCORED_TASKS
+from banditbench.data.catalog import ENCODERS, SCORED_TASKS
 
 
 rule preprocess:
@@ -45,7 +45,7 @@ rule preprocess:
 rule preprocess_replay:
     input:
         raw=lambda wc: replay_raw_paths(wc.replay),
-        code=code_inputs([f"{SRC}/banditbench/data/replay.py"]),
+        code=code_inputs([f"{SRC}/banditbench/data/open_bandit.py"]),
     output:
         "data/processed/{replay}/{options}.npz",
     log:
@@ -59,7 +59,7 @@ rule preprocess_replay:
         mem_mb=4000,
         runtime=60,
     params:
-        code=code_digest([f"{SRC}/banditbench/data/replay.py"]),
+        code=code_digest([f"{SRC}/banditbench/data/open_bandit.py"]),
     script:
         "../scripts/data_replay.py"
 

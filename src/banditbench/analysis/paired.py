@@ -1,6 +1,6 @@
 """Paired comparisons: the per-seed difference ``A - B`` of an experiment's headline metric.
 
-For one seed every algorithm meets the same environment draws and delays (:mod:`banditbench.pairs`),
+For one seed every algorithm meets the same environment draws and delays (:mod:`banditbench.comparisons`),
 so the seed-by-seed difference cancels what the seeds share, and its interval — far narrower than the
 two algorithms' separate intervals — is the one that says whether A beats B.  From the experiment's
 per-seed table (:mod:`banditbench.analysis.seedtable`), for each configured pair (A, B), each delay
@@ -320,7 +320,7 @@ def write_paired(seeds_file: str | Path, experiment: str, paired: Mapping[str, A
                  spread: str = "ci") -> pd.DataFrame:
     """Read the per-seed table, write the paired tables, curves and plot atomically; return the table.
 
-    ``paired`` is the experiment's resolved ``paired`` (:func:`banditbench.pairs.resolve`)."""
+    ``paired`` is the experiment's resolved ``paired`` (:func:`banditbench.comparisons.resolve`)."""
     seeds = read_seeds(seeds_file)
     table, curves = paired_statistics(seeds, experiment, paired["pairs"], paired["metric"], paired["better"],
                                       ci_level, paired["interval"], int(paired.get("resamples", 9999)))

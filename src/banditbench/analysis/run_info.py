@@ -21,7 +21,8 @@ import pandas as pd
 
 from .. import __version__
 from .. import provenance
-from ..config import ExperimentGrid, budget_label
+from ..config import ExperimentGrid
+from ..resultio import budget_label, summarize_files
 from .aggregate import ci_percent
 
 #: distributions whose versions the report lists
@@ -84,7 +85,7 @@ def provenance_html(runs: Iterable[str]) -> str:
     """What produced the result files ``runs`` (read from their provenance members): one item per
     commit, host, CPU, BLAS kernel, threads, Python and package, with counts, and a warning per
     mixture (:meth:`banditbench.provenance.Summary.warnings`) or damaged file."""
-    summary, damaged = provenance.summarize_files(runs)
+    summary, damaged = summarize_files(runs)
     if not summary.total and not damaged:
         return "<h2>What produced the results</h2>\n<p>No result files.</p>"
     items = []

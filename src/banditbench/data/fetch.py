@@ -1,6 +1,6 @@
 """Checksummed download of registered datasets: local cache, then mirror, then canonical URLs.
 
-For every file of a dataset (:mod:`banditbench.data.registry`), in this order:
+For every file of a dataset (:mod:`banditbench.data.catalog`), in this order:
 
 1. the local cache ``<cache_dir>/<path>`` (default ``data/raw/``) — used if its
    checksum matches; a corrupt cached file is deleted;
@@ -11,7 +11,7 @@ For every file of a dataset (:mod:`banditbench.data.registry`), in this order:
 
 Every copy is checked against the registered sha256 / MD5 (for a file whose checksum is
 not published, the one pinned in the config's ``dataset_checksums``: without a pin nothing
-is fetched, :func:`banditbench.data.registry.expected_hash`) before it is moved
+is fetched, :func:`banditbench.data.catalog.expected_hash`) before it is moved
 into place (downloads go through :func:`pooch.retrieve` with a
 :class:`pooch.HTTPDownloader`, which writes to a temporary file and deletes it
 when the transfer breaks or the checksum differs).  Each source is tried
@@ -32,7 +32,7 @@ from typing import Mapping
 from urllib.parse import unquote, urlparse
 
 from ..resultio import umask_mode
-from .registry import PIN_KEY, Dataset, RemoteFile, expected_hash, get_dataset
+from .catalog import PIN_KEY, Dataset, RemoteFile, expected_hash, get_dataset
 from .verify import file_digest, file_hash
 
 log = logging.getLogger(__name__)

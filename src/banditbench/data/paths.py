@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 from ..errors import ConfigError, key_path
 from ._prompt_files import PROMPT_POOLS
-from .registry import ENCODERS, POOL_VARIANTS, SCORED_TASKS, annotation_file, get_dataset, pool_file, score_files
+from .catalog import ENCODERS, POOL_VARIANTS, SCORED_TASKS, annotation_file, get_dataset, pool_file, score_files
 
 RAW_DIR = "data/raw"
 PROCESSED_DIR = "data/processed"
@@ -51,7 +51,7 @@ PREPROCESS_OPTIONS: dict[str, dict[str, tuple[Any, Any]]] = {
 }
 CLASSIFICATION_DATASETS = tuple(PREPROCESS_OPTIONS)
 
-#: the Open Bandit Dataset prepared for replay (banditbench.data.replay): the replay option
+#: the Open Bandit Dataset prepared for replay (banditbench.data.open_bandit): the replay option
 #: ``source`` picks the registered dataset read, whose name is the prepared file's folder
 #: (the other options are its name), so the sample's and the full data's files coexist
 REPLAY_SOURCES = {"sample": "obd_random_all", "full": "obd_full"}

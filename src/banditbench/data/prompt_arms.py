@@ -47,7 +47,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from .paths import PROMPT_ARM_OPTIONS, resolve
-from .registry import ENCODERS
+from .catalog import ENCODERS
 from .verify import verify_raw
 
 

@@ -34,7 +34,7 @@ one after each pass; ``uniform`` draws rows independently with replacement.
     kept to compare (``u_k = s 1{k = y}``);
   - ``label_coin``: as ``label``, but between two arms of equal utility (two wrong classes, or a
     self-duel) a fair coin decides (one coin drawn every round, used or not, so that round t's coin
-    is the same whatever the policy plays: the pairing of :mod:`banditbench.pairs`).
+    is the same whatever the policy plays: the pairing of :mod:`banditbench.comparisons`).
 
   Metrics as :mod:`banditbench.envs.preference`: ``regret = 2 u* - u_i - u_j``,
   ``average_regret`` (half of it), ``weak_regret = u* - max(u_i, u_j)`` and ``self_duel``, all
@@ -53,10 +53,10 @@ from ..data.paths import (CLASSIFICATION_DATASETS, CLASSIFIER_OPTIONS, classifie
                           processed_path, resolve)
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, CorruptFileError, key_path
 from ..feedback import PreferenceFeedback, RewardFeedback, new_feedback
-from ..links import sigmoid_of
+from ..sigmoid import sigmoid_of
 from ..params import OneOf, Positive
 from .draws import uniforms
-from .kept import KeptRegretReward
+from .reward_metrics import KeptRegretReward
 from .preference import DuelingEnvironment, KeptDuelMetrics
 
 SAMPLING = ("shuffle", "uniform")

@@ -16,7 +16,7 @@ from ..api import register
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..params import OneOf, PositiveInt, Range
 from ..feedback import PreferenceFeedback, new_feedback
-from ..links import sigmoid_of
+from ..sigmoid import sigmoid_of
 from .draws import UNIFORM_BLOCK, uniforms
 from .preference import DuelingEnvironment, KeptDuelMetrics
 

@@ -72,7 +72,7 @@ from ..data.car_oracle import CLASSES, CONTEXT_DIMENSION, DEFAULT_ORACLE, action
 from ..data.files import load_npz
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, CorruptFileError, key_path
 from ..feedback import PreferenceCostFeedback, RewardCostFeedback, new_feedback
-from ..links import sigmoid
+from ..sigmoid import sigmoid
 from ..params import DataPath, NonNegative, OneOf, Positive, data_file_path
 
 NOISES = ("bernoulli", "gaussian")

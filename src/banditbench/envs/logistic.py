@@ -44,10 +44,10 @@ import numpy as np
 from ..api import Environment, register
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback, new_feedback
-from ..links import sigmoid
+from ..sigmoid import sigmoid
 from ..params import OneOf, PositiveInt, Range
 from .draws import UNIFORM_BLOCK, uniforms
-from .kept import KeptRegretReward
+from .reward_metrics import KeptRegretReward
 
 LATENTS = ("h1", "h2", "h3", "h4", "h5", "h6", "linear")
 CONTEXTS = ("cube", "sphere")

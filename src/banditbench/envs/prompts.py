@@ -45,10 +45,10 @@ import numpy as np
 from ..api import register
 from ..data.paths import (PROMPT_ORACLE_OPTIONS, prompt_arms_options, prompt_arms_path, prompt_oracle_path,
                           resolve)
-from ..data.registry import ENCODERS, SCORED_TASKS
+from ..data.catalog import ENCODERS, SCORED_TASKS
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceFeedback, new_feedback
-from ..links import sigmoid_of
+from ..sigmoid import sigmoid_of
 from ..params import NonNegative, Positive
 from .draws import uniforms
 from .preference import DuelingEnvironment, KeptDuelMetrics

@@ -1,7 +1,7 @@
 """Replay of logged bandit data (seed 002 App. J.1: the Open Bandit Dataset, random / all campaign).
 
 Each logged event shows the ``K`` candidates of its reduced action set
-(:mod:`banditbench.data.replay`: the logged item and the four items of highest affinity)
+(:mod:`banditbench.data.open_bandit`: the logged item and the four items of highest affinity)
 in an order drawn per event from the environment's stream, so the logged item's slot is
 uniform and tells the policy nothing.  Replay acceptance (Li et al. 2011; App. J.1):
 
@@ -45,7 +45,7 @@ class OBDReplay(Environment):
 
     Parameters
     ----------
-    preprocessing : options of :mod:`banditbench.data.replay` (``n_actions``, ``user_dim``,
+    preprocessing : options of :mod:`banditbench.data.open_bandit` (``n_actions``, ``user_dim``,
         ``item_dim``, ``seed``; defaults filled in) and ``source``: ``sample`` (the 10,000-event
         sample, default) or ``full`` (the full archive, dataset ``obd_full``).
     order : ``shuffle`` (events in a random order per seed) or ``log`` (the logged order).

@@ -74,7 +74,7 @@ from scipy.special import gammainc
 from ..api import Policy, Problem, register
 from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback
-from ..links import sigmoid
+from ..sigmoid import sigmoid
 from ..params import NonNegative, NonNegativeInt, OneOf, Positive, PositiveInt, Probability
 from .linalg import InverseGram
 

@@ -67,7 +67,7 @@ import numpy as np
 from ..api import Policy, Problem, register
 from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceFeedback
-from ..links import sigmoid
+from ..sigmoid import sigmoid
 from ..params import NonNegative, OneOf, Positive, PositiveInt, Range
 from .linalg import fit_logistic, sherman_morrison
 from .pair_selection import pair_widths

@@ -5,7 +5,10 @@
   last-layer features;
 * :mod:`.training` — the warm-started trainer of the weighted logistic losses
   and its update schedule;
-* one module per algorithm family (e.g. :mod:`.delayed_dueling`).
+* one module per algorithm family (e.g. :mod:`.delayed_dueling`), the reference implementation;
+* :mod:`.batched` — the seed-batched engines (a block of seeds in lockstep, what a simulate job
+  runs): one module per family beside the reference of the same name, and :mod:`.batched.ops`,
+  the pieces they share.
 
 Confidence matrices are plain numpy: :mod:`banditbench.policies.linalg`.
 """

@@ -17,7 +17,7 @@ Parameters and their documented defaults are those of :mod:`.delayed_dueling`
 (width 32, depth 2, Adam at lr 0.01, 10 steps per round, ``nu = 1``).  With
 delayed feedback both train on the outcomes that have arrived (no reweighting).
 
-Both run seed-batched as NDB-DF does (:class:`~.delayed_dueling.BatchedNeuralDueling`; NDB-TS's
+Both run seed-batched as NDB-DF does (:class:`~.batched.delayed_dueling.BatchedNeuralDueling`; NDB-TS's
 draw on each seed's own stream).
 
 These are our re-implementations of Verma et al.'s algorithms (seed 001 Sec. 6 ran the

@@ -1,4 +1,4 @@
-"""The one registry of real datasets: files, checksums, where to get them, licences.
+"""The one catalog of real datasets: files, checksums, where to get them, licences.
 
 Every file has a relative ``path`` that is both its place in the offline mirror
 (the layout of ``shared/datasets``: ``uci/mushroom/agaricus-lepiota.data``, ...)
@@ -35,7 +35,7 @@ Notes on individual entries:
   ZOZO publishes no checksum for it, so it has none here: it is fetched and read only
   with the checksum pinned in the config (``dataset_checksums.obd_full``).  Preprocessing
   reads the members ``open_bandit_dataset/random/all/all.csv`` and ``.../item_context.csv``
-  straight from the zip (:mod:`banditbench.data.replay`).  The member layout is that of
+  straight from the zip (:mod:`banditbench.data.open_bandit`).  The member layout is that of
   obp's loader (``<root>/<policy>/<campaign>/<campaign>.csv``) under the root folder
   ``open_bandit_dataset/`` that public scripts reading this archive use (members are found
   by the ending of their path, so another root folder works too); we could not open the

@@ -5,6 +5,9 @@ Shared by the environments that draw preferences and the policies that fit them.
 
 import numpy as np
 
+#: the largest slope of the logistic link: ``mu'(z) = mu(z) (1 - mu(z)) <= 1/4``
+MU_DOT_MAX = 0.25
+
 
 def sigmoid(z):
     """``1 / (1 + exp(-z))``, computed as ``(1 + tanh(z / 2)) / 2`` (no overflow for large ``|z|``)."""

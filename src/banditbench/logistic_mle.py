@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .links import sigmoid
+from .sigmoid import sigmoid
 
 
 #: relative rounding of a sum of many loss terms, well above machine epsilon (2.2e-16)

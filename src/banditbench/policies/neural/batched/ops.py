@@ -1,15 +1,8 @@
-"""Seed-batched building blocks: S independent copies of a neural policy run in lockstep (issue #22).
-
-A simulate job runs a block of seeds of one cell.  A policy class that offers a batched
-implementation has a classmethod ``batch(policies, device) -> BatchedPolicy`` that takes the
-block's single-seed policies (constructed as usual, so each seed drew its initial parameters
-from its own ``torch.Generator`` and keeps its own numpy stream) and stacks their state along a
-leading seed axis.  :func:`banditbench.runner.simulate_block` then plays the block: per round,
-each seed's environment, delays and feedback queue stay per seed, and the policy's work for
-all seeds is one call,
-
-* ``observe_all(t, arrived)`` — ``arrived[s]`` the feedback items seed s receives in round t;
-* ``act_all(t, contexts) -> actions`` — one action per seed.
+"""Mirrors of single-seed functions (each names its reference: ``nets.MLP``, ``training.adam_step``,
+``linalg.sherman_morrison``, ``banditbench.logistic_mle.fit_logistic``).  Checked by:
+``tests/test_batched_neural.py`` (building blocks: rel 1e-5 float32, 1e-9 float64),
+``tests/test_logistic.py::test_batched_solver_compares_centred_losses_too``,
+``tests/test_neural_dueling.py::test_batched_gradients_equal_per_arm_autograd``.
 
 The tensors of a block have shape ``[S, ...]``; this module holds the pieces the families
 share, each the batched mirror of a single-seed function (tested against it in
@@ -28,21 +21,11 @@ share, each the batched mirror of a single-seed function (tested against it in
 * :func:`sherman_morrison` — :func:`~banditbench.policies.linalg.sherman_morrison` on
   ``[S, D, D]`` inverses, masked; :func:`sherman_morrison_all` the same for every seed, in place
   (the p x p inverses of NDB);
-* :func:`fit_logistic` — :func:`banditbench.logistic.fit_logistic` (damped Newton) for all
+* :func:`fit_logistic` — :func:`banditbench.logistic_mle.fit_logistic` (damped Newton) for all
   seeds at once, each seed stopping by its own criterion.
 
-Block independence.  A seed's numbers must not depend on which seeds share its block, so a
-seed's result file is the same whether it runs alone or in a block of 20.  Three rules give
-that on one machine: (1) every per-seed quantity is computed by batched matmuls
-(:func:`bmm`: one GEMM per seed, narrow products one ``torch.mm`` per seed on aligned copies) or by elementwise and per-row reductions, never by a
-GEMM that folds the seed axis into the rows; (2) training data
-are padded to a length fixed by the round, not by the block (rows ``0 .. t - 2`` of every seed,
-rounds whose outcome is not there carrying weight 0), so every tensor's shape per seed depends
-on ``t`` only; (3) masked updates (``torch.where``) leave a seed that does not train this round
-bit for bit unchanged; (4) transcendental elementwise functions run on rows padded to a whole
-number of vector blocks (:func:`rowwise`).  ``tests/test_batched_neural.py`` checks the result bytes of a seed alone
-and inside a block.  The batched path is not bit-identical to the single-seed path (other
-kernels, other summation order): the two make the same decisions except near ties.
+What a block is, the interface (:class:`BatchedPolicy`) and the rules of block independence:
+:mod:`banditbench.policies.neural.batched`.
 """
 
 from __future__ import annotations
@@ -54,8 +37,8 @@ from typing import Any, Sequence
 
 import torch
 
-from ...logistic import LOSS_RESOLUTION
-from .training import ADAM_BETAS, ADAM_EPS
+from ....logistic_mle import LOSS_RESOLUTION
+from ..training import ADAM_BETAS, ADAM_EPS
 
 DEVICES = ("cpu", "cuda")
 
@@ -77,7 +60,7 @@ class BatchedPolicy(ABC):
 
 def check_device(device: str, where: str) -> None:
     """Refuse ``cuda`` where torch sees no GPU (before any job: ``check_params``)."""
-    from ...errors import ConfigError
+    from ....errors import ConfigError
 
     if device not in DEVICES:
         raise ConfigError(f"{where}.device: {device!r} is not one of {list(DEVICES)}")
@@ -283,13 +266,13 @@ def rowwise(fn, *xs: torch.Tensor) -> torch.Tensor:
 
 
 def _sigmoid(z: torch.Tensor) -> torch.Tensor:
-    """:func:`banditbench.links.sigmoid`: ``(1 + tanh(z / 2)) / 2``, rows ``[S, n]`` (:func:`rowwise`)."""
+    """:func:`banditbench.sigmoid.sigmoid`: ``(1 + tanh(z / 2)) / 2``, rows ``[S, n]`` (:func:`rowwise`)."""
     return 0.5 * (1.0 + rowwise(torch.tanh, 0.5 * z))
 
 
 def logistic_loss(theta: torch.Tensor, X: torch.Tensor, labels: torch.Tensor, lam: float, w: torch.Tensor,
                   centre: torch.Tensor | None) -> torch.Tensor:
-    """:func:`banditbench.logistic.logistic_loss` per seed: ``[S]``."""
+    """:func:`banditbench.logistic_mle.logistic_loss` per seed: ``[S]``."""
     z = bmm(X, theta[:, :, None])[:, :, 0]
     per = (rowwise(torch.logaddexp, torch.zeros_like(z), z) - labels * z) * w
     gap = theta if centre is None else theta - centre
@@ -299,7 +282,7 @@ def logistic_loss(theta: torch.Tensor, X: torch.Tensor, labels: torch.Tensor, la
 def fit_logistic(X: torch.Tensor, labels: torch.Tensor, lam: float, theta0: torch.Tensor, w: torch.Tensor,
                  mask: torch.Tensor, max_iter: int = 50, tol: float = 1e-8,
                  centre: torch.Tensor | None = None) -> torch.Tensor:
-    """:func:`banditbench.logistic.fit_logistic` for the seeds in ``mask`` (float64): ``X`` ``[S, n, D]``,
+    """:func:`banditbench.logistic_mle.fit_logistic` for the seeds in ``mask`` (float64): ``X`` ``[S, n, D]``,
     ``labels``, ``w`` ``[S, n]`` (padding rows weight 0), starts ``theta0`` ``[S, D]``; returns ``[S, D]``
     (``theta0`` for the seeds outside ``mask``).
 

@@ -1,0 +1,116 @@
+"""The pre-job check of the files the pipeline reads and writes.
+
+Before any job, :func:`quarantine_corrupt` checks the raw files present, the
+prepared files (``data/processed/``, ``data/oracles/``) an experiment grid reads,
+with the same cache, and the grid's result files (``results/runs/``: layout, every
+member's CRC, checksums, the run its path names; :func:`verify_result`), cached the
+same way in ``results/.checked.json``.  A corrupt one is renamed ``<name>.corrupt``
+(kept for inspection, never read) so that Snakemake rebuilds it, in the same run,
+before any job that needs it: a corrupt intermediate never makes a simulation fail
+and lose its previous result, and a corrupt result never reaches aggregation.
+
+The raw files' checksums and the cache are :mod:`banditbench.data.verify`'s.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from ..errors import ConfigError, CorruptFileError
+from ..resultio import identity_from_path, load_result
+from .files import load_npz
+from .paths import (CAR_ORACLE, CLASSIFIER_OPTIONS, PROMPT_ORACLE_OPTIONS, parse_key, parse_preprocess_key,
+                    parse_replay_key, replay_dataset_of)
+from .preprocess import load_prepared
+from .catalog import DATASETS
+from .verify import Cache, verify_raw
+
+#: the cache of verified result files, inside the results folder (created only where results/ exists)
+RESULTS_CACHE = Path("results/.checked.json")
+
+
+def verify_prepared(path: str) -> None:
+    """Read a prepared file (processed dataset or oracle, canonically named) as a job would, checking
+    its contents and that it is the file its name says; raises what the loaders raise."""
+    parts = path.split("/")
+    stem = parts[-1].removesuffix(".npz")
+    if replay_dataset_of(path) is not None:
+        identity = {"dataset": parts[2], "options": parse_replay_key(stem)}
+        load_npz(path, "prepared replay data", required=("features", "click"), expect=identity)
+    elif parts[:2] == ["data", "processed"] and len(parts) == 4:
+        load_prepared(path, parts[2], parse_preprocess_key(parts[2], stem))
+    elif parts[:3] == ["data", "oracles", "classifiers"] and len(parts) == 6:
+        identity = {"dataset": parts[3], "preprocessing": parse_preprocess_key(parts[3], parts[4]),
+                    "options": parse_key(CLASSIFIER_OPTIONS, stem, path)}
+        load_npz(path, "classifier oracle", required=("probabilities",), expect=identity)
+    elif parts[:3] == ["data", "oracles", "prompts"] and len(parts) == 5:
+        identity = {"task": parts[3], "options": parse_key(PROMPT_ORACLE_OPTIONS, stem, path)}
+        load_npz(path, "prompt oracle", required=("features", "utility"), expect=identity)
+    elif path == CAR_ORACLE:
+        load_npz(path, "car oracle", required=("contexts", "theta", "logit_theta"), expect={"dataset": "car"})
+
+
+def verify_result(path: str | os.PathLike) -> None:
+    """Read a result file as aggregation does: its layout, every member's CRC-32, its checksums
+    (which cover every member) and that it holds the run its path names
+    (``results/runs/<experiment>/<algorithm>/<delay>/<budget>/<seed>.npz``); raises
+    :class:`~banditbench.errors.CorruptFileError` naming the file."""
+    load_result(path, identity_from_path(path))
+
+
+def _quarantine(path: Path, reason: str) -> str:
+    """Move a corrupt file aside as ``<name>.corrupt``; one line saying why and where it went (for the
+    caller to print: the Snakefile prints it as a warning)."""
+    target = path.with_name(path.name + ".corrupt")
+    os.replace(path, target)
+    reason = re.sub(r"; delete it and (re-run|rebuild|run).*$", "", " ".join(reason.split()))
+    message = f"{reason}; moved to {target}, {path} is rebuilt before it is used"
+    return message
+
+
+def quarantine_corrupt(data_files: Iterable[str], raw_dir: str = "data/raw",
+                       checksums: Mapping[str, str] | None = None, results: Iterable[str] = (),
+                       moved_results: list[str] | None = None) -> list[str]:
+    """Check every registered raw file present under ``raw_dir`` (one without a published checksum
+    only if ``checksums`` pins one), every existing file of ``data_files`` and every existing result
+    file of ``results`` (:func:`verify_result`); move each corrupt one aside (``<name>.corrupt``).
+    Returns one line per file moved, and appends the results moved to ``moved_results`` (the
+    Snakefile has them rebuilt in the same run).  Cached: a file already checked in its current
+    version (size and modification time) costs a ``stat``."""
+    messages = []
+    cache = Cache()
+    for dataset in DATASETS.values():
+        if dataset.pinned and dataset.name not in (checksums or {}):
+            continue                    # nothing to check it against; it is not read without a pin
+        for remote in dataset.files:
+            path = Path(raw_dir) / remote.path
+            if path.is_file():
+                try:
+                    verify_raw(path, cache, checksums)
+                except CorruptFileError as err:
+                    messages.append(_quarantine(path, str(err)))
+    for name in dict.fromkeys(data_files):
+        path = Path(name)
+        if not path.is_file():
+            continue
+        try:
+            cache.get(path, "verified", lambda: verify_prepared(name) or "ok")
+        except (CorruptFileError, ConfigError) as err:
+            messages.append(_quarantine(path, str(err)))
+    cache.save()
+    checked = Cache(RESULTS_CACHE, key=lambda path: os.path.abspath(path))
+    for name in dict.fromkeys(results):
+        path = Path(name)
+        try:
+            checked.get(path, "verified", lambda: verify_result(name) or "ok")
+        except FileNotFoundError:
+            continue                    # not run yet
+        except CorruptFileError as err:
+            messages.append(_quarantine(path, str(err)))
+            if moved_results is not None:
+                moved_results.append(name)
+    checked.save()
+    return messages

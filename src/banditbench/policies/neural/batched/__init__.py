@@ -1,0 +1,32 @@
+"""Seed-batched engines: S independent copies of a neural policy run in lockstep (issue #22).
+
+A simulate job runs a block of seeds of one cell.  A policy class that offers a batched
+implementation has a classmethod ``batch(policies, device) -> BatchedPolicy`` that takes the
+block's single-seed policies (constructed as usual, so each seed drew its initial parameters
+from its own ``torch.Generator`` and keeps its own numpy stream) and stacks their state along a
+leading seed axis.  :func:`banditbench.runner.simulate_block` then plays the block: per round,
+each seed's environment, delays and feedback queue stay per seed, and the policy's work for
+all seeds is one call,
+
+* ``observe_all(t, arrived)`` — ``arrived[s]`` the feedback items seed s receives in round t;
+* ``act_all(t, contexts) -> actions`` — one action per seed.
+
+Block independence.  A seed's numbers must not depend on which seeds share its block, so a
+seed's result file is the same whether it runs alone or in a block of 20.  Three rules give
+that on one machine: (1) every per-seed quantity is computed by batched matmuls
+(:func:`.ops.bmm`: one GEMM per seed, narrow products one ``torch.mm`` per seed on aligned copies) or by elementwise and per-row reductions, never by a
+GEMM that folds the seed axis into the rows; (2) training data
+are padded to a length fixed by the round, not by the block (rows ``0 .. t - 2`` of every seed,
+rounds whose outcome is not there carrying weight 0), so every tensor's shape per seed depends
+on ``t`` only; (3) masked updates (``torch.where``) leave a seed that does not train this round
+bit for bit unchanged; (4) transcendental elementwise functions run on rows padded to a whole
+number of vector blocks (:func:`.ops.rowwise`).  ``tests/test_batched_neural.py`` checks the result bytes of a seed alone
+and inside a block.  The batched path is not bit-identical to the single-seed path (other
+kernels, other summation order): the two make the same decisions except near ties.
+
+* :mod:`.ops` — :class:`~.ops.BatchedPolicy` (the interface above) and the pieces the families share;
+* :mod:`.delayed_dueling`, :mod:`.logistic`, :mod:`.variance_dueling` — one engine per family, each the
+  batched mirror of the reference module of the same name in :mod:`banditbench.policies.neural`.
+
+This file holds only this docstring: a job that imports one engine depends on its own files only.
+"""

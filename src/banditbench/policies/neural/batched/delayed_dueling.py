@@ -1,0 +1,267 @@
+"""The seed-batched engine of NDB-DF and its baselines (and NDB-UCB / NDB-TS): :class:`BatchedNeuralDueling`.
+
+Reference: ``banditbench.policies.neural.delayed_dueling._NeuralDuelingBase`` (NDB-DF and its baselines;
+``neural_dueling.NDBUCB`` / ``NDBTS``).  Must match: every round's pair up to a near tie (rel 1e-6) or a
+heuristic's first imputed-only training round; building blocks rel 1e-12; mean regret 5 %; a seed's file
+bit-identical alone and in a block.  Checked by: ``tests/test_batched_neural_dueling.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from ....api import Policy
+from ....errors import ConfigError
+from ....feedback import PreferenceFeedback
+from ..nets import DTYPE
+from . import ops as B
+from .ops import BatchedPolicy
+
+
+class BatchedNeuralDueling(BatchedPolicy):
+    """Algorithm 2 of seed 000 (and NDB-UCB / NDB-TS) for a block of S seeds in lockstep (:mod:`.batched`):
+    the batched mirror of :class:`_NeuralDuelingBase`, line for line.
+
+    Stacked along the seed axis: the parameters ``theta`` ``[S, p]`` and their centre ``theta_0``, Adam's
+    moments and step counts, the confidence state of eq. 8 (``V^{-1}`` ``[S, p, p]``, on the features' subspace
+    under the symmetric initialisation (:meth:`_arm_features`), its diagonal ``[S, p]``
+    or, with ``fixed_arms``, the arm kernel ``Phi V^{-1} Phi^T`` ``[S, K, K]``), and the history (the played
+    pairs' network inputs or arm indices, outcomes, arrived flags) ``[S, T, ...]``.  Per round, for all seeds
+    at once: the training set of the delay strategy (:mod:`banditbench.policies.delayed_labels`) as labels
+    and weights on rows ``0 .. t - 2`` (rows outside the set carrying weight 0: block independence,
+    :mod:`.batched`), ``train_steps`` Adam steps on eq. 7 with the backward pass written out, the scores
+    ``h(x; theta_t)`` and greedy first arms (eq. 9), the gradient features ``g(x; theta_0) / sqrt(m)`` and
+    widths ``||phi - phi_{t,1}||_{V^{-1}}`` of eq. 12, and V's update (eq. 8, line 11).  The second arm
+    (eq. 10, or NDB-TS's draw) is chosen per seed by the seed's own policy on its own numpy stream.
+
+    Where the reference's rounding is cheap to follow it is followed (``F.softplus``'s gradient,
+    torch.optim.Adam's rule, the Sherman–Morrison and arm-kernel updates term by term); the sums run in
+    other orders, so the two paths make the same decisions except near ties."""
+
+    def __init__(self, policies: Sequence[Policy]):
+        first = policies[0]
+        self.policies = list(policies)
+        self.S = S = len(policies)
+        self.device = dev = torch.device(first.device)
+        self.net, self.strategy, self.trainer = first.net, first.delay_strategy, first.trainer
+        self.fixed_arms, self.confidence = first.fixed_arms, first.confidence
+        self.reg = first.lam / first.kappa_mu                                   # V_0 = (lam / kappa_mu) I
+        self.rho, self.window = first.history.rho, first.history.window
+        T, p, f = first.horizon, self.net.n_params, dict(dtype=DTYPE, device=dev)
+        self.params = torch.stack([pol.trainer.current for pol in policies]).to(dev).clone()
+        self.centre = torch.stack([pol.trainer.centre for pol in policies]).to(dev)      # theta_0 (eq. 7)
+        # the symmetric input [x; x] / sqrt(2) folded into the first layer (:meth:`_mats`), and V kept on the
+        # subspace of the gradient features it makes (:meth:`_arm_features`)
+        self.folded = self.net.symmetric
+        self.halved = self.folded and self.confidence == "full"
+        self.mats0 = self._mats(self.centre)
+        self.m, self.v = torch.zeros_like(self.params), torch.zeros_like(self.params)
+        self.k = torch.zeros(S, dtype=torch.int64, device=dev)
+        self.y = torch.zeros(S, T, **f)
+        self.arrived = torch.zeros(S, T, dtype=torch.bool, device=dev)
+        self._y_np, self._arrived_np = np.zeros((S, T)), np.zeros((S, T), dtype=bool)
+        self._seeds = torch.arange(S, device=dev)
+        if self.fixed_arms:
+            self.played = torch.zeros(S, T, 2, dtype=torch.int64, device=dev)   # set in round 1, with the arms
+            self.arm_sets: list[np.ndarray] | None = None
+        else:
+            d_in = self.net.input_dim if self.folded else self.net.shapes[0][1]
+            self.x_first = torch.zeros(S, T, d_in, **f)                          # the network's inputs
+            self.x_second = torch.zeros(S, T, d_in, **f)
+            if self.halved:
+                rows, cols = self.net.shapes[0]
+                p -= rows * cols // 2
+            self.gram = ((torch.eye(p, **f) / self.reg).repeat(S, 1, 1) if self.confidence == "full"
+                         else torch.full((S, p), self.reg, **f))
+        for pol in policies:             # the block carries V: the single-seed policies' own p x p copies go
+            pol.gram = None
+
+    # --- feedback -------------------------------------------------------------------
+    def observe_all(self, t: int, arrived: Sequence[Sequence[PreferenceFeedback]]) -> None:
+        for s, items in enumerate(arrived):
+            for fb in items:
+                self._y_np[s, fb.round - 1] = fb.y
+                self._arrived_np[s, fb.round - 1] = True
+
+    # --- model ----------------------------------------------------------------------
+    def _mats(self, params: torch.Tensor) -> list[torch.Tensor]:
+        """The weight matrices ``[S, r, c]`` of ``params``; under the symmetric initialisation the first
+        layer acts on the raw arm: ``W_1 [x; x] / sqrt(2) = ((W_1^a + W_1^b) / sqrt(2)) x`` with ``W_1^a``,
+        ``W_1^b`` its two column halves (half the first layer's flops; the same numbers up to rounding)."""
+        mats = B.weights_of(params, self.net.offsets, self.net.shapes)
+        if self.folded:
+            W, d = mats[0], self.net.input_dim
+            mats[0] = (W[:, :, :d] + W[:, :, d:]) / math.sqrt(2.0)
+        return mats
+
+    def _input(self, raw: torch.Tensor) -> torch.Tensor:
+        """The network's input for arms ``raw`` ``[S, K, d]`` under :meth:`_mats`: the arms themselves when the
+        first layer is folded, else :meth:`~.nets.MLP.embed`."""
+        return raw if self.folded else self.net.embed(raw)
+
+    def _inputs(self, n: int) -> torch.Tensor:
+        """The network's inputs for the logits of rows ``0 .. n - 1``: the arm set (``fixed_arms``) or the
+        played first arms stacked on the second ones."""
+        if self.fixed_arms:
+            return self.arms
+        return torch.cat([self.x_first[:, :n], self.x_second[:, :n]], dim=1)
+
+    def _logits(self, h: torch.Tensor, n: int) -> torch.Tensor:
+        """``Delta h_s = h(x_{s,1}) - h(x_{s,2})`` ``[S, n]`` from the outputs ``h`` of :meth:`_inputs`."""
+        if self.fixed_arms:
+            pairs = self.played[:, :n]
+            return h.gather(1, pairs[:, :, 0]) - h.gather(1, pairs[:, :, 1])
+        return h[:, :n] - h[:, n:]
+
+    def _gradient(self, params: torch.Tensor, x: torch.Tensor, n: int, labels: torch.Tensor,
+                  w: torch.Tensor) -> torch.Tensor:
+        """Gradient ``[S, p]`` of eq. 7's data term ``sum_s w_s [softplus(Delta h_s) - a_s Delta h_s]``."""
+        mats = self._mats(params)
+        hidden, out = B.mlp_forward(mats, x, self.net.scale, False)
+        dz = (B.softplus_grad(self._logits(out[:, :, 0], n)) - labels) * w
+        if self.fixed_arms:                       # d/dh_k: + dz of the rows whose first arm is k, - of the second
+            pairs = self.played[:, :n]
+            dh = torch.zeros(self.S, x.shape[1], dtype=DTYPE, device=x.device)
+            dh.scatter_add_(1, torch.cat([pairs[:, :, 0], pairs[:, :, 1]], 1), torch.cat([dz, -dz], 1))
+        else:
+            dh = torch.cat([dz, -dz], dim=1)
+        grads = B.mlp_backward(mats, hidden, (self.net.scale * dh)[:, :, None])
+        if self.folded:                         # both column halves of W_1 get the folded layer's gradient / sqrt(2)
+            half = grads[0] / math.sqrt(2.0)
+            grads[0] = torch.cat([half, half], dim=2)
+        return torch.cat([g.reshape(self.S, -1) for g in grads], dim=1)
+
+    def _training_set(self, t: int, n: int, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Labels and weights ``[S, n]`` of the delay strategy's training set at round ``t``
+        (:meth:`~banditbench.policies.delayed_labels.DuelHistory.training_set`; weight 0: not in the set)."""
+        y, arrived = self.y[:, :n], self.arrived[:, :n]
+        ones = torch.ones_like(y)
+        if self.strategy == "ipw":                                            # omega_{s,t} y_s (eq. 2)
+            return torch.where(arrived, y / self.rho, 0.0), ones
+        if self.strategy == "zero":                                           # y'_s (eq. 1)
+            return torch.where(arrived, y, 0.0), ones
+        if self.strategy == "ignore":
+            return y, arrived.to(DTYPE)
+        missing = ~arrived
+        if self.strategy == "heuristic" and self.window is not None:          # DuelHistory.pending
+            played_round = torch.arange(1, n + 1, device=y.device)
+            missing = missing & (t - played_round < max(self.window, 1))
+        h = B.mlp_forward(self._mats(self.params), x, self.net.scale, False)[1][:, :, 0]
+        predicted = B.rowwise(torch.sigmoid, self._logits(h, n))              # mu(Delta h_s(theta_t))
+        return torch.where(arrived, y, torch.where(missing, predicted, 0.0)), (arrived | missing).to(DTYPE)
+
+    def _train(self, t: int, n: int) -> None:
+        """Algorithm 2 line 7: ``train_steps`` Adam steps on eq. 7 for the seeds with a non-empty training set."""
+        self.y[:, :n] = torch.from_numpy(self._y_np[:, :n]).to(self.device)
+        self.arrived[:, :n] = torch.from_numpy(self._arrived_np[:, :n]).to(self.device)
+        x = self._inputs(n)
+        labels, w = self._training_set(t, n, x)
+        mask = (w > 0).any(1)
+        if not bool(mask.any()):
+            return
+        lam = self.trainer.lam
+        for _ in range(self.trainer.steps):
+            grad = self._gradient(self.params, x, n, labels, w) + lam * (self.params - self.centre)
+            B.adam_step(self.params, grad, self.m, self.v, self.k, self.trainer.lr, mask)
+
+    # --- selection --------------------------------------------------------------------
+    def _start_fixed_arms(self, contexts: Sequence[np.ndarray]) -> None:
+        """Round 1 with ``fixed_arms``: each seed's arm set, its gradient features at ``theta_0`` and
+        the confidence state (the arm kernel ``Phi V_0^{-1} Phi^T``, or V's diagonal)."""
+        self.arm_sets = list(contexts)
+        raw = torch.from_numpy(np.stack(contexts)).to(DTYPE).to(self.device)
+        self.arms = self._input(raw)
+        self.features = self._arm_features(self.arms)
+        if self.confidence == "full":
+            self.gram = B.bmm(self.features, self.features.transpose(1, 2).contiguous()) / self.reg
+        else:
+            self.gram = torch.full((self.S, self.features.shape[2]), self.reg, dtype=DTYPE, device=self.device)
+
+    def _arm_features(self, x: torch.Tensor) -> torch.Tensor:
+        """The gradient features ``g(x; theta_0) / sqrt(m)`` (eq. 12) of the arms with network inputs ``x``
+        (:meth:`_input`), in the coordinates V is kept in.
+
+        Under the symmetric initialisation the input is ``[x; x] / sqrt(2)``, so the first layer's gradient
+        ``delta [x; x]^T / sqrt(2)`` has two equal halves ``a``: every feature, every ``g'`` of eq. 8 and
+        every width of eq. 12 lie in the subspace where they agree.  On it, with the orthonormal
+        coordinates ``(a + a) / sqrt(2) = sqrt(2) a = delta x^T`` (the folded layer's gradient, :meth:`_mats`),
+        V is ``(lam/kappa_mu) I + sum g'_c g'_c^T`` and the widths ``||r||_{V^{-1}} = ||r_c||_{V_c^{-1}}``
+        (and the arm kernel's inner products) are the same numbers up to rounding at ``m d`` fewer
+        coordinates: the p x p products of the full ``V^{-1}`` shrink by about ``(p / (p - m d))^2``
+        (3.8x at d = 20, m = 32, depth 2).  The diagonal approximation is not invariant under that change
+        of coordinates and gets the full features."""
+        phi = B.mlp_arm_gradients(self.mats0, x, self.net.scale) / math.sqrt(self.net.width)
+        if not self.folded or self.halved:
+            return phi
+        rows, d = self.mats0[0].shape[1:]
+        half = phi[:, :, : rows * d].reshape(*phi.shape[:2], rows, d) / math.sqrt(2.0)
+        return torch.cat([torch.cat([half, half], dim=3).reshape(*phi.shape[:2], -1), phi[:, :, rows * d:]], dim=2)
+
+    def _norms(self, phi: torch.Tensor, first: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``||phi(x) - phi(x_{t,1})||_{V_{t-1}^{-1}}`` ``[S, K]`` (eq. 12 without its factor) and, with the
+        full ``V^{-1}``, the rows ``(phi(x) - phi(x_{t,1})) V_{t-1}^{-1}`` ``[S, K, p]`` (:meth:`_update` reuses
+        the second arm's)."""
+        products = None
+        if self.fixed_arms and self.confidence == "full":                    # ArmKernelGram.pair_norms
+            M = self.gram
+            col = M[self._seeds, :, first]
+            q = torch.diagonal(M, dim1=1, dim2=2) - 2.0 * col + col[self._seeds, first][:, None]
+        else:
+            rows = phi - phi[self._seeds, first][:, None, :]
+            if self.confidence == "full":                                     # InverseGram.norms
+                products = B.bmm(rows, self.gram)
+                q = (products * rows).sum(2)
+            else:                                                             # DiagonalGram.norms
+                q = (rows * rows / self.gram[:, None, :]).sum(2)
+        return torch.sqrt(torch.clamp(q, min=0.0)), products
+
+    def _update(self, phi: torch.Tensor, first: torch.Tensor, second: torch.Tensor,
+                products: torch.Tensor | None) -> None:
+        """Eq. 8 / line 11: ``V += g' g'^T`` with ``g' = phi(x_{t,1}) - phi(x_{t,2})``.  With the full
+        ``V^{-1}``, Sherman–Morrison's ``V^{-1} g'`` is the second arm's row of ``products`` up to its sign
+        (``V^{-1}`` is symmetric; the sign cancels in the update), so the inverses are read once less."""
+        if self.fixed_arms and self.confidence == "full":                    # ArmKernelGram.update_pair
+            M = self.gram
+            col = M[self._seeds, :, first] - M[self._seeds, :, second]
+            quad = col[self._seeds, first] - col[self._seeds, second]
+            M.sub_(col[:, :, None] * col[:, None, :] / (1.0 + quad)[:, None, None])
+            return
+        g = phi[self._seeds, first] - phi[self._seeds, second]
+        if self.confidence == "full":
+            B.sherman_morrison_all(self.gram, g, v=-products[self._seeds, second])
+        else:
+            self.gram.add_(g * g)
+
+    @torch.no_grad()
+    def act_all(self, t: int, contexts: Sequence[np.ndarray]) -> list[tuple[int, int]]:
+        n = t - 1                                          # rows of the rounds played so far
+        if n and self.trainer.due(t):
+            self._train(t, n)
+        if self.fixed_arms:
+            if self.arm_sets is None:
+                self._start_fixed_arms(contexts)
+            elif any(c is not a and not np.array_equal(c, a) for c, a in zip(contexts, self.arm_sets)):
+                raise ConfigError("environment: publishes fixed_arms but showed a different arm set")
+            x, phi = self.arms, self.features
+        else:
+            x = self._input(torch.from_numpy(np.stack(contexts)).to(DTYPE).to(self.device))
+            phi = self._arm_features(x)
+        scores_t = B.mlp_forward(self._mats(self.params), x, self.net.scale, False)[1][:, :, 0]
+        scores = scores_t.cpu().numpy()
+        firsts = scores.argmax(1)                                                  # eq. 9
+        first = torch.from_numpy(firsts).to(self.device)
+        norms_t, products = self._norms(phi, first)
+        norms = norms_t.cpu().numpy()
+        seconds = [pol._second_arm(scores[s], int(firsts[s]), norms[s])          # eq. 10 (NDB-TS: its draw)
+                   for s, pol in enumerate(self.policies)]
+        second = torch.tensor(seconds, device=self.device)
+        if self.fixed_arms:
+            self.played[:, n, 0], self.played[:, n, 1] = first, second
+        else:
+            self.x_first[:, n], self.x_second[:, n] = x[self._seeds, first], x[self._seeds, second]
+        self._update(phi, first, second, products)
+        return [(int(a), b) for a, b in zip(firsts, seconds)]

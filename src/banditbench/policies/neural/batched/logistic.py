@@ -1,0 +1,187 @@
+"""The seed-batched engine of NeuralLog-UCB/TS and NCBF-UCB: :class:`BatchedNeuralLogistic`.
+
+Reference: ``banditbench.policies.neural.logistic._NeuralLogisticBase`` (NeuralLog-UCB/TS, NCBF-UCB).
+Must match: TrainNN's iterates rel 1e-9, the decisions up to near ties, mean regret 5 %, a seed's file
+bit-identical alone and in a block.  Checked by: ``tests/test_batched_neural_logistic.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from ....api import Policy
+from ....feedback import RewardFeedback
+from ....sigmoid import MU_DOT_MAX as R
+from ....sigmoid import sigmoid
+from ..nets import DTYPE
+from . import ops as B
+from .ops import BatchedPolicy
+
+
+class BatchedNeuralLogistic(BatchedPolicy):
+    """The family's loop (:class:`_NeuralLogisticBase`) for a block of S seeds in lockstep (:mod:`.batched`),
+    for the order radius, a fixed ``lam`` and the diagonal ``M_t`` (the paper's forms; :meth:`~_NeuralLogisticBase.batch`).
+    The members may also differ in ``nu`` and ``lam`` (:func:`banditbench.runner.run_members`, Sec. 7's grid
+    in lockstep): both, the ridges and the loss weight they set are kept per member.
+
+    Stacked along the seed axis: the parameters ``theta`` ``[S, p]``, ``theta_0`` and the regulariser's
+    centre, Adam's moments and step counts, the diagonals of ``M_t`` (``V_t`` or ``W_t``) and of the
+    effective dimension's design ``[S, p]``, and the absorbed arms and rewards ``[S, T, ...]`` in arrival
+    order, as the reference keeps them.  Per round, for all seeds at once: TrainNN's ``train_steps``
+    steps (Adam or gradient descent) on the regularised cross-entropy with the backward pass written
+    out, on each seed's absorbed rows (a minibatch of them gathered per seed: O(B) per step), the means
+    of the module table (Algorithm 1 line 2, Algorithm 2 line 2 / eq. 5), the widths
+    ``||phi||_{diag(M)^{-1}}`` (the widths and the linearised mean from the gradients' layer factors,
+    :func:`.batched.gradient_forms`: only the played arm's ``g(x)`` is formed) and the order
+    radius (eqs. 1 / 4 or Verma et al.'s ``nu_T``, App. A) from each seed's log-determinant.  Per seed, on
+    the seed's own streams: the minibatch draws (its trainer's ``torch.Generator``, in the reference's
+    order), the Thompson draws (its numpy ``rng``) and ``W_t``'s weights ``mu'(f(x_i; theta_i))`` (the
+    reference's network on the seed's new rows).  The sums run in other orders than the reference's, so
+    the two paths make the same decisions except near ties."""
+
+    def __init__(self, policies: Sequence[Policy]):
+        first = policies[0]
+        self.policies = list(policies)
+        self.S = S = len(policies)
+        self.first, self.net, self.trainer = first, first.net, first.trainer
+        T, d = first.horizon, self.net.input_dim
+        self.device = dev = torch.device(first.device)
+        self.params = torch.stack([pol.trainer.current for pol in policies]).clone().to(dev)
+        self.theta0 = torch.stack([pol.net.theta0 for pol in policies]).to(dev)
+        self.centre = torch.stack([pol.trainer.centre for pol in policies]).to(dev)
+        self.m, self.v = torch.zeros_like(self.params), torch.zeros_like(self.params)
+        self.k = torch.zeros(S, dtype=torch.int64, device=dev)
+        self.X = torch.zeros(S, T, d, dtype=DTYPE, device=dev)
+        self.y = torch.zeros(S, T, dtype=DTYPE, device=dev)
+        self.n = [0] * S
+        self.diag = torch.from_numpy(np.stack([pol.matrix.gram.diagonal for pol in policies])).to(dev)
+        self.shared = first.log_det_design is first.matrix
+        self.ld_diag = self.diag if self.shared else torch.from_numpy(np.stack([pol.log_det_design.gram.diagonal
+                                                                                for pol in policies])).to(dev)
+        member = dict(dtype=DTYPE, device=dev)                       # nu and lam may differ by member
+        self.ld_ridge = torch.tensor([pol.log_det_design.ridge for pol in policies], **member)[:, None]
+        self.ld_ridge0 = torch.tensor([pol.log_det_design.ridge0 for pol in policies], **member)[:, None]
+        self.nu = torch.tensor([pol.nu for pol in policies], **member)[:, None]
+        self.lam0 = torch.tensor([pol.lam0 for pol in policies], **member)
+        self.loss_weight = torch.tensor([pol.trainer.lam for pol in policies], **member)[:, None]
+        self.radius = torch.tensor([pol.conf_radius for pol in policies], **member)
+        self.pending: list[dict[int, tuple[torch.Tensor, torch.Tensor]]] = [{} for _ in range(S)]
+        self.arrived: list[list[tuple[torch.Tensor, torch.Tensor, float]]] = [[] for _ in range(S)]
+
+    # --- feedback -------------------------------------------------------------------
+    def observe_all(self, t: int, arrived: Sequence[Sequence[RewardFeedback]]) -> None:
+        for s, items in enumerate(arrived):
+            for fb in items:
+                phi, x = self.pending[s].pop(fb.round)
+                self.arrived[s].append((phi, x, float(fb.reward)))
+
+    def _orders(self) -> torch.Tensor:
+        """The order radius ``[S]`` (before ``nu``; :meth:`_NeuralLogisticBase._radius`) from each seed's
+        ``d_t``: the Hadamard bound ``sum_j log(1 + added_j / ridge_0)`` of eq. 2's log-determinant."""
+        first = self.first
+        added = torch.clamp(self.ld_diag - self.ld_ridge, min=0.0)
+        d_t = B.rowwise(torch.log1p, added / self.ld_ridge0).sum(1)
+        if first.radius_kind == "ncbf":
+            return torch.sqrt(first.kappa * d_t / self.lam0) + first.S
+        nu_t = first.S ** 2 * (torch.sqrt(d_t) + 1.0 / torch.sqrt(self.lam0))
+        if first.design == "W":
+            return nu_t
+        return math.sqrt(first.kappa) * nu_t * (1.0 if first.sampling else R)
+
+    def _absorb(self, t: int) -> None:
+        """Algorithm 1/2 lines 4–6 for every seed: its arrivals, TrainNN, ``M_t`` and the radius."""
+        new, self.arrived = self.arrived, [[] for _ in range(self.S)]
+        for s, items in enumerate(new):
+            for phi, x, r in items:
+                self.X[s, self.n[s]], self.y[s, self.n[s]] = x, r
+                self.n[s] += 1
+                if not self.shared:
+                    self.ld_diag[s] += phi * phi
+        if self.trainer.due(t) and any(self.n):
+            self._train(t, torch.tensor([n > 0 for n in self.n], device=self.device))
+        for s, items in enumerate(new):
+            if not items:
+                continue
+            weights = np.ones(len(items))
+            if self.first.design == "W":                             # mu'(f(x_i; theta_i)), the reference's network
+                with torch.no_grad():
+                    f = self.net.forward(self.params[s], self.X[s, self.n[s] - len(items): self.n[s]]).cpu().numpy()
+                mu = sigmoid(f)
+                weights = mu * (1.0 - mu)
+            for (phi, _, _), w in zip(items, weights):
+                self.diag[s] += float(w) * phi * phi
+        fresh = torch.tensor([bool(items) for items in new], device=self.device)
+        if bool(fresh.any()):
+            self.radius = torch.where(fresh, self._orders(), self.radius)
+
+    def _train(self, t: int, mask: torch.Tensor) -> None:
+        """TrainNN (:meth:`.training.Trainer.fit`) for the seeds in ``mask``: ``train_steps`` steps on
+        ``sum_i w_i [softplus(f_i) - y_i f_i] + (lam / 2) ||theta - c||^2`` over each seed's absorbed rows.
+        With ``minibatch`` B, once some seed holds more than B rows every step gathers B rows per seed (a
+        seed's own draw, or its first ``min(n, B)`` rows, zero-padded, while it holds no more than B), so a
+        step costs O(B), not O(t)."""
+        trainer, rows = self.trainer, max(self.n)
+        labels = self.y[:, :rows]
+        n = torch.tensor(self.n, device=self.device)
+        absorbed = (torch.arange(rows, device=self.device)[None, :] < n[:, None]).to(DTYPE)
+        gather = trainer.batch is not None and rows > trainer.batch
+        x = None if gather else self.net.embed(self.X[:, :rows])   # gathered rows are embedded per step
+        for _ in range(trainer.steps):
+            xs, ys, w = x, labels, absorbed
+            if gather:                                               # each seed's draw, from its own generator
+                index = torch.stack([pol.trainer.draw(self.n[s]) if self.n[s] > trainer.batch
+                                     else torch.arange(trainer.batch) for s, pol in enumerate(self.policies)]).to(self.device)
+                X = self.X[:, :rows]
+                xs = self.net.embed(torch.gather(X, 1, index[:, :, None].expand(-1, -1, X.shape[2])))
+                ys = torch.gather(labels, 1, index)
+                w = (index < n[:, None]).to(DTYPE)
+            mats = B.weights_of(self.params, self.net.offsets, self.net.shapes)
+            hidden, out = B.mlp_forward(mats, xs, self.net.scale, False)
+            dz = (B.softplus_grad(out[:, :, 0]) - ys) * w
+            grads = B.mlp_backward(mats, hidden, (self.net.scale * dz)[:, :, None])
+            grad = torch.cat([g.reshape(self.S, -1) for g in grads], dim=1) + self.loss_weight * (self.params - self.centre)
+            if trainer.optimizer_kind == "gd":
+                self.params.copy_(torch.where(mask[:, None], self.params - trainer.lr * grad, self.params))
+            else:
+                B.adam_step(self.params, grad, self.m, self.v, self.k, trainer.lr, mask)
+
+    # --- selection ------------------------------------------------------------------
+    def act_all(self, t: int, contexts: Sequence[np.ndarray]) -> list[int]:
+        self._absorb(t)
+        first = self.first
+        x = torch.tensor(np.stack(contexts), dtype=DTYPE, device=self.device)
+        emb = self.net.embed(x)
+        at = self.params if first.gradient_at == "current" else self.theta0
+        hidden, deltas = B.mlp_arm_backprop(B.weights_of(at, self.net.offsets, self.net.shapes), emb, self.net.scale)
+        linearised = first.mean_kind == "linearised"                 # Algorithm 2 line 2, eq. 5, App. J
+        # ||phi||_{diag(M)^-1} and g^T (theta - theta_0) from the layers' factors: no [S, K, p] gradients
+        quad, lin = B.gradient_forms(hidden, deltas, self.net.offsets, 1.0 / self.diag,
+                                     self.params - self.theta0 if linearised else None)
+        if linearised:
+            centre = lin
+        else:
+            mats = B.weights_of(self.params, self.net.offsets, self.net.shapes)
+            centre = B.mlp_forward(mats, emb, self.net.scale, False)[1][:, :, 0]
+            if first.mean_kind == "probability":                     # Algorithm 1, line 2
+                centre = B._sigmoid(centre)
+        norms = torch.sqrt(quad) * first.phi_scale if first.phi_scale != 1.0 else torch.sqrt(quad)
+        widths = (self.nu * self.radius[:, None] * norms).cpu().numpy()
+        centre = centre.cpu().numpy()
+        arms = []
+        for s, pol in enumerate(self.policies):
+            if first.sampling:
+                scores = centre[s] + widths[s] * pol.rng.standard_normal(len(centre[s]))
+            else:
+                scores = centre[s] + widths[s]
+            arms.append(int(np.argmax(scores)))
+        chosen = torch.tensor(arms, device=self.device)[:, None]       # the played arms' features, for M_t
+        rows = lambda z: torch.gather(z, 1, chosen[:, :, None].expand(-1, -1, z.shape[2]))  # noqa: E731
+        g = B.outer_gradients([rows(h) for h in hidden], [rows(d) for d in deltas])[:, 0]
+        phi = g * first.phi_scale if first.phi_scale != 1.0 else g
+        for s, arm in enumerate(arms):
+            self.pending[s][t] = (phi[s].clone(), x[s, arm].clone())
+        return arms
