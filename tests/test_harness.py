@@ -186,7 +186,7 @@ def test_truth_log_of_the_wrong_metrics_is_refused():
             return {"regret": [0.0] * horizon}
 
     env = Broken(np.random.SeedSequence(0), horizon=5, noise_sigma=0.1)
-    policy = type("Fixed", (), {"context_form": None, "observe": lambda self, t, a: None,
+    policy = type("Fixed", (), {"context_form": None, "engines": frozenset(), "observe": lambda self, t, a: None,
                                 "act": lambda self, t, c: 0.5})()
     with pytest.raises(ValueError, match=r"Broken.truth_log returned \['regret'\].*expected_reward"):
         runner.simulate(env, policy, make_delay({"kind": "none"}), 5, np.random.default_rng(0))
@@ -281,7 +281,7 @@ def test_a_contextless_environment_is_never_asked_for_its_context():
             raise AssertionError("a contextless environment's context must not be called")
 
     seen = []
-    policy = type("Fixed", (), {"context_form": None, "observe": lambda self, t, a: None,
+    policy = type("Fixed", (), {"context_form": None, "engines": frozenset(), "observe": lambda self, t, a: None,
                                 "act": lambda self, t, c: seen.append(c) or 0.5})()
     for delay in ({"kind": "none"}, {"kind": "geometric", "mean": 3}):
         env = Silent(np.random.SeedSequence(0), horizon=50, noise_sigma=0.1)

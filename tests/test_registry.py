@@ -225,3 +225,35 @@ def test_the_package_has_no_import_cycle():
         if path not in index:
             connect(path)
     assert cycles == []
+
+
+def test_every_policys_engines_are_declared_in_the_api_and_implemented():
+    """api.py declares the optional engines; every registered policy declares exactly the engines it
+    implements, and the runner asks the declaration (no attribute discovery)."""
+    from banditbench.api import ENGINES, Policy
+    from banditbench.runner import batchable
+
+    seen = set()
+    for name, entry in registry.policies().items():
+        cls = entry.load()
+        assert set(cls.engines) <= set(ENGINES), name
+        for engine, method in ENGINES.items():
+            owner = next(klass for klass in cls.__mro__ if method in vars(klass))
+            assert (owner is not Policy) == (engine in cls.engines), (name, engine)
+        assert batchable({"policy": {"name": name}}) == ("seed-batched" in cls.engines)
+        seen |= set(cls.engines)
+    assert seen == set(ENGINES)          # both engines are in use
+
+
+@pytest.mark.parametrize("body, message", [
+    ({"engines": frozenset({"seed-batched"})}, "declares the seed-batched engine"),
+    ({"run_compiled": lambda self, env, arrival, horizon: True}, "implements the compiled engine"),
+    ({"engines": frozenset({"gpu"})}, "are not engines"),
+    ({"per_member": ("lam",)}, "per_member needs the seed-batched engine"),
+])
+def test_an_engine_declared_but_missing_or_present_but_undeclared_is_refused_at_class_definition(body, message):
+    from banditbench.api import Policy
+
+    with pytest.raises(TypeError, match=message):
+        type("Broken", (Policy,), {"feedback_kind": "reward", "action_kind": "arm", "observe": lambda *a: None,
+                                   "act": lambda *a: 0, **body})

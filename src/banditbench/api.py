@@ -176,6 +176,37 @@ class Policy(abc.ABC):
     #: the context form it asks the environment for (one of ``Environment.context_forms``, which
     #: the environment publishes in its facts); None: the environment's default context
     context_form: str | None = None
+    #: the engines it offers besides the reference loop of :meth:`observe` and :meth:`act`
+    #: (:data:`ENGINES`): ``compiled`` (it implements :meth:`run_compiled`) and ``seed-batched`` (it
+    #: implements :meth:`batch`).  Checked when the class is defined: a declared engine must be
+    #: implemented, and an implemented one declared.
+    engines: ClassVar[frozenset[str]] = frozenset()
+    #: parameters the seed-batched engine takes per member, so that one block may play several
+    #: values of them in lockstep (e.g. a hyperparameter grid; :func:`banditbench.runner.run_members`)
+    per_member: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        unknown = set(cls.engines) - set(ENGINES)
+        if unknown:
+            raise TypeError(f"{cls.__name__}.engines: {sorted(unknown)} are not engines; known: {list(ENGINES)}")
+        for engine, method in ENGINES.items():
+            owner = next(klass for klass in cls.__mro__ if method in vars(klass))
+            implemented = owner is not Policy
+            if implemented != (engine in cls.engines):
+                raise TypeError(f"{cls.__name__} {'implements' if implemented else 'declares'} the {engine} engine "
+                                f"({method}) but {'does not declare it in' if implemented else 'lacks'} "
+                                f"{'engines' if implemented else method}")
+        if cls.per_member and "seed-batched" not in cls.engines:
+            raise TypeError(f"{cls.__name__}.per_member needs the seed-batched engine")
+
+    @classmethod
+    def batch(cls, policies: Sequence["Policy"]) -> "BatchedPolicy | None":
+        """The ``seed-batched`` engine: the block's policies (one per seed, each built as for a single-seed
+        run) stacked into one :class:`BatchedPolicy` that plays them in lockstep; None refuses this
+        block's parameter set, whose seeds then run one after the other.  A seed's result must not
+        depend on the other members of its block."""
+        return None
 
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
@@ -189,7 +220,7 @@ class Policy(abc.ABC):
         return 0
 
     def run_compiled(self, env: Environment, arrival: Any, horizon: int) -> bool:
-        """Play all ``horizon`` rounds against ``env`` in compiled code, if this policy has such a form for
+        """The ``compiled`` engine: play all ``horizon`` rounds against ``env`` in compiled code, if this policy has such a form for
         this environment: the same decisions as :meth:`observe` and :meth:`act` in the loop of
         :func:`banditbench.runner.simulate`, ``arrival`` its delay queue
         (:meth:`banditbench.delays.DelayModel.arrival_rounds`).  Leaves the policy's state and the
@@ -209,3 +240,24 @@ class Policy(abc.ABC):
         let the later call replace what the earlier one recorded for round ``t``.
         """
 
+
+#: the optional engines a policy may offer (``Policy.engines``), each with the method that implements it
+ENGINES = {"compiled": "run_compiled", "seed-batched": "batch"}
+
+
+class BatchedPolicy(abc.ABC):
+    """What :meth:`Policy.batch` returns and :func:`banditbench.runner.simulate_block` plays: a block of
+    S seeds' policies in lockstep.  Each seed sees the calls of the single-seed loop, in its order; a
+    seed's decisions must not depend on the other members (the rules in
+    :mod:`banditbench.policies.neural.batched`)."""
+
+    #: the ``Policy.context_form`` every seed's environment is asked for
+    context_form: str | None = None
+
+    @abc.abstractmethod
+    def observe_all(self, t: int, arrived: Sequence[Sequence[Any]]) -> None:
+        """Each seed's ``Policy.observe(t, arrived[s])``, for the whole block at once."""
+
+    @abc.abstractmethod
+    def act_all(self, t: int, contexts: Sequence[Any]) -> list:
+        """Each seed's ``Policy.act(t, contexts[s])``, for the whole block at once: one action per seed."""

@@ -61,8 +61,7 @@ def simulate(env: Environment, policy: Policy, delay: DelayModel, horizon: int,
         from tqdm import tqdm
 
         bar = tqdm(total=horizon, desc="rounds", unit="rd", file=sys.stderr)
-    run_compiled = getattr(policy, "run_compiled", None) if compiled else None     # (duck-typed policies lack it)
-    if run_compiled is not None and run_compiled(env, arrival, horizon):
+    if compiled and "compiled" in policy.engines and policy.run_compiled(env, arrival, horizon):
         if bar is not None:
             bar.update(horizon)
             bar.close()
@@ -249,7 +248,7 @@ class SkippedInBlock(RuntimeError):
 def simulate_block(envs: Sequence[Environment], batched, delays: Sequence[DelayModel], horizon: int,
                    delay_rngs: Sequence[np.random.Generator]) -> list[dict[str, np.ndarray]]:
     """:func:`simulate` for a block of seeds in lockstep: one environment, delay model and feedback
-    queue per seed, one seed-batched policy (:class:`banditbench.policies.neural.batched.ops.BatchedPolicy`)
+    queue per seed, one seed-batched policy (:class:`banditbench.api.BatchedPolicy`)
     that observes and acts for all seeds at once.  Each seed's environment sees the same calls in the
     same order as in :func:`simulate` (its delays drawn up front from its own stream, its feedback
     filed in the bucket of its arrival round), so a seed's environment and delay draws do not depend
@@ -304,9 +303,8 @@ def _meta(cell: Mapping[str, Any], env: Environment, delay: DelayModel, engine: 
 
 
 def batchable(cell: Mapping[str, Any]) -> bool:
-    """Whether the cell's policy offers a seed-batched implementation (``Policy.batch``)."""
-    pol_cls = registry.get("policy", cell["policy"]["name"]).load()
-    return callable(getattr(pol_cls, "batch", None))
+    """Whether the cell's policy offers the seed-batched engine (``Policy.engines``, ``Policy.batch``)."""
+    return "seed-batched" in registry.get("policy", cell["policy"]["name"]).load().engines
 
 
 def run_block(cell: Mapping[str, Any], seeds: Sequence[int]) -> list[tuple[dict[str, np.ndarray], dict, dict]]:
@@ -332,7 +330,7 @@ def run_members(cells: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, np.n
     e.g. seed 002's ``nu`` and ``lam``: a hyperparameter grid played in lockstep); any other
     difference is a ``ValueError``.  A member's result does not depend on the other members."""
     first = cells[0]
-    free = set(getattr(registry.get("policy", first["policy"]["name"]).load(), "per_member", ()))
+    free = set(registry.get("policy", first["policy"]["name"]).load().per_member)
 
     def shared(cell: Mapping[str, Any]) -> tuple:
         """What every member must share: the cell but its seed and label, the policy but ``free``."""

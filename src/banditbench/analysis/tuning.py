@@ -137,7 +137,7 @@ def member_blocks(runs: Sequence[tuple[str, str, Mapping]], block: int | None = 
         if not batchable(cell):
             groups[(name, label, int(cell["seed"]))] = [run]
             continue
-        free = getattr(registry.get("policy", cell["policy"]["name"]).load(), "per_member", ())
+        free = registry.get("policy", cell["policy"]["name"]).load().per_member
         fixed = sorted((k, repr(v)) for k, v in cell["policy"].get("params", {}).items() if k not in free)
         key = (name, cell["delay_label"], repr(cell["budget"]), cell["policy"]["name"], tuple(fixed))
         groups.setdefault(key, []).append(run)

@@ -169,6 +169,8 @@ class DelayedZooming(_LipschitzPolicy):
     ``radius`` are written from them when read (:meth:`_synced`).
     """
 
+    engines = frozenset({"compiled"})
+
     def __init__(self, problem: Problem, rng: np.random.Generator, *,
                  lazy_rule: Annotated[str, OneOf(LAZY_RULES)] = "radius",
                  activation: Annotated[str, OneOf(ACTIVATION_RULES)] = "uniform", initial_capacity: PositiveInt = 64,
@@ -540,6 +542,8 @@ class DLPP(_LipschitzPolicy):
     used for elimination), ``in_plus[b]`` (member of ``B_m^+``); the current
     phase's balls are ``range(phase_start, n_balls)``; ``ball_of_round[s-1]``.
     """
+
+    engines = frozenset({"compiled"})
 
     def __init__(self, problem: Problem, rng: np.random.Generator, *,
                  late_feedback: Annotated[str, OneOf(LATE_FEEDBACK)] = "freeze", **shared):

@@ -71,6 +71,7 @@ class _NeuralDuelingBase(Policy):
     feedback_kind = "preference"
     action_kind = "pair"
     delay_strategy: ClassVar[str]
+    engines = frozenset({"seed-batched"})
 
     def __init__(self, problem: Problem, rng: np.random.Generator, *, width: Annotated[int, Range(ge=2)] = 32,
                  depth: Annotated[int, Range(ge=2)] = 2, init: Annotated[str, OneOf(INITS)] = "symmetric",

@@ -207,6 +207,7 @@ class _NeuralLogisticBase(Policy):
     sampling: ClassVar[bool] = False
     #: the radius of seed 002 eqs. 1/4 ("neurallog") or of Verma et al. ("ncbf")
     radius_kind: ClassVar[str] = "neurallog"
+    engines = frozenset({"seed-batched"})
     #: parameters a block's members may differ in (:func:`banditbench.runner.run_members`: Sec. 7's
     #: nu / lam grid played in lockstep); the batched path keeps them per member
     per_member: ClassVar[tuple[str, ...]] = ("nu", "lam")

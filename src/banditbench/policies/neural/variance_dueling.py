@@ -123,6 +123,7 @@ class _NeuralLinearDueling(Policy):
     action_kind = "pair"
     strategy: ClassVar[str]
     variance_aware: ClassVar[bool]
+    engines = frozenset({"seed-batched"})
 
     def __init__(self, problem: Problem, rng: np.random.Generator, *, width: Annotated[int, Range(ge=2)] = 32,
                  depth: Annotated[int, Range(ge=2)] = 3, feature_dim: PositiveInt | None = None,

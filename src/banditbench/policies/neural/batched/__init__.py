@@ -1,7 +1,8 @@
 """Seed-batched engines: S independent copies of a neural policy run in lockstep (issue #22).
 
 A simulate job runs a block of seeds of one cell.  A policy class that offers a batched
-implementation has a classmethod ``batch(policies, device) -> BatchedPolicy`` that takes the
+implementation declares the ``seed-batched`` engine (``Policy.engines``) and implements the
+classmethod ``batch(policies) -> BatchedPolicy`` (:class:`banditbench.api.BatchedPolicy`) that takes the
 block's single-seed policies (constructed as usual, so each seed drew its initial parameters
 from its own ``torch.Generator`` and keeps its own numpy stream) and stacks their state along a
 leading seed axis.  :func:`banditbench.runner.simulate_block` then plays the block: per round,
@@ -24,7 +25,7 @@ number of vector blocks (:func:`.ops.rowwise`).  ``tests/test_batched_neural.py`
 and inside a block.  The batched path is not bit-identical to the single-seed path (other
 kernels, other summation order): the two make the same decisions except near ties.
 
-* :mod:`.ops` — :class:`~.ops.BatchedPolicy` (the interface above) and the pieces the families share;
+* :mod:`.ops` — the pieces the families share;
 * :mod:`.delayed_dueling`, :mod:`.logistic`, :mod:`.variance_dueling` — one engine per family, each the
   batched mirror of the reference module of the same name in :mod:`banditbench.policies.neural`.
 

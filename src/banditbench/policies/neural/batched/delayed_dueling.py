@@ -14,12 +14,11 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from ....api import Policy
+from ....api import BatchedPolicy, Policy
 from ....errors import ConfigError
 from ....feedback import PreferenceFeedback
 from ..nets import DTYPE
 from . import ops as B
-from .ops import BatchedPolicy
 
 
 class BatchedNeuralDueling(BatchedPolicy):

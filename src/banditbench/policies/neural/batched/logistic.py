@@ -13,13 +13,12 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from ....api import Policy
+from ....api import BatchedPolicy, Policy
 from ....feedback import RewardFeedback
 from ....sigmoid import MU_DOT_MAX as R
 from ....sigmoid import sigmoid
 from ..nets import DTYPE
 from . import ops as B
-from .ops import BatchedPolicy
 
 
 class BatchedNeuralLogistic(BatchedPolicy):

@@ -24,16 +24,14 @@ share, each the batched mirror of a single-seed function (tested against it in
 * :func:`fit_logistic` — :func:`banditbench.logistic_mle.fit_logistic` (damped Newton) for all
   seeds at once, each seed stopping by its own criterion.
 
-What a block is, the interface (:class:`BatchedPolicy`) and the rules of block independence:
-:mod:`banditbench.policies.neural.batched`.
+What a block is and the rules of block independence: :mod:`banditbench.policies.neural.batched`;
+the interface, :class:`banditbench.api.BatchedPolicy`.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-
 import math
-from typing import Any, Sequence
+from typing import Sequence
 
 import torch
 
@@ -41,21 +39,6 @@ from ....logistic_mle import LOSS_RESOLUTION
 from ..training import ADAM_BETAS, ADAM_EPS
 
 DEVICES = ("cpu", "cuda")
-
-
-class BatchedPolicy(ABC):
-    """The interface :func:`banditbench.runner.simulate_block` plays (module docstring)."""
-
-    #: the ``Policy.context_form`` every seed's environment is asked for
-    context_form: str | None = None
-
-    @abstractmethod
-    def observe_all(self, t: int, arrived: Sequence[Sequence[Any]]) -> None:
-        """Each seed's ``Policy.observe(t, arrived[s])``, for the whole block at once."""
-
-    @abstractmethod
-    def act_all(self, t: int, contexts: Sequence[Any]) -> list:
-        """Each seed's ``Policy.act(t, contexts[s])``, for the whole block at once: one action per seed."""
 
 
 def check_device(device: str, where: str) -> None:

@@ -13,11 +13,10 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from ....api import Policy
+from ....api import BatchedPolicy, Policy
 from ....feedback import PreferenceFeedback
 from ...pair_selection import pair_widths, select_pair
 from . import ops as B
-from .ops import BatchedPolicy
 
 
 class BatchedNeuralLinearDueling(BatchedPolicy):
