@@ -1,5 +1,5 @@
 """Command line: ``banditbench run-one`` (people), ``run-block`` (Snakemake), ``validate``, ``list``, ``checksum``,
-``provenance`` and ``precompile``.
+``provenance``, ``precompile`` and ``check``.
 
 Examples
 --------
@@ -11,6 +11,13 @@ Run one cell of a config interactively (progress bar on a terminal)::
 
     banditbench run-one --config config.yaml --experiment linear_delayed_dueling \\
         --algorithm ldb_df --delay geometric_mean50_M20 --seed 0
+
+Run the conformance checks every algorithm passes (:mod:`banditbench.conformance`: same seed, same
+bytes; actions in the action space; late and lost feedback; bad parameters refused; a seed's result
+independent of its block) on one registered policy, or on all of them; exit 1 when one fails::
+
+    banditbench check nvldb_ucb_asym
+    banditbench check --all
 
 Run a block of seeds of one resolved cell in one process, one result file per seed
 (what a Snakemake simulate job does; each file has the same bytes, ``timing`` aside,
@@ -232,6 +239,22 @@ def _precompile(args) -> int:
     return 0
 
 
+def _check(args) -> int:
+    from . import registry
+    from .conformance import check_policy
+
+    if bool(args.policy) == args.all:
+        raise ConfigError("check: name one registered policy, or give --all")
+    failed = 0
+    for name in sorted(registry.policies()) if args.all else [args.policy]:
+        outcomes = check_policy(name, args.horizon)
+        failed += not all(o.passed for o in outcomes)
+        print(name)
+        for outcome in outcomes:
+            print(f"  {outcome.line()}")
+    return 1 if failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``banditbench`` argument parser (the docs' CLI reference is generated from it)."""
     parser = argparse.ArgumentParser(prog="banditbench", description=__doc__.split("\n")[0])
@@ -280,6 +303,13 @@ def build_parser() -> argparse.ArgumentParser:
     comp = sub.add_parser("precompile", help="compile the Lipschitz family's numba functions into numba's cache "
                                              "(make install runs it; otherwise the first jobs compile them)")
     comp.set_defaults(func=_precompile)
+
+    chk = sub.add_parser("check", help="run the conformance checks on a registered policy (or --all); exit 1 "
+                                       "when one fails")
+    chk.add_argument("policy", nargs="?", help="the registered name (banditbench list policies)")
+    chk.add_argument("--all", action="store_true", help="every registered policy")
+    chk.add_argument("--horizon", type=int, default=40, help="rounds of each check's runs (default 40)")
+    chk.set_defaults(func=_check)
     return parser
 
 

@@ -1,0 +1,202 @@
+"""The checks every registered algorithm passes, built-in or not (``banditbench check POLICY``,
+``tests/test_conformance.py``), each on tiny horizons against a data-free environment of its kind:
+
+* ``same seed, same bytes`` — two runs of one cell give identical metric series;
+* ``actions in the action space`` — every action the environment is handed is one of its actions
+  (an arm index below ``n_arms``; a pair of them, or a knapsack environment's null action; a point
+  of the unit cube, a number in one dimension);
+* ``late and lost feedback`` — a run whose feedback arrives late and partly never (a geometric delay
+  cut by a window) plays every round and logs finite metrics;
+* ``bad parameters refused`` — for every parameter, a value of the wrong type, and a number outside
+  a declared range, is refused before any run, the message naming ``policy.params.<key>``;
+* ``a seed's result does not depend on its block`` — for a policy with the ``seed-batched`` engine,
+  a seed's series alone and inside a block of two are the same bytes.
+
+That the seed-batched and compiled engines make the reference's decisions (up to stated near-ties)
+is checked per family, where the tolerance is known (``tests/test_batched_neural*.py``,
+``tests/test_lipschitz_compiled.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import types
+import typing
+from dataclasses import dataclass
+from typing import Annotated, Any, Callable, Literal
+
+import numpy as np
+
+from . import params as param_checks
+from . import registry
+from .errors import POLICY_PARAMS, ConfigError
+from .runner import batchable, build, run_block, run_cell, simulate
+
+#: the data-free environment each (feedback kind, action kind) is checked against, with its budget
+ENVIRONMENTS: dict[tuple[str, str], tuple[dict[str, Any], float | None]] = {
+    ("preference", "pair"): ({"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4}}, None),
+    ("reward", "arm"): ({"name": "synthetic_logistic", "params": {"dimension": 3, "n_arms": 4}}, None),
+    ("reward", "point"): ({"name": "lipschitz", "params": {"function": "triangle", "noise_sigma": 0.1}}, None),
+    ("preference_cost", "pair"): ({"name": "pbbwk_synthetic", "params": {}}, 10.0),
+    ("reward_cost", "pair"): ({"name": "pbbwk_synthetic", "params": {}}, 10.0),
+}
+#: a late and partly lost feedback stream: geometric delays of mean 4, none arriving after 6 rounds
+LATE_AND_LOST = {"kind": "geometric", "mean": 4, "window": 6}
+#: the knapsack environments' null action (skip the round)
+NULL_PAIR = (-1, -1)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One check of one policy: its name, whether it passed, and what was found."""
+
+    check: str
+    passed: bool
+    detail: str = ""
+
+    def line(self) -> str:
+        return f"{'ok  ' if self.passed else 'FAIL'} {self.check}" + (f": {self.detail}" if self.detail else "")
+
+
+def cell_for(policy: str, horizon: int = 40, seed: int = 1, delay: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A simulate cell of ``policy`` on the data-free environment of its kind (:data:`ENVIRONMENTS`)."""
+    cls = registry.get("policy", policy).load()
+    key = (cls.feedback_kind, cls.action_kind)
+    if key not in ENVIRONMENTS:
+        raise ValueError(f"{policy}: no data-free environment gives {cls.feedback_kind} feedback on "
+                         f"{cls.action_kind} actions")
+    environment, budget = ENVIRONMENTS[key]
+    return {"experiment": "conformance", "algorithm": policy, "delay_label": "delay", "seed": seed,
+            "horizon": horizon, "budget": budget, "environment": environment,
+            "policy": {"name": policy, "params": {}}, "delay": delay or {"kind": "none"}}
+
+
+def _valid_action(action: Any, kind: str, info: dict[str, Any]) -> bool:
+    def arm(a) -> bool:
+        return isinstance(a, (int, np.integer)) and not isinstance(a, bool) and 0 <= int(a) < info["n_arms"]
+
+    if kind == "arm":
+        return arm(action)
+    if kind == "pair":
+        pair = tuple(action) if isinstance(action, (tuple, list, np.ndarray)) else None
+        if pair is None or len(pair) != 2:
+            return False
+        return all(arm(a) for a in pair) or tuple(int(a) for a in pair) == NULL_PAIR
+    x = np.atleast_1d(np.asarray(action, dtype=float))              # a 1-D point may be a number
+    return x.shape == (info["dimension"],) and bool(np.all((x >= 0) & (x <= 1)))
+
+
+def _actions_in_space(policy: str, horizon: int) -> Outcome:
+    env, pol, delay, delay_rng = build(cell_for(policy, horizon))
+    info, kind, bad = env.public_info(), pol.action_kind, []
+    play = env.play if env.keeps_truth else env.step
+
+    class Outside(Exception):
+        """An action outside the environment's actions: stop before the environment plays it."""
+
+    def checked(t, action):
+        if not _valid_action(action, kind, info):
+            bad.append((t, action))
+            raise Outside
+        return play(t, action)
+
+    if env.keeps_truth:
+        env.play = checked
+    else:
+        env.step = checked
+    try:
+        simulate(env, pol, delay, horizon, delay_rng, compiled=False)
+    except Outside:
+        pass
+    return Outcome("actions in the action space", not bad,
+                   f"round {bad[0][0]} played {bad[0][1]!r}" if bad else f"{horizon} rounds of {kind} actions")
+
+
+def _same_bytes(policy: str, horizon: int) -> Outcome:
+    cell = cell_for(policy, horizon)
+    one, two = run_cell(cell)[0], run_cell(cell)[0]
+    differ = [m for m in one if one[m].tobytes() != two[m].tobytes()]
+    return Outcome("same seed, same bytes", not differ, f"{differ} differ" if differ else f"{sorted(one)}")
+
+
+def _late_and_lost(policy: str, horizon: int) -> Outcome:
+    series = run_cell(cell_for(policy, horizon, delay=LATE_AND_LOST))[0]
+    wrong = [m for m, v in series.items() if v.shape != (horizon,) or not np.all(np.isfinite(v))]
+    return Outcome("late and lost feedback", not wrong,
+                   f"{wrong} not {horizon} finite values" if wrong else f"delay {LATE_AND_LOST}")
+
+
+def _members(hint: Any) -> list[Any]:
+    origin = typing.get_origin(hint)
+    return [m for a in typing.get_args(hint) for m in _members(a)] if origin in (typing.Union, types.UnionType) \
+        else [hint]
+
+
+def bad_values(hint: Any) -> list[Any]:
+    """Values the annotation ``hint`` must refuse: one of a wrong type, and for a number with a declared
+    range one just outside it (nothing for ``Any``)."""
+    members = _members(hint)
+    if hint is Any or Any in members:
+        return []
+    bases = [typing.get_args(m)[0] if typing.get_origin(m) is Annotated else m for m in members]
+    takes_text = any(b is str or typing.get_origin(b) is Literal for b in bases)
+    out: list[Any] = [[1.5] if takes_text else "not-a-value"]
+    for member in members:
+        if typing.get_origin(member) is not Annotated:
+            continue
+        for mark in typing.get_args(member)[1:]:
+            if isinstance(mark, param_checks.Range):
+                low = mark.gt if mark.gt is not None else (mark.ge - 1 if mark.ge is not None else None)
+                high = mark.lt if mark.lt is not None else (mark.le + 1 if mark.le is not None else None)
+                out += [v for v in (low, high) if v is not None and not math.isinf(v)]
+    return out
+
+
+def _bad_parameters(policy: str, horizon: int) -> Outcome:
+    cls = registry.get("policy", policy).load()
+    hints = param_checks.hints(cls)
+    wrong = [f"{name} declares no type" for name, hint in hints.items() if hint is Any]
+    for name, hint in hints.items():
+        for value in bad_values(hint):
+            if param_checks.conforms(value, hint):
+                continue                       # a bound another member of a union allows (e.g. None | 0)
+            try:
+                param_checks.check(cls, {name: value}, POLICY_PARAMS)
+                wrong.append(f"{name}={value!r} accepted")
+            except ConfigError as err:
+                if not str(err).startswith(f"{POLICY_PARAMS}.{name}:"):
+                    wrong.append(f"{name}={value!r} refused without naming the key: {err}")
+    return Outcome("bad parameters refused", not wrong, "; ".join(wrong) if wrong else f"{len(hints)} parameters")
+
+
+def _block_independent(policy: str, horizon: int) -> Outcome | None:
+    cell = cell_for(policy, horizon)
+    if not batchable(cell):
+        return None
+    alone = run_block(cell, [1])[0][0]
+    in_block = run_block(cell, [1, 2])[0][0]
+    differ = [m for m in alone if alone[m].tobytes() != in_block[m].tobytes()]
+    return Outcome(BLOCK, not differ, f"{differ} differ" if differ else "seed 1 alone and in a block of 2")
+
+
+BLOCK = "a seed's result does not depend on its block"
+#: each check's name and function (``None``: the check does not apply to the policy)
+CHECKS: tuple[tuple[str, Callable[[str, int], Outcome | None]], ...] = (
+    ("same seed, same bytes", _same_bytes), ("actions in the action space", _actions_in_space),
+    ("late and lost feedback", _late_and_lost), ("bad parameters refused", _bad_parameters),
+    (BLOCK, _block_independent))
+
+
+def check_policy(policy: str, horizon: int = 40) -> list[Outcome]:
+    """Every check of the module docstring that applies to ``policy``, each run ``horizon`` rounds; a
+    check whose run raises fails, naming the error."""
+    registry.get("policy", policy, "policy")             # an unknown name: one ConfigError line
+    outcomes = []
+    for name, check in CHECKS:
+        try:
+            outcome = check(policy, horizon)
+        except Exception as err:                         # the policy under test failed: a finding
+            outcome = Outcome(name, False, f"{type(err).__name__}: {err}")
+        if outcome is not None:
+            outcomes.append(outcome)
+    return outcomes

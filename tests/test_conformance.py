@@ -1,0 +1,151 @@
+"""The conformance suite (``banditbench.conformance``, ``banditbench check``): every registered
+algorithm passes it, and each check fails on a policy that breaks what it checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from banditbench import registry
+from banditbench.api import BatchedPolicy, Policy
+from banditbench.cli import main
+from banditbench.conformance import bad_values, check_policy
+from banditbench.params import Positive
+
+
+@pytest.mark.parametrize("policy", sorted(registry.policies()))
+def test_every_registered_algorithm_passes_the_conformance_checks(policy):
+    outcomes = check_policy(policy, horizon=30)
+    assert [o.line() for o in outcomes if not o.passed] == []
+    names = {o.check for o in outcomes}
+    assert {"same seed, same bytes", "actions in the action space", "late and lost feedback",
+            "bad parameters refused"} <= names
+    cls = registry.get("policy", policy).load()
+    assert ("a seed's result does not depend on its block" in names) == ("seed-batched" in cls.engines)
+
+
+class _Dueller(Policy):
+    """A valid dueling policy (random distinct pairs from its own stream); the broken ones below change
+    one thing each."""
+
+    feedback_kind, action_kind = "preference", "pair"
+
+    def __init__(self, problem, rng, *, lam: Positive = 1.0):
+        self.rng, self.n = rng, problem.info["n_arms"]
+
+    def observe(self, t, arrived):
+        pass
+
+    def act(self, t, context):
+        i, j = self.rng.choice(self.n, size=2, replace=False)
+        return int(i), int(j)
+
+
+class _ClockSeeded(_Dueller):
+    def act(self, t, context):
+        i, j = np.random.default_rng().choice(self.n, size=2, replace=False)      # fresh OS entropy
+        return int(i), int(j)
+
+
+class _OffByOne(_Dueller):
+    def act(self, t, context):
+        return self.n, 0                                                         # arm n does not exist
+
+
+class _ExpectsPromptFeedback(_Dueller):
+    def observe(self, t, arrived):
+        if any(item.round != t - 1 for item in arrived):
+            raise RuntimeError(f"round {t}: feedback of an earlier round")
+
+
+class _Unannotated(_Dueller):
+    def __init__(self, problem, rng, *, lam=1.0):
+        super().__init__(problem, rng)
+
+
+class _BlockSized(BatchedPolicy):
+    """Plays arm ``block size`` against arm 0: a seed's actions depend on its block."""
+
+    def __init__(self, policies):
+        self.size = len(policies)
+
+    def observe_all(self, t, arrived):
+        pass
+
+    def act_all(self, t, contexts):
+        return [(self.size, 0)] * self.size
+
+
+class _Batched(_Dueller):
+    engines = frozenset({"seed-batched"})
+
+    @classmethod
+    def batch(cls, policies):
+        return _BlockSized(policies)
+
+
+@pytest.fixture
+def broken(monkeypatch):
+    """``broken(cls)``: the name under which ``cls`` is registered for this test."""
+    real = registry.get
+
+    class Entry:
+        def __init__(self, cls):
+            self.cls = cls
+
+        def load(self):
+            return self.cls
+
+    fakes = {}
+
+    def get(kind, name, where=None):
+        return Entry(fakes[name]) if kind == "policy" and name in fakes else real(kind, name, where)
+
+    monkeypatch.setattr(registry, "get", get)
+
+    def register(cls):
+        fakes[cls.__name__] = cls
+        return cls.__name__
+
+    return register
+
+
+def _failed(policy):
+    return {o.check: o.detail for o in check_policy(policy, horizon=20) if not o.passed}
+
+
+def test_a_valid_policy_passes(broken):
+    assert _failed(broken(_Dueller)) == {}
+
+
+@pytest.mark.parametrize("cls, check, detail", [
+    (_ClockSeeded, "same seed, same bytes", "differ"),
+    (_OffByOne, "actions in the action space", "round 1 played (4, 0)"),
+    (_ExpectsPromptFeedback, "late and lost feedback", "RuntimeError: round"),
+    (_Unannotated, "bad parameters refused", "lam declares no type"),
+    (_Batched, "a seed's result does not depend on its block", "differ"),
+])
+def test_each_check_fails_on_the_policy_that_breaks_it(broken, cls, check, detail):
+    failed = _failed(broken(cls))
+    assert check in failed and detail in failed[check]
+    if cls not in (_Batched, _OffByOne):       # (the environment cannot play a missing arm in any run)
+        assert list(failed) == [check]          # the other checks still pass
+
+
+def test_bad_values_are_of_the_wrong_type_or_just_outside_the_range():
+    assert bad_values(Positive) == ["not-a-value", 0]
+    from banditbench.params import NonNegative, Probability
+
+    assert bad_values(NonNegative | None) == ["not-a-value", -1]
+    assert bad_values(Probability) == ["not-a-value", 0, 1]
+    assert bad_values(str) == [[1.5]]
+
+
+def test_the_command_prints_each_check_and_exits_1_on_a_failure(broken, capsys):
+    assert main(["check", "random_pair", "--horizon", "10"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("random_pair\n  ok   same seed, same bytes")
+    assert main(["check", broken(_OffByOne), "--horizon", "10"]) == 1
+    assert "FAIL actions in the action space: round 1 played (4, 0)" in capsys.readouterr().out
+    assert main(["check", "no_such_policy"]) == 2
+    assert "policy: unknown policy 'no_such_policy'" in capsys.readouterr().err
