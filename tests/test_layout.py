@@ -1,0 +1,53 @@
+"""The docs' "Extending → Layout" block matches the package tree: every source file is named there,
+under its folder, and every file it names exists."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import ROOT
+
+PACKAGE = ROOT / "src" / "banditbench"
+
+
+def _package_block() -> dict[str, str]:
+    """The Layout block's package part: ``""`` -> the top-level lines, ``folder`` -> that folder's paragraph."""
+    text = (ROOT / "docs" / "extending.md").read_text()
+    block = text.split("## Layout", 1)[1].split("```", 2)[1]
+    lines = block.split("src/banditbench/", 1)[1].splitlines()[1:]
+    parts: dict[str, str] = {"": ""}
+    current = ""
+    for line in lines:
+        if not line.startswith(" "):
+            break                                           # tests/, benchmarks/, ...: outside the package
+        entry = re.match(r"^  (\S+)", line)
+        if entry:
+            name = entry.group(1)
+            current = name.rstrip("/") if name.endswith("/") else ""
+            parts.setdefault(current, "")
+        parts[current] += line + "\n"
+    return parts
+
+
+def test_every_source_file_is_named_in_the_layout_under_its_folder():
+    parts = _package_block()
+    missing = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE)
+        if path.name == "__init__.py" or "__pycache__" in rel.parts:
+            continue
+        folder = rel.parts[0] if len(rel.parts) > 1 else ""
+        if not re.search(rf"(?<![\w/]){re.escape(path.name)}\b", parts.get(folder, "")):
+            missing.append(rel.as_posix())
+    assert missing == []
+
+
+def test_every_file_the_layout_names_exists():
+    parts = _package_block()
+    gone = []
+    for folder, text in parts.items():
+        for name in set(re.findall(r"(?<![\w/.])(\w+\.(?:py|yaml))\b", text)):
+            where = PACKAGE / folder if folder else PACKAGE
+            if not any(where.rglob(name)) if folder else not (PACKAGE / name).is_file():
+                gone.append(f"{folder}/{name}" if folder else name)
+    assert gone == []
