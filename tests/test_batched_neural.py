@@ -147,7 +147,7 @@ def _reference(cell, monkeypatch):
     gaps = []
     real = vd.select_pair
 
-    def recording(strategy, u, widths, a, rng, t, csym_sample="equation"):
+    def recording(strategy, u, widths, a, rng, t, csym_sample="equation", distinct=False):
         first, scores = pair_scores(strategy, u, widths, a, copy.deepcopy(rng), t, csym_sample)
         gap = np.inf
         for values in (u, scores.ravel()) if first is not None else (scores.ravel(),):
@@ -155,7 +155,7 @@ def _reference(cell, monkeypatch):
             if len(top) == 2:
                 gap = min(gap, (top[1] - top[0]) / max(abs(top[1]), abs(top[0]), 1e-300))
         gaps.append(gap)
-        return real(strategy, u, widths, a, rng, t, csym_sample)
+        return real(strategy, u, widths, a, rng, t, csym_sample, distinct)
 
     with monkeypatch.context() as m:
         m.setattr(vd, "select_pair", recording)

@@ -38,6 +38,35 @@ def test_each_strategy_picks_its_pair_on_a_hand_built_case():
         assert select_pair(strategy, U, N, 0.0, rng, 5) == (1, 1), strategy
 
 
+def test_distinct_pairs_take_the_best_pair_of_two_arms_and_the_widest_partner_of_a_lone_candidate():
+    """``distinct`` (ours): where the strategy would duel the greedy arm with itself (a = 0), the best pair
+    of two different arms; CSYM with one candidate (a = 0: only the greedy arm) takes the arm of largest
+    width from it (arm 0, N = 2.0)."""
+    rng = np.random.default_rng(0)
+    expected = {"ucb_asym": (1, 2), "ts_asym": (1, 2), "ucb_osym": (1, 2), "ts_osym": (1, 2),
+                "ucb_csym": (1, 0), "ts_csym": (1, 0)}
+    for strategy, pair in expected.items():
+        assert select_pair(strategy, U, N, 0.0, rng, 5, distinct=True) == pair, strategy
+    # where the strategy already picks two arms, distinct changes nothing
+    assert select_pair("ucb_asym", U, N, 1.0, rng, 5, distinct=True) == (1, 0)
+    assert select_pair("ucb_osym", U, N, 1.0, rng, 5, distinct=True) == (0, 2)
+
+
+def test_nvldb_with_distinct_pairs_never_self_duels():
+    from banditbench.runner import run_block, run_cell
+
+    cell = {"experiment": "e", "algorithm": "a", "delay_label": "none", "seed": 3, "horizon": 60, "budget": None,
+            "environment": {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4, "utility": "square",
+                                                                    "arm_distribution": "normalized_cube",
+                                                                    "theta_distribution": "cube"}},
+            "delay": {"kind": "none"}}
+    plain = run_cell({**cell, "policy": {"name": "nvldb_ucb_asym", "params": {}}})[0]
+    distinct = {**cell, "policy": {"name": "nvldb_ucb_asym", "params": {"distinct_pair": True}}}
+    assert plain["self_duel"].sum() > 0                          # the paper's rule self-duels here
+    assert run_cell(distinct)[0]["self_duel"].sum() == 0
+    assert run_block(distinct, [3, 4])[0][0]["self_duel"].sum() == 0     # the seed-batched engine too
+
+
 def test_pair_widths_are_the_v_inverse_norms_of_all_feature_differences():
     rng = np.random.default_rng(1)
     phi = rng.standard_normal((6, 4))

@@ -20,6 +20,9 @@ the confidence coefficient ``a_t``.  No loop over arms or pairs.
 
 Ties: the first maximum in row-major order (as the listings' ``argmax`` / strict
 ``>`` scans).  ``k1 = k2`` is allowed, as in the paper's arg-maxes over [K] x [K].
+``distinct=True`` (ours, not the paper's: the policies' ``distinct_pair``) forbids it: the
+strategy's best pair with ``k1 != k2``; where its set holds none (CSYM with one candidate), the
+candidate against the arm of largest width from it, ``argmax_{k != k1} N[k, k1]``.
 The candidate set always contains the greedy arm: it satisfies the condition
 except for exact ties at zero width (identical arms), where Listing 4 would fall
 back to the pair (0, 0); we keep the greedy arm instead.
@@ -95,10 +98,23 @@ def pair_scores(strategy: str, u: np.ndarray, widths: np.ndarray, a: float, rng:
 
 
 def select_pair(strategy: str, u: np.ndarray, widths: np.ndarray, a: float, rng: np.random.Generator,
-                t: int, csym_sample: str = "equation") -> tuple[int, int]:
-    """The pair chosen by ``strategy`` (module docstring) in round ``t``: the first maximum of its scores."""
+                t: int, csym_sample: str = "equation", distinct: bool = False) -> tuple[int, int]:
+    """The pair chosen by ``strategy`` (module docstring) in round ``t``: the first maximum of its scores;
+    with ``distinct``, of its scores over pairs of two different arms."""
     first, scores = pair_scores(strategy, u, widths, a, rng, t, csym_sample)
     if first is not None:
+        if distinct:
+            scores = scores.copy()
+            scores[first] = -np.inf
         return first, int(np.argmax(scores))
+    if distinct:
+        off = scores.copy()
+        np.fill_diagonal(off, -np.inf)
+        if not np.isfinite(off).any():                       # CSYM with one candidate: the widest partner
+            k1 = int(np.flatnonzero(np.isfinite(np.diag(scores)))[0])
+            away = widths[:, k1].copy()
+            away[k1] = -np.inf
+            return k1, int(np.argmax(away))
+        scores = off
     i, j = np.unravel_index(int(np.argmax(scores)), scores.shape)
     return int(i), int(j)

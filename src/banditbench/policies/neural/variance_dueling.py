@@ -77,6 +77,10 @@ Choices seed 001 leaves open or states ambiguously (all exposed as parameters):
 * ``precision``: the network computes in float32 (PyTorch's default, which the authors'
   code uses; half the cost of float64); ``V``, the Newton refit of line 10 and the
   selection rules work in float64.  ``"float64"`` is available.
+* ``distinct_pair``: ours, not the paper's (default false, as Listings 2-3, which allow
+  ``k1 = k2``): the pair rule's best pair of two different arms
+  (:func:`~banditbench.policies.pair_selection.select_pair`), so that no round is a self-duel, which
+  teaches these learners nothing (Delta phi = 0; seed 001's page, "Self-duel lock-in").
 * ``device``: where the seed-batched path (:class:`BatchedNeuralLinearDueling`, what a
   simulate job runs) keeps its tensors, ``"cpu"`` (default) or ``"cuda"``; the single-seed
   path (``run_cell``, the reference) always runs on the CPU.
@@ -135,7 +139,7 @@ class _NeuralLinearDueling(Policy):
                  csym_sample: Annotated[str, OneOf(CSYM_SAMPLES)] = "equation",
                  precision: Annotated[str, OneOf(tuple(PRECISIONS))] = "float32",
                  backprop: Annotated[str, OneOf(BACKPROPS)] = "manual",
-                 device: Annotated[str, OneOf(DEVICES)] = "cpu"):
+                 device: Annotated[str, OneOf(DEVICES)] = "cpu", distinct_pair: bool = False):
         where = POLICY_PARAMS
         check_device(device, where)
         check_strategy(self.strategy, csym_sample, where)
@@ -159,7 +163,7 @@ class _NeuralLinearDueling(Policy):
         self.rng, self.a, self.lam, self.epsilon = rng, float(a), lam, epsilon
         self.gram_mode, self.csym_sample = gram, csym_sample
         self.refit_theta, self.newton_steps, self.backprop = refit_theta, newton_steps, backprop
-        self.device = device
+        self.device, self.distinct_pair = device, distinct_pair
         gen = generator_from(rng)
         self.dtype = PRECISIONS[precision]
         self.net = MLP(d, width, depth, init, gen, where, outputs=D, output_relu=True, dtype=self.dtype)
@@ -333,7 +337,8 @@ class _NeuralLinearDueling(Policy):
             phi = self.features(params, x).double().numpy()
         u = phi @ params[self.last].double().numpy()
         widths = pair_widths(phi, self._inverse(params))
-        first, second = select_pair(self.strategy, u, widths, self.a, self.rng, t, self.csym_sample)
+        first, second = select_pair(self.strategy, u, widths, self.a, self.rng, t, self.csym_sample,
+                                    self.distinct_pair)
         self.x_first[t - 1], self.x_second[t - 1] = x[first], x[second]
         self.dphi[t - 1] = phi[first] - phi[second]
         return first, second

@@ -42,7 +42,7 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
         self.strategy, self.variance_aware = first.strategy, first.variance_aware
         self.weighted_loss = first.weighted_loss
         self.a, self.lam, self.epsilon = first.a, first.lam, first.epsilon
-        self.gram_mode, self.csym_sample = first.gram_mode, first.csym_sample
+        self.gram_mode, self.csym_sample, self.distinct_pair = first.gram_mode, first.csym_sample, first.distinct_pair
         self.refit_theta, self.newton_steps = first.refit_theta, first.newton_steps
         self.trainer = first.trainer
         self.last = first.last
@@ -180,7 +180,8 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
         for s, policy in enumerate(self.policies):
             u = phi[s] @ theta[s]
             widths = pair_widths(phi[s], inverses[s])
-            first, second = select_pair(self.strategy, u, widths, self.a, policy.rng, t, self.csym_sample)
+            first, second = select_pair(self.strategy, u, widths, self.a, policy.rng, t, self.csym_sample,
+                                        self.distinct_pair)
             actions.append((first, second))
             firsts.append(first)
             seconds.append(second)
