@@ -15,7 +15,7 @@ Two measurements (issue 33):
 
 Usage (from the project root)::
 
-    python benchmarks/seed001_measure.py run       # the Snakemake slices of RUNS (about 90 min on 2 cores)
+    python benchmarks/seed001_measure.py run [N..] # the Snakemake slices of RUNS, or the N-th ones (about 90 min on 2 cores)
     python benchmarks/seed001_measure.py extract   # results/tables/<experiment>.parquet -> SUMMARY (+ .json)
     python benchmarks/seed001_measure.py render    # SUMMARY -> the generated block of PAGE
     python benchmarks/seed001_measure.py check     # exit 1 when PAGE's block is not SUMMARY's rendering
@@ -70,8 +70,9 @@ RUNS = [
 ]
 
 
-def run() -> None:
-    for command in RUNS:
+def run(which: list[int] | None = None) -> None:
+    """The commands of :data:`RUNS` (``which``: their numbers, from 1; default all), one after the other."""
+    for command in [RUNS[i - 1] for i in which] if which else RUNS:
         print("$", shlex.join(command), flush=True)
         subprocess.run(command, cwd=ROOT, check=True)
 
@@ -166,7 +167,7 @@ def render(summary: pd.DataFrame, meta: dict) -> str:
         "pairs) is our reference, not a row of Table E.3.", "",
         "```bash", meta["commands"][1], "```", "",
         *table_e3(summary), "",
-        *([f"**Ours: the Statlog comparison with pairs of two different arms** (`distinct_pair: true`, "
+        *(["**Ours: the Statlog comparison with pairs of two different arms** (`distinct_pair: true`, "
            "not the paper's: Listings 2–3 allow k₁ = k₂), literal reading `index_order`, T = 200, 20 "
            "seeds, the columns of the first table. The best distinct pair (K − 1, K − 2) still costs "
            "1/12 ≈ 0.083 of average regret a round.", "",
@@ -189,7 +190,7 @@ def load_summary() -> tuple[pd.DataFrame, dict]:
 def main(argv: list[str]) -> int:
     what = argv[0] if argv else ""
     if what == "run":
-        run()
+        run([int(n) for n in argv[1:]])
     elif what == "extract":
         extract()
     elif what in ("render", "check"):
