@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..config import DEFAULT_CI_LEVEL
+from ..envs.preference import LATE_SHARE, LATE_SUMMARY
 from ..resultio import atomic_write_bytes
 from .aggregate import ci_percent, t_quantile, tex_escape
 from .pages import html_page
@@ -150,15 +151,16 @@ def _cell(row, spread: str) -> str:
     return f"{m:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]" + sd + wins
 
 
-#: the summary a lock-in diagnostic reads (banditbench.envs.preference) and the rate above which it speaks
-LOCK_IN_SUMMARY, LOCK_IN_RATE = "late_self_duel_rate", 0.9
+#: the late self-duel rate above which the lock-in diagnostic names an algorithm
+LOCK_IN_RATE = 0.9
 
 
 def lock_in_note(seeds: pd.DataFrame, algorithms: Sequence[str]) -> str | None:
     """One line naming each of ``algorithms`` (per delay and budget setting, when there are several) that
-    played an arm against itself in more than 90 % of its last 10 % of rounds, on average over its seeds;
+    played an arm against itself in more than :data:`LOCK_IN_RATE` of its last ``LATE_SHARE`` of rounds
+    (the summary ``LATE_SUMMARY``, :mod:`banditbench.envs.preference`), on average over its seeds;
     None when none did or the experiment records no self-duels."""
-    rates = seeds[(seeds["metric"] == LOCK_IN_SUMMARY) & seeds["algorithm"].isin(list(algorithms))]
+    rates = seeds[(seeds["metric"] == LATE_SUMMARY) & seeds["algorithm"].isin(list(algorithms))]
     if rates.empty:
         return None
     several = rates[["delay", "budget"]].astype(str).drop_duplicates().shape[0] > 1
@@ -172,8 +174,8 @@ def lock_in_note(seeds: pd.DataFrame, algorithms: Sequence[str]) -> str | None:
     if not locked:
         return None
     return ("Self-duel lock-in: " + ", ".join(locked) + f" played one arm against itself in more than "
-            f"{100 * LOCK_IN_RATE:.0f} % of the last 10 % of rounds (mean over seeds); such duels carry no "
-            f"information, so these runs' regret is frozen on the arm they locked onto.")
+            f"{100 * LOCK_IN_RATE:.0f} % of the last {100 * LATE_SHARE:.0f} % of rounds (mean over seeds); "
+            f"such duels carry no information, so these runs' regret is frozen on the arm they locked onto.")
 
 
 def _pair(row) -> str:

@@ -37,11 +37,13 @@ def _title(title: str, ci_level: float | None) -> str:
     return title if ci_level is None else f"{title} (bands: {ci_percent(ci_level)} % CI)"
 
 
-def _metric_curves(curves: str | Path | pd.DataFrame, metric: str) -> pd.DataFrame:
+def _metric_curves(curves: str | Path | pd.DataFrame, metric: str, source: object = None) -> pd.DataFrame:
+    """``metric``'s rows of a curves table (a frame, or the file ``curves`` read); ``source`` names it in
+    the error (default ``curves``)."""
     df = read_tidy(curves, "curves table") if not isinstance(curves, pd.DataFrame) else curves
     df = df[df["metric"] == metric]
     if df.empty:
-        raise ValueError(f"no curve for metric {metric!r} in {curves}")
+        raise ValueError(f"no curve for metric {metric!r} in {curves if source is None else source}")
     return df.assign(budget=df["budget"].astype(str))
 
 
@@ -102,8 +104,8 @@ def plot_curves(curves: str | Path | pd.DataFrame, metric: str, title: str, outp
     panels a row with the self-duel rate (:data:`RATE_CURVE`) where the curves hold it; with ``seeds``
     (the experiment's per-seed table, :mod:`banditbench.analysis.seedtable`) every seed's curve faintly
     behind its algorithm's mean."""
-    df = _metric_curves(curves, metric)
     all_curves = read_tidy(curves, "curves table") if not isinstance(curves, pd.DataFrame) else curves
+    df = _metric_curves(all_curves, metric, curves)
     rate = all_curves[all_curves["metric"] == RATE_CURVE].assign(budget=lambda d: d["budget"].astype(str))
     delays = list(dict.fromkeys(df["delay"]))
     budgets = list(dict.fromkeys(df["budget"]))

@@ -27,8 +27,9 @@ import numpy as np
 from ..api import Environment
 
 
-#: the closing share of the rounds whose self-duel rate is the run summary ``late_self_duel_rate``
+#: the closing share of the rounds whose self-duel rate is the run summary :data:`LATE_SUMMARY`
 LATE_SHARE = 0.1
+LATE_SUMMARY = "late_self_duel_rate"
 
 
 def late_rounds(horizon: int) -> int:
@@ -78,4 +79,4 @@ class KeptDuelMetrics:
     def summary(self) -> dict[str, float]:
         """``late_self_duel_rate``: the share of self-duels in the run's last :data:`LATE_SHARE` of rounds."""
         late = self._self[-late_rounds(len(self._self)):]
-        return {"late_self_duel_rate": sum(late) / len(late)}
+        return {LATE_SUMMARY: sum(late) / len(late)}
