@@ -90,6 +90,8 @@ def broken(monkeypatch):
     real = registry.get
 
     class Entry:
+        plugin = None
+
         def __init__(self, cls):
             self.cls = cls
 

@@ -1,5 +1,5 @@
 """Command line: ``banditbench run-one`` (people), ``run-block`` (Snakemake), ``validate``, ``list``, ``checksum``,
-``provenance``, ``precompile`` and ``check``.
+``provenance``, ``precompile``, ``check`` and ``new-algorithm``.
 
 Examples
 --------
@@ -19,6 +19,12 @@ independent of its block) on one registered policy, or on all of them; exit 1 wh
     banditbench check nvldb_ucb_asym
     banditbench check --all
 
+Start an algorithm of your own, outside this checkout: a working skeleton of its family, its test, and
+a config that runs it against a built-in baseline (the plugin path, docs/extending.md)::
+
+    banditbench new-algorithm my_duel --family dueling --dir ~/research/bandits
+    banditbench check my_duel --plugins ~/research/bandits/my_duel.py
+
 Run a block of seeds of one resolved cell in one process, one result file per seed
 (what a Snakemake simulate job does; each file has the same bytes, ``timing`` aside,
 as a one-seed run; the neural families run the block's seeds in lockstep, seed-batched,
@@ -26,9 +32,10 @@ and a seed's file does not depend on the block)::
 
     banditbench run-block --cell '{...}' --seeds 0 1 2 --outputs r/0.npz r/1.npz r/2.npz
 
-List what can be put in a config::
+List what can be put in a config (``--plugins``: your modules' too)::
 
     banditbench list policies
+    banditbench list policies --plugins ~/research/bandits/my_duel.py
 
 Print the config line that pins the checksum of a dataset whose publisher gives none
 (the full Open Bandit Dataset archive)::
@@ -168,6 +175,8 @@ def _list(args) -> int:
     from .api import feedback_kinds
     from .delays import DELAY_KINDS, DelayModel
 
+    registry.use_plugins(args.plugins, "--plugins")
+
     if args.what in ("delays", "all"):
         print("delays (config: delays: {label: {kind: ..., window: M or null, ...}}):")
         common = DelayModel.parameters()
@@ -184,7 +193,8 @@ def _list(args) -> int:
         for name, entry in sorted(table.items()):
             cls = entry.load()
             kinds = " | ".join(feedback_kinds(cls)) if what == "environments" else cls.feedback_kind
-            print(f"  {name}  [{kinds} feedback]  {registry.summary_line(cls)}")
+            origin = "" if entry.origin == "built-in" else f"  ({entry.origin})"
+            print(f"  {name}  [{kinds} feedback]{origin}  {registry.summary_line(cls)}")
             hints = params.hints(cls)
             for pname, default in registry.parameters(cls).items():
                 if pname not in ("horizon",):
@@ -245,6 +255,7 @@ def _check(args) -> int:
 
     if bool(args.policy) == args.all:
         raise ConfigError("check: name one registered policy, or give --all")
+    registry.use_plugins(args.plugins, "--plugins")
     failed = 0
     for name in sorted(registry.policies()) if args.all else [args.policy]:
         outcomes = check_policy(name, args.horizon)
@@ -253,6 +264,18 @@ def _check(args) -> int:
         for outcome in outcomes:
             print(f"  {outcome.line()}")
     return 1 if failed else 0
+
+
+def _new_algorithm(args) -> int:
+    from pathlib import Path
+
+    from .scaffold import write
+
+    paths = write(args.name, args.family, Path(args.dir).expanduser())
+    for path in paths:
+        print(f"wrote {path}")
+    print(f"next: pytest {paths[1]}   (then: snakemake --cores 2 --configfile {paths[2]})")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -289,6 +312,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     lst = sub.add_parser("list", help="list registered environments, policies and delay models")
     lst.add_argument("what", nargs="?", default="all", choices=["all", "policies", "environments", "delays"])
+    lst.add_argument("--plugins", nargs="+", default=[], metavar="MODULE_OR_FILE",
+                     help="also your plugin modules (module names or .py files, as the config key plugins)")
     lst.set_defaults(func=_list)
 
     pin = sub.add_parser("checksum", help="print the dataset_checksums line that pins a local file's sha256")
@@ -308,8 +333,20 @@ def build_parser() -> argparse.ArgumentParser:
                                        "when one fails")
     chk.add_argument("policy", nargs="?", help="the registered name (banditbench list policies)")
     chk.add_argument("--all", action="store_true", help="every registered policy")
-    chk.add_argument("--horizon", type=int, default=40, help="rounds of each check's runs (default 40)")
+    chk.add_argument("--horizon", type=_count(2, "the horizon"), default=40,
+                     help="rounds of each check's runs (default 40)")
+    chk.add_argument("--plugins", nargs="+", default=[], metavar="MODULE_OR_FILE",
+                     help="plugin modules that register the policy (module names or .py files)")
     chk.set_defaults(func=_check)
+
+    from .scaffold import FAMILIES
+
+    new = sub.add_parser("new-algorithm", help="write a working skeleton of a policy in your own folder, with its "
+                                              "test and an example config")
+    new.add_argument("name", help="its registered name (lower case, digits, _)")
+    new.add_argument("--family", required=True, choices=list(FAMILIES), help="the family whose interface it plays")
+    new.add_argument("--dir", default=".", help="folder to write into (default: the working directory)")
+    new.set_defaults(func=_new_algorithm)
     return parser
 
 

@@ -404,8 +404,10 @@ class ExperimentGrid:
             raise ConfigError(f"{key_path('experiments', experiment, 'seeds')}: seed {seed} is not configured "
                               f"({list(exp.seeds)})")
         alg = spec["algorithms"][algorithm]
+        plugins = registry.cell_plugins(spec["environment"]["name"], alg["policy"])
         return {
             **({"data_root": self.data_root} if self.data_root is not None else {}),
+            **({"plugins": plugins} if plugins else {}),
             "experiment": experiment,
             "algorithm": algorithm,
             "delay_label": delay,
@@ -513,4 +515,5 @@ def load_grid(config: Mapping[str, Any]) -> ExperimentGrid:
     """Validate a config mapping (schema, then semantics) and return its grid, cut and varied by the
     slicing keys (:mod:`banditbench.slicing`: ``only_experiments``, ``only_algorithms``, ``override``)."""
     validate_schema(config)
+    registry.use_plugins(config.get("plugins", []))
     return ExperimentGrid(slicing.apply(config))

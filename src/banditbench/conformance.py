@@ -60,13 +60,15 @@ class Outcome:
 
 def cell_for(policy: str, horizon: int = 40, seed: int = 1, delay: dict[str, Any] | None = None) -> dict[str, Any]:
     """A simulate cell of ``policy`` on the data-free environment of its kind (:data:`ENVIRONMENTS`)."""
-    cls = registry.get("policy", policy).load()
+    entry = registry.get("policy", policy)
+    cls = entry.load()
     key = (cls.feedback_kind, cls.action_kind)
     if key not in ENVIRONMENTS:
         raise ValueError(f"{policy}: no data-free environment gives {cls.feedback_kind} feedback on "
                          f"{cls.action_kind} actions")
     environment, budget = ENVIRONMENTS[key]
-    return {"experiment": "conformance", "algorithm": policy, "delay_label": "delay", "seed": seed,
+    return {**({"plugins": [entry.plugin]} if entry.plugin else {}),
+            "experiment": "conformance", "algorithm": policy, "delay_label": "delay", "seed": seed,
             "horizon": horizon, "budget": budget, "environment": environment,
             "policy": {"name": policy, "params": {}}, "delay": delay or {"kind": "none"}}
 

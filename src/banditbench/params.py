@@ -71,6 +71,13 @@ class DataFile:
     out of them); it must exist unless a rule of the pipeline builds it (``buildable``)."""
 
 
+@dataclass(frozen=True)
+class Doc:
+    """What a parameter means, in a sentence or two."""
+
+    text: str
+
+
 Positive = Annotated[float, Range(gt=0)]
 NonNegative = Annotated[float, Range(ge=0)]
 #: a probability strictly between 0 and 1

@@ -13,6 +13,11 @@ it as the job's input, so editing one algorithm's module re-runs only the jobs
 that use it.  Each module is parsed and its imports read once per process, and
 each (environment, policy) closure is computed once: planning a grid costs
 the number of distinct modules and algorithms, not the number of jobs.
+
+Classes from outside the package (:mod:`banditbench.plugins`: the config's ``plugins:`` and installed
+entry points) join the same tables, imported rather than read; a plugin's source files (its module,
+the modules of its own top-level package it imports, and the package modules they import) are its
+jobs' inputs in the same way.  A plugin may not take a name that is already registered.
 """
 
 from __future__ import annotations
@@ -23,7 +28,11 @@ import inspect
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
+
+from . import plugins as plugin_modules
+from .api import Environment, Policy
+from .errors import ConfigError
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 PACKAGE = PACKAGE_DIR.name
@@ -39,8 +48,14 @@ class Entry:
     module: str
     cls_name: str
     path: Path
+    #: where it comes from: ``built-in``, ``plugin <spec>`` or ``entry point <group> <name> of <dist>``
+    origin: str = "built-in"
+    #: the ``plugins:`` spec that provides it (cells carry it, so that a job process imports it too)
+    plugin: str | None = None
 
     def load(self) -> type:
+        if self.plugin is not None:
+            return getattr(plugin_modules.import_spec(self.plugin), self.cls_name)
         return getattr(importlib.import_module(self.module), self.cls_name)
 
 
@@ -69,26 +84,33 @@ def _module_name(path: Path) -> str:
 
 
 @cache
-def _imports(path: Path) -> frozenset[str]:
-    """Modules of this package imported by the file at ``path`` (anywhere in it, lazy imports included)."""
-    me = _module_name(path)
+def _imported(path: Path, me: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What the file at ``path`` (module ``me``) imports, anywhere in it (lazy imports included), as
+    absolute names: the modules its statements name, and ``x.y`` of each ``from x import y`` (a module
+    only where such a submodule exists)."""
     pkg_parts = me.split(".") if path.name == "__init__.py" else me.split(".")[:-1]
-    found: set[str] = set()
+    named: set[str] = set()
+    candidates: set[str] = set()
     for node in ast.walk(_parse(path)):
         if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.split(".")[0] == PACKAGE)
+            named.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = ".".join(pkg_parts[: len(pkg_parts) - node.level + 1])
                 mod = f"{base}.{node.module}" if node.module else base
             else:
                 mod = node.module or ""
-            if mod.split(".")[0] != PACKAGE:
-                continue
-            found.add(mod)
-            # ``from banditbench.policies import linalg`` imports a submodule
-            found.update(f"{mod}.{a.name}" for a in node.names if _module_path(f"{mod}.{a.name}"))
-    return frozenset(found)
+            named.add(mod)
+            candidates.update(f"{mod}.{a.name}" for a in node.names)
+    return frozenset(named), frozenset(candidates)
+
+
+@cache
+def _imports(path: Path) -> frozenset[str]:
+    """Modules of this package imported by the file at ``path`` (anywhere in it, lazy imports included)."""
+    named, candidates = _imported(path, _module_name(path))
+    return frozenset({m for m in named if m.split(".")[0] == PACKAGE}
+                     | {m for m in candidates if m.split(".")[0] == PACKAGE and _module_path(m)})
 
 
 def source_closure(modules: tuple[str, ...] | list[str]) -> list[Path]:
@@ -130,13 +152,87 @@ def _discover(kind: str, folder: str) -> dict[str, Entry]:
 
 
 @cache
-def environments() -> dict[str, Entry]:
-    return _discover("environment", "envs")
+def _built_in(kind: str) -> dict[str, Entry]:
+    return _discover(kind, "envs" if kind == "environment" else "policies")
+
+
+#: the ``plugins:`` specs in use (:func:`use_plugins`), normalised
+_active: tuple[str, ...] = ()
+
+
+def use_plugins(specs: Iterable[str], where: str = "plugins", add: bool = False) -> list[str]:
+    """Make the plugin modules ``specs`` (the config's ``plugins:``) part of the registry, replacing those
+    of an earlier call unless ``add``; each is imported now, so a bad one stops here, naming
+    ``where[i]``.  Returns the specs normalised (:func:`banditbench.plugins.normalise`)."""
+    global _active
+    normal = [plugin_modules.normalise(spec, f"{where}[{i}]") for i, spec in enumerate(specs)]
+    for i, spec in enumerate(normal):
+        _plugin_entries(spec, f"{where}[{i}]")
+    _active = tuple(dict.fromkeys([*_active, *normal] if add else normal))
+    _tables("environment", _active), _tables("policy", _active)       # a name taken twice stops here too
+    return normal
+
+
+def _entry_for(cls: type, name: str, origin: str, plugin: str | None, where: str) -> Entry:
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{where}: {cls.__name__} is registered under {name!r}, not a name")
+    kind = "policy" if issubclass(cls, Policy) else "environment" if issubclass(cls, Environment) else None
+    if kind is None:
+        raise ConfigError(f"{where}: {cls.__name__} (registered as {name!r}) is neither a banditbench.api.Policy "
+                          f"nor an Environment")
+    path = Path(inspect.getfile(cls)).resolve()
+    return Entry(name, kind, cls.__module__, cls.__qualname__, path, origin, plugin)
 
 
 @cache
+def _plugin_entries(spec: str, where: str = "plugins") -> tuple[Entry, ...]:
+    module = plugin_modules.import_spec(spec, where)
+    entries = tuple(_entry_for(cls, cls.registry_name, f"plugin {spec}", spec, where)
+                    for cls in plugin_modules.registered_classes(module))
+    if not entries:
+        raise ConfigError(f"{where}: {spec} registers no policy or environment (decorate a class with "
+                          f"@banditbench.api.register(\"name\"))")
+    return entries
+
+
+@cache
+def _entry_point_entries(kind: str) -> tuple[Entry, ...]:
+    out = []
+    for ep in plugin_modules.entry_points(kind):
+        label = plugin_modules.entry_point_label(ep)
+        found = [_entry_for(cls, name, label, None, label) for name, cls in plugin_modules.entry_point_classes(ep)]
+        wrong = [e for e in found if e.kind != kind]
+        if not found or wrong:
+            raise ConfigError(f"{label}: {ep.value!r} declares no {kind}" if not found else
+                              f"{label}: {wrong[0].cls_name} is a {wrong[0].kind}, in the group of {kind} plug-ins")
+        out += found
+    return tuple(out)
+
+
+@cache
+def _tables(kind: str, active: tuple[str, ...]) -> dict[str, Entry]:
+    table = dict(_built_in(kind))
+    extra = [*_entry_point_entries(kind),
+             *(e for i, spec in enumerate(active) for e in _plugin_entries(spec) if e.kind == kind)]
+    for entry in extra:
+        if entry.name in table:
+            other = table[entry.name]
+            taken = f"the built-in {kind} {entry.name!r} ({other.module})" if other.origin == "built-in" else \
+                f"{kind} {entry.name!r} of {other.origin}"
+            raise ConfigError(f"{entry.origin}: {kind} {entry.name!r} ({entry.cls_name}) would shadow {taken}; "
+                              f"register it under another name")
+        table[entry.name] = entry
+    return table
+
+
+def environments() -> dict[str, Entry]:
+    """Every registered environment: built-in, from entry points, from the plugins in use."""
+    return _tables("environment", _active)
+
+
 def policies() -> dict[str, Entry]:
-    return _discover("policy", "policies")
+    """Every registered policy: built-in, from entry points, from the plugins in use."""
+    return _tables("policy", _active)
 
 
 def get(kind: str, name: str, where: str | None = None) -> Entry:
@@ -146,17 +242,58 @@ def get(kind: str, name: str, where: str | None = None) -> Entry:
     """
     table = environments() if kind == "environment" else policies()
     if name not in table:
-        from .errors import ConfigError
-
         where = where or f"{kind}.name"
         raise ConfigError(f"{where}: unknown {kind} {name!r}; registered: {sorted(table)}")
     return table[name]
 
 
+def cell_plugins(environment: str, policy: str) -> list[str]:
+    """The ``plugins:`` specs a cell of ``policy`` on ``environment`` needs (what its job imports)."""
+    return sorted({e.plugin for e in (get("environment", environment), get("policy", policy)) if e.plugin})
+
+
 def job_sources(environment: str, policy: str) -> list[Path]:
     """Source files a simulation of ``policy`` on ``environment`` depends on."""
-    env, pol = get("environment", environment), get("policy", policy)
-    return source_closure([*CORE_MODULES, env.module, pol.module])
+    entries = (get("environment", environment), get("policy", policy))
+    modules = [*CORE_MODULES, *(e.module for e in entries if e.origin == "built-in")]
+    outside = [p for e in entries if e.origin != "built-in" for p in _plugin_closure(e.path, e.module)]
+    return sorted({*source_closure(modules), *outside})
+
+
+@cache
+def _plugin_closure(path: Path, module: str) -> tuple[Path, ...]:
+    """A plugin module's file, the files of its own top-level package it imports (transitively), and the
+    package modules any of them import (a plugin file's own imports: just the package's)."""
+    own = None if module.startswith(plugin_modules.FILE_MODULE_PREFIX) else module.split(".")[0]
+    seen: set[Path] = set()
+    package: set[str] = set()
+    todo = [(path, module)]
+    while todo:
+        file, name = todo.pop()
+        if file in seen:
+            continue
+        seen.add(file)
+        named, candidates = _imported(file, name)
+        package.update(m for m in named if m.split(".")[0] == PACKAGE)
+        package.update(m for m in candidates if m.split(".")[0] == PACKAGE and _module_path(m))
+        parts = name.split(".")
+        parents = [".".join(parts[:i]) for i in range(1, len(parts))]      # importing a.b runs a/__init__.py
+        for mod in [*named, *candidates, *parents]:
+            if own and mod.split(".")[0] == own and (found := _file_of(mod)) is not None:
+                todo.append((found, mod))
+    return tuple(sorted(seen | set(source_closure(sorted(package)))))
+
+
+def _file_of(module: str) -> Path | None:
+    """The source file of an importable module outside the package (None: not a module, or no source)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    origin = spec.origin if spec else None
+    return Path(origin).resolve() if origin and origin.endswith(".py") else None
 
 
 def keyword_parameters(cls: type, with_owner: bool = False) -> dict[str, Any]:

@@ -210,6 +210,7 @@ def build(cell: Mapping[str, Any]) -> tuple[Environment, Policy, DelayModel, np.
             raise ConfigError(f"{key}: the cell's {key} must be an integer >= {low}, got {value!r}")
     env_seq, delay_seq, policy_seq = np.random.SeedSequence(seed).spawn(3)
     delay = make_delay(cell["delay"], where=key_path("experiments", experiment, "delays", cell.get("delay_label")))
+    registry.use_plugins(cell.get("plugins", ()), add=True)
     env_cls = registry.get("environment", cell["environment"]["name"], key_path(env_where, "name")).load()
     pol_cls = registry.get("policy", cell["policy"]["name"], key_path(pol_where, "policy")).load()
     env_params = dict(cell["environment"].get("params", {}))
@@ -302,9 +303,15 @@ def _meta(cell: Mapping[str, Any], env: Environment, delay: DelayModel, engine: 
     }
 
 
+def policy_class(cell: Mapping[str, Any]) -> type[Policy]:
+    """The cell's policy class (its plugin module imported first, where the cell names one)."""
+    registry.use_plugins(cell.get("plugins", ()), add=True)
+    return registry.get("policy", cell["policy"]["name"]).load()
+
+
 def batchable(cell: Mapping[str, Any]) -> bool:
     """Whether the cell's policy offers the seed-batched engine (``Policy.engines``, ``Policy.batch``)."""
-    return "seed-batched" in registry.get("policy", cell["policy"]["name"]).load().engines
+    return "seed-batched" in policy_class(cell).engines
 
 
 def run_block(cell: Mapping[str, Any], seeds: Sequence[int]) -> list[tuple[dict[str, np.ndarray], dict, dict]]:
@@ -330,7 +337,7 @@ def run_members(cells: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, np.n
     e.g. seed 002's ``nu`` and ``lam``: a hyperparameter grid played in lockstep); any other
     difference is a ``ValueError``.  A member's result does not depend on the other members."""
     first = cells[0]
-    free = set(registry.get("policy", first["policy"]["name"]).load().per_member)
+    free = set(policy_class(first).per_member)
 
     def shared(cell: Mapping[str, Any]) -> tuple:
         """What every member must share: the cell but its seed and label, the policy but ``free``."""

@@ -128,8 +128,7 @@ def member_blocks(runs: Sequence[tuple[str, str, Mapping]], block: int | None = 
     ``per_member`` ones,
     cut into blocks of at most ``block`` runs; runs of a policy without a seed-batched implementation
     are blocks of one."""
-    from .. import registry
-    from ..runner import batchable
+    from ..runner import batchable, policy_class
 
     groups: dict[tuple, list[tuple[str, str, Mapping]]] = {}
     for run in runs:
@@ -137,7 +136,7 @@ def member_blocks(runs: Sequence[tuple[str, str, Mapping]], block: int | None = 
         if not batchable(cell):
             groups[(name, label, int(cell["seed"]))] = [run]
             continue
-        free = registry.get("policy", cell["policy"]["name"]).load().per_member
+        free = policy_class(cell).per_member
         fixed = sorted((k, repr(v)) for k, v in cell["policy"].get("params", {}).items() if k not in free)
         key = (name, cell["delay_label"], repr(cell["budget"]), cell["policy"]["name"], tuple(fixed))
         groups.setdefault(key, []).append(run)
