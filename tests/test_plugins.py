@@ -5,6 +5,7 @@ import importlib
 import json
 import re
 import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -312,3 +313,34 @@ def test_plugins_run_in_the_pipeline_and_an_edit_reruns_only_their_jobs(tmp_path
         finally:
             edited.write_text(original)
     assert yaml.safe_load((project / "config.yaml").read_text())["plugins"] == [str(plugin)]
+
+
+def test_a_plugin_environment_joins_the_environments_and_its_jobs_depend_on_it(tmp_path, fresh_registry):
+    """An environment of one's own: a variant of a built-in family, in a file of one's own."""
+    plugin = tmp_path / "my_env.py"
+    plugin.write_text(textwrap.dedent('''
+        from banditbench.api import register
+        from banditbench.envs.dueling import SyntheticDueling
+        from banditbench.params import PositiveInt
+
+
+        @register("my_dueling")
+        class MyDueling(SyntheticDueling):
+            """Synthetic dueling with eight arms by default."""
+
+            def __init__(self, seed_seq, *, n_arms: PositiveInt = 8, **shared):
+                super().__init__(seed_seq, n_arms=n_arms, **shared)
+        '''))
+    config = _config([str(plugin)], {"random": {"policy": "random_pair"}})
+    config["experiments"]["duel"]["environment"] = {"name": "my_dueling", "params": {"dimension": 3}}
+    grid = load_grid(config)
+    assert registry.environments()["my_dueling"].origin == f"plugin {plugin}"
+    cell = grid.cell("duel", "random", "none", "none", 0)
+    assert cell["plugins"] == [str(plugin)]
+    series = run_cell(cell)[0]
+    assert series["regret"].shape == (30,)
+    sources = registry.job_sources("my_dueling", "random_pair")
+    assert plugin.resolve() in sources and registry.PACKAGE_DIR / "envs/dueling.py" in sources
+    config["experiments"]["duel"]["environment"]["params"]["n_arms"] = 0
+    with pytest.raises(ConfigError, match=r"^experiments\.duel\.environment\.params\.n_arms: "):
+        load_grid(config)
