@@ -486,8 +486,25 @@ def seed_table(seed: str, page: str) -> str:
     return "\n".join(rows)
 
 
+def interfaces_table() -> str:
+    """The runner's side of the policy contract (``banditbench.api.INTERFACES``), one row per kind."""
+    from banditbench.api import INTERFACES
+
+    rows = ["| feedback kind, action kind | `observe` receives | `act` is handed | `act` returns |", "|---|---|---|---|"]
+    for (feedback, action), face in INTERFACES.items():
+        fields = ", ".join(face.feedback._fields)
+        rows.append(f"| `{feedback}`, `{action}` | `{face.feedback.__name__}({fields})` | "
+                    f"{_esc(_rst_to_md(face.context))} | {_esc(_rst_to_md(face.action))} |")
+    return "\n".join(rows)
+
+
+INTERFACES_MARKER = "<!-- interfaces -->"
+
+
 def on_page_markdown(markdown, page, config, files, **kwargs):
-    """``<!-- registered: seed 000 -->`` in a page: the table of that seed's registered classes."""
+    """``<!-- registered: seed 000 -->`` in a page: the table of that seed's registered classes;
+    ``<!-- interfaces -->``: the table of what the runner hands a policy of each kind."""
+    markdown = markdown.replace(INTERFACES_MARKER, interfaces_table())
     return MARKER.sub(lambda m: seed_table(m.group(1), page.file.src_uri), markdown)
 
 

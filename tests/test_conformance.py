@@ -151,3 +151,19 @@ def test_the_command_prints_each_check_and_exits_1_on_a_failure(broken, capsys):
     assert "FAIL actions in the action space: round 1 played (4, 0)" in capsys.readouterr().out
     assert main(["check", "no_such_policy"]) == 2
     assert "policy: unknown policy 'no_such_policy'" in capsys.readouterr().err
+
+
+def test_every_interface_the_api_declares_has_a_data_free_environment_to_check_it_on():
+    from banditbench.api import INTERFACES
+    from banditbench.conformance import ENVIRONMENTS
+
+    assert set(ENVIRONMENTS) == set(INTERFACES)
+    for (feedback, action), (environment, _) in ENVIRONMENTS.items():
+        env_cls = registry.get("environment", environment["name"]).load()
+        assert env_cls.action_kind == action and feedback in (env_cls.feedback_kinds or (env_cls.feedback_kind,))
+
+
+def test_a_policy_of_a_kind_the_api_does_not_declare_is_refused_when_defined():
+    with pytest.raises(TypeError, match=r"_Ranker: no interface for 'ranking' feedback on 'list' actions"):
+        class _Ranker(_Dueller):
+            feedback_kind, action_kind = "ranking", "list"

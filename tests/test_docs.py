@@ -215,3 +215,13 @@ def test_the_readme_is_short_names_the_test_command_and_links_to_existing_pages(
     for target in targets:
         if target:
             assert (ROOT / target).is_file(), f"README.md links to {target}, which does not exist"
+
+
+def test_the_extension_guide_shows_what_the_runner_hands_each_kind_of_policy():
+    from banditbench.api import INTERFACES
+
+    guide = (ROOT / "docs" / "extending.md").read_text()
+    assert _hooks().INTERFACES_MARKER in guide
+    table = _hooks().interfaces_table()
+    for (feedback, action), face in INTERFACES.items():
+        assert f"| `{feedback}`, `{action}` | `{face.feedback.__name__}({', '.join(face.feedback._fields)})` |" in table

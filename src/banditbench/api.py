@@ -13,6 +13,8 @@ import abc
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Sequence
 
+from .feedback import PreferenceCostFeedback, PreferenceFeedback, RewardCostFeedback, RewardFeedback
+
 
 def register(name: str):
     """Class decorator: make an environment or policy available under ``name`` in configs.
@@ -170,6 +172,8 @@ class Policy(abc.ABC):
     ``policy.params.<key>`` (see :mod:`banditbench.errors`).
     """
 
+    #: the feedback it learns from; with :attr:`action_kind` a key of :data:`INTERFACES`, which says what the
+    #: runner hands it (checked when the class is defined)
     feedback_kind: ClassVar[str]
     #: the kind of action it plays (``arm``, ``pair``, ``point``), matched against the environment's
     action_kind: ClassVar[str]
@@ -199,6 +203,10 @@ class Policy(abc.ABC):
                                 f"{'engines' if implemented else method}")
         if cls.per_member and "seed-batched" not in cls.engines:
             raise TypeError(f"{cls.__name__}.per_member needs the seed-batched engine")
+        kinds = (getattr(cls, "feedback_kind", None), getattr(cls, "action_kind", None))
+        if not getattr(cls, "__abstractmethods__", None) and None not in kinds and kinds not in INTERFACES:
+            raise TypeError(f"{cls.__name__}: no interface for {kinds[0]!r} feedback on {kinds[1]!r} actions; "
+                            f"known: {sorted(INTERFACES)}")
 
     @classmethod
     def batch(cls, policies: Sequence["Policy"]) -> "BatchedPolicy | None":
@@ -243,6 +251,38 @@ class Policy(abc.ABC):
 
 #: the optional engines a policy may offer (``Policy.engines``), each with the method that implements it
 ENGINES = {"compiled": "run_compiled", "seed-batched": "batch"}
+
+
+@dataclass(frozen=True)
+class Interface:
+    """What the runner guarantees a policy of one (feedback kind, action kind), and what it expects back."""
+
+    #: the feedback item type :meth:`Policy.observe` receives (a named tuple; every item has ``round``)
+    feedback: type
+    #: what :meth:`Policy.act` is handed each round
+    context: str
+    #: what :meth:`Policy.act` returns
+    action: str
+
+
+_ARMS = ("the round's arms: an array (K, d), one feature row per arm (environments with block arms also offer "
+         "the ``row`` context form: the round's classification row, K from ``problem['n_arms']``)")
+_KNAPSACK = ("a ``KnapsackContext`` (``banditbench.envs.knapsack``): ``phi`` (K, d) reward features and ``psi`` "
+             "(K, d_w) cost features of every arm, ``stopped``: whether the budget is spent (read-only arrays)")
+_DUEL = "a duel ``(i, j)`` of arm indices, or :data:`NULL` to skip the round (no reward, cost or feedback)"
+
+#: per ``(feedback_kind, action_kind)`` of a policy: the runner's side of the contract.  The facts of
+#: ``Problem.info`` are the environment's ``public_info()``: ``dimension`` and ``n_arms`` always where there
+#: are arms, ``budget`` and ``per_round_budget`` with a budget.  Feedback arrives when the delay model says
+#: (late, or never when a window cuts it off), each item naming the round whose action produced it.
+INTERFACES: dict[tuple[str, str], Interface] = {
+    ("preference", "pair"): Interface(PreferenceFeedback, _ARMS, "a pair ``(i, j)`` of arm indices (``y = 1``: i won)"),
+    ("reward", "arm"): Interface(RewardFeedback, _ARMS, "an arm index"),
+    ("reward", "point"): Interface(RewardFeedback, "None (no context)",
+                                   "a point of [0, 1]^d: a tuple of d floats (a float when d = 1)"),
+    ("preference_cost", "pair"): Interface(PreferenceCostFeedback, _KNAPSACK, _DUEL),
+    ("reward_cost", "pair"): Interface(RewardCostFeedback, _KNAPSACK, _DUEL),
+}
 
 
 class BatchedPolicy(abc.ABC):

@@ -22,8 +22,8 @@ independent of its block) on one registered policy, or on all of them; exit 1 wh
 Start an algorithm of your own, outside this checkout: a working skeleton of its family, its test, and
 a config that runs it against a built-in baseline (the plugin path, docs/extending.md)::
 
-    banditbench new-algorithm my_duel --family dueling --dir ~/research/bandits
-    banditbench check my_duel --plugins ~/research/bandits/my_duel.py
+    banditbench new-algorithm my_eps --family reward --dir lab
+    banditbench check my_eps --plugins lab/my_eps.py
 
 Run a block of seeds of one resolved cell in one process, one result file per seed
 (what a Snakemake simulate job does; each file has the same bytes, ``timing`` aside,
@@ -35,7 +35,7 @@ and a seed's file does not depend on the block)::
 List what can be put in a config (``--plugins``: your modules' too)::
 
     banditbench list policies
-    banditbench list policies --plugins ~/research/bandits/my_duel.py
+    banditbench list policies --plugins lab/my_eps.py
 
 Print the config line that pins the checksum of a dataset whose publisher gives none
 (the full Open Bandit Dataset archive)::
