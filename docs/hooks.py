@@ -4,8 +4,8 @@
   registered with ``@register`` (:mod:`banditbench.registry`): its summary, the paper it
   implements, the equation / algorithm / section references of its docstring, its parameters
   (type and range from the annotation, :func:`banditbench.params.describe`; the default from
-  :func:`banditbench.registry.parameters`; the description from the bullet that names the
-  parameter in the class's, its family's or its module's docstring) and the full docstrings.
+  :func:`banditbench.registry.parameters`; the description from the parameter's declaration,
+  :func:`banditbench.params.description`) and the full docstrings.
 * ``reference/delays.md``: the delay kinds and their parameters (:mod:`banditbench.delays`).
 * ``reference/config.md``: every key of ``src/banditbench/schema.yaml`` (as
   :func:`banditbench.config.load_schema` completes it), with type, constraints and description.
@@ -101,94 +101,10 @@ def _rst_to_md(text: str, lang: str = "text") -> str:
     return "\n".join(out)
 
 
-def _bullets(doc: str) -> list[str]:
-    """The bullet items (``*`` or ``-``) of a docstring, each joined onto one line."""
-    items, current = [], None
-    for line in doc.splitlines():
-        stripped = line.strip()
-        if stripped.startswith(("* ", "- ")):
-            if current is not None:
-                items.append(current)
-            current = stripped[2:]
-        elif current is not None and stripped and line.startswith((" ", "\t")):
-            current += " " + stripped
-        else:
-            if current is not None:
-                items.append(current)
-            current = None
-    if current is not None:
-        items.append(current)
-    return items
-
-
 def _family(cls: type) -> list[type]:
     """``cls`` and its base classes inside the package (most derived first)."""
     return [k for k in cls.__mro__ if k.__module__.startswith("banditbench") and k.__name__ not in
             ("Policy", "Environment")]
-
-
-def _sources(cls: type) -> list[str]:
-    """Docstrings that may describe a parameter: the family's classes, then their modules."""
-    import sys
-
-    docs = [_doc(k) for k in _family(cls)]
-    for k in _family(cls):
-        mod = sys.modules.get(k.__module__)
-        if mod is not None and mod.__doc__:
-            docs.append(inspect.cleandoc(mod.__doc__))
-    return docs
-
-
-def _numpy_entries(doc: str) -> dict[str, str]:
-    """``name : text`` entries (numpy style, continuation lines indented) of a docstring's
-    ``Parameters`` sections; ``a, b : text`` describes both."""
-    out: dict[str, str] = {}
-    lines, inside, names = doc.splitlines(), False, None
-    for i, line in enumerate(lines):
-        if line.strip().startswith("Parameters") and i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"}:
-            inside, names = True, None
-            continue
-        if not inside or set(line.strip()) == {"-"}:
-            continue
-        if not line.strip():
-            names = None
-            if i + 1 < len(lines) and not lines[i + 1].startswith((" ", "\t")) and ":" not in lines[i + 1]:
-                inside = False
-            continue
-        m = re.match(r"^(\w+(?:\s*,\s*\w+)*)\s+:\s*(.*)$", line)
-        if m and not line.startswith((" ", "\t")):
-            names = [n.strip() for n in m.group(1).split(",")]
-            for n in names:
-                out[n] = m.group(2).strip()
-        elif names and line.startswith((" ", "\t")):
-            for n in names:
-                out[n] += " " + line.strip()
-        else:
-            inside = False
-    return out
-
-
-def parameter_description(cls: type, name: str) -> str:
-    """The bullet of a docstring (the class's, its family's, their modules') that starts by naming
-    the parameter ``name`` (``* ``name``: ...`` or ``* ``a`` / ``name``: ...``), else the first
-    sentence of them that names it; empty if none does."""
-    lead = re.compile(r"^(?:``[\w.]+``(?:\s*(?:/|,|and)\s*)?)*``" + re.escape(name) + r"``")
-    for doc in _sources(cls):
-        entries = _numpy_entries(doc)
-        if entries.get(name):
-            return entries[name]
-    for doc in _sources(cls):
-        for item in _bullets(doc):
-            if lead.match(item):
-                return re.sub(r"^``" + re.escape(name) + r"``\s*[:—-]\s*", "", item)
-    # else the first sentence of those docstrings that names it (``name`` or ``name = value``)
-    mention = re.compile(r"``" + re.escape(name) + r"(?:\s*[=:][^`]*)?``")
-    for doc in _sources(cls):
-        flat = " ".join(doc.split())
-        for sentence in re.split(r"(?<=[.;])\s+(?=[A-Z`(*])", flat):
-            if mention.search(sentence):
-                return "From the docstring: " + sentence.lstrip("*- ")
-    return ""
 
 
 def paper_of(cls: type) -> tuple[str | None, str]:
@@ -273,7 +189,7 @@ def class_page(kind: str, name: str, entry) -> str:
                   "| parameter | type and range | default | description |", "|---|---|---|---|"]
         for pname, default in rows:
             shown = "required" if pname in required else f"`{default!r}`"
-            desc = _rst_to_md(parameter_description(cls, pname))
+            desc = _rst_to_md(params.description(cls, pname) or "")
             lines.append(f"| `{pname}` | {_esc(params.describe(hints[pname]))} | {_esc(shown)} | {_esc(desc) or '—'} |")
     else:
         lines.append("No configurable parameters.")
@@ -501,11 +417,48 @@ def interfaces_table() -> str:
 INTERFACES_MARKER = "<!-- interfaces -->"
 
 
+#: where a page shows the table of parameter types (:func:`parameter_types_table`)
+PARAMETER_TYPES = "<!-- parameter types -->"
+#: annotations built from ``banditbench.params``' pieces, as a constructor writes them (evaluated in its namespace)
+TYPE_FORMS = ("float", "int", "bool", "str", 'Literal["shared", "disjoint"]', "Annotated[float, Range(gt=0, le=0.5)]",
+              'Annotated[str, OneOf(("adam", "gd"))]', "PositiveInt | None", 'NonNegative | Literal["theory"]',
+              "Sequence[Probability]", "Mapping[str, Any]")
+
+
+def type_aliases() -> dict[str, Any]:
+    """The public type aliases of :mod:`banditbench.params` (``Positive``, ``Probability``...), by name."""
+    import typing
+
+    from banditbench import params
+
+    return {name: value for name, value in vars(params).items()
+            if not name.startswith("_") and typing.get_origin(value) is typing.Annotated}
+
+
+def parameter_types_table() -> str:
+    """Every type alias of :mod:`banditbench.params` and the forms built from its pieces, with what the
+    config validator accepts for each (:func:`banditbench.params.describe`, the words of its messages)."""
+    import typing
+
+    from banditbench import params
+
+    rows = ["| annotation | accepts |", "|---|---|"]
+    for name, hint in type_aliases().items():
+        rows.append(f"| `{name}` | {_esc(params.describe(hint))} |")
+    namespace = {**vars(typing), **vars(params)}
+    for form in TYPE_FORMS:
+        hint = eval(form, namespace)                                     # noqa: S307 - the forms above
+        rows.append(f"| {_esc(f'`{form}`')} | {_esc(params.describe(hint))} |")
+    return "\n".join(rows)
+
+
 def on_page_markdown(markdown, page, config, files, **kwargs):
     """``<!-- registered: seed 000 -->`` in a page: the table of that seed's registered classes;
-    ``<!-- interfaces -->``: the table of what the runner hands a policy of each kind."""
+    ``<!-- interfaces -->``: the table of what the runner hands a policy of each kind;
+    ``<!-- parameter types -->``: the table of parameter annotations (:func:`parameter_types_table`)."""
+    markdown = MARKER.sub(lambda m: seed_table(m.group(1), page.file.src_uri), markdown)
     markdown = markdown.replace(INTERFACES_MARKER, interfaces_table())
-    return MARKER.sub(lambda m: seed_table(m.group(1), page.file.src_uri), markdown)
+    return markdown.replace(PARAMETER_TYPES, parameter_types_table()) if PARAMETER_TYPES in markdown else markdown
 
 
 def on_page_content(html, page, config, files, **kwargs):

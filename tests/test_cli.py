@@ -18,6 +18,9 @@ def test_list_shows_every_registered_name_with_parameters(capsys):
     for name in ("synthetic_dueling", "ldb_df", "ldb_ignore", "ldb_heuristic", "random_pair", "geometric"):
         assert name in out
     assert "kappa_mu = 0.1  (a finite number > 0)" in out and "utility = 'linear'  (one of ['linear'," in out
+    # each parameter's description (its Doc) follows its type
+    assert ("kappa_mu = 0.1  (a finite number > 0)  lower bound on the link derivative (Assumption A2)"
+            in out)
 
 
 def test_run_one_from_a_config_cell(tmp_path, capsys):

@@ -3,14 +3,16 @@ algorithm passes it, and each check fails on a policy that breaks what it checks
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import numpy as np
 import pytest
 
 from banditbench import registry
 from banditbench.api import BatchedPolicy, Policy
 from banditbench.cli import main
-from banditbench.conformance import bad_values, check_policy
-from banditbench.params import Positive
+from banditbench.conformance import DESCRIBED, bad_values, check_policy
+from banditbench.params import Doc, Positive
 
 
 @pytest.mark.parametrize("policy", sorted(registry.policies()))
@@ -19,7 +21,7 @@ def test_every_registered_algorithm_passes_the_conformance_checks(policy):
     assert [o.line() for o in outcomes if not o.passed] == []
     names = {o.check for o in outcomes}
     assert {"same seed, same bytes", "actions in the action space", "late and lost feedback",
-            "bad parameters refused"} <= names
+            "bad parameters refused", DESCRIBED} <= names
     cls = registry.get("policy", policy).load()
     assert ("a seed's result does not depend on its block" in names) == ("seed-batched" in cls.engines)
 
@@ -30,7 +32,7 @@ class _Dueller(Policy):
 
     feedback_kind, action_kind = "preference", "pair"
 
-    def __init__(self, problem, rng, *, lam: Positive = 1.0):
+    def __init__(self, problem, rng, *, lam: Annotated[Positive, Doc("unused regularisation")] = 1.0):
         self.rng, self.n = rng, problem.info["n_arms"]
 
     def observe(self, t, arrived):
@@ -60,6 +62,11 @@ class _ExpectsPromptFeedback(_Dueller):
 
 class _Unannotated(_Dueller):
     def __init__(self, problem, rng, *, lam=1.0):
+        super().__init__(problem, rng)
+
+
+class _Undescribed(_Dueller):
+    def __init__(self, problem, rng, *, lam: Positive = 1.0, beta: Annotated[Positive, Doc(" ")] = 1.0):
         super().__init__(problem, rng)
 
 
@@ -125,13 +132,15 @@ def test_a_valid_policy_passes(broken):
     (_OffByOne, "actions in the action space", "round 1 played (4, 0)"),
     (_ExpectsPromptFeedback, "late and lost feedback", "RuntimeError: round"),
     (_Unannotated, "bad parameters refused", "lam declares no type"),
+    (_Undescribed, DESCRIBED, "lam has no description; beta has no description"),
     (_Batched, "a seed's result does not depend on its block", "differ"),
 ])
 def test_each_check_fails_on_the_policy_that_breaks_it(broken, cls, check, detail):
     failed = _failed(broken(cls))
     assert check in failed and detail in failed[check]
     if cls not in (_Batched, _OffByOne):       # (the environment cannot play a missing arm in any run)
-        assert list(failed) == [check]          # the other checks still pass
+        # the other checks still pass (an unannotated parameter has no description either)
+        assert list(failed) == [check] + ([DESCRIBED] if cls is _Unannotated else [])
 
 
 def test_bad_values_are_of_the_wrong_type_or_just_outside_the_range():

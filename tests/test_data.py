@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from banditbench import params
 from banditbench.api import Environment, Problem
 from banditbench.data.fetch import fetch
 from banditbench.data.files import load_npz, save_npz
@@ -262,8 +263,8 @@ def test_disjoint_linucb_separates_arms_with_identical_features():
 
 
 def test_linucb_rejects_bad_parameters():
-    with pytest.raises(ConfigError, match="mode"):
-        LinUCB(Problem(10, info={"dimension": 2, "n_arms": 2}), np.random.default_rng(0), mode="hybrid")
+    with pytest.raises(ConfigError, match=r"policy\.params\.mode: must be one of \['shared', 'disjoint'\]"):
+        params.check(LinUCB, {"mode": "hybrid"}, "policy.params")
 
 
 def test_label_utilities_give_a_70_percent_preference(at_work):

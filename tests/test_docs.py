@@ -87,11 +87,60 @@ def test_an_algorithm_page_shows_paper_equations_and_parameter_details(site):
     text = _text(site / "reference" / "algorithms" / "ldb_df.html")
     assert "seed 000" in text and "Linear and Neural Dueling Bandits with Delayed Feedback" in text
     assert "Algorithm 1" in text and "eqs. 2–3" in text
-    # type and range, default and the description from the module docstring's bullet
+    # type and range, default and the description declared with the parameter (its Doc)
     assert "kappa_mu" in text and "a finite number > 0" in text and "0.1" in text
     assert "lower bound on the link derivative (Assumption A2)" in text
     page = (site / "reference" / "algorithms" / "ldb_df.html").read_text()
     assert 'href="../../papers/seed-000-delayed-dueling.html"' in page
+
+
+def test_the_parameter_table_takes_each_description_from_the_declaration():
+    from banditbench import params
+
+    hooks = _hooks()
+    entry = registry.get("policy", "ldb_df")
+    rows = [line for line in hooks.class_page("algorithms", "ldb_df", entry).splitlines() if line.startswith("| `")]
+    cls = entry.load()
+    assert len(rows) == len(registry.parameters(cls))
+    for row in rows:
+        name = row.split("`")[1]
+        assert row.endswith(f" | {hooks._esc(hooks._rst_to_md(params.description(cls, name)))} |")
+    assert any(row.startswith("| `kappa_mu` | a finite number > 0 | `0.1` | lower bound on the link derivative")
+               for row in rows)
+
+
+def _type_aliases_of_params() -> list[str]:
+    """The public ``Name = Annotated[...]`` assignments of params.py, read from its source."""
+    import ast
+
+    tree = ast.parse((ROOT / "src" / "banditbench" / "params.py").read_text())
+    return [node.targets[0].id for node in tree.body
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+            and not node.targets[0].id.startswith("_") and isinstance(node.value, ast.Subscript)
+            and getattr(node.value.value, "id", None) == "Annotated"]
+
+
+def test_the_parameter_types_table_names_every_type_alias_of_params():
+    hooks = _hooks()
+    aliases = _type_aliases_of_params()
+    assert {"Positive", "NonNegative", "Probability", "UnitInterval", "PositiveInt", "NonNegativeInt",
+            "DataPath"} <= set(aliases)
+    assert hooks.PARAMETER_TYPES in (ROOT / "docs" / "extending.md").read_text()
+    table = hooks.parameter_types_table()
+    for name in aliases:
+        assert f"| `{name}` | " in table, name
+    assert "| `Probability` | a finite number > 0 and < 1 |" in table
+    assert "| `UnitInterval` | a finite number >= 0 and <= 1 |" in table
+    assert "| `Sequence[Probability]` | a list of finite numbers > 0 and < 1 |" in table
+
+
+@pytest.mark.slow
+def test_the_extending_page_shows_the_parameter_types_table(site):
+    assert "<!-- parameter types -->" not in (site / "extending.html").read_text()      # replaced by the table
+    text = _text(site / "extending.html")
+    for name in _type_aliases_of_params():
+        assert name in text
+    assert "a finite number >= 0 and <= 1" in text and "A constructor may keep its own checks" not in text
 
 
 def _schema_keys(node, root, found: set[str], seen: set[str]) -> None:

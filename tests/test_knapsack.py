@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from banditbench import params
 from banditbench.api import Problem
 from banditbench.config import load_config_file, load_grid
 from banditbench.delays import make_delay
@@ -294,15 +295,16 @@ def test_allow_null_skips_rounds_once_the_queue_prices_every_duel_out(policy_cls
 
 
 def test_policies_reject_bad_parameters():
+    """Ranges by the annotations (what runner.build checks before it builds), relations by the class."""
     env = SyntheticPbBwK(np.random.SeedSequence(0), horizon=100, budget=20)
-    with pytest.raises(ConfigError, match="beta_r"):
-        make(OptimisticDuel, env, beta_r="large")
-    with pytest.raises(ConfigError, match="kappa"):
-        make(RandomizedDuel, env, kappa=-1)
+    with pytest.raises(ConfigError, match=r"policy\.params\.beta_r: must be a finite number >= 0 or 'theory'"):
+        params.check(OptimisticDuel, {"beta_r": "large"}, "policy.params")
+    with pytest.raises(ConfigError, match=r"policy\.params\.kappa: must be a finite number > 0 or 'theory'"):
+        params.check(RandomizedDuel, {"kappa": -1}, "policy.params")
     with pytest.raises(ConfigError, match="warmup_rounds"):
         make(ConstrainedDuelingEXP3, env, warmup_rounds=100)
-    with pytest.raises(ConfigError, match="budget"):
-        SyntheticPbBwK(np.random.SeedSequence(0), horizon=100, budget=0)
+    with pytest.raises(ConfigError, match=r"environment\.params\.budget: must be a finite number > 0"):
+        params.check(SyntheticPbBwK, {"budget": 0}, "environment.params")
 
 
 def test_theory_radii_run():

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
+from banditbench import params
 from banditbench.api import Problem
 from banditbench.config import load_config_file, load_grid
 from banditbench.delays import make_delay
@@ -60,8 +61,8 @@ def test_environment_regret_noise_and_bad_input():
         env.step(2, np.array([0.2, 0.3]))
     with pytest.raises(ConfigError, match="function"):
         LipschitzEnv(np.random.SeedSequence(0), horizon=3, function="parabola")
-    with pytest.raises(ConfigError, match="noise_sigma"):
-        LipschitzEnv(np.random.SeedSequence(0), horizon=3, noise_sigma=-1.0)
+    with pytest.raises(ConfigError, match=r"environment\.params\.noise_sigma: must be a finite number >= 0"):
+        params.check(LipschitzEnv, {"noise_sigma": -1.0}, "environment.params")     # what runner.build checks
 
 
 # --- metric space and covering oracles ----------------------------------------------------------

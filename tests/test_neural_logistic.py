@@ -11,6 +11,7 @@ import torch
 from banditbench.api import Problem
 from banditbench.envs.logistic import SyntheticLogistic, latent_reward
 from banditbench.errors import ConfigError
+from banditbench.params import check as check_params
 from banditbench.feedback import RewardFeedback
 from banditbench.sigmoid import sigmoid
 from banditbench.policies.logistic import AdaOFUECOLog, LogisticUCB1
@@ -163,12 +164,11 @@ def test_order_radius_diagonal_log_det_and_practical_regulariser():
 
 
 def test_bad_parameters_name_their_key():
-    problem = Problem(10, info={"dimension": 3})
-    for params, key in (({"lam": "often"}, "policy.params.lam"), ({"confidence": "sparse"}, "policy.params.confidence"),
-                        ({"delta": 1.5}, "policy.params.delta"), ({"nu": -1}, "policy.params.nu"),
-                        ({"mean": "median"}, "policy.params.mean")):
-        with pytest.raises(ConfigError, match=key):
-            NeuralLogUCB1(problem, np.random.default_rng(0), width=4, **params)
+    for bad, key in (({"lam": "often"}, "policy.params.lam"), ({"confidence": "sparse"}, "policy.params.confidence"),
+                     ({"delta": 1.5}, "policy.params.delta"), ({"nu": -1}, "policy.params.nu"),
+                     ({"mean": "median"}, "policy.params.mean")):
+        with pytest.raises(ConfigError, match=f"{key}: must be "):
+            check_params(NeuralLogUCB1, bad, "policy.params")            # what runner.build checks first
     with pytest.raises(ConfigError, match=r"^experiments\.e\.algorithms\.ncbf_ucb\.params\.lam: NCBF-UCB"):
         run_cell(_cell("ncbf_ucb", T=3, lam="adaptive"))
 

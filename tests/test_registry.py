@@ -2,17 +2,19 @@
 and the one key-path format of error messages (errors.py)."""
 
 import copy
+from typing import Annotated, Literal
 
 import numpy as np
 import pytest
 
-from banditbench import registry
+from banditbench import params, registry
 from banditbench.api import Policy
 from banditbench.config import load_config_file, load_grid
 from banditbench.delays import DELAY_KINDS, delay_schema
 from banditbench.envs.classification import ClassificationBandit, ClassificationDueling
 from banditbench.envs.knapsack import CarModeration, SyntheticPbBwK
 from banditbench.errors import ConfigError
+from banditbench.params import Doc, Positive
 from banditbench.policies.knapsack import IdealDuel, OptimisticDuel, RandomizedDuel
 from banditbench.policies.lipschitz import DLPP, DelayedZooming
 from banditbench.runner import build
@@ -257,3 +259,41 @@ def test_an_engine_declared_but_missing_or_present_but_undeclared_is_refused_at_
     with pytest.raises(TypeError, match=message):
         type("Broken", (Policy,), {"feedback_kind": "reward", "action_kind": "arm", "observe": lambda *a: None,
                                    "act": lambda *a: 0, **body})
+
+
+def test_every_parameter_of_every_registered_class_has_a_description():
+    """Each parameter declares what it means (``Doc`` in its annotation): the reference pages and
+    ``banditbench list`` show it."""
+    missing = [f"{kind} {name}: {param}"
+               for kind, table in (("policy", registry.policies()), ("environment", registry.environments()))
+               for name, entry in table.items()
+               for param in registry.parameters(entry.load())
+               if not (params.description(entry.load(), param) or "").strip()]
+    assert missing == []
+    assert params.description(registry.get("policy", "ldb_df").load(), "lam").startswith("regularisation")
+
+
+def test_description_reads_doc_through_nested_annotations_and_ignores_it_in_checks():
+    class Family:
+        def __init__(self, *, lam: Annotated[Positive, Doc("ridge of eq. (3)")] = 1.0,
+                     mode: Annotated[Literal["a", "b"] | None, Doc("which")] = None, plain: int = 1):
+            pass
+
+    assert params.description(Family, "lam") == "ridge of eq. (3)"
+    assert params.descriptions(Family) == {"lam": "ridge of eq. (3)", "mode": "which", "plain": None}
+    assert params.describe(params.hints(Family)["lam"]) == "a finite number > 0"
+    params.check(Family, {"lam": 2.0, "mode": "b"}, "policy.params")
+    with pytest.raises(ConfigError, match=r"policy\.params\.lam: must be a finite number > 0, got 0"):
+        params.check(Family, {"lam": 0}, "policy.params")
+
+
+def test_hints_fail_loudly_on_a_package_annotation_that_does_not_evaluate(monkeypatch):
+    from banditbench.policies import linucb
+
+    params.hints.cache_clear()
+    monkeypatch.delattr(linucb, "Doc")
+    try:
+        with pytest.raises(TypeError, match=r"(?s)LinUCB.__init__ \(banditbench.policies.linucb\).*'alpha'.*'Doc' is not defined"):
+            params.hints(linucb.LinUCB)
+    finally:
+        params.hints.cache_clear()

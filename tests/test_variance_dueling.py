@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from banditbench import registry
+from banditbench import params, registry
 from banditbench.api import Problem
 from banditbench.errors import ConfigError
 from banditbench.feedback import PreferenceFeedback
@@ -206,10 +206,11 @@ def test_constant_weight_control_keeps_its_weight_in_the_loss_the_refit_and_v(mo
     plain = _policy(NLDBUcbAsym)                                  # the default NLDB: zeta = 1, unweighted
     _play(plain, 8)
     assert (plain.zeta2 == 1.0).all() and all(w is None for w in refit_weights + grad_weights)
-    for cls, bad, match in ((NVLDBUcbAsym, 0.5, "NLDB's"), (NLDBUcbAsym, 0.0, r"\(0, 1\]"),
-                            (NLDBUcbAsym, 2.0, r"\(0, 1\]")):
-        with pytest.raises(ConfigError, match=r"policy\.params\.zeta"):
-            _policy(cls, zeta=bad)
+    with pytest.raises(ConfigError, match=r"policy\.params\.zeta: a constant zeta is NLDB's"):
+        _policy(NVLDBUcbAsym, zeta=0.5)
+    for bad in (0.0, 2.0):                      # the range, by the annotation (what runner.build checks first)
+        with pytest.raises(ConfigError, match=r"policy\.params\.zeta: must be a finite number > 0 and <= 1"):
+            params.check(NLDBUcbAsym, {"zeta": bad}, "policy.params")
     cls = registry.get("policy", "nvldb_ucb_asym").load()
     with pytest.raises(ConfigError, match=r"policy\.params\.zeta: a constant zeta is NLDB's"):
         cls.check_params(registry.values(cls, {"zeta": 0.5}), 100)
@@ -303,8 +304,8 @@ def test_gram_options_and_bad_values():
                      ({"episode_length": 0}, "episode_length"), ({"csym_sample": "x"}, "csym_sample"),
                      ({"lr": 0}, "lr"), ({"feature_dim": 0}, "feature_dim"), ({"precision": "half"}, "precision"),
                      ({"backprop": "numerical"}, "backprop")):
-        with pytest.raises(ConfigError, match=f"policy.params.{key}"):
-            _policy(NVLDBUcbAsym, **bad)
+        with pytest.raises(ConfigError, match=f"policy.params.{key}: must be "):
+            params.check(NVLDBUcbAsym, bad, "policy.params")          # what runner.build checks first
 
 
 def _cell(name, util="square", seed=0, T=300, d=5, K=5, **params):

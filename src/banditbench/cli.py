@@ -198,7 +198,8 @@ def _list(args) -> int:
             hints = params.hints(cls)
             for pname, default in registry.parameters(cls).items():
                 if pname not in ("horizon",):
-                    print(f"      {pname} = {default!r}  ({params.describe(hints[pname])})")
+                    print(f"      {pname} = {default!r}  ({params.describe(hints[pname])})  "
+                          f"{params.description(cls, pname) or ''}".rstrip())
     return 0
 
 

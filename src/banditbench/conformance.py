@@ -9,6 +9,8 @@
   cut by a window) plays every round and logs finite metrics;
 * ``bad parameters refused`` — for every parameter, a value of the wrong type, and a number outside
   a declared range, is refused before any run, the message naming ``policy.params.<key>``;
+* ``every parameter has a description`` — every parameter's annotation carries a non-empty
+  :class:`~banditbench.params.Doc` (what the reference page and ``banditbench list`` show);
 * ``a seed's result does not depend on its block`` — for a policy with the ``seed-batched`` engine,
   a seed's series alone and inside a block of two are the same bytes.
 
@@ -171,6 +173,13 @@ def _bad_parameters(policy: str, horizon: int) -> Outcome:
     return Outcome("bad parameters refused", not wrong, "; ".join(wrong) if wrong else f"{len(hints)} parameters")
 
 
+def _described(policy: str, horizon: int) -> Outcome:
+    cls = registry.get("policy", policy).load()
+    texts = param_checks.descriptions(cls)
+    missing = [f"{name} has no description" for name, text in texts.items() if not (text and text.strip())]
+    return Outcome(DESCRIBED, not missing, "; ".join(missing) if missing else f"{len(texts)} parameters")
+
+
 def _block_independent(policy: str, horizon: int) -> Outcome | None:
     cell = cell_for(policy, horizon)
     if not batchable(cell):
@@ -182,11 +191,12 @@ def _block_independent(policy: str, horizon: int) -> Outcome | None:
 
 
 BLOCK = "a seed's result does not depend on its block"
+DESCRIBED = "every parameter has a description"
 #: each check's name and function (``None``: the check does not apply to the policy)
 CHECKS: tuple[tuple[str, Callable[[str, int], Outcome | None]], ...] = (
     ("same seed, same bytes", _same_bytes), ("actions in the action space", _actions_in_space),
     ("late and lost feedback", _late_and_lost), ("bad parameters refused", _bad_parameters),
-    (BLOCK, _block_independent))
+    (DESCRIBED, _described), (BLOCK, _block_independent))
 
 
 def check_policy(policy: str, horizon: int = 40) -> list[Outcome]:

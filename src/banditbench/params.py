@@ -65,17 +65,19 @@ class OneOf:
 
 
 @dataclass(frozen=True)
+class Doc:
+    """What a parameter means, in one or two sentences (and the equation or section it comes from):
+    ``lam: Annotated[Positive, Doc("ridge regularisation of eq. (3)")] = 1.0``.  It constrains nothing;
+    the reference pages and ``banditbench list`` show it (:func:`description`)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class DataFile:
     """A path to a data file: relative to the project (the working directory) or absolute, it must
     resolve inside the project or inside the config's ``data_root`` (no ``..`` or absolute path
     out of them); it must exist unless a rule of the pipeline builds it (``buildable``)."""
-
-
-@dataclass(frozen=True)
-class Doc:
-    """What a parameter means, in a sentence or two."""
-
-    text: str
 
 
 Positive = Annotated[float, Range(gt=0)]
@@ -95,7 +97,9 @@ def hints(cls: type) -> dict[str, Any]:
 
     Follows the family's ``**shared`` forwarding like :func:`banditbench.registry.parameters`;
     annotations are strings (``from __future__ import annotations``) evaluated in the module
-    of the constructor that declares them.
+    of the constructor that declares them.  An annotation of the package's own source that does
+    not evaluate (a name its module does not import) is an error, not ``Any``: it would drop
+    the parameter's checks and its description without a word.
     """
     from .registry import keyword_parameters
 
@@ -107,11 +111,32 @@ def hints(cls: type) -> dict[str, Any]:
         elif isinstance(ann, str):
             try:
                 out[name] = eval(ann, init.__globals__)          # noqa: S307 - the package's own source
-            except Exception:                                    # a name only known to type checkers
-                out[name] = Any
+            except Exception as exc:
+                if init.__module__.split(".")[0] == __name__.split(".")[0]:
+                    raise TypeError(f"{init.__qualname__} ({init.__module__}): the annotation {ann!r} of "
+                                    f"{name!r} does not evaluate: {exc}") from exc
+                out[name] = Any                                  # a name only known to type checkers
         else:
             out[name] = ann
     return out
+
+
+def description(cls: type, name: str) -> str | None:
+    """The :class:`Doc` text declared on parameter ``name`` of ``cls`` (``None`` where none is)."""
+    return _doc_text(hints(cls).get(name, Any))
+
+
+def descriptions(cls: type) -> dict[str, str | None]:
+    """:func:`description` of every configurable parameter of ``cls``."""
+    return {name: _doc_text(hint) for name, hint in hints(cls).items()}
+
+
+def _doc_text(hint: Any) -> str | None:
+    if typing.get_origin(hint) is Annotated:
+        for mark in reversed(typing.get_args(hint)[1:]):
+            if isinstance(mark, Doc):
+                return mark.text
+    return None
 
 
 def _is_number(value: Any) -> bool:

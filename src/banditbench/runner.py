@@ -196,8 +196,8 @@ def build(cell: Mapping[str, Any]) -> tuple[Environment, Policy, DelayModel, np.
     """Instantiate environment, policy and delay model of a resolved config cell.
 
     The parameter values are checked against their declarations first (:mod:`banditbench.params`,
-    as the config validator did before the job), then by the constructors.  A
-    :class:`~banditbench.errors.ConfigError` names its key relative to the cell
+    as the config validator did before the job) and the relations of each class's ``check_params``; the
+    constructors do not check them again.  A :class:`~banditbench.errors.ConfigError` names its key relative to the cell
     (``policy.params.lam``); it is re-raised with the key's full config path
     (``experiments.<experiment>.algorithms.<label>.params.lam``).
     """

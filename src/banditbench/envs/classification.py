@@ -54,7 +54,7 @@ from ..data.paths import (CLASSIFICATION_DATASETS, CLASSIFIER_OPTIONS, classifie
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, CorruptFileError, key_path
 from ..feedback import PreferenceFeedback, RewardFeedback, new_feedback
 from ..sigmoid import sigmoid_of
-from ..params import OneOf, Positive
+from ..params import Doc, OneOf, Positive
 from .draws import uniforms
 from .reward_metrics import KeptRegretReward
 from .preference import DuelingEnvironment, KeptDuelMetrics
@@ -89,18 +89,22 @@ class _Classification(Environment):
     mode_key: str
     context_forms = ("row",)
 
-    def __init__(self, seed_seq: np.random.SeedSequence, mode: str, /, *, horizon: int,
-                 dataset: Annotated[str, OneOf(CLASSIFICATION_DATASETS)],
-                 preprocessing: Mapping[str, Any] | None = None,
-                 sampling: Annotated[str, OneOf(SAMPLING)] = "shuffle", oracle: Mapping[str, Any] | None = None):
+    def __init__(self, seed_seq: np.random.SeedSequence, mode: str, /, *,
+                 horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
+                 dataset: Annotated[str, OneOf(CLASSIFICATION_DATASETS), Doc(
+                     "the prepared classification dataset (mnist, digits, mushroom, car, shuttle, magic, banknote, "
+                     "covertype): its rows are the contexts, its classes the arms.")],
+                 preprocessing: Annotated[Mapping[str, Any] | None, Doc(
+                     "options of :mod:`banditbench.data.preprocess` (defaults filled in).")] = None,
+                 sampling: Annotated[str, OneOf(SAMPLING), Doc(
+                     "row order: ``shuffle`` (a fresh permutation per pass) or ``uniform`` (rows drawn with "
+                     "replacement).")] = "shuffle",
+                 oracle: Annotated[Mapping[str, Any] | None, Doc(
+                     "options of the classifier oracle that gives ``p(k | x)`` (only with ``classifier`` outcomes).")
+                 ] = None):
         from ..data.files import load_npz
         from ..data.preprocess import load_prepared
 
-        if sampling not in SAMPLING:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'sampling')}: {sampling!r} is not one of "
-                              f"{list(SAMPLING)}")
-        if mode not in MODES:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, self.mode_key)}: {mode!r} is not one of {list(MODES)}")
         options = preprocess_options(dataset, preprocessing, ENVIRONMENT_PARAMS)
         prepared = load_prepared(processed_path(dataset, options), dataset, options)
         self.X, self.y = prepared.X, prepared.y          # float32 rows; a round's arms are float64
@@ -164,21 +168,16 @@ class _Classification(Environment):
 @register("classification_bandit")
 class ClassificationBandit(KeptRegretReward, _Classification):
     """K-armed contextual bandit from a classification dataset; reward 1 for the correct class (seed 002 Sec. 7).
-
-    Parameters
-    ----------
-    dataset : a prepared dataset (mnist, digits, mushroom, car, shuttle, magic, banknote, covertype).
-    preprocessing : options of :mod:`banditbench.data.preprocess` (defaults filled in).
-    sampling : ``shuffle`` or ``uniform`` row order.
-    reward : ``label`` (deterministic 0/1) or ``classifier`` (Bernoulli with the oracle's p(k | x)).
-    oracle : classifier oracle options (``reward: classifier`` only).
     """
 
     feedback_kind = "reward"
     action_kind = "arm"
     mode_key = "reward"
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *, reward: Annotated[str, OneOf(MODES)] = "label",
+    def __init__(self, seed_seq: np.random.SeedSequence, *,
+                 reward: Annotated[str, OneOf(MODES), Doc(
+                     "``label``: reward 1 for the correct class, else 0; ``classifier``: a Bernoulli reward with the "
+                     "oracle's ``p(k | x)``.")] = "label",
                  **shared):
         super().__init__(seed_seq, reward, **shared)
         self._keep_truth(len(self.rows))
@@ -206,27 +205,22 @@ class ClassificationDueling(KeptDuelMetrics, DuelingEnvironment, _Classification
 
     Block arm features; BTL preferences on class utilities, or one of three deterministic readings of
     the Statlog model "P(i > j) = 1 for i > j" (module docstring).
-
-    Parameters
-    ----------
-    dataset, preprocessing, sampling, oracle : as for ``classification_bandit``.
-    utility : the class utilities of ``preference: btl``: ``label`` (``u_k = s 1{k = y}``) or
-        ``classifier`` (``u_k = s p(k | x)``); the deterministic readings define their own.
-    utility_scale : ``s``; the default logit(0.7) makes the correct class win 70% of its BTL duels.
-    preference : ``btl`` (sigmoid of the utility difference); ``index_order`` (the higher arm index
-        always wins, ``u_k = s k / (K - 1)``: App. E.1.2 read literally); ``label`` (the correct class
-        always wins, ties to the higher index); ``label_coin`` (the correct class always wins, ties by a
-        fair coin).
     """
 
     mode_key = "utility"
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *, utility: Annotated[str, OneOf(MODES)] = "label",
-                 utility_scale: Positive = LOGIT_07, preference: Annotated[str, OneOf(PREFERENCES)] = "btl",
+    def __init__(self, seed_seq: np.random.SeedSequence, *,
+                 utility: Annotated[str, OneOf(MODES), Doc(
+                     "the class utilities of ``preference: btl``: ``label`` (``u_k = s 1{k = y}``) or ``classifier`` "
+                     "(``u_k = s p(k | x)``); the deterministic readings define their own.")] = "label",
+                 utility_scale: Annotated[Positive, Doc(
+                     "``s``; the default logit(0.7) makes the correct class win 70% of its BTL duels.")] = LOGIT_07,
+                 preference: Annotated[str, OneOf(PREFERENCES), Doc(
+                     "``btl`` (sigmoid of the utility difference); ``index_order`` (the higher arm index always wins: "
+                     "App. E.1.2 read literally); ``label`` (the correct class always wins, ties to the higher index); "
+                     "``label_coin`` (likewise, ties by a fair coin).")] = "btl",
                  **shared):
         self.check_preference(preference, utility)
-        if not utility_scale > 0:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'utility_scale')}: must be positive, got {utility_scale}")
         super().__init__(seed_seq, utility, **shared)
         self.scale, self.preference = float(utility_scale), preference
         self._index_utilities = (self.scale * np.arange(self.n_arms) / max(self.n_arms - 1, 1)).tolist()
@@ -234,10 +228,7 @@ class ClassificationDueling(KeptDuelMetrics, DuelingEnvironment, _Classification
 
     @staticmethod
     def check_preference(preference: str, utility: str) -> None:
-        """A known preference model, and class utilities only where the model uses them (``btl``)."""
-        if preference not in PREFERENCES:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'preference')}: {preference!r} is not one of "
-                              f"{list(PREFERENCES)}")
+        """Class utilities only where the preference model uses them (``btl``)."""
         if preference != "btl" and utility == "classifier":
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'utility')}: 'classifier' utilities are for "
                               f"preference: btl; preference: {preference} defines its own utilities "

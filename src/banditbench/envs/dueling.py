@@ -14,7 +14,7 @@ import numpy as np
 
 from ..api import register
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
-from ..params import OneOf, PositiveInt, Range
+from ..params import Doc, OneOf, PositiveInt, Range
 from ..feedback import PreferenceFeedback, new_feedback
 from ..sigmoid import sigmoid_of
 from .draws import UNIFORM_BLOCK, uniforms
@@ -67,28 +67,22 @@ class SyntheticDueling(KeptDuelMetrics, DuelingEnvironment):
     the same numbers as one draw per round), and the utilities of a block's arms and their maximum
     per round are computed in one product (the bits of one per round); the metrics of
     :mod:`~.preference` are kept by the environment (``keeps_truth``).
-
-    Parameters
-    ----------
-    dimension, n_arms : feature dimension d and arms per round K.
-    utility : one of ``linear``, ``quadratic``, ``cubic`` (seed 000), ``cosine``,
-        ``square``, ``quadratic_form`` (seed 001).
-    arm_distribution : ``normalized_cube`` or ``sphere``.
-    theta_distribution : ``sphere`` (unit-norm theta, seed 000) or ``cube``
-        (U([-1,1]^d), seed 001).  Drawn once per seed from the environment stream.
+    ``theta`` is drawn once per seed from the environment stream.
     """
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, dimension: PositiveInt = 20,
-                 n_arms: Annotated[int, Range(ge=2)] = 20, utility: Annotated[str, OneOf(UTILITIES)] = "linear",
-                 arm_distribution: Annotated[str, OneOf(ARM_DISTRIBUTIONS)] = "sphere",
-                 theta_distribution: Annotated[str, OneOf(THETA_DISTRIBUTIONS)] = "sphere"):
-        for key, value, allowed in (("utility", utility, UTILITIES),
-                                    ("arm_distribution", arm_distribution, ARM_DISTRIBUTIONS),
-                                    ("theta_distribution", theta_distribution, THETA_DISTRIBUTIONS)):
-            if value not in allowed:
-                raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, key)}: {value!r} is not one of {list(allowed)}")
-        if dimension < 1 or n_arms < 2:
-            raise ConfigError(f"{ENVIRONMENT_PARAMS}: need dimension >= 1 and n_arms >= 2, got {dimension}, {n_arms}")
+    def __init__(self, seed_seq: np.random.SeedSequence, *,
+                 horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
+                 dimension: Annotated[PositiveInt, Doc("feature dimension d of the arms.")] = 20,
+                 n_arms: Annotated[int, Range(ge=2), Doc("arms per round K, drawn afresh every round.")] = 20,
+                 utility: Annotated[str, OneOf(UTILITIES), Doc(
+                     "the utility of an arm: ``linear``, ``quadratic``, ``cubic`` (seed 000, Sec. 5.1), ``cosine``, "
+                     "``square``, ``quadratic_form`` (seed 001, App. E.1.1).")] = "linear",
+                 arm_distribution: Annotated[str, OneOf(ARM_DISTRIBUTIONS), Doc(
+                     "how the arms are drawn: uniform on the unit ``sphere``, or ``normalized_cube`` (U([-1,1]^d) scaled to "
+                     "unit norm, seed 001).")] = "sphere",
+                 theta_distribution: Annotated[str, OneOf(THETA_DISTRIBUTIONS), Doc(
+                     "the hidden ``theta``: ``sphere`` (unit norm, seed 000) or ``cube`` (U([-1,1]^d), seed 001).")
+                 ] = "sphere"):
         instance_seq, context_seq, outcome_seq = seed_seq.spawn(3)
         inst = np.random.default_rng(instance_seq)
         if theta_distribution == "sphere":

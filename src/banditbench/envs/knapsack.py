@@ -73,7 +73,7 @@ from ..data.files import load_npz
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, CorruptFileError, key_path
 from ..feedback import PreferenceCostFeedback, RewardCostFeedback, new_feedback
 from ..sigmoid import sigmoid
-from ..params import DataPath, NonNegative, OneOf, Positive, data_file_path
+from ..params import DataPath, Doc, NonNegative, OneOf, Positive, data_file_path
 
 NOISES = ("bernoulli", "gaussian")
 #: cost laws of the car moderation instance (``noise``): ``bernoulli_factor`` is Sec. 6's cost sentence
@@ -165,26 +165,24 @@ class _DuelKnapsack(Environment):
     metrics = ("reward", "regret", "cost", "active")
     primary_metric = "reward"
     keeps_truth = True
-    #: the noise laws a variant accepts (``noise``)
-    noise_laws = NOISES
     #: ``bernoulli_factor`` only: ``P(V_a = 1)`` per action (K,), set by the variant before :meth:`_setup`
     _cost_probability: np.ndarray | None = None
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, budget: Positive,
-                 noise: Annotated[str, OneOf(NOISES)] = "bernoulli", noise_std: Positive = 0.1,
-                 feedback_kind: Annotated[str, OneOf(("preference_cost", "reward_cost"))] = "preference_cost"):
-        if feedback_kind not in self.feedback_kinds:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'feedback_kind')}: {feedback_kind!r} is not one of "
-                              f"{list(self.feedback_kinds)}")
+    def __init__(self, seed_seq: np.random.SeedSequence, *,
+                 horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
+                 budget: Annotated[Positive, Doc(
+                     "the total budget B; the run stops once the spent cost exceeds it (set from the experiment's "
+                     "``budgets``).")],
+                 noise: Annotated[str, OneOf(NOISES), Doc(
+                     "the law of the observed costs (and of BwK-Ideal's absolute rewards), not stated by the paper: "
+                     "``bernoulli`` draws ``Bernoulli(w)``, ``gaussian`` adds ``N(0, noise_std^2)``.")] = "bernoulli",
+                 noise_std: Annotated[Positive, Doc(
+                     "standard deviation of the ``gaussian`` noise (and of the Ideal baselines' reward noise under "
+                     "``bernoulli_factor``).")] = 0.1,
+                 feedback_kind: Annotated[str, OneOf(("preference_cost", "reward_cost")), Doc(
+                     "set from the policy: ``preference_cost`` (a duel's preference bit and both costs) or "
+                     "``reward_cost`` (both noisy rewards and costs, the Ideal baselines).")] = "preference_cost"):
         self.feedback_kind = feedback_kind
-        if budget is None or not budget > 0:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'budget')}: a positive total budget B is required, "
-                              f"got {budget!r}")
-        if noise not in self.noise_laws:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise')}: {noise!r} is not one of "
-                              f"{list(self.noise_laws)}")
-        if noise == "gaussian" and not noise_std > 0:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise_std')}: must be positive, got {noise_std!r}")
         self._streams = seed_seq.spawn(3)           # contexts, outcomes, costs
         self.horizon, self.budget, self.noise, self.noise_std = int(horizon), float(budget), noise, float(noise_std)
 
@@ -357,17 +355,19 @@ class SyntheticPbBwK(_DuelKnapsack):
       200 trials).
     """
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *, rewards: Sequence[float] = (0.1, 0.2, 0.4, 0.7),
-                 costs: Sequence[NonNegative] = (0.05, 0.4, 0.5, 0.7), **shared):
+    def __init__(self, seed_seq: np.random.SeedSequence, *,
+                 rewards: Annotated[Sequence[float], Doc(
+                     "expected rewards ``r(a)`` of the K arms (Sec. 6: [0.1, 0.2, 0.4, 0.7]); ``theta* = rewards`` "
+                     "with one-hot features.")] = (0.1, 0.2, 0.4, 0.7),
+                 costs: Annotated[Sequence[NonNegative], Doc(
+                     "expected costs ``w(a)`` of the K arms, as many as ``rewards`` (Sec. 6: [0.05, 0.4, 0.5, 0.7]).")
+                 ] = (0.05, 0.4, 0.5, 0.7), **shared):
         super().__init__(seed_seq, **shared)
         r = np.asarray(rewards, dtype=float)
         w = np.asarray(costs, dtype=float)
         if r.ndim != 1 or r.shape != w.shape or len(r) < 2:
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'rewards')}: rewards and costs need to be two lists "
                               f"of equal length >= 2, got {list(r)} and {list(w)}")
-        if w.min() < 0:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'costs')}: expected costs must be non-negative, "
-                              f"got {list(w)}")
         eye = np.eye(len(r))[None]
         self._setup(eye, eye, r[None], w[None], np.ones(1))
 
@@ -476,14 +476,25 @@ class CarModeration(_DuelKnapsack):
       every run's summary and beside the tables' rows.
     """
 
-    noise_laws = CAR_NOISES
-
-    def __init__(self, seed_seq: np.random.SeedSequence, *, oracle: DataPath = DEFAULT_ORACLE,
-                 reward_scale: Annotated[str, OneOf(REWARD_SCALES)] = "unit_interval",
-                 score_scale: Positive = 1.0,
-                 cost_factors: Sequence[NonNegative] = (0.5, 0.3, 0.3, 0.5),
-                 noise: Annotated[str, OneOf(CAR_NOISES)] = "bernoulli_factor",
-                 allow_negative_costs: bool = False, **shared):
+    def __init__(self, seed_seq: np.random.SeedSequence, *,
+                 oracle: Annotated[DataPath, Doc(
+                     "the car oracle file: the cars' contexts and the logistic-regression scores fitted on UCI Car "
+                     "Evaluation (:mod:`banditbench.data.car_oracle`).")] = DEFAULT_ORACLE,
+                 reward_scale: Annotated[str, OneOf(REWARD_SCALES), Doc(
+                     "how the reward ``r`` is read off the oracle's score ``s`` (class docstring): ``unit_interval``, "
+                     "``shifted_logit`` or ``logit`` (the formula verbatim).")] = "unit_interval",
+                 score_scale: Annotated[Positive, Doc(
+                     "multiplies the score (the expert's inverse temperature) for ``shifted_logit`` and ``logit``; "
+                     "must be 1 with ``unit_interval``.")] = 1.0,
+                 cost_factors: Annotated[Sequence[NonNegative], Doc(
+                     "``P(V_a = 1)`` of the cost factor of each review (unacc, acc, good, vgood); the paper's "
+                     "{0.3, 0.3, 0.5, 0.5} read as one Bernoulli draw per review and round.")] = (0.5, 0.3, 0.3, 0.5),
+                 noise: Annotated[str, OneOf(CAR_NOISES), Doc(
+                     "the cost's noise: ``bernoulli_factor`` (``W = V_a r``), ``gaussian`` (``w + N(0, noise_std^2)``) "
+                     "or ``bernoulli`` (``Bernoulli(w)``, ``unit_interval`` only).")] = "bernoulli_factor",
+                 allow_negative_costs: Annotated[bool, Doc(
+                     "false refuses an instance whose expected costs can be negative; true asks for one (the "
+                     "literal-logit variant).")] = False, **shared):
         super().__init__(seed_seq, noise=noise, **shared)
         self.check_params({"reward_scale": reward_scale, "score_scale": score_scale, "cost_factors": cost_factors,
                            "noise": noise, "allow_negative_costs": allow_negative_costs}, self.horizon)

@@ -31,7 +31,7 @@ import numpy as np
 from ..api import Environment, register
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback, new_feedback
-from ..params import NonNegative, OneOf
+from ..params import Doc, NonNegative, OneOf
 
 X1 = (0.7, 0.8)
 X2 = (0.0, 0.1)
@@ -86,11 +86,6 @@ def mean_reward(function: str, x: np.ndarray) -> np.ndarray:
 class LipschitzEnv(Environment):
     """Continuum-armed bandit on ``([0,1]^d, l_inf)`` with one of seed 003's reward functions.
 
-    Parameters
-    ----------
-    function : ``triangle``, ``sine`` (d = 1) or ``two_dim`` (d = 2).
-    noise_sigma : standard deviation of the Gaussian reward noise (not stated in Sec. 7).
-
     An action is a point: a float (d = 1) or a length-``d`` array or tuple, inside ``[0,1]^d``.
     """
 
@@ -101,12 +96,15 @@ class LipschitzEnv(Environment):
     keeps_truth = True
     has_context = False
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int,
-                 function: Annotated[str, OneOf(tuple(FUNCTIONS))] = "triangle", noise_sigma: NonNegative = 1.0):
+    def __init__(self, seed_seq: np.random.SeedSequence, *,
+                 horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
+                 function: Annotated[str, OneOf(tuple(FUNCTIONS)), Doc(
+                     "the reward function of Sec. 7: ``triangle``, ``sine`` (d = 1) or ``two_dim`` (d = 2) "
+                     "(module docstring).")] = "triangle",
+                 noise_sigma: Annotated[NonNegative, Doc(
+                     "standard deviation of the Gaussian reward noise (not stated in Sec. 7; the policies' sigma is "
+                     "their own parameter).")] = 1.0):
         self._formula, self._scalar = _function(function).formula, SCALAR[function]
-        if not isinstance(noise_sigma, (int, float)) or noise_sigma < 0:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise_sigma')}: must be a number >= 0, "
-                              f"got {noise_sigma!r}")
         if horizon < 1:
             raise ConfigError(f"horizon: must be >= 1, got {horizon}")
         self.function = function

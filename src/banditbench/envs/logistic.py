@@ -45,7 +45,7 @@ from ..api import Environment, register
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback, new_feedback
 from ..sigmoid import sigmoid
-from ..params import OneOf, PositiveInt, Range
+from ..params import Doc, OneOf, PositiveInt, Range
 from .draws import UNIFORM_BLOCK, uniforms
 from .reward_metrics import KeptRegretReward
 
@@ -83,30 +83,25 @@ def context_vectors(rng: np.random.Generator, n: int, d: int, distribution: str)
 @register("synthetic_logistic")
 class SyntheticLogistic(KeptRegretReward, Environment):
     """K context–arm vectors per round, Bernoulli rewards with mean ``mu(h(x))`` (seed 002 Sec. 7).
-
-    Parameters
-    ----------
-    latent : ``h1`` ... ``h6`` or ``linear`` (module table).
-    dimension, n_arms : d and K (the paper: 20 and 5).
-    contexts : ``cube`` (components U(-1, 1)) or ``sphere`` (unit vectors).
-    n_contexts : size N of the fixed pool of context vectors, or null for fresh vectors each round.
     """
 
     feedback_kind = "reward"
     action_kind = "arm"
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, latent: Annotated[str, OneOf(LATENTS)] = "h1",
-                 dimension: PositiveInt = 20, n_arms: Annotated[int, Range(ge=2)] = 5,
-                 contexts: Annotated[str, OneOf(CONTEXTS)] = "cube", n_contexts: PositiveInt | None = 2500):
+    def __init__(self, seed_seq: np.random.SeedSequence, *,
+                 horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
+                 latent: Annotated[str, OneOf(LATENTS), Doc(
+                     "the latent function ``h``: ``h1`` ... ``h6`` of seed 002 Sec. 7 or ``linear`` (module table).")
+                 ] = "h1",
+                 dimension: Annotated[PositiveInt, Doc("dimension d of the context vectors (Sec. 7: 20).")] = 20,
+                 n_arms: Annotated[int, Range(ge=2), Doc("context vectors (arms) per round K (Sec. 7: 5).")] = 5,
+                 contexts: Annotated[str, OneOf(CONTEXTS), Doc(
+                     "how context vectors are drawn: ``cube`` (components U(-1, 1)) or ``sphere`` (unit vectors).")
+                 ] = "cube",
+                 n_contexts: Annotated[PositiveInt | None, Doc(
+                     "size N of the fixed pool the rounds' vectors are drawn from (at least K), or null for fresh "
+                     "vectors every round.")] = 2500):
         where = ENVIRONMENT_PARAMS
-        if latent not in LATENTS:
-            raise ConfigError(f"{where}.latent: {latent!r} is not one of {list(LATENTS)}")
-        if contexts not in CONTEXTS:
-            raise ConfigError(f"{where}.contexts: {contexts!r} is not one of {list(CONTEXTS)}")
-        if not (isinstance(dimension, int) and dimension >= 1):
-            raise ConfigError(f"{where}.dimension: need a positive integer, got {dimension!r}")
-        if not (isinstance(n_arms, int) and n_arms >= 2):
-            raise ConfigError(f"{where}.n_arms: need an integer >= 2, got {n_arms!r}")
         if n_contexts is not None and not (isinstance(n_contexts, int) and n_contexts >= n_arms):
             raise ConfigError(f"{where}.n_contexts: need null or an integer >= n_arms = {n_arms}, got {n_contexts!r}")
         self.latent, self.d, self.n_arms = latent, dimension, n_arms

@@ -38,7 +38,7 @@ separate from the others; the per-task tables mark it.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping, Sequence
+from typing import Annotated, Any, Literal, Mapping, Sequence
 
 import numpy as np
 
@@ -49,7 +49,7 @@ from ..data.catalog import ENCODERS, SCORED_TASKS
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceFeedback, new_feedback
 from ..sigmoid import sigmoid_of
-from ..params import NonNegative, Positive
+from ..params import Doc, NonNegative, Positive
 from .draws import uniforms
 from .preference import DuelingEnvironment, KeptDuelMetrics
 
@@ -85,31 +85,32 @@ def _data_file(task: str, params: Mapping[str, Any]) -> str:
 @register("prompt_dueling")
 class PromptDueling(KeptDuelMetrics, DuelingEnvironment):
     """Prompt optimisation over a fixed set of instructions with BTL preference feedback (seed 000 Sec. 5.1).
-
-    Parameters
-    ----------
-    tasks : instruction-induction tasks with scored instructions (default: all six); seed s plays
-        ``tasks[s mod len(tasks)]``.
-    rewards : ``measured`` (arms = scored instructions, reward = measured accuracy) or ``surrogate``
-        (arms = the 500-instruction pool, reward = the prompt oracle's prediction).
-    arms : options of the measured arms (embedding, embedding_dim, duplicates, max_arms, arm_seed,
-        tolerance, seed; :mod:`banditbench.data.prompt_arms`).
-    oracle : prompt oracle options of the surrogate (pool, embedding, embedding_dim, regressor, tolerance, seed).
-    utility_scale : ``s`` in the BTL model ``sigmoid(s a_i - s a_j)``; metrics stay in accuracy units.
-    flat_gap : a task whose best arm beats the arms' mean accuracy by less than this is flagged flat.
     """
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int, tasks: Sequence[str] = SCORED_TASKS,
-                 rewards: Literal["measured", "surrogate"] = "measured", arms: Mapping[str, Any] | None = None,
-                 oracle: Mapping[str, Any] | None = None, utility_scale: Positive = 10.0,
-                 flat_gap: NonNegative = 0.1):
+    def __init__(self, seed_seq: np.random.SeedSequence, *,
+                 horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
+                 tasks: Annotated[Sequence[str], Doc(
+                     "instruction-induction tasks with scored instructions (default: all six); seed s plays "
+                     "``tasks[s mod len(tasks)]``.")] = SCORED_TASKS,
+                 rewards: Annotated[Literal["measured", "surrogate"], Doc(
+                     "``measured``: the arms are the scored instructions, the reward their measured accuracy; "
+                     "``surrogate``: the 500-instruction pool, rewarded by the prompt oracle's prediction.")
+                 ] = "measured",
+                 arms: Annotated[Mapping[str, Any] | None, Doc(
+                     "options of the measured arms (embedding, embedding_dim, duplicates, max_arms, arm_seed, "
+                     "tolerance, seed; :mod:`banditbench.data.prompt_arms`).")] = None,
+                 oracle: Annotated[Mapping[str, Any] | None, Doc(
+                     "prompt oracle options of the surrogate (pool, embedding, embedding_dim, regressor, tolerance, "
+                     "seed).")] = None,
+                 utility_scale: Annotated[Positive, Doc(
+                     "``s`` in the BTL model ``sigmoid(s a_i - s a_j)``; the metrics stay in accuracy units.")] = 10.0,
+                 flat_gap: Annotated[NonNegative, Doc(
+                     "a task whose best arm beats the arms' mean accuracy by less than this is flagged flat.")] = 0.1):
         from ..data.files import load_npz
 
         task_list = _tasks({"tasks": tasks})
         params = {"rewards": rewards, "arms": arms, "oracle": oracle}
         self.rewards = _sources(params)
-        if not utility_scale > 0:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'utility_scale')}: must be positive, got {utility_scale}")
         entropy = seed_seq.entropy
         if not isinstance(entropy, (int, np.integer)):
             raise ConfigError("seed: prompt_dueling needs an integer job seed to pick its task")

@@ -34,7 +34,7 @@ from ..data.files import load_npz
 from ..data.paths import replay_dataset, replay_options, replay_path
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback
-from ..params import OneOf
+from ..params import Doc, OneOf
 
 ORDERS = ("shuffle", "log")
 
@@ -42,13 +42,6 @@ ORDERS = ("shuffle", "log")
 @register("obd_replay")
 class OBDReplay(Environment):
     """Replay of the Open Bandit Dataset with replay acceptance; a round is an accepted event (seed 002 App. J.1).
-
-    Parameters
-    ----------
-    preprocessing : options of :mod:`banditbench.data.open_bandit` (``n_actions``, ``user_dim``,
-        ``item_dim``, ``seed``; defaults filled in) and ``source``: ``sample`` (the 10,000-event
-        sample, default) or ``full`` (the full archive, dataset ``obd_full``).
-    order : ``shuffle`` (events in a random order per seed) or ``log`` (the logged order).
     """
 
     feedback_kind = "reward"
@@ -56,10 +49,15 @@ class OBDReplay(Environment):
     metrics = ("reward",)
     primary_metric = "reward"
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *, horizon: int,
-                 preprocessing: Mapping[str, Any] | None = None, order: Annotated[str, OneOf(ORDERS)] = "shuffle"):
-        if order not in ORDERS:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'order')}: {order!r} is not one of {list(ORDERS)}")
+    def __init__(self, seed_seq: np.random.SeedSequence, *,
+                 horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
+                 preprocessing: Annotated[Mapping[str, Any] | None, Doc(
+                     "options of :mod:`banditbench.data.open_bandit` (``n_actions``, ``user_dim``, ``item_dim``, "
+                     "``seed``; defaults filled in) and ``source``: ``sample`` (the 10,000-event sample) or ``full`` "
+                     "(the full archive, dataset ``obd_full``).")] = None,
+                 order: Annotated[str, OneOf(ORDERS), Doc(
+                     "``shuffle`` (the events in a random order per seed) or ``log`` (the logged order).")
+                 ] = "shuffle"):
         self.path = path = replay_path(preprocessing, where=key_path(ENVIRONMENT_PARAMS, "preprocessing"))
         self.dataset = replay_dataset(preprocessing)
         identity = {"dataset": self.dataset, "options": replay_options(preprocessing)}

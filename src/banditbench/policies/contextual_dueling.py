@@ -27,22 +27,15 @@ With delayed feedback both fit the outcomes that have arrived.
 from __future__ import annotations
 
 import math
-from typing import Any, Literal, Mapping, Sequence
+from typing import Annotated, Any, Literal, Mapping, Sequence
 
 import numpy as np
 
 from ..api import Policy, Problem, register
-from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceFeedback
-from ..params import NonNegative, NonNegativeInt, Positive, PositiveInt
+from ..params import Doc, NonNegative, NonNegativeInt, Positive, PositiveInt
 from .linalg import InverseGram, fit_logistic
 from .pair_selection import pair_widths, select_pair
-
-
-def _non_negative(value, key: str) -> float:
-    if not (isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0):
-        raise ConfigError(f"{key_path(POLICY_PARAMS, key)}: must be a non-negative number, got {value!r}")
-    return float(value)
 
 
 class _LinearDueling(Policy):
@@ -51,10 +44,11 @@ class _LinearDueling(Policy):
     feedback_kind = "preference"
     action_kind = "pair"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, lam: Positive = 1.0,
-                 newton_steps: PositiveInt = 50):
-        if not lam > 0:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'lam')}: must be positive, got {lam}")
+    def __init__(self, problem: Problem, rng: np.random.Generator, *,
+                 lam: Annotated[Positive, Doc(
+                     "ridge ``lam/2 ||theta||^2`` of the logistic MLE and ``V_0 = lam I`` of the design matrix.")] = 1.0,
+                 newton_steps: Annotated[PositiveInt, Doc(
+                     "Newton steps per round of the logistic MLE (warm-started at the previous estimate).")] = 50):
         self.rng, self.lam, self.newton_steps = rng, lam, newton_steps
         self.d, self.horizon = int(problem["dimension"]), problem.horizon
         self.gram = InverseGram(self.d, lam)
@@ -88,18 +82,24 @@ class _LinearDueling(Policy):
 class CoLSTIM(_LinearDueling):
     """CoLSTIM (Bengs et al. 2022): Gumbel-perturbed first arm, UCB challenger second arm (module docstring)."""
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, threshold: NonNegative | Literal["auto"] = "auto",
-                 confidence_width: NonNegative | Literal["auto"] = "auto",
-                 exploration_rounds: NonNegativeInt | Literal["auto"] = "auto", distinct_arms: bool = False, **shared):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *,
+                 threshold: Annotated[NonNegative | Literal["auto"], Doc(
+                     "the Gumbel perturbations of the first arm are clipped to ``[-threshold, threshold]``; ``auto`` is "
+                     "``sqrt(d log T)`` (the authors' group's public implementation).")] = "auto",
+                 confidence_width: Annotated[NonNegative | Literal["auto"], Doc(
+                     "``c`` of the challenger's bonus ``c ||y - x_1||_{V^-1}``; ``auto`` is ``sqrt(d log T)``.")
+                 ] = "auto",
+                 exploration_rounds: Annotated[NonNegativeInt | Literal["auto"], Doc(
+                     "rounds of uniformly random duels before the model is used; ``auto`` is d.")] = "auto",
+                 distinct_arms: Annotated[bool, Doc(
+                     "true: the challenger must differ from the first arm (seed 001's arg-maxes allow equal arms).")
+                 ] = False, **shared):
         super().__init__(problem, rng, **shared)
         auto = math.sqrt(self.d * math.log(max(self.horizon, 2)))
-        self.threshold = auto if threshold == "auto" else _non_negative(threshold, "threshold")
-        self.width = auto if confidence_width == "auto" else _non_negative(confidence_width, "confidence_width")
+        self.threshold = auto if threshold == "auto" else float(threshold)
+        self.width = auto if confidence_width == "auto" else float(confidence_width)
         if exploration_rounds == "auto":
             exploration_rounds = self.d
-        if not (isinstance(exploration_rounds, int) and exploration_rounds >= 0):
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'exploration_rounds')}: must be a non-negative integer "
-                              f"or 'auto', got {exploration_rounds!r}")
         self.exploration_rounds, self.distinct_arms = exploration_rounds, bool(distinct_arms)
 
     def act(self, t: int, arms: np.ndarray) -> tuple[int, int]:
@@ -120,9 +120,12 @@ class CoLSTIM(_LinearDueling):
 class MaxInP(_LinearDueling):
     """MaxInP (Saha 2021): the widest pair among the arms not beaten with confidence (module docstring)."""
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, beta: NonNegative = 1.0, **shared):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *,
+                 beta: Annotated[NonNegative, Doc(
+                     "confidence radius of the candidate test ``theta^T (x - y) + beta ||x - y||_{V^-1} >= 0`` and of "
+                     "the pair widths; 1 as seed 001's ``a_t``.")] = 1.0, **shared):
         super().__init__(problem, rng, **shared)
-        self.beta = _non_negative(beta, "beta")
+        self.beta = float(beta)
 
     def act(self, t: int, arms: np.ndarray) -> tuple[int, int]:
         theta = self._fit()

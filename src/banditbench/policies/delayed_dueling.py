@@ -42,14 +42,13 @@ Choices the paper leaves open (all exposed as parameters):
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Literal, Mapping, Sequence
+from typing import Annotated, Any, ClassVar, Literal, Mapping, Sequence
 
 import numpy as np
 
 from ..api import Policy, Problem, register
-from ..errors import POLICY_PARAMS, ConfigError
 from ..feedback import PreferenceFeedback
-from ..params import NonNegative, Positive, PositiveInt, Probability
+from ..params import Doc, NonNegative, Positive, PositiveInt, Probability
 from .delayed_labels import DuelHistory
 from .linalg import InverseGram, fit_logistic, sigmoid
 
@@ -62,14 +61,23 @@ class _LinearDuelingBase(Policy):
     #: how delayed feedback enters the MLE (:data:`banditbench.policies.delayed_labels.STRATEGIES`)
     delay_strategy: ClassVar[str]
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, lam: Positive = 1.0, kappa_mu: Positive = 0.1,
-                 beta: NonNegative | Literal["theory"] = 1.0, delta: Probability = 0.05,
-                 pair_norm_bound: Positive = 2.0, max_newton_steps: PositiveInt = 50, tol: Positive = 1e-6):
-        for key, value in (("lam", lam), ("kappa_mu", kappa_mu)):
-            if not (isinstance(value, (int, float)) and value > 0):
-                raise ConfigError(f"{POLICY_PARAMS}.{key}: must be positive, got {value!r}")
-        if not (beta == "theory" or (isinstance(beta, (int, float)) and not isinstance(beta, bool) and beta >= 0)):
-            raise ConfigError(f"{POLICY_PARAMS}.beta: must be a non-negative number or 'theory', got {beta!r}")
+    def __init__(self, problem: Problem, rng: np.random.Generator, *,
+                 lam: Annotated[Positive, Doc(
+                     "regularisation of the logistic MLE (eq. 3); ``V_0 = (lam / kappa_mu) I`` (eq. 4).")] = 1.0,
+                 kappa_mu: Annotated[Positive, Doc(
+                     "lower bound on the link derivative (Assumption A2); the default 0.1 rounds ``mu'(2) ~ 0.105`` "
+                     "of unit arm features and a unit-norm theta.")] = 0.1,
+                 beta: Annotated[NonNegative | Literal["theory"], Doc(
+                     "the confidence radius of eq. 6: a number is a constant ``beta_t``; ``theory`` is eq. 17's "
+                     "radius (the delay window M enters it).")] = 1.0,
+                 delta: Annotated[Probability, Doc(
+                     "confidence level of ``beta: theory`` (eq. 17); unused otherwise.")] = 0.05,
+                 pair_norm_bound: Annotated[Positive, Doc(
+                     "``L`` of Assumption A3, a bound on ``||Delta phi||`` (2 for unit-norm features); enters eq. 17.")
+                 ] = 2.0,
+                 max_newton_steps: Annotated[PositiveInt, Doc(
+                     "Newton steps per round of the MLE of eq. 3 (warm-started at the previous estimate).")] = 50,
+                 tol: Annotated[Positive, Doc("gradient tolerance at which Newton's method stops (eq. 3).")] = 1e-6):
         self.d = int(problem["dimension"])
         self.horizon = problem.horizon
         self.rho = problem.rho

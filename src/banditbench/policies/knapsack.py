@@ -68,7 +68,7 @@ from scipy.optimize import linprog
 from ..api import NULL, Policy, Problem, register
 from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceCostFeedback, RewardCostFeedback
-from ..params import NonNegative, NonNegativeInt, Positive, PositiveInt, Probability, Range
+from ..params import Doc, NonNegative, NonNegativeInt, Positive, PositiveInt, Probability, Range
 from .linalg import InverseGram, Ridge, fit_logistic, sigmoid
 
 
@@ -88,12 +88,8 @@ def beta_value_theory(t: int, d: int, lam: float, p: float) -> float:
     return d * math.sqrt(lam) + math.sqrt(2 * math.log(1 / p) + 2 * d * math.log(1 + t / (lam * d)))
 
 
-def _radius(value, name: str):
-    if value == "theory":
-        return value
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
-        return float(value)
-    raise ConfigError(f"{key_path(POLICY_PARAMS, name)}: must be a non-negative number or 'theory', got {value!r}")
+def _radius(value):
+    return value if value == "theory" else float(value)
 
 
 def gaussian_draws(inverse: np.ndarray, reg: float, rows: np.ndarray, scale: float, rng: np.random.Generator,
@@ -114,20 +110,31 @@ class _PrimalDualDuel(Policy):
 
     action_kind = "pair"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, lam: Positive = 1.0,
-                 beta_r: NonNegative | Literal["theory"] = 1.0, beta_w: NonNegative | Literal["theory"] = 1.0,
-                 p_fail: Probability | None = None, V: Positive | None = None, allow_null: bool = False):
-        if not lam > 0:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'lam')}: must be positive, got {lam!r}")
-        self.beta_r, self.beta_w = _radius(beta_r, "beta_r"), _radius(beta_w, "beta_w")
+    def __init__(self, problem: Problem, rng: np.random.Generator, *,
+                 lam: Annotated[Positive, Doc(
+                     "regularisation: ``Sigma_1 = kappa lam I`` of the MLE (10) and ``Psi_1 = lam I``, the ridge penalty "
+                     "of the cost estimate (11) (App. F.1).")] = 1.0,
+                 beta_r: Annotated[NonNegative | Literal["theory"], Doc(
+                     "reward confidence radius: a constant, or ``theory`` for Lemma 12's ``beta_t^r(p)`` (Lemma 13's "
+                     "for the ideal baseline); the paper does not state the values it ran.")] = 1.0,
+                 beta_w: Annotated[NonNegative | Literal["theory"], Doc(
+                     "cost confidence radius: a constant, or ``theory`` for Lemma 13's ``beta_t^w(p)``.")] = 1.0,
+                 p_fail: Annotated[Probability | None, Doc(
+                     "failure probability ``p`` of the theoretical radii (Lemmas 12-13); null is ``1/T^2`` "
+                     "(App. D.5).")] = None,
+                 V: Annotated[Positive | None, Doc(
+                     "the trade-off ``V`` of the virtual queue (12) in the duel score ``R~ - (Q/V) W~``; null is "
+                     "``b sqrt(T)``.")] = None,
+                 allow_null: Annotated[bool, Doc(
+                     "true adds the null duel (score 0, ``W~ = 0``) to the argmax; the paper's experiments play "
+                     "the K real actions until the budget runs out.")] = False):
+        self.beta_r, self.beta_w = _radius(beta_r), _radius(beta_w)
         self.rng = rng
         self.d, self.dw = int(problem["dimension"]), int(problem["cost_dimension"])
         self.k = int(problem["n_arms"])
         self.horizon = problem.horizon
         self.b = float(problem["budget"]) / self.horizon                      # b = B / T
         self.V = self.b * math.sqrt(self.horizon) if V is None else float(V)  # V = b sqrt(T)
-        if not self.V > 0:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'V')}: must be positive, got {V!r}")
         self.p_fail = 1.0 / self.horizon**2 if p_fail is None else float(p_fail)
         if not 0 < self.p_fail < 1:
             raise ConfigError(f"{key_path(POLICY_PARAMS, 'p_fail')}: must lie in (0, 1), got {p_fail!r}")
@@ -181,20 +188,19 @@ class _PreferenceDuel(_PrimalDualDuel):
 
     feedback_kind = "preference_cost"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, kappa: Positive | Literal["theory"] = "theory",
-                 theta_norm_bound: Positive = 1.0, max_newton_steps: PositiveInt = 20, tol: Positive = 1e-6,
+    def __init__(self, problem: Problem, rng: np.random.Generator, *,
+                 kappa: Annotated[Positive | Literal["theory"], Doc(
+                     "``kappa = sup 1/sigma'(<theta, phi>)``, the link's curvature constant (App. F.1): a number, or "
+                     "``theory`` for ``1/sigma'(S)`` with ``S = theta_norm_bound``.")] = "theory",
+                 theta_norm_bound: Annotated[Positive, Doc(
+                     "``S``, the bound on ``||theta||`` of ``kappa: theory`` (1 by Assumption 2; App. F.1's sup over "
+                     "``||theta|| <= d`` is ``theta_norm_bound = d``).")] = 1.0,
+                 max_newton_steps: Annotated[PositiveInt, Doc(
+                     "Newton steps of each (warm-started) refit of the MLE (10).")] = 20,
+                 tol: Annotated[Positive, Doc("gradient tolerance at which the Newton refit of (10) stops.")] = 1e-6,
                  **shared):
         super().__init__(problem, rng, **shared)
-        if kappa == "theory":
-            if not theta_norm_bound > 0:
-                raise ConfigError(f"{key_path(POLICY_PARAMS, 'theta_norm_bound')}: must be positive, "
-                                  f"got {theta_norm_bound!r}")
-            self.kappa = kappa_bound(theta_norm_bound)
-        elif isinstance(kappa, (int, float)) and not isinstance(kappa, bool) and kappa > 0:
-            self.kappa = float(kappa)
-        else:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'kappa')}: must be a positive number or 'theory', "
-                              f"got {kappa!r}")
+        self.kappa = kappa_bound(theta_norm_bound) if kappa == "theory" else float(kappa)
         self.max_newton_steps, self.tol = int(max_newton_steps), float(tol)
         self.sigma = InverseGram(self.d, self.kappa * self.lam)                # Sigma_1 = kappa lam I
         self.diff_played = np.zeros((self.horizon, self.d))                    # phi^-(c_s, x_s, y_s)
@@ -398,9 +404,21 @@ class ConstrainedDuelingEXP3(Policy):
     feedback_kind = "preference_cost"
     action_kind = "pair"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, warmup_rounds: NonNegativeInt | None = None,
-                 eta: Positive | None = None, gamma: Annotated[float, Range(gt=0, le=1)] | None = None,
-                 dual_lr: Positive | None = None, z: NonNegative | None = None):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *,
+                 warmup_rounds: Annotated[NonNegativeInt | None, Doc(
+                     "``T0``, the rounds of uniformly random duels of the warm-up (Agrawal & Devanur 2016, Sec. 3.3); "
+                     "null is ``ceil(sqrt(K T))``.")] = None,
+                 eta: Annotated[Positive | None, Doc(
+                     "D-EXP3's learning rate; null is ``(log K)^2/3 K^-1/3 T^-2/3`` (Saha, Koren & Mansour's tuning).")
+                 ] = None,
+                 gamma: Annotated[Annotated[float, Range(gt=0, le=1)] | None, Doc(
+                     "D-EXP3's uniform exploration share of ``q_t``; null is ``min(1, sqrt(eta K))``.")] = None,
+                 dual_lr: Annotated[Positive | None, Doc(
+                     "step of the Hedge dual ``lambda_t`` over {resource, null resource}; null is "
+                     "``sqrt(log 2 / T)`` (Agrawal & Devanur's OCO step).")] = None,
+                 z: Annotated[NonNegative | None, Doc(
+                     "``Z = OPT / B``, the weight of the cost in the Lagrangian payoff; null estimates it from the "
+                     "warm-up (``v_hat / b``).")] = None):
         self.rng = rng
         self.k = int(problem["n_arms"])
         self.horizon = problem.horizon
@@ -416,8 +434,6 @@ class ConstrainedDuelingEXP3(Policy):
         if not (self.eta > 0 and 0 < self.gamma <= 1 and self.dual_lr > 0):
             raise ConfigError(f"{POLICY_PARAMS}: need eta > 0, gamma in (0, 1], dual_lr > 0; got "
                               f"{self.eta}, {self.gamma}, {self.dual_lr}")
-        if z is not None and not z >= 0:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'z')}: must be non-negative or null (estimated), got {z!r}")
         self.fixed_z = z
         # warm-up statistics
         self.wins = np.zeros((k, k))

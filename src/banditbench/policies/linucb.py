@@ -22,14 +22,13 @@ maximal UCBs are broken uniformly at random.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from typing import Annotated, Any, Literal, Sequence
 
 import numpy as np
 
 from ..api import Policy, Problem, register
-from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback
-from ..params import NonNegative, Positive
+from ..params import Doc, NonNegative, Positive
 from .linalg import Ridge, sherman_morrison
 
 
@@ -60,25 +59,19 @@ class LinUCB(Policy):
     """LinUCB (Li et al. 2010, Alg. 1): ridge UCB with Sherman–Morrison updates, shared or disjoint models.
 
     Block-structured arms are handled as K small models (same choices as the shared model).
-
-    Parameters
-    ----------
-    alpha : exploration coefficient of the UCB (Li et al.: ``1 + sqrt(ln(2/delta)/2)``; 1 by default).
-    lam : ridge regularisation, ``A_0 = lam I``.
-    mode : ``shared`` or ``disjoint``.
     """
 
     feedback_kind = "reward"
     action_kind = "arm"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, alpha: NonNegative = 1.0, lam: Positive = 1.0,
-                 mode: Literal["shared", "disjoint"] = "shared"):
-        if alpha < 0:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'alpha')}: must be >= 0, got {alpha!r}")
-        if lam <= 0:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'lam')}: must be > 0, got {lam!r}")
-        if mode not in ("shared", "disjoint"):
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'mode')}: {mode!r} is not one of ['shared', 'disjoint']")
+    def __init__(self, problem: Problem, rng: np.random.Generator, *,
+                 alpha: Annotated[NonNegative, Doc(
+                     "exploration coefficient of the UCB ``x^T theta + alpha ||x||_{A^-1}`` (Li et al., Alg. 1, "
+                     "who take ``1 + sqrt(ln(2/delta)/2)``); 1 by default.")] = 1.0,
+                 lam: Annotated[Positive, Doc("ridge regularisation: ``A_0 = lam I``.")] = 1.0,
+                 mode: Annotated[Literal["shared", "disjoint"], Doc(
+                     "``shared``: one parameter vector over all arms' features; ``disjoint``: one per arm index "
+                     "(Li et al., Alg. 1).")] = "shared"):
         self.rng, self.alpha, self.mode = rng, float(alpha), mode
         self.n_arms, self.dimension = int(problem["n_arms"]), int(problem["dimension"])
         info: dict[str, Any] = dict(problem.info)

@@ -82,9 +82,9 @@ from typing import Annotated, Any, Mapping, Sequence
 import numpy as np
 
 from ..api import Policy, Problem, register
-from ..errors import POLICY_PARAMS, ConfigError, key_path
+from ..errors import ConfigError
 from ..feedback import RewardFeedback
-from ..params import OneOf, Positive, PositiveInt, Probability
+from ..params import Doc, OneOf, Positive, PositiveInt, Probability
 from .metric_space import ACTIVATION_RULES, ball_boxes, cover_box, grid_uncovered, split_box
 
 LAZY_RULES = ("count", "radius")
@@ -120,11 +120,12 @@ class _LipschitzPolicy(Policy):
     feedback_kind = "reward"
     action_kind = "point"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, delta: Probability = 0.01, sigma: Positive = 1.0):
-        if not isinstance(delta, (int, float)) or not 0 < delta < 1:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'delta')}: must be in (0, 1), got {delta!r}")
-        if not isinstance(sigma, (int, float)) or sigma <= 0:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'sigma')}: must be > 0, got {sigma!r}")
+    def __init__(self, problem: Problem, rng: np.random.Generator, *,
+                 delta: Annotated[Probability, Doc(
+                     "confidence parameter of the radius ``r_t(x) = sigma sqrt((4 log T + 2 log(2/delta)) / (1 + v_t(x)))`` "
+                     "(Sec. 4) and of DLPP's ``v_m`` (Sec. 5).")] = 0.01,
+                 sigma: Annotated[Positive, Doc(
+                     "sub-Gaussian scale of the reward noise, the ``sigma`` factor of the radius (App. D).")] = 1.0):
         if problem["metric"] != "linf" or problem["action_space"] != "unit_cube":
             raise ConfigError(f"policy: needs the action space ([0,1]^d, l_inf), the environment publishes "
                               f"{problem['action_space']!r} with metric {problem['metric']!r}")
@@ -172,18 +173,18 @@ class DelayedZooming(_LipschitzPolicy):
     engines = frozenset({"compiled"})
 
     def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 lazy_rule: Annotated[str, OneOf(LAZY_RULES)] = "radius",
-                 activation: Annotated[str, OneOf(ACTIVATION_RULES)] = "uniform", initial_capacity: PositiveInt = 64,
+                 lazy_rule: Annotated[str, OneOf(LAZY_RULES), Doc(
+                     "when an arriving reward is used rather than cached (Alg. 1 line 5): ``radius`` keeps "
+                     "``r_t(x) >= r_s(x) / 2`` (the text's guarantee), ``count`` is ``v_t(x) + 1 <= 4 v_s(x)`` as "
+                     "printed (module docstring).")] = "radius",
+                 activation: Annotated[str, OneOf(ACTIVATION_RULES), Doc(
+                     "which uncovered arm the covering oracle activates (Alg. 1 line 12): ``uniform`` draws one from the "
+                     "uncovered region checked, ``midpoint`` takes the centre of the largest uncovered cell.")
+                 ] = "uniform",
+                 initial_capacity: Annotated[PositiveInt, Doc(
+                     "arms the arrays hold before they first grow (memory only; no effect on the decisions).")] = 64,
                  **shared):
         super().__init__(problem, rng, **shared)
-        if lazy_rule not in LAZY_RULES:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'lazy_rule')}: {lazy_rule!r} is not one of {list(LAZY_RULES)}")
-        if activation not in ACTIVATION_RULES:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'activation')}: {activation!r} is not one of "
-                              f"{list(ACTIVATION_RULES)}")
-        if not isinstance(initial_capacity, int) or initial_capacity < 1:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'initial_capacity')}: must be an integer >= 1, "
-                              f"got {initial_capacity!r}")
         self.scale = self.sigma * math.sqrt(self.log_term)               # r = scale / sqrt(1 + v)
         self.lazy_rule, self.activation = lazy_rule, activation
         self.n_arms = 0
@@ -546,11 +547,11 @@ class DLPP(_LipschitzPolicy):
     engines = frozenset({"compiled"})
 
     def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 late_feedback: Annotated[str, OneOf(LATE_FEEDBACK)] = "freeze", **shared):
+                 late_feedback: Annotated[str, OneOf(LATE_FEEDBACK), Doc(
+                     "rewards of a ball's phase that arrive after its removal from ``B_m^+``: ``freeze`` ignores them "
+                     "(Lemma 11's ``mu_hat_m(B)``), ``update`` keeps averaging them until the phase ends (line 9).")
+                 ] = "freeze", **shared):
         super().__init__(problem, rng, **shared)
-        if late_feedback not in LATE_FEEDBACK:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'late_feedback')}: {late_feedback!r} is not one of "
-                              f"{list(LATE_FEEDBACK)}")
         self.freeze = late_feedback == "freeze"
         self.v_scale = self.sigma**2 * self.log_term                 # v_m = v_scale / r_m^2
         self.ball_of_round = np.full(self.horizon, -1, dtype=np.int64)

@@ -75,19 +75,13 @@ from ..api import Policy, Problem, register
 from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..feedback import RewardFeedback
 from ..sigmoid import sigmoid
-from ..params import NonNegative, NonNegativeInt, OneOf, Positive, PositiveInt, Probability
+from ..params import Doc, NonNegative, NonNegativeInt, OneOf, Positive, PositiveInt, Probability
 from .linalg import InverseGram
 
 #: ``mode`` of the linear baselines (module docstring)
 MODES = ("reference", "streamlined")
 #: upper bound of mu' for the logistic link (App. A's d~ = log det(sum R x x^T + I))
 R = 0.25
-
-
-def _positive(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ConfigError(f"{key_path(POLICY_PARAMS, name)}: must be a positive number, got {value!r}")
-    return float(value)
 
 
 #: Logistic-UCB-1 stops its Newton steps once a step is this small relative to the estimate
@@ -108,12 +102,6 @@ def _mu_dot_scalar(z: float) -> float:
 def _softplus_scalar(z: float) -> float:
     """``log(1 + e^z)`` of one float, without overflow."""
     return max(z, 0.0) + math.log1p(math.exp(-abs(z)))
-
-
-def _positive_int(name: str, value) -> int:
-    if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-        raise ConfigError(f"{key_path(POLICY_PARAMS, name)}: must be a positive integer, got {value!r}")
-    return value
 
 
 class _Streamlined:
@@ -157,26 +145,35 @@ class _LinearLogistic(Policy):
     feedback_kind = "reward"
     action_kind = "arm"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, norm_bound: Positive = 1.0,
-                 arm_norm_bound: Positive = 1.0, delta: Probability = 0.05, nu: NonNegative = 1.0,
-                 mode: Annotated[str, OneOf(MODES)] = "reference", lr: Positive = 0.01,
-                 train_steps: PositiveInt = 100, train_every: PositiveInt = 50, minibatch: PositiveInt | None = None):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *,
+                 norm_bound: Annotated[Positive, Doc(
+                     "``S``, the bound on ``||theta||`` of the radius and of the reference's ``kappa = 1 / mu'(S L)`` "
+                     "(Faury et al.).")] = 1.0,
+                 arm_norm_bound: Annotated[Positive, Doc(
+                     "``L``, the bound on the arms' norm that enters the reference's ``kappa = 1 / mu'(S L)``.")] = 1.0,
+                 delta: Annotated[Probability, Doc("failure probability of the confidence radius.")] = 0.05,
+                 nu: Annotated[NonNegative, Doc(
+                     "multiplier of the exploration bonus (seed 002 App. A's exploration parameter in mode "
+                     "``streamlined``).")] = 1.0,
+                 mode: Annotated[str, OneOf(MODES), Doc(
+                     "``reference``: the authors' public code; ``streamlined``: seed 002 App. A's two-step baseline "
+                     "(highest UCB, then gradient descent; module docstring).")] = "reference",
+                 lr: Annotated[Positive, Doc("gradient-descent step size of mode ``streamlined``.")] = 0.01,
+                 train_steps: Annotated[PositiveInt, Doc(
+                     "gradient steps of each refit in mode ``streamlined`` (the paper grid uses Sec. 7's 100).")] = 100,
+                 train_every: Annotated[PositiveInt, Doc(
+                     "mode ``streamlined`` refits after every ``train_every``-th observation (Sec. 7: 50).")] = 50,
+                 minibatch: Annotated[PositiveInt | None, Doc(
+                     "observations per gradient step in mode ``streamlined``, drawn without replacement; null is the "
+                     "whole history (App. J.1: 50).")] = None):
         self.rng = rng
         self.d = int(problem["dimension"])
-        self.S = _positive("norm_bound", norm_bound)
-        self.L = _positive("arm_norm_bound", arm_norm_bound)
-        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'delta')}: must lie in (0, 1), got {delta!r}")
-        if isinstance(nu, bool) or not isinstance(nu, (int, float)) or nu < 0:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'nu')}: must be a non-negative number, got {nu!r}")
+        self.S = float(norm_bound)
+        self.L = float(arm_norm_bound)
         self.delta, self.nu = float(delta), float(nu)
         self.pending: dict[int, np.ndarray] = {}
-        if mode not in MODES:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'mode')}: {mode!r} is not one of {list(MODES)}")
         self.mode = mode
-        self._training = (_positive("lr", lr), _positive_int("train_steps", train_steps),
-                          _positive_int("train_every", train_every),
-                          None if minibatch is None else _positive_int("minibatch", minibatch))
+        self._training = (float(lr), train_steps, train_every, minibatch)
         self.streamlined: _Streamlined | None = None
 
     def _streamline(self, problem: Problem, lam: float) -> None:
@@ -225,46 +222,43 @@ class _LinearLogistic(Policy):
 class LogisticUCB1(_LinearLogistic):
     """Logistic-UCB-1 (Faury et al. 2020): Newton-refined regularised MLE and a variance-aware bonus.
 
-    Parameters (besides the shared ``norm_bound`` S, ``arm_norm_bound`` L, ``delta``, ``nu``)
-    ----------
-    newton_steps : Newton steps per update (reference: 5).  Newton's method converges
-        quadratically from the previous estimate: we stop once a step is below
-        ``NEWTON_ROUNDING`` (1e-14) times ``max(1, |theta|_inf)``, after which the reference's
-        remaining steps only move ``theta`` by rounding (on the benchmark's instances its 4th
-        and 5th steps are below 1e-16; the third usually is already), so the same choices.
-    lazy_every, eager_rounds : update every round while fewer than ``eager_rounds`` rewards
-        are observed, then every ``lazy_every``-th (reference: 10 and 200).
-    kappa : null (the reference's ``1 / mu'(S L)``) or a given value (seed 002 App. J.1 sets
-        kappa for every algorithm); required with ``mode: streamlined``.
-    mode : ``reference`` (default) or ``streamlined`` (seed 002 App. A, module docstring), with
-        ``lam`` (fixed regularisation; required, and only taken, there), ``lr``, ``train_steps``,
-        ``train_every``, ``minibatch``.
+    Newton's method converges quadratically from the previous estimate: we stop once a step is
+    below ``NEWTON_ROUNDING`` (1e-14) times ``max(1, |theta|_inf)``, after which the reference's
+    remaining steps only move ``theta`` by rounding (on the benchmark's instances its 4th and 5th
+    steps are below 1e-16; the third usually is already), so the same choices.
     """
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, newton_steps: PositiveInt = 5,
-                 lazy_every: PositiveInt = 10, eager_rounds: NonNegativeInt = 200, kappa: Positive | None = None,
-                 lam: Positive | None = None, **shared):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *,
+                 newton_steps: Annotated[PositiveInt, Doc(
+                     "at most this many Newton steps per update of the MLE (reference: 5; we stop once a step is "
+                     "rounding).")] = 5,
+                 lazy_every: Annotated[PositiveInt, Doc(
+                     "after ``eager_rounds`` observed rewards the estimate is updated every ``lazy_every``-th one "
+                     "(the reference's lazy schedule: 10).")] = 10,
+                 eager_rounds: Annotated[NonNegativeInt, Doc(
+                     "the estimate is updated after every reward while fewer than this many are observed "
+                     "(reference: 200).")] = 200,
+                 kappa: Annotated[Positive | None, Doc(
+                     "null: the reference's ``1 / mu'(S L)``; a number sets it (seed 002 App. J.1 sets kappa for every "
+                     "algorithm); required with ``mode: streamlined``.")] = None,
+                 lam: Annotated[Positive | None, Doc(
+                     "fixed regularisation of mode ``streamlined`` (required, and only taken, there; tuned, Sec. 7); "
+                     "mode ``reference`` uses ``lam_t = d log(2 + t)``.")] = None, **shared):
         super().__init__(problem, rng, **shared)
         if self.mode == "streamlined":
-            self.kappa = _positive("kappa", self._required("kappa", kappa, self.mode))
-            self._streamline(problem, _positive("lam", self._required("lam", lam, self.mode)))
+            self.kappa = float(self._required("kappa", kappa, self.mode))
+            self._streamline(problem, float(self._required("lam", lam, self.mode)))
             return
         if lam is not None:
             raise ConfigError(f"{key_path(POLICY_PARAMS, 'lam')}: mode 'reference' uses the reference's "
                               f"lam_t = d log(2 + t); lam is taken only with mode 'streamlined', got {lam!r}")
-        for name, value in (("newton_steps", newton_steps), ("lazy_every", lazy_every)):
-            if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-                raise ConfigError(f"{key_path(POLICY_PARAMS, name)}: must be a positive integer, got {value!r}")
-        if not (isinstance(eager_rounds, int) and not isinstance(eager_rounds, bool) and eager_rounds >= 0):
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'eager_rounds')}: must be a non-negative integer, "
-                              f"got {eager_rounds!r}")
         self.newton_steps, self.lazy_every, self.eager_rounds = newton_steps, lazy_every, eager_rounds
         d = self.d
         self.lam = float(d)
         self.design = InverseGram(d, self.lam, keep_matrix=False)       # V_t = d I + sum x x^T
         self.theta = rng.standard_normal(d)
         self.hessian_log_det = d * math.log(self.lam)
-        self.kappa = 1.0 / float(_mu_dot(self.S * self.L)) if kappa is None else _positive("kappa", kappa)
+        self.kappa = 1.0 / float(_mu_dot(self.S * self.L)) if kappa is None else float(kappa)
         self.X = np.zeros((problem.horizon, d))
         self.y = np.zeros(problem.horizon)
         self.n = 0
@@ -337,26 +331,22 @@ class LogisticUCB1(_LinearLogistic):
 class AdaOFUECOLog(_LinearLogistic):
     """ada-OFU-ECOLog (Faury et al. 2022): online ECOLog estimate, data-dependent radius, O(d^2) per round.
 
-    Parameters (besides the shared ``norm_bound`` S, ``arm_norm_bound`` L, ``delta``, ``nu``)
-    ----------
-    lam : regularisation of ``V~`` (reference: 1).
-    strict : stop, as the reference does, when the data-dependent condition
-        ``mu'(a^T theta_bar) <= 2 mu'(a^T theta)`` fails; ``false`` goes on (seed 002 App. A runs
-        the baselines "streamlined", without the steps that keep the estimate in the
-        theory's set — the condition fails regularly once arms are longer than L = 1).
-        Not used with ``mode: streamlined``.
-    mode : ``reference`` (default) or ``streamlined`` (seed 002 App. A, module docstring), with
-        ``lr``, ``train_steps``, ``train_every``, ``minibatch``.
+    ``strict`` (the reference's stop on a failed data-dependent condition): seed 002 App. A runs the
+    baselines "streamlined", without the steps that keep the estimate in the theory's set, and the
+    condition fails regularly once arms are longer than L = 1.
     """
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, lam: Positive = 1.0, strict: bool = True,
+    def __init__(self, problem: Problem, rng: np.random.Generator, *,
+                 lam: Annotated[Positive, Doc(
+                     "regularisation of ``V~ = lam I + sum mu'(x_s^T theta_s) x_s x_s^T`` (reference: 1).")] = 1.0,
+                 strict: Annotated[bool, Doc(
+                     "stop, as the reference does, when the data-dependent condition ``mu'(a^T theta_bar) <= 2 "
+                     "mu'(a^T theta)`` fails; false goes on.  Not used with ``mode: streamlined``.")] = True,
                  **shared):
         super().__init__(problem, rng, **shared)
-        self.lam = _positive("lam", lam)
+        self.lam = float(lam)
         if self.mode == "streamlined":
             self._streamline(problem, self.lam)
-        if not isinstance(strict, bool):
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'strict')}: must be true or false, got {strict!r}")
         self.strict = strict
         self.vtilde = InverseGram(self.d, self.lam, keep_matrix=True)
         self.theta = np.zeros(self.d)

@@ -68,7 +68,7 @@ from ..api import Policy, Problem, register
 from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..feedback import PreferenceFeedback
 from ..sigmoid import sigmoid
-from ..params import NonNegative, OneOf, Positive, PositiveInt, Range
+from ..params import Doc, NonNegative, OneOf, Positive, PositiveInt, Range
 from .linalg import fit_logistic, sherman_morrison
 from .pair_selection import pair_widths
 
@@ -90,12 +90,30 @@ class VACDB(Policy):
     action_kind = "pair"
 
     def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 alpha: Annotated[float, Range(gt=0, lt=1)] | Literal["auto"] = "auto",
-                 layers: PositiveInt | Literal["auto"] = "auto",
-                 beta: NonNegative | Literal["official", "theory"] = "official",
-                 kappa_mu: Positive = 0.02, delta: Annotated[float, Range(gt=0, lt=1)] | Literal["auto"] = "auto",
-                 exploration: Annotated[str, OneOf(EXPLORATIONS)] = "uniform",
-                 exploit_update: Annotated[str, OneOf(EXPLOIT_UPDATES)] = "none", newton_steps: PositiveInt = 50):
+                 alpha: Annotated[Annotated[float, Range(gt=0, lt=1)] | Literal["auto"], Doc(
+                     "Algorithm 1's width below which a layer exploits (lines 6-8); ``auto`` is ``1 / T^{3/2}``.")
+                 ] = "auto",
+                 layers: Annotated[PositiveInt | Literal["auto"], Doc(
+                     "the number ``L`` of layers; ``auto`` is ``ceil(log2(1 / alpha))`` (Algorithm 1; the official "
+                     "code takes L = 5 and ``alpha = 2^-L``).  ``2^-L <= alpha`` is required.")] = "auto",
+                 beta: Annotated[NonNegative | Literal["official", "theory"], Doc(
+                     "the confidence radius ``beta_{t,l}``: ``official`` is the official code's constant "
+                     "``sqrt(d log T) / 4``, ``theory`` line 20's variance-aware radius, a number a constant.")
+                 ] = "official",
+                 kappa_mu: Annotated[Positive, Doc(
+                     "lower bound on the link derivative; the ridge of line 19 is ``2^{-2l} kappa_mu / 2 ||theta||^2`` "
+                     "(0.02 is the official code's ``kappa = 0.01``).")] = 0.02,
+                 delta: Annotated[Annotated[float, Range(gt=0, lt=1)] | Literal["auto"], Doc(
+                     "failure probability of line 20's ``iota = log(4 (t + 1)^2 L / delta)``; ``auto`` is ``1 / T`` "
+                     "as in the official code.")] = "auto",
+                 exploration: Annotated[str, OneOf(EXPLORATIONS), Doc(
+                     "which active pair wider than ``2^-l`` line 13 plays: ``uniform`` draws one (the official code), "
+                     "``widest`` takes the widest.")] = "uniform",
+                 exploit_update: Annotated[str, OneOf(EXPLOIT_UPDATES), Doc(
+                     "after the alpha branch: ``none`` adds the round to no layer (Algorithm 1), ``next_layer`` to "
+                     "layer l + 1 with that layer's weight (the official code).")] = "none",
+                 newton_steps: Annotated[PositiveInt, Doc(
+                     "Newton steps of each warm-started refit of a layer's weighted MLE (line 19).")] = 50):
         d, T = int(problem["dimension"]), problem.horizon
         self.alpha = T ** -1.5 if alpha == "auto" else float(alpha)
         self.L = layer_count(self.alpha) if layers == "auto" else layers
@@ -103,12 +121,6 @@ class VACDB(Policy):
             raise ConfigError(f"{key_path(POLICY_PARAMS, 'layers')}: {self.L} layers leave 2^-L = {2.0 ** -self.L:g} "
                               f"above alpha = {self.alpha:g}; Algorithm 1 needs 2^-L <= alpha (L >= "
                               f"{layer_count(self.alpha)})")
-        if exploration not in EXPLORATIONS:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'exploration')}: {exploration!r} is not one of "
-                              f"{list(EXPLORATIONS)}")
-        if exploit_update not in EXPLOIT_UPDATES:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'exploit_update')}: {exploit_update!r} is not one of "
-                              f"{list(EXPLOIT_UPDATES)}")
         self.rng, self.d, self.T = rng, d, T
         self.kappa, self.newton_steps = kappa_mu, newton_steps
         self.delta = 1.0 / T if delta == "auto" else float(delta)

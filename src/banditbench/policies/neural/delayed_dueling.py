@@ -54,7 +54,7 @@ import torch
 from ...api import Policy, Problem, register
 from ...errors import POLICY_PARAMS, ConfigError
 from ...feedback import PreferenceFeedback
-from ...params import NonNegative, OneOf, Positive, PositiveInt, Probability, Range
+from ...params import Doc, NonNegative, OneOf, Positive, PositiveInt, Probability, Range
 from ..delayed_labels import DuelHistory
 from ..linalg import ArmKernelGram, DiagonalGram, InverseGram
 from .batched.delayed_dueling import BatchedNeuralDueling
@@ -73,23 +73,42 @@ class _NeuralDuelingBase(Policy):
     delay_strategy: ClassVar[str]
     engines = frozenset({"seed-batched"})
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, width: Annotated[int, Range(ge=2)] = 32,
-                 depth: Annotated[int, Range(ge=2)] = 2, init: Annotated[str, OneOf(INITS)] = "symmetric",
-                 lam: Positive = 1.0, kappa_mu: Positive = 0.1, nu: NonNegative | Literal["theory"] = 1.0,
-                 delta: Probability = 0.05, effective_dimension: Positive | None = None,
-                 norm_bound: NonNegative = 1.0, lr: Positive = 0.01, train_steps: PositiveInt = 10,
-                 train_every: PositiveInt | Literal["doubling"] = 1,
-                 confidence: Annotated[str, OneOf(CONFIDENCES)] = "full",
-                 regulariser_scale: Literal["width", "one"] = "width",
-                 device: Annotated[str, OneOf(DEVICES)] = "cpu"):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *,
+                 width: Annotated[int, Range(ge=2), Doc(
+                     "hidden width ``m`` of the network ``h(x; theta)`` (even for the symmetric initialisation).")] = 32,
+                 depth: Annotated[int, Range(ge=2), Doc("number of layers ``L`` of the network.")] = 2,
+                 init: Annotated[str, OneOf(INITS), Doc(
+                     "initialisation of ``theta_0`` (:mod:`banditbench.policies.neural.nets`): ``symmetric`` makes "
+                     "``h(x; theta_0) = 0`` (NTK).")] = "symmetric",
+                 lam: Annotated[Positive, Doc(
+                     "regularisation of the loss of eq. 7 and ``V_0 = (lam / kappa_mu) I`` (eq. 8).")] = 1.0,
+                 kappa_mu: Annotated[Positive, Doc(
+                     "lower bound on the link derivative (Assumption A2), as in the linear family.")] = 0.1,
+                 nu: Annotated[NonNegative | Literal["theory"], Doc(
+                     "exploration coefficient ``nu_T`` of eq. 10: a constant, or ``theory`` for eq. 11 with Lemma C.5's "
+                     "``beta_T`` (needs ``effective_dimension``).")] = 1.0,
+                 delta: Annotated[Probability, Doc("failure probability of ``nu: theory`` (Lemma C.5).")] = 0.05,
+                 effective_dimension: Annotated[Positive | None, Doc(
+                     "``d_eff`` of Lemma C.5's ``beta_T``; required with ``nu: theory``, unused otherwise.")] = None,
+                 norm_bound: Annotated[NonNegative, Doc("``B`` of eq. 11 (``nu: theory`` only).")] = 1.0,
+                 lr: Annotated[Positive, Doc("Adam's learning rate (:mod:`banditbench.policies.neural.training`).")
+                 ] = 0.01,
+                 train_steps: Annotated[PositiveInt, Doc(
+                     "full-batch Adam steps of each (warm-started) retraining on the loss of eq. 7.")] = 10,
+                 train_every: Annotated[PositiveInt | Literal["doubling"], Doc(
+                     "retrain every this many rounds (Algorithm 2 line 7: every round); ``doubling`` at rounds "
+                     "2, 4, 8, ...")] = 1,
+                 confidence: Annotated[str, OneOf(CONFIDENCES), Doc(
+                     "``full`` keeps ``V^-1`` exactly (Sherman-Morrison, p x p memory); ``diagonal`` is the diagonal "
+                     "approximation of the public neural-bandit code.")] = "full",
+                 regulariser_scale: Annotated[Literal["width", "one"], Doc(
+                     "``width`` regularises eq. 7 with ``(m lam / 2) ||theta - theta_0||^2`` (the NTK analogue of "
+                     "LDB-DF's ridge); ``one`` takes eq. 7's ``lam / 2`` literally.")] = "width",
+                 device: Annotated[str, OneOf(DEVICES), Doc(
+                     "where the seed-batched path (what a simulate job runs) keeps its tensors, ``cpu`` or ``cuda``; "
+                     "the single-seed reference path always runs on the CPU.")] = "cpu"):
         where = POLICY_PARAMS
         check_device(device, where)
-        if not kappa_mu > 0:
-            raise ConfigError(f"{where}.kappa_mu: must be positive, got {kappa_mu}")
-        if regulariser_scale not in ("width", "one"):
-            raise ConfigError(f"{where}.regulariser_scale: must be 'width' or 'one', got {regulariser_scale!r}")
-        if confidence not in CONFIDENCES:
-            raise ConfigError(f"{where}.confidence: {confidence!r} is not one of {list(CONFIDENCES)}")
         configure_torch()
         self.rng, self.device = rng, device
         self.d, self.horizon = int(problem["dimension"]), problem.horizon
@@ -138,14 +157,10 @@ class _NeuralDuelingBase(Policy):
 
     def _nu(self, nu, delta, d_eff, norm_bound, where) -> float:
         if nu != "theory":
-            if not (isinstance(nu, (int, float)) and not isinstance(nu, bool) and nu >= 0):
-                raise ConfigError(f"{where}.nu: must be a non-negative number or 'theory', got {nu!r}")
             return float(nu)
-        if d_eff is None or not d_eff > 0:
+        if d_eff is None:
             raise ConfigError(f"{where}.effective_dimension: nu = 'theory' (eq. 11) needs a positive "
                               f"effective dimension, got {d_eff!r}")
-        if not 0 < delta < 1:
-            raise ConfigError(f"{where}.delta: must lie in (0, 1), got {delta}")
         beta = math.sqrt(d_eff + 2.0 * math.log(1.0 / delta)) / self.kappa_mu      # Lemma C.5
         return (beta + norm_bound * math.sqrt(self.lam / self.kappa_mu) + 1.0) * self.kappa_mu / self.lam
 

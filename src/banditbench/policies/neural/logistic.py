@@ -116,7 +116,7 @@ from ...api import Policy, Problem, register
 from ...errors import POLICY_PARAMS, ConfigError
 from ...feedback import RewardFeedback
 from ...sigmoid import MU_DOT_MAX, sigmoid
-from ...params import NonNegative, OneOf, Positive, PositiveInt, Probability, Range
+from ...params import Doc, NonNegative, OneOf, Positive, PositiveInt, Probability, Range
 from ..linalg import DiagonalGram, InverseGram
 from .batched.logistic import BatchedNeuralLogistic
 from .batched.ops import DEVICES, check_device
@@ -182,18 +182,6 @@ class Design:
         self.ridge = float(ridge)
 
 
-def _choice(name: str, value, where: str) -> str:
-    if value not in CHOICES[name]:
-        raise ConfigError(f"{where}.{name}: {value!r} is not one of {list(CHOICES[name])}")
-    return value
-
-
-def _positive(name: str, value, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ConfigError(f"{where}.{name}: must be a positive number, got {value!r}")
-    return float(value)
-
-
 class _NeuralLogisticBase(Policy):
     """The shared loop of the family (module docstring); subclasses set the four class attributes."""
 
@@ -212,40 +200,82 @@ class _NeuralLogisticBase(Policy):
     #: nu / lam grid played in lockstep); the batched path keeps them per member
     per_member: ClassVar[tuple[str, ...]] = ("nu", "lam")
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, width: Annotated[int, Range(ge=2)] = 20,
-                 depth: Annotated[int, Range(ge=2)] = 2, init: Annotated[str, OneOf(INITS)] = "symmetric",
-                 nu: NonNegative = 0.01, lam: Positive | Literal["adaptive"] = 10.0, kappa: Positive = 10.0,
-                 norm_bound: Positive = 1.0, delta: Probability = 0.05,
-                 radius: Annotated[str, OneOf(CHOICES["radius"])] = "order", c1: Positive = 1.0,
-                 c_nu: Positive = 1.0, mean: Annotated[str, OneOf(CHOICES["mean"])] = "network",
-                 gradient_at: Annotated[str, OneOf(CHOICES["gradient_at"])] = "current",
-                 gradient_scale: Annotated[str, OneOf(CHOICES["gradient_scale"])] = "one",
-                 regulariser: Annotated[str, OneOf(CHOICES["regulariser"])] = "l2",
-                 confidence: Annotated[str, OneOf(CHOICES["confidence"])] = "diagonal", lr: Positive = 0.01,
-                 train_steps: PositiveInt = 100, train_every: PositiveInt | Literal["doubling"] = 50,
-                 effective_dimension: Annotated[str, OneOf(CHOICES["effective_dimension"])] = "scaled",
-                 optimizer: Annotated[str, OneOf(CHOICES["optimizer"])] = "adam",
-                 minibatch: PositiveInt | None = None, device: Annotated[str, OneOf(DEVICES)] = "cpu"):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *,
+                 width: Annotated[int, Range(ge=2), Doc(
+                     "hidden width ``m`` of the network ``f(x; theta)`` (App. A, Sec. 7: 20).")] = 20,
+                 depth: Annotated[int, Range(ge=2), Doc(
+                     "number of layers ``L`` of the network (Sec. 7: 2); enters ``lam: adaptive``'s ``lam_0``.")] = 2,
+                 init: Annotated[str, OneOf(INITS), Doc(
+                     "initialisation of ``theta_0`` (:mod:`banditbench.policies.neural.nets`); ``symmetric`` makes "
+                     "``f(x; theta_0) = 0``.")] = "symmetric",
+                 nu: Annotated[NonNegative, Doc(
+                     "exploration parameter multiplying the radius (Sec. 7: grid-searched over "
+                     "{0.01, 0.1, 1, 10, 100}; default from our run of that search on h1).")] = 0.01,
+                 lam: Annotated[Positive | Literal["adaptive"], Doc(
+                     "the regularisation ``lam_t``: a number fixes it (Sec. 7's grid search); ``adaptive`` is eq. 3 "
+                     "with ``lam_0`` of Algorithm 1 line 0 (not for NCBF-UCB).")] = 10.0,
+                 kappa: Annotated[Positive, Doc(
+                     "``kappa``, the inverse lower bound on ``mu'`` (Sec. 7: 10); scales ``V_t``'s ridge "
+                     "``kappa lam_t`` and the radius.")] = 10.0,
+                 norm_bound: Annotated[Positive, Doc(
+                     "``S``, the bound on the parameter norm in the radius (Sec. 7: 1).")] = 1.0,
+                 delta: Annotated[Probability, Doc(
+                     "failure probability (our choice, not stated by the paper); enters only ``radius: theory`` and "
+                     "``lam: adaptive``.")] = 0.05,
+                 radius: Annotated[str, OneOf(CHOICES["radius"]), Doc(
+                     "``order`` keeps the theoretical radius's dependence on S, lam, kappa and ``d_t`` without "
+                     "constants (App. A); ``theory`` evaluates eqs. 1, 2 and 4 as written.")] = "order",
+                 c1: Annotated[Positive, Doc(
+                     "the absolute constant ``C_1`` of ``radius: theory`` and ``lam: adaptive``'s ``lam_0``.")] = 1.0,
+                 c_nu: Annotated[Positive, Doc(
+                     "the absolute constants ``C_6 = C_7`` of ``radius: theory`` (eqs. 1 and 4).")] = 1.0,
+                 mean: Annotated[str, OneOf(CHOICES["mean"]), Doc(
+                     "``algorithm`` takes each algorithm's mean estimate literally (NeuralLog-*-2: "
+                     "``g(x)^T (theta - theta_0)``, Algorithm 2 line 2, eq. 5); ``network`` uses ``f(x; theta)``.")
+                 ] = "network",
+                 gradient_at: Annotated[str, OneOf(CHOICES["gradient_at"]), Doc(
+                     "where the gradient features are taken: ``current`` at ``theta_{t-1}`` (Sec. 7), ``initial`` at "
+                     "``theta_0``.")] = "current",
+                 gradient_scale: Annotated[str, OneOf(CHOICES["gradient_scale"]), Doc(
+                     "``one`` uses ``phi = g`` (Sec. 7), ``inverse_sqrt_width`` ``phi = g / sqrt(m)``.")] = "one",
+                 regulariser: Annotated[str, OneOf(CHOICES["regulariser"]), Doc(
+                     "``l2`` regularises training with ``lam ||theta||^2`` (Sec. 7), ``ntk`` with TrainNN's "
+                     "``(m lam / 2) ||theta - theta_0||^2``.")] = "l2",
+                 confidence: Annotated[str, OneOf(CHOICES["confidence"]), Doc(
+                     "``diagonal`` keeps ``diag(M_t)`` (the paper's approximation, Sec. 7); ``full`` the exact "
+                     "inverse and log-determinant (O(p^2) per round; refused above 2 GiB).")] = "diagonal",
+                 lr: Annotated[Positive, Doc("learning rate of the training steps (Sec. 7: 0.01).")] = 0.01,
+                 train_steps: Annotated[PositiveInt, Doc(
+                     "optimiser steps of each warm-started retraining (Sec. 7: 100).")] = 100,
+                 train_every: Annotated[PositiveInt | Literal["doubling"], Doc(
+                     "retrain every this many rounds (App. A: 50); ``doubling`` at rounds 2, 4, 8, ...")] = 50,
+                 effective_dimension: Annotated[str, OneOf(CHOICES["effective_dimension"]), Doc(
+                     "``scaled`` divides by the ridge, ``log det(I + (R / lam_0) sum phi phi^T)`` (eq. 2); ``app_a`` is "
+                     "App. A's ``log det(sum R g g^T + I)`` (only with ``radius: order`` and a fixed lam).")
+                 ] = "scaled",
+                 optimizer: Annotated[str, OneOf(CHOICES["optimizer"]), Doc(
+                     "``adam`` (moments kept across retrains) or ``gd`` (Sec. 7: \"gradient descent steps\").")
+                 ] = "adam",
+                 minibatch: Annotated[PositiveInt | None, Doc(
+                     "samples per training step; null is the full batch (App. J.1: batch size 50).")] = None,
+                 device: Annotated[str, OneOf(DEVICES), Doc(
+                     "where the seed-batched path keeps its tensors, ``cpu`` or ``cuda`` (refused before any job where "
+                     "torch sees no GPU); the single-seed path always runs on the CPU.")] = "cpu"):
         where = POLICY_PARAMS
         check_device(device, where)
         self.device = device
-        self.radius = _choice("radius", radius, where)
-        app_a = _choice("effective_dimension", effective_dimension, where) == "app_a"
-        _choice("optimizer", optimizer, where)
+        self.radius = radius
+        app_a = effective_dimension == "app_a"
         self._check_relations(radius, lam, effective_dimension)
-        literal = _choice("mean", mean, where) == "algorithm"
+        literal = mean == "algorithm"
         self.mean_kind = "latent" if self.mean == "linearised" and not literal else self.mean
-        self.gradient_at = _choice("gradient_at", gradient_at, where)
-        self.regulariser = _choice("regulariser", regulariser, where)
-        full = _choice("confidence", confidence, where) == "full"
-        scale = _choice("gradient_scale", gradient_scale, where)
-        if isinstance(nu, bool) or not isinstance(nu, (int, float)) or nu < 0:
-            raise ConfigError(f"{where}.nu: must be a non-negative number, got {nu!r}")
+        self.gradient_at = gradient_at
+        self.regulariser = regulariser
+        full = confidence == "full"
+        scale = gradient_scale
         self.nu = float(nu)
-        self.kappa, self.S = _positive("kappa", kappa, where), _positive("norm_bound", norm_bound, where)
-        self.c1, self.c_nu = _positive("c1", c1, where), _positive("c_nu", c_nu, where)
-        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
-            raise ConfigError(f"{where}.delta: must lie in (0, 1), got {delta!r}")
+        self.kappa, self.S = float(kappa), float(norm_bound)
+        self.c1, self.c_nu = float(c1), float(c_nu)
         self.delta, self.depth = float(delta), depth
         self.adaptive = lam == "adaptive"
         if self.adaptive:
@@ -253,9 +283,7 @@ class _NeuralLogisticBase(Policy):
                 raise ConfigError(f"{where}.lam: NCBF-UCB uses a constant lam (Verma et al.); got 'adaptive'")
             self.lam0 = 8.0 * math.sqrt(2.0) * self.c1 * math.sqrt(depth) * math.log(4.0 / self.delta) / self.S
         else:
-            if isinstance(lam, str):
-                raise ConfigError(f"{where}.lam: must be a positive number or 'adaptive', got {lam!r}")
-            self.lam0 = _positive("lam", lam, where)
+            self.lam0 = float(lam)
         self.lam_t = self.lam0
 
         configure_torch()
@@ -477,7 +505,10 @@ class NCBFUCB(_NeuralLogisticBase):
     mean = "latent"
     radius_kind = "ncbf"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, nu: NonNegative = 0.1, **params):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *,
+                 nu: Annotated[NonNegative, Doc(
+                     "exploration parameter multiplying Verma et al.'s radius (Sec. 7's grid search; default from our "
+                     "run of it on h1).")] = 0.1, **params):
         super().__init__(problem, rng, nu=nu, **params)
 
 

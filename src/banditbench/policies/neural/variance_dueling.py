@@ -101,7 +101,7 @@ from ...api import Policy, Problem, register
 from ...errors import POLICY_PARAMS, ConfigError
 from ...feedback import PreferenceFeedback
 from ...sigmoid import sigmoid
-from ...params import NonNegative, OneOf, Positive, PositiveInt, Range
+from ...params import Doc, NonNegative, OneOf, Positive, PositiveInt, Range
 from ..linalg import InverseGram, fit_logistic
 from ..pair_selection import CSYM_SAMPLES, check_strategy, pair_widths, select_pair
 from .batched.variance_dueling import BatchedNeuralLinearDueling
@@ -114,12 +114,6 @@ BACKPROPS = ("manual", "autograd")
 PRECISIONS = {"float32": torch.float32, "float64": torch.float64}
 
 
-def _positive_int(value, key: str, where: str) -> int:
-    if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-        raise ConfigError(f"{where}.{key}: must be a positive integer, got {value!r}")
-    return value
-
-
 class _NeuralLinearDueling(Policy):
     """Algorithm 1 of seed 001; subclasses name the arm-selection strategy and the variance weighting."""
 
@@ -129,36 +123,64 @@ class _NeuralLinearDueling(Policy):
     variance_aware: ClassVar[bool]
     engines = frozenset({"seed-batched"})
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *, width: Annotated[int, Range(ge=2)] = 32,
-                 depth: Annotated[int, Range(ge=2)] = 3, feature_dim: PositiveInt | None = None,
-                 init: Annotated[str, OneOf(INITS)] = "block", lam: Positive = 1.0, a: NonNegative = 1.0,
-                 epsilon: Annotated[float, Range(gt=0, le=0.5)] = 0.05,
-                 zeta: Annotated[float, Range(gt=0, le=1)] | None = None, lr: Positive = 0.01,
-                 train_steps: PositiveInt = 20, episode_length: PositiveInt = 1, refit_theta: bool = True,
-                 newton_steps: PositiveInt = 50, gram: Annotated[str, OneOf(GRAMS)] = "incremental",
-                 csym_sample: Annotated[str, OneOf(CSYM_SAMPLES)] = "equation",
-                 precision: Annotated[str, OneOf(tuple(PRECISIONS))] = "float32",
-                 backprop: Annotated[str, OneOf(BACKPROPS)] = "manual",
-                 device: Annotated[str, OneOf(DEVICES)] = "cpu", distinct_pair: bool = False):
+    def __init__(self, problem: Problem, rng: np.random.Generator, *,
+                 width: Annotated[int, Range(ge=2), Doc(
+                     "hidden width ``m`` of ``phi(x; W)`` (App. E.2.1: 32; Sec. 6: 100).")] = 32,
+                 depth: Annotated[int, Range(ge=2), Doc(
+                     "weight matrices of ``phi`` (eq. 2): App. E.2.1's \"two hidden layers of 32 units\" is depth 3 "
+                     "(Sec. 6's L = 3).")] = 3,
+                 feature_dim: Annotated[PositiveInt | None, Doc(
+                     "the feature dimension D of ``phi(x; W)`` in R^D; null is d, the arm dimension (eq. 2's "
+                     "``W^L`` in R^{d x m}).")] = None,
+                 init: Annotated[str, OneOf(INITS), Doc(
+                     "initialisation of ``W_0``: ``block`` applies eq. 3's draws to the raw input, ``independent`` is "
+                     "He-style (``symmetric`` is refused: its ReLU features vanish).")] = "block",
+                 lam: Annotated[Positive, Doc(
+                     "regularisation ``lam/2 ||theta - theta_0||^2`` of eq. 4 and ``V_0 = lam I`` (eq. 6).")] = 1.0,
+                 a: Annotated[NonNegative, Doc(
+                     "the exploration coefficient ``a_t`` of the pair rules (Sec. 4.2; App. E.2.1: 1).")] = 1.0,
+                 epsilon: Annotated[float, Range(gt=0, le=0.5), Doc(
+                     "floor of NVLDB's ``zeta_t = max(sigma_t, epsilon)`` (eq. 5; not reported, Theorem 1 asks "
+                     "``O(1/sqrt(d))``); the weights ``1/zeta^2`` lie in ``[4, 1/epsilon^2]``.")] = 0.05,
+                 zeta: Annotated[Annotated[float, Range(gt=0, le=1)] | None, Doc(
+                     "NLDB only: the constant ``zeta_t`` of the variance-agnostic variants; null is 1 (Corollary 1).  "
+                     "NVLDB refuses it.")] = None,
+                 lr: Annotated[Positive, Doc(
+                     "Adam's learning rate on eq. 4 (App. E.2.1: 0.01; Sec. 6 says 1e-3).")] = 0.01,
+                 train_steps: Annotated[PositiveInt, Doc(
+                     "Adam steps of ``(theta, W)`` on eq. 4 per training (line 9; App. E.2.1: 20).")] = 20,
+                 episode_length: Annotated[PositiveInt, Doc(
+                     "``H``: the network trains every ``H`` rounds (App. E.2.1: 1).")] = 1,
+                 refit_theta: Annotated[bool, Doc(
+                     "after the gradient steps, refit ``theta`` alone to the minimiser of eq. 4 with ``W`` fixed by "
+                     "Newton's method (line 10).")] = True,
+                 newton_steps: Annotated[PositiveInt, Doc(
+                     "Newton steps of the refit of ``theta`` (line 10).")] = 50,
+                 gram: Annotated[str, OneOf(GRAMS), Doc(
+                     "``incremental`` is eq. 6 / line 13's V; ``reset`` and ``rebuild`` are the two readings of "
+                     "App. E.2.1's \"reinitialize the parameter set V_{t-1}\" (module docstring).")
+                 ] = "incremental",
+                 csym_sample: Annotated[str, OneOf(CSYM_SAMPLES), Doc(
+                     "TS-CSYM's draw, by Sec. 4.2.2's equation or by Listing 4 "
+                     "(:mod:`banditbench.policies.pair_selection`).")] = "equation",
+                 precision: Annotated[str, OneOf(tuple(PRECISIONS)), Doc(
+                     "floating-point type of the network (``float32``, PyTorch's default and the authors'); V, the "
+                     "refit and the selection rules work in float64.")] = "float32",
+                 backprop: Annotated[str, OneOf(BACKPROPS), Doc(
+                     "how line 9's gradient steps are computed: ``manual`` (a numpy backward pass and Adam) or "
+                     "``autograd`` (PyTorch); the same iterates up to rounding.")] = "manual",
+                 device: Annotated[str, OneOf(DEVICES), Doc(
+                     "where the seed-batched path (what a simulate job runs) keeps its tensors, ``cpu`` or ``cuda``; "
+                     "the single-seed reference path always runs on the CPU.")] = "cpu",
+                 distinct_pair: Annotated[bool, Doc(
+                     "ours, not the paper's: the pair rule's best pair of two different arms, so that no round is a "
+                     "self-duel (false, as Listings 2-3, allows ``k1 = k2``).")] = False):
         where = POLICY_PARAMS
         check_device(device, where)
         check_strategy(self.strategy, csym_sample, where)
-        if precision not in PRECISIONS:
-            raise ConfigError(f"{where}.precision: {precision!r} is not one of {list(PRECISIONS)}")
-        if gram not in GRAMS:
-            raise ConfigError(f"{where}.gram: {gram!r} is not one of {list(GRAMS)}")
-        if backprop not in BACKPROPS:
-            raise ConfigError(f"{where}.backprop: {backprop!r} is not one of {list(BACKPROPS)}")
-        if not (isinstance(a, (int, float)) and not isinstance(a, bool) and a >= 0):
-            raise ConfigError(f"{where}.a: must be a non-negative number, got {a!r}")
-        if not 0 < epsilon <= 0.5:
-            raise ConfigError(f"{where}.epsilon: must lie in (0, 0.5] (sigma <= 1/2), got {epsilon}")
         self.zeta_const = self._constant_zeta(zeta, where)
         d, T = int(problem["dimension"]), problem.horizon
-        D = d if feature_dim is None else _positive_int(feature_dim, "feature_dim", where)
-        _positive_int(newton_steps, "newton_steps", where)
-        if not isinstance(refit_theta, bool):
-            raise ConfigError(f"{where}.refit_theta: must be true or false, got {refit_theta!r}")
+        D = d if feature_dim is None else feature_dim
         configure_torch()
         self.rng, self.a, self.lam, self.epsilon = rng, float(a), lam, epsilon
         self.gram_mode, self.csym_sample = gram, csym_sample
@@ -170,7 +192,7 @@ class _NeuralLinearDueling(Policy):
         theta0 = (torch.randn(D, generator=gen, dtype=torch.float64) / math.sqrt(D)).to(self.dtype)    # eq. 3
         self.last = slice(self.net.n_params, None)                                     # theta within [W; theta]
         self.trainer = Trainer(torch.cat([self.net.theta0, theta0]), lam=lam, lr=lr, steps=train_steps,
-                               every=_positive_int(episode_length, "episode_length", where),
+                               every=episode_length,
                                penalised=self.last, where=where)
         self.theta0 = theta0.numpy().astype(np.float64)
         self.gram = InverseGram(D, lam, keep_matrix=False)                             # V_0 = lam I
@@ -198,11 +220,7 @@ class _NeuralLinearDueling(Policy):
                 raise ConfigError(f"{where}.zeta: a constant zeta is NLDB's (the variance-agnostic variants); "
                                   f"NVLDB sets zeta_t = max(sigma_t, epsilon) by eq. 5, got {zeta!r}")
             return None
-        if zeta is None:
-            return 1.0
-        if not (isinstance(zeta, (int, float)) and not isinstance(zeta, bool) and 0 < zeta <= 1):
-            raise ConfigError(f"{where}.zeta: must be a number in (0, 1], got {zeta!r}")
-        return float(zeta)
+        return 1.0 if zeta is None else float(zeta)
 
     @property
     def weighted_loss(self) -> bool:
