@@ -11,8 +11,10 @@ import pytest
 from banditbench import registry
 from banditbench.api import BatchedPolicy, Policy
 from banditbench.cli import main
-from banditbench.conformance import DESCRIBED, bad_values, check_policy
+from banditbench.conformance import DESCRIBED, ENVIRONMENTS, bad_values, check_policy
 from banditbench.params import Doc, Positive
+from banditbench.policies.lipschitz import DelayedZooming
+from banditbench.policies.neural.logistic import NeuralLogUCB1
 
 
 @pytest.mark.parametrize("policy", sorted(registry.policies()))
@@ -24,6 +26,7 @@ def test_every_registered_algorithm_passes_the_conformance_checks(policy):
             "bad parameters refused", DESCRIBED} <= names
     cls = registry.get("policy", policy).load()
     assert ("a seed's result does not depend on its block" in names) == ("seed-batched" in cls.engines)
+    assert ("engine matches the reference" in names) == bool(cls.engines)
 
 
 class _Dueller(Policy):
@@ -91,6 +94,36 @@ class _Batched(_Dueller):
         return _BlockSized(policies)
 
 
+class _Shifted(BatchedPolicy):
+    """A seed-batched engine whose arms from round 5 on are the real engine's shifted by one."""
+
+    def __init__(self, engine):
+        self.engine, self.n = engine, ENVIRONMENTS[("reward", "arm")][0]["params"]["n_arms"]
+
+    def observe_all(self, t, arrived):
+        self.engine.observe_all(t, arrived)
+
+    def act_all(self, t, contexts):
+        arms = self.engine.act_all(t, contexts)
+        return arms if t < 5 else [(int(a) + 1) % self.n for a in arms]
+
+
+class _ShiftedEngine(NeuralLogUCB1):
+    @classmethod
+    def batch(cls, policies):
+        return _Shifted(super().batch(policies))
+
+
+class _CompiledDeclines(DelayedZooming):
+    """A subclass, which the compiled engine declines to play (it may change any step)."""
+
+
+class _CompiledExtraDraw(DelayedZooming):
+    def _compiled_step(self, env, cls, fresh, horizon):
+        self.rng.random()                                   # a draw the Python loop does not make
+        return env.compiled_step()
+
+
 @pytest.fixture
 def broken(monkeypatch):
     """``broken(cls)``: the name under which ``cls`` is registered for this test."""
@@ -134,6 +167,9 @@ def test_a_valid_policy_passes(broken):
     (_Unannotated, "bad parameters refused", "lam declares no type"),
     (_Undescribed, DESCRIBED, "lam has no description; beta has no description"),
     (_Batched, "a seed's result does not depend on its block", "differ"),
+    (_ShiftedEngine, "engine matches the reference", "actions agree in 4, 4, 4, 4, 4, 4 of 20 rounds"),
+    (_CompiledExtraDraw, "engine matches the reference", "differ from the Python loop's"),
+    (_CompiledDeclines, "engine matches the reference", "the compiled engine declined the run"),
 ])
 def test_each_check_fails_on_the_policy_that_breaks_it(broken, cls, check, detail):
     failed = _failed(broken(cls))

@@ -185,6 +185,10 @@ class Policy(abc.ABC):
     #: implements :meth:`batch`).  Checked when the class is defined: a declared engine must be
     #: implemented, and an implemented one declared.
     engines: ClassVar[frozenset[str]] = frozenset()
+    #: parameters under which its engines make the reference loop's decisions (up to near ties), where the
+    #: defaults leave exact ties in the reference itself that rounding decides; the conformance suite
+    #: compares the engines with these (:mod:`banditbench.conformance`)
+    engine_check_params: ClassVar[Mapping[str, Any]] = {}
     #: parameters the seed-batched engine takes per member, so that one block may play several
     #: values of them in lockstep (e.g. a hyperparameter grid; :func:`banditbench.runner.run_members`)
     per_member: ClassVar[tuple[str, ...]] = ()

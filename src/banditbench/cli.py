@@ -14,7 +14,8 @@ Run one cell of a config interactively (progress bar on a terminal)::
 
 Run the conformance checks every algorithm passes (:mod:`banditbench.conformance`: same seed, same
 bytes; actions in the action space; late and lost feedback; bad parameters refused; a seed's result
-independent of its block) on one registered policy, or on all of them; exit 1 when one fails::
+independent of its block; an engine's decisions the reference loop's) on one registered policy, or on
+all of them; exit 1 when one fails::
 
     banditbench check nvldb_ucb_asym
     banditbench check --all
