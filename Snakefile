@@ -4,7 +4,7 @@ Only includes the rule files and validates the configuration; all logic lives
 in src/banditbench.  `--configfile config/<family>.yaml` replaces the default
 grid instead of being merged into it.  The config files are re-read strictly
 (a duplicate key is an error, as is a YAML error, named by file and line) and the
-whole configuration is validated by banditbench.config.load_grid (workflow/rules/common.smk)
+whole configuration is validated by banditbench.configuration.grid.load_grid (workflow/rules/common.smk)
 before any job.
 """
 
@@ -37,7 +37,7 @@ envvars:
 
 
 import banditbench
-from banditbench.fingerprint import fingerprint
+from banditbench.storage.fingerprint import fingerprint
 
 if Path(banditbench.__file__).resolve().parent != SRC / "banditbench" and fingerprint(
     Path(banditbench.__file__).parent
@@ -49,7 +49,7 @@ if Path(banditbench.__file__).resolve().parent != SRC / "banditbench" and finger
     )
 
 
-from banditbench.config import checked, load_config_file
+from banditbench.configuration.grid import checked, load_config_file
 
 for _path in workflow.overwrite_configfiles:
     checked(load_config_file, _path)

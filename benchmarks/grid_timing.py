@@ -42,8 +42,8 @@ import yaml
 
 from job_overhead import make_project, prepare_data, project_env  # benchmarks/, the script's folder
 
-from banditbench.config import load_grid
-from banditbench.resultio import load_result
+from banditbench.configuration.grid import load_grid
+from banditbench.storage.resultio import load_result
 
 ROOT = Path(__file__).resolve().parents[1]
 

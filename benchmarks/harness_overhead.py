@@ -4,7 +4,7 @@
         [--repeat 3] [--seed 0]
 
 For every experiment x algorithm x delay of the config (the default grid by default; one
-seed, every budget) the job runs twice through :func:`banditbench.runner.simulate`:
+seed, every budget) the job runs twice through :func:`banditbench.simulation.runner.simulate`:
 
 1. with its policy, recording the actions (the full round);
 2. with a replay policy that returns the recorded actions and ignores feedback, on a
@@ -42,14 +42,14 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from banditbench.api import Environment, Policy  # noqa: E402
-from banditbench.config import load_config_file, load_grid  # noqa: E402
-from banditbench.resultio import NO_BUDGET  # noqa: E402
+from banditbench.configuration.grid import load_config_file, load_grid  # noqa: E402
+from banditbench.storage.resultio import NO_BUDGET  # noqa: E402
 from banditbench.data.paths import PROCESSED_DIR, parse_preprocess_key  # noqa: E402
 from banditbench.data.preprocess import prepare, save_prepared  # noqa: E402
-from banditbench.delays import make_delay  # noqa: E402
+from banditbench.simulation.delays import make_delay  # noqa: E402
 from banditbench.errors import ConfigError  # noqa: E402
-from banditbench.feedback import RewardFeedback  # noqa: E402
-from banditbench.runner import build, simulate  # noqa: E402
+from banditbench.simulation.feedback import RewardFeedback  # noqa: E402
+from banditbench.simulation.runner import build, simulate  # noqa: E402
 
 NO_DELAY = make_delay({"kind": "none"})
 

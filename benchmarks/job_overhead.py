@@ -37,7 +37,7 @@ from pathlib import Path
 
 import yaml
 
-from banditbench.config import load_grid
+from banditbench.configuration.grid import load_grid
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -81,12 +81,12 @@ def run_files(config: dict) -> list[tuple[dict, str]]:
 def _worker_init(workdir: str) -> None:
     os.environ.update(THREADS)
     os.chdir(workdir)
-    import banditbench.runner  # noqa: F401  (imports paid once per worker)
+    import banditbench.simulation.runner  # noqa: F401  (imports paid once per worker)
 
 
 def _run(item) -> float:
-    from banditbench.resultio import save_result
-    from banditbench.runner import run_cell
+    from banditbench.storage.resultio import save_result
+    from banditbench.simulation.runner import run_cell
 
     cell, path = item
     series, meta, timing = run_cell(cell)

@@ -26,17 +26,17 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-import banditbench.logistic_mle as logistic  # noqa: E402
+import banditbench.numerics.logistic_mle as logistic  # noqa: E402
 from banditbench.api import Problem  # noqa: E402
-from banditbench.delays import make_delay  # noqa: E402
+from banditbench.simulation.delays import make_delay  # noqa: E402
 from banditbench.envs.knapsack import SyntheticPbBwK  # noqa: E402
 from banditbench.policies import knapsack  # noqa: E402
 from banditbench.policies.knapsack import OptimisticDuel  # noqa: E402
-from banditbench.runner import simulate  # noqa: E402
+from banditbench.simulation.runner import simulate  # noqa: E402
 
 
 def fit_logistic_strict(X, labels, lam, theta0, weights=None, max_iter=50, tol=1e-8):
-    """``banditbench.logistic_mle.fit_logistic`` as it was: the line search demands a strict decrease of the
+    """``banditbench.numerics.logistic_mle.fit_logistic`` as it was: the line search demands a strict decrease of the
     computed loss, also when the predicted decrease is below the loss's floating-point resolution."""
     theta = np.array(theta0, dtype=float)
     if X.shape[0] == 0:
@@ -79,7 +79,7 @@ VARIANTS = {"ours": (OptimisticDuel, False), "all rows": (AllRowsAlg1, False), "
 
 class Counting:
     """While active: counts refits (calls of the policies' ``fit_logistic``), the CPU time they take,
-    and loss evaluations (``banditbench.logistic_mle.logistic_loss``: one per Newton step and line-search trial)."""
+    and loss evaluations (``banditbench.numerics.logistic_mle.logistic_loss``: one per Newton step and line-search trial)."""
 
     def __init__(self, strict: bool):
         self.strict = strict

@@ -24,11 +24,11 @@ import numpy as np  # noqa: E402
 from scipy import optimize  # noqa: E402
 
 from banditbench.api import Policy, Problem  # noqa: E402
-from banditbench.delays import make_delay  # noqa: E402
+from banditbench.simulation.delays import make_delay  # noqa: E402
 from banditbench.envs.dueling import SyntheticDueling  # noqa: E402
 from banditbench.policies.delayed_dueling import LDBDF  # noqa: E402
 from banditbench.policies.linalg import logistic_loss  # noqa: E402
-from banditbench.runner import simulate  # noqa: E402
+from banditbench.simulation.runner import simulate  # noqa: E402
 
 
 class ReferenceLDBDF(Policy):

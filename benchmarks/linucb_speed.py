@@ -26,10 +26,10 @@ import numpy as np  # noqa: E402
 from banditbench.api import Policy, Problem  # noqa: E402
 from banditbench.data.paths import processed_path  # noqa: E402
 from banditbench.data.preprocess import prepare, save_prepared  # noqa: E402
-from banditbench.delays import make_delay  # noqa: E402
+from banditbench.simulation.delays import make_delay  # noqa: E402
 from banditbench.envs.classification import ClassificationBandit  # noqa: E402
 from banditbench.policies.linucb import LinUCB  # noqa: E402
-from banditbench.runner import simulate  # noqa: E402
+from banditbench.simulation.runner import simulate  # noqa: E402
 
 
 class ReferenceLinUCB(Policy):

@@ -4,7 +4,7 @@ against a straightforward pure-Python reference run in the same script.
     .venv/bin/python benchmarks/lipschitz_speed.py [--horizon 60000] [--ref-budget 20]
 
 For each scenario the package policy runs all ``--horizon`` rounds through
-``banditbench.runner.simulate`` (single thread) twice: on the Python loop, its time inside
+``banditbench.simulation.runner.simulate`` (single thread) twice: on the Python loop, its time inside
 ``observe`` + ``act`` recorded per round (wrapping them makes ``simulate`` take that loop),
 and as a job runs it, the whole run compiled (:mod:`banditbench.policies.lipschitz_compiled`,
 checked to give the same regret series).  The reference — plain lists and loops, the
@@ -38,9 +38,9 @@ from typing import Sequence
 import numpy as np
 
 from banditbench.api import Policy, Problem  # noqa: E402
-from banditbench.delays import DelayQueue  # noqa: E402
+from banditbench.simulation.delays import DelayQueue  # noqa: E402
 from banditbench.policies.lipschitz import log_term  # noqa: E402
-from banditbench.runner import build, simulate  # noqa: E402
+from banditbench.simulation.runner import build, simulate  # noqa: E402
 
 
 # --- straightforward references ------------------------------------------------------------------

@@ -47,12 +47,12 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from banditbench.api import Problem  # noqa: E402
-from banditbench.delays import make_delay  # noqa: E402
+from banditbench.simulation.delays import make_delay  # noqa: E402
 from banditbench.envs.dueling import SyntheticDueling  # noqa: E402
 from banditbench.policies.neural.neural_dueling import NDBUCB  # noqa: E402
 from banditbench.policies.neural.training import Trainer  # noqa: E402
 from banditbench.policies.neural.variance_dueling import NVLDBUcbAsym  # noqa: E402
-from banditbench.runner import simulate  # noqa: E402
+from banditbench.simulation.runner import simulate  # noqa: E402
 from ndb_speed import Recorder  # noqa: E402  (benchmarks/ is on the path when run as a script)
 
 PAPER_MINUTES_PER_2000 = 1.71          # seed 001 App. E.3, NVLDB-UCB-ASYM on an RTX 3060 GPU

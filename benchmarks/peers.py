@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/peers.py [--seeds 0,1,2] [--horizon 60000] [--linucb-horizon 2000]
         [--only zooming|linucb]
 
-Every contender runs through :func:`banditbench.runner.simulate` on the same
+Every contender runs through :func:`banditbench.simulation.runner.simulate` on the same
 environment object type, seed and delay (none: the peers do not model delays), so
 instances, noise draws and the regret bookkeeping are identical; a peer
 algorithm is wrapped in a thin :class:`~banditbench.api.Policy` adapter (one call into
@@ -56,14 +56,14 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from banditbench.api import Policy, Problem  # noqa: E402
-from banditbench.config import load_config_file, load_grid  # noqa: E402
+from banditbench.configuration.grid import load_config_file, load_grid  # noqa: E402
 from banditbench.data.paths import processed_path  # noqa: E402
 from banditbench.data.preprocess import prepare, save_prepared  # noqa: E402
-from banditbench.delays import make_delay  # noqa: E402
+from banditbench.simulation.delays import make_delay  # noqa: E402
 from banditbench.envs.classification import ClassificationBandit  # noqa: E402
 from banditbench.policies.linucb import LinUCB  # noqa: E402
 from banditbench.policies.lipschitz import log_term  # noqa: E402
-from banditbench.runner import build, simulate  # noqa: E402
+from banditbench.simulation.runner import build, simulate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 LIPSCHITZ_EXPERIMENTS = ("lipschitz_triangle", "lipschitz_sine", "lipschitz_two_dim")

@@ -3,12 +3,12 @@
 * ``reference/algorithms/<name>.md`` and ``reference/environments/<name>.md``: every class
   registered with ``@register`` (:mod:`banditbench.registry`): its summary, the paper it
   implements, the equation / algorithm / section references of its docstring, its parameters
-  (type and range from the annotation, :func:`banditbench.params.describe`; the default from
+  (type and range from the annotation, :func:`banditbench.configuration.params.describe`; the default from
   :func:`banditbench.registry.parameters`; the description from the parameter's declaration,
-  :func:`banditbench.params.description`) and the full docstrings.
-* ``reference/delays.md``: the delay kinds and their parameters (:mod:`banditbench.delays`).
-* ``reference/config.md``: every key of ``src/banditbench/schema.yaml`` (as
-  :func:`banditbench.config.load_schema` completes it), with type, constraints and description.
+  :func:`banditbench.configuration.params.description`) and the full docstrings.
+* ``reference/delays.md``: the delay kinds and their parameters (:mod:`banditbench.simulation.delays`).
+* ``reference/config.md``: every key of ``src/banditbench/configuration/schema.yaml`` (as
+  :func:`banditbench.configuration.grid.load_schema` completes it), with type, constraints and description.
 * ``reference/cli.md``: every subcommand of the argument parser (:func:`banditbench.cli.build_parser`).
 
 The navigation's "Reference" section is filled with the generated pages (``on_config``).
@@ -156,7 +156,8 @@ def _link(from_page: str, to_page: str) -> str:
 
 
 def class_page(kind: str, name: str, entry) -> str:
-    from banditbench import params, registry
+    from banditbench.configuration import params
+    from banditbench import registry
     from banditbench.api import feedback_kinds
 
     cls = entry.load()
@@ -226,12 +227,12 @@ def index_page(kind: str, entries: dict) -> str:
 
 # --- delays ---------------------------------------------------------------------------------
 def delays_page() -> str:
-    from banditbench.delays import DELAY_KINDS, DelayModel
+    from banditbench.simulation.delays import DELAY_KINDS, DelayModel
 
     common = DelayModel.parameters()
     lines = ["# Delay models", "",
              "A delay is set under an experiment's `delays: {label: {kind: ..., window: M or null, ...}}`; "
-             "generated from `banditbench.delays` (`banditbench list delays` prints the same).", "",
+             "generated from `banditbench.simulation.delays` (`banditbench list delays` prints the same).", "",
              "| kind | parameter | required | description |", "|---|---|---|---|"]
     for kind, cls in DELAY_KINDS.items():
         own = {k: p for k, p in cls.parameters().items() if k not in common}
@@ -276,7 +277,7 @@ def _type_text(node: dict) -> str:
 def config_keys(schema: dict | None = None) -> list[tuple[str, dict, bool]]:
     """Every key of the config schema: (dotted path, its resolved node, required), depth first.
     ``<label>`` stands for a name the user chooses (an experiment, an algorithm label...)."""
-    from banditbench.config import load_schema
+    from banditbench.configuration.grid import load_schema
 
     root = schema or load_schema()
     out: list[tuple[str, dict, bool]] = []
@@ -304,13 +305,13 @@ def config_keys(schema: dict | None = None) -> list[tuple[str, dict, bool]]:
 
 
 def config_page() -> str:
-    from banditbench.config import load_schema
+    from banditbench.configuration.grid import load_schema
 
     schema = load_schema()
     lines = ["# Config reference", "",
-             "Every key a config file may hold, generated from `src/banditbench/schema.yaml` (the schema every "
+             "Every key a config file may hold, generated from `src/banditbench/configuration/schema.yaml` (the schema every "
              "config is validated against before anything runs; the delay entry is generated from "
-             "`banditbench.delays`, see [Delay models](delays.md)). `<label>` stands for a name you choose "
+             "`banditbench.simulation.delays`, see [Delay models](delays.md)). `<label>` stands for a name you choose "
              "(an experiment, an algorithm or delay label); `[]` for the items of a list.", "",
              _rst_to_md(schema.get("description", "").strip()), "",
              "| key | type and constraints | description |", "|---|---|---|"]
@@ -419,28 +420,28 @@ INTERFACES_MARKER = "<!-- interfaces -->"
 
 #: where a page shows the table of parameter types (:func:`parameter_types_table`)
 PARAMETER_TYPES = "<!-- parameter types -->"
-#: annotations built from ``banditbench.params``' pieces, as a constructor writes them (evaluated in its namespace)
+#: annotations built from ``banditbench.configuration.params``' pieces, as a constructor writes them (evaluated in its namespace)
 TYPE_FORMS = ("float", "int", "bool", "str", 'Literal["shared", "disjoint"]', "Annotated[float, Range(gt=0, le=0.5)]",
               'Annotated[str, OneOf(("adam", "gd"))]', "PositiveInt | None", 'NonNegative | Literal["theory"]',
               "Sequence[Probability]", "Mapping[str, Any]")
 
 
 def type_aliases() -> dict[str, Any]:
-    """The public type aliases of :mod:`banditbench.params` (``Positive``, ``Probability``...), by name."""
+    """The public type aliases of :mod:`banditbench.configuration.params` (``Positive``, ``Probability``...), by name."""
     import typing
 
-    from banditbench import params
+    from banditbench.configuration import params
 
     return {name: value for name, value in vars(params).items()
             if not name.startswith("_") and typing.get_origin(value) is typing.Annotated}
 
 
 def parameter_types_table() -> str:
-    """Every type alias of :mod:`banditbench.params` and the forms built from its pieces, with what the
-    config validator accepts for each (:func:`banditbench.params.describe`, the words of its messages)."""
+    """Every type alias of :mod:`banditbench.configuration.params` and the forms built from its pieces, with what the
+    config validator accepts for each (:func:`banditbench.configuration.params.describe`, the words of its messages)."""
     import typing
 
-    from banditbench import params
+    from banditbench.configuration import params
 
     rows = ["| annotation | accepts |", "|---|---|"]
     for name, hint in type_aliases().items():

@@ -9,10 +9,14 @@ from pathlib import Path
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import banditbench  # noqa: E402
+from banditbench.data.car_oracle import fit_car_oracle  # noqa: E402
 from banditbench.data.fetch import MIRROR_ENV  # noqa: E402
+from banditbench.data.files import save_npz  # noqa: E402
+from banditbench.data.paths import REPLAY_DATASET, replay_options, replay_path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the offline dataset mirror: $BANDITBENCH_DATA_MIRROR, else ``../shared/datasets`` next to the checkout
@@ -47,3 +51,30 @@ def _perturbed_everywhere(request, monkeypatch):
         from perturb import jitter_policy_contexts
 
         jitter_policy_contexts(monkeypatch)
+
+
+@pytest.fixture
+def tiny_log(tmp_path, monkeypatch):
+    """(The replay tests and the batched neural logistic engine's.) A prepared file of 300 events (K = 5, d = 3) whose features encode the candidate's index and event."""
+    rng = np.random.default_rng(0)
+    n, K = 300, 5
+    features = np.zeros((n, K, 3), dtype=np.float32)
+    features[:, :, 0] = np.arange(K)                 # candidate index (0 = logged)
+    features[:, :, 1] = np.arange(n)[:, None]        # event index
+    click = (rng.random(n) < 0.3).astype(np.int64)
+    monkeypatch.chdir(tmp_path)
+    save_npz(replay_path(None), {"features": features, "items": np.zeros((n, K), dtype=np.int64), "click": click},
+             {"dataset": REPLAY_DATASET, "options": replay_options(None)})     # what the file is checked against
+    return click
+
+
+@pytest.fixture(scope="module")
+def car_oracle(tmp_path_factory):
+    """The car-moderation reward model fitted on the mirror's car data (the knapsack tests')."""
+    from helpers import CAR_DATA
+
+    if not CAR_DATA.is_file():
+        pytest.skip(f"car.data absent from the offline mirror {MIRROR}")
+    path = tmp_path_factory.mktemp("oracles") / "car_evaluation.npz"
+    save_npz(path, fit_car_oracle(CAR_DATA), {"dataset": "car"})
+    return path

@@ -1,11 +1,13 @@
-"""Small instrumented environment/policy pair for testing the simulation loop."""
+"""Shared by tests of several folders: a small instrumented environment/policy pair for testing the simulation
+loop; building a policy on an environment; the car data's path in the mirror."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from banditbench.api import Environment, Policy
-from banditbench.feedback import RewardFeedback
+from banditbench.api import Environment, Policy, Problem
+from conftest import MIRROR
+from banditbench.simulation.feedback import RewardFeedback
 
 
 class CountingEnv(Environment):
@@ -45,3 +47,11 @@ class RecordingPolicy(Policy):
 
     def act(self, t, context):
         return self.rng.random()
+
+
+CAR_DATA = MIRROR / "uci" / "car" / "car.data"
+
+
+def make(policy_cls, env, seed=0, **params):
+    problem = Problem(horizon=env.horizon, info=env.public_info())
+    return policy_cls(problem, np.random.default_rng(seed), **params)

@@ -14,7 +14,7 @@ An assertion that needs bit-level luck fails in one of the two variants.
   output (as one machine's rounding does) and a fixed arm set stays fixed.
 * the ``rounding`` fixture (``tests/conftest.py``), parametrized ``exact`` / ``perturbed``:
   ``rounding(x)`` is ``x`` or ``jitter(x)``; in the perturbed variant every policy run by
-  :func:`banditbench.runner.simulate` (hence ``run_cell``) sees jittered contexts, while the
+  :func:`banditbench.simulation.runner.simulate` (hence ``run_cell``) sees jittered contexts, while the
   environment keeps scoring its own, exact ones (a policy computing in float32 gets a jitter of
   4e-7, a few units in float32's last place).
 
@@ -70,9 +70,9 @@ class Rounding:
 
 
 def jitter_policy_contexts(monkeypatch) -> None:
-    """From now on, every policy that :func:`banditbench.runner.simulate` runs acts on jittered
+    """From now on, every policy that :func:`banditbench.simulation.runner.simulate` runs acts on jittered
     contexts (its ``act`` wrapped on the instance); the environment scores its own contexts."""
-    from banditbench import runner
+    from banditbench.simulation import runner
 
     def wrapping(loop):
         def wrapped(env, policy, *args):

@@ -47,7 +47,7 @@ def planned(dry_run_output: str) -> dict[str, int]:
 def members_but_timing(path) -> dict[str, bytes]:
     """The members of a result file that are reproducible bit for bit (all but its ``timing``, ``provenance``
     and ``run_checksum``: resultio.VARYING)."""
-    from banditbench.resultio import VARYING
+    from banditbench.storage.resultio import VARYING
 
     with zipfile.ZipFile(path) as zf:
         return {i.filename: zf.read(i) for i in zf.infolist() if i.filename.removesuffix(".npy") not in VARYING}

@@ -5,7 +5,7 @@ from scipy import stats
 
 from banditbench.analysis.aggregate import aggregate_experiment, aggregate_runs, mean_ci
 from banditbench.analysis.plots import plot_curves
-from banditbench.resultio import save_result
+from banditbench.storage.resultio import save_result
 
 
 def _write_runs(tmp_path, values, experiment="exp"):
@@ -181,7 +181,7 @@ def test_the_fast_array_reader_reads_what_numpy_reads_and_refuses_what_numpy_ref
     import io
 
     from banditbench.errors import CorruptFileError
-    from banditbench.resultio import _array
+    from banditbench.storage.resultio import _array
 
     for arr in (np.arange(7.0), np.frombuffer(b'{"a": 1}', np.uint8), np.zeros(0), np.arange(3), np.ones((2, 3))):
         buf = io.BytesIO()

@@ -25,14 +25,14 @@ import pytest
 import torch
 
 from banditbench.errors import ConfigError
-from banditbench.logistic_mle import fit_logistic
+from banditbench.numerics.logistic_mle import fit_logistic
 from banditbench.policies.linalg import sherman_morrison
 from banditbench.policies.neural.batched import ops as B
 from banditbench.policies.neural import variance_dueling as vd
 from banditbench.policies.neural.training import adam_step
 from banditbench.policies.pair_selection import pair_scores
-from banditbench.resultio import save_result
-from banditbench.runner import batchable, build, run_block, run_cell
+from banditbench.storage.resultio import save_result
+from banditbench.simulation.runner import batchable, build, run_block, run_cell
 
 NVLDB = [f"{v}_{s}_{r}" for v in ("nvldb", "nldb") for s in ("ucb", "ts") for r in ("asym", "osym", "csym")]
 NO_DELAY = {"kind": "none"}

@@ -32,12 +32,12 @@ import pytest
 import torch
 
 from banditbench.api import Problem
-from banditbench.feedback import PreferenceFeedback
+from banditbench.simulation.feedback import PreferenceFeedback
 from banditbench.policies.linalg import sherman_morrison
 from banditbench.policies.neural.batched import ops as B
 from banditbench.policies.neural import delayed_dueling as dd
 from banditbench.policies.neural.neural_dueling import NDBTS
-from banditbench.runner import batchable, build, run_block, run_cell
+from banditbench.simulation.runner import batchable, build, run_block, run_cell
 from conftest import ROOT
 from test_batched_neural import _assert_not_vacuous, _file_bytes, _same_decisions_as
 

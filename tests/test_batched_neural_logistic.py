@@ -25,9 +25,8 @@ import torch
 
 from banditbench.policies.neural import logistic as nl
 from banditbench.policies.neural.batched.logistic import BatchedNeuralLogistic
-from banditbench.runner import batchable, build, run_block, run_cell, run_members
+from banditbench.simulation.runner import batchable, build, run_block, run_cell, run_members
 from test_batched_neural import _assert_not_vacuous, _file_bytes, _same_decisions_as
-from test_replay import tiny_log  # noqa: F401  (the fixture: a prepared replay log of 300 events)
 
 NO_DELAY = {"kind": "none"}
 GEOMETRIC = {"kind": "geometric", "mean": 3, "window": 10}

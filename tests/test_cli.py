@@ -6,8 +6,8 @@ import sys
 import pytest
 
 from banditbench.cli import main
-from banditbench.config import load_config_file, load_grid
-from banditbench.resultio import load_result
+from banditbench.configuration.grid import load_config_file, load_grid
+from banditbench.storage.resultio import load_result
 from conftest import ROOT
 from smk import members_but_timing
 

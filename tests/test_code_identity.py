@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from banditbench.data import files
-from banditbench.fingerprint import fingerprint
+from banditbench.storage.fingerprint import fingerprint
 from conftest import ROOT
 from smk import copy_project
 
@@ -26,7 +26,7 @@ def test_the_fingerprint_follows_the_code_not_its_location(tmp_path):
     (copy / "__pycache__").mkdir(exist_ok=True)
     (copy / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"compiled")      # caches are not code
     assert fingerprint(copy) == fingerprint()
-    runner = copy / "runner.py"
+    runner = copy / "simulation" / "runner.py"
     runner.write_text(runner.read_text() + "\n")
     assert fingerprint(copy) != fingerprint()
     with pytest.raises(FileNotFoundError, match="no banditbench sources"):

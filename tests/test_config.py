@@ -2,7 +2,7 @@ import copy
 
 import pytest
 
-from banditbench.config import block_label, load_config_file, load_grid
+from banditbench.configuration.grid import block_label, load_config_file, load_grid
 from banditbench.errors import ConfigError
 from conftest import ROOT
 

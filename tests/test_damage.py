@@ -41,8 +41,8 @@ from banditbench.data.paths import (CLASSIFIER_OPTIONS, classifier_oracle_path, 
                                     processed_path)
 from banditbench.data.preprocess import load_prepared, prepare, save_prepared
 from banditbench.errors import CorruptFileError
-from banditbench.resultio import identity_from_path, load_result, save_result
-from banditbench.runner import run_cell
+from banditbench.storage.resultio import identity_from_path, load_result, save_result
+from banditbench.simulation.runner import run_cell
 from conftest import ROOT
 
 RUN_CELL = {"experiment": "exp", "algorithm": "ldb_df", "delay_label": "none", "seed": 0, "horizon": 40,

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from banditbench import params
+from banditbench.configuration import params
 from banditbench.api import Environment, Problem
 from banditbench.data.fetch import fetch
 from banditbench.data.files import load_npz, save_npz
@@ -21,15 +21,15 @@ from banditbench.data.oracles import collect_scores, fit_classifier_oracle, fit_
 from banditbench.data.paths import (classifier_oracle_path, options_key, parse_key, parse_preprocess_key,
                                     preprocess_options, processed_path, prompt_oracle_path, prompt_raw_paths)
 from banditbench.data.preprocess import downsample, encode_categorical, load_prepared, prepare, save_prepared
-from banditbench.delays import make_delay
+from banditbench.simulation.delays import make_delay
 from banditbench.errors import ConfigError, CorruptFileError
 from banditbench.envs.classification import LOGIT_07, ClassificationBandit, ClassificationDueling, block_arms
 from banditbench.envs.prompts import PromptDueling
-from banditbench.feedback import RewardFeedback
+from banditbench.simulation.feedback import RewardFeedback
 from banditbench.policies.baselines import RandomPair
 from banditbench.policies.delayed_dueling import LDBDF
 from banditbench.policies.linucb import LinUCB
-from banditbench.runner import simulate
+from banditbench.simulation.runner import simulate
 from conftest import MIRROR
 
 NEEDED = ("mnist_test", "mushroom", "shuttle", "car", "magic", "banknote", "prompt_pools", "prompt_scores",

@@ -7,13 +7,13 @@ import pytest
 from scipy import optimize
 
 from banditbench.api import Problem
-from banditbench.delays import make_delay
+from banditbench.simulation.delays import make_delay
 from banditbench.envs.dueling import SyntheticDueling
-from banditbench.feedback import PreferenceFeedback
+from banditbench.simulation.feedback import PreferenceFeedback
 from banditbench.policies.delayed_dueling import LDBDF, LDBHeuristic, LDBHeuristicAll, LDBIgnore, LDBZero
 from banditbench.policies.delayed_labels import DuelHistory
 from banditbench.policies.linalg import InverseGram, fit_logistic, logistic_loss, sigmoid
-from banditbench.runner import run_cell, simulate
+from banditbench.simulation.runner import run_cell, simulate
 
 
 def test_sherman_morrison_inverse_matches_direct_inverse():

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from banditbench.delays import DelayQueue, make_delay
-from banditbench.runner import simulate
+from banditbench.simulation.delays import DelayQueue, make_delay
+from banditbench.simulation.runner import simulate
 from banditbench.api import Problem
 from banditbench.errors import ConfigError
 from helpers import CountingEnv, RecordingPolicy

@@ -19,8 +19,8 @@ import yaml
 
 from banditbench import registry
 from banditbench.cli import build_parser, main
-from banditbench.config import load_config_file, load_grid, load_schema
-from banditbench.delays import DELAY_KINDS
+from banditbench.configuration.grid import load_config_file, load_grid, load_schema
+from banditbench.simulation.delays import DELAY_KINDS
 from conftest import ROOT
 
 pytest.importorskip("mkdocs", reason="the docs extra (pip install -e '.[docs]') is not installed")
@@ -95,7 +95,7 @@ def test_an_algorithm_page_shows_paper_equations_and_parameter_details(site):
 
 
 def test_the_parameter_table_takes_each_description_from_the_declaration():
-    from banditbench import params
+    from banditbench.configuration import params
 
     hooks = _hooks()
     entry = registry.get("policy", "ldb_df")

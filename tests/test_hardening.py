@@ -28,18 +28,19 @@ import numpy as np
 import pytest
 import yaml
 
-from banditbench import params, registry
+from banditbench.configuration import params
+from banditbench import registry
 from banditbench.analysis.aggregate import aggregate_runs, read_tidy
 from banditbench.cli import main
-from banditbench.config import load_config_file, load_grid
+from banditbench.configuration.grid import load_config_file, load_grid
 from banditbench.data import quarantine, verify
 from banditbench.data.files import save_npz
 from banditbench.data.paths import processed_path
 from banditbench.data.preprocess import load_prepared, prepare, save_prepared
 from banditbench.errors import ConfigError, CorruptFileError
-from banditbench.logs import rule_log
-from banditbench.resultio import budget_label, load_result, run_identity, save_result
-from banditbench.runner import build, run_cell
+from banditbench.storage.logs import rule_log
+from banditbench.storage.resultio import budget_label, load_result, run_identity, save_result
+from banditbench.simulation.runner import build, run_cell
 from conftest import MIRROR, ROOT, needs_mirror
 
 BASE = load_config_file(ROOT / "config.yaml")

@@ -1,6 +1,6 @@
 """The simulation harness's cheap paths give exactly what a straightforward loop gives (issue 13).
 
-:func:`banditbench.runner.simulate` runs rounds without delay in a loop without buckets,
+:func:`banditbench.simulation.runner.simulate` runs rounds without delay in a loop without buckets,
 plays environments that keep their own truth values through ``play`` / ``truth_log``,
 hands LinUCB the classification row instead of the block matrix, and environments draw
 their random numbers a block of rounds at a time.  Each must leave every choice and every
@@ -15,18 +15,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from banditbench import runner
-from banditbench.config import load_config_file, load_grid
+from banditbench.simulation import runner
+from banditbench.configuration.grid import load_config_file, load_grid
 from banditbench.data.paths import PROCESSED_DIR, parse_preprocess_key
 from banditbench.data.preprocess import prepare, save_prepared
-from banditbench.delays import make_delay
+from banditbench.simulation.delays import make_delay
 from banditbench.envs import classification
 from banditbench.envs.draws import uniforms
 from banditbench.envs.dueling import sample_arms
 from banditbench.envs.lipschitz import LipschitzEnv
-from banditbench.sigmoid import sigmoid, sigmoid_of
-from banditbench.resultio import NO_BUDGET
-from banditbench.runner import build, simulate
+from banditbench.numerics.sigmoid import sigmoid, sigmoid_of
+from banditbench.storage.resultio import NO_BUDGET
+from banditbench.simulation.runner import build, simulate
 from banditbench.api import NULL, Policy
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -54,7 +54,7 @@ def _cli(venv, work, *args):
 def test_the_installed_package_is_a_regular_install_outside_the_checkout(installed):
     venv, work = installed
     where = subprocess.run([str(venv / "bin" / "python"), "-c",
-                            "import banditbench, banditbench.config as c; print(banditbench.__file__); "
+                            "import banditbench, banditbench.configuration.grid as c; print(banditbench.__file__); "
                             "print(c.SCHEMA_PATH.is_file())"], capture_output=True, text=True, cwd=work,
                            env={"PATH": "/usr/bin:/bin"})
     file, schema_shipped = where.stdout.split()

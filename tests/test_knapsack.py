@@ -3,28 +3,20 @@
 import numpy as np
 import pytest
 
-from banditbench import params
-from banditbench.api import Problem
-from banditbench.config import load_config_file, load_grid
-from banditbench.delays import make_delay
+from banditbench.configuration import params
+from banditbench.configuration.grid import load_config_file, load_grid
+from banditbench.simulation.delays import make_delay
 from banditbench.errors import ConfigError
 from banditbench.api import NULL
-from banditbench.data.car_oracle import CLASSES, action_features, fit_car_oracle
-from banditbench.data.files import load_npz, save_npz
+from banditbench.data.car_oracle import CLASSES, action_features
+from banditbench.data.files import load_npz
 from banditbench.envs.knapsack import CarModeration, SyntheticPbBwK, _DuelKnapsack, offline_lp
 from banditbench.policies.knapsack import (ConstrainedDuelingEXP3, IdealDuel, OptimisticDuel, RandomizedDuel,
                                            knapsack_lp_value)
 from banditbench.policies.linalg import fit_logistic
-from banditbench.runner import build, run_cell, simulate
-from conftest import MIRROR, ROOT
-
-CAR_DATA = MIRROR / "uci" / "car" / "car.data"
-
-
-def make(policy_cls, env, seed=0, **params):
-    problem = Problem(horizon=env.horizon, info=env.public_info())
-    return policy_cls(problem, np.random.default_rng(seed), **params)
-
+from banditbench.simulation.runner import build, run_cell, simulate
+from conftest import ROOT
+from helpers import make
 
 def cell(env, policy, budget, seed, horizon, env_params=None, delay=None):
     return {"experiment": "test", "algorithm": policy, "delay_label": "d", "seed": seed, "horizon": horizon,
@@ -112,7 +104,7 @@ def test_null_action_before_exhaustion_costs_nothing_and_gives_no_feedback():
 
 
 def test_one_environment_serves_both_algorithm_families_in_one_experiment():
-    from banditbench.config import load_grid
+    from banditbench.configuration.grid import load_grid
 
     spec = {"environment": {"name": "pbbwk_synthetic"}, "horizon": 50, "seeds": 1, "budgets": [20],
             "algorithms": {"alg1": {"policy": "pblincbwk_alg1"}, "ideal": {"policy": "lincbwk_ideal"}},
@@ -316,15 +308,6 @@ def test_theory_radii_run():
 
 
 # --- car moderation -------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def car_oracle(tmp_path_factory):
-    if not CAR_DATA.is_file():
-        pytest.skip(f"car.data absent from the offline mirror {MIRROR}")
-    path = tmp_path_factory.mktemp("oracles") / "car_evaluation.npz"
-    save_npz(path, fit_car_oracle(CAR_DATA), {"dataset": "car"})
-    return path
-
 
 def test_car_oracle_predicts_held_out_classes_and_has_documented_ranges(car_oracle):
     oracle, _ = load_npz(car_oracle, "car oracle")

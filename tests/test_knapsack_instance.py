@@ -8,24 +8,24 @@ from scipy import stats
 from banditbench import registry
 from banditbench.api import NULL
 from banditbench.analysis.aggregate import aggregate_experiment
-from banditbench.config import load_config_file, load_grid
+from banditbench.configuration.grid import load_config_file, load_grid
 from banditbench.data.car_oracle import CLASSES, action_features, fit_car_oracle
 from banditbench.data.files import load_npz
-from banditbench.delays import make_delay
+from banditbench.simulation.delays import make_delay
 from banditbench.envs.knapsack import CarModeration, SyntheticPbBwK, _DuelKnapsack, offline_lp
 from banditbench.errors import ConfigError
-from banditbench.sigmoid import sigmoid
+from banditbench.numerics.sigmoid import sigmoid
 from banditbench.policies.knapsack import ConstrainedDuelingEXP3, IdealDuel, OptimisticDuel, RandomizedDuel
-from banditbench.resultio import save_result
-from banditbench.runner import simulate
+from banditbench.storage.resultio import save_result
+from banditbench.simulation.runner import simulate
 from conftest import ROOT
-from test_knapsack import CAR_DATA, car_oracle, make  # noqa: F401 (car_oracle: a fixture)
+from helpers import CAR_DATA, make
 
 V = np.array([0.5, 0.3, 0.3, 0.5])           # Sec. 6's factors in the order (unacc, acc, good, vgood)
 
 
 @pytest.fixture(scope="module")
-def oracle(car_oracle):  # noqa: F811
+def oracle(car_oracle):
     """The fitted car oracle of tests/test_knapsack.py (skipped without the mirror's car.data)."""
     return car_oracle
 

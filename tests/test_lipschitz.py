@@ -9,16 +9,16 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from banditbench import params
+from banditbench.configuration import params
 from banditbench.api import Problem
-from banditbench.config import load_config_file, load_grid
-from banditbench.delays import make_delay
+from banditbench.configuration.grid import load_config_file, load_grid
+from banditbench.simulation.delays import make_delay
 from banditbench.errors import ConfigError
 from banditbench.envs.lipschitz import FUNCTIONS, LipschitzEnv, mean_reward
 from banditbench.policies.lipschitz import DLPP, DelayedZooming, log_term
 from banditbench.policies.metric_space import (ball_boxes, cover_box, find_uncovered, in_balls, linf_distance,
                                                split_box)
-from banditbench.runner import build, run_cell, simulate
+from banditbench.simulation.runner import build, run_cell, simulate
 
 
 def cell(function="triangle", policy="delayed_zooming", delay=None, horizon=2000, seed=0, noise_sigma=1.0, **params):

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from banditbench.api import Problem
-from banditbench.delays import make_delay
+from banditbench.simulation.delays import make_delay
 from banditbench.envs.lipschitz import FUNCTION_CODES, FUNCTIONS, SCALAR, LipschitzEnv
 from banditbench.policies import lipschitz_compiled as compiled
 from banditbench.policies import metric_space
 from banditbench.policies.lipschitz import DLPP
-from banditbench.runner import build, simulate
+from banditbench.simulation.runner import build, simulate
 
 
 def cell(function, policy="delayed_zooming", delay=None, horizon=2000, seed=0, noise_sigma=0.1, **params):
@@ -206,7 +206,7 @@ JOB_PROCESS = """
 import json, sys
 from numba.core.registry import CPUDispatcher
 from banditbench.policies import lipschitz_compiled as compiled
-from banditbench.runner import build, simulate
+from banditbench.simulation.runner import build, simulate
 for c in json.loads(sys.argv[1]):
     env, pol, delay, delay_rng = build(c)
     simulate(env, pol, delay, c["horizon"], delay_rng)

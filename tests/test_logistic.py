@@ -2,8 +2,8 @@
 
 import numpy as np
 
-import banditbench.logistic_mle as logistic
-from banditbench.sigmoid import sigmoid
+import banditbench.numerics.logistic_mle as logistic
+from banditbench.numerics.sigmoid import sigmoid
 
 X = np.array([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0], [1.0, 0.0, -1.0]])
 WEIGHTS = np.array([3e5, 4e5, 2e5])          # many duplicated duels: a loss of order 1e5

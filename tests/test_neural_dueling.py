@@ -12,16 +12,16 @@ import torch
 
 from banditbench import registry
 from banditbench.api import Problem
-from banditbench.delays import make_delay
+from banditbench.simulation.delays import make_delay
 from banditbench.errors import ConfigError
-from banditbench.feedback import PreferenceFeedback
-from banditbench.sigmoid import sigmoid
+from banditbench.simulation.feedback import PreferenceFeedback
+from banditbench.numerics.sigmoid import sigmoid
 from banditbench.policies.delayed_labels import DuelHistory
 from banditbench.policies.linalg import ArmKernelGram, DiagonalGram, InverseGram
 from banditbench.policies.neural.delayed_dueling import NDBDF, NDBIgnore
 from banditbench.policies.neural.nets import MLP, generator_from
 from banditbench.policies.neural.training import Trainer
-from banditbench.runner import run_cell
+from banditbench.simulation.runner import run_cell
 from conftest import ROOT
 from perturb import assert_same_or_near_tie
 

@@ -11,12 +11,12 @@ import torch
 from banditbench.api import Problem
 from banditbench.envs.logistic import SyntheticLogistic, latent_reward
 from banditbench.errors import ConfigError
-from banditbench.params import check as check_params
-from banditbench.feedback import RewardFeedback
-from banditbench.sigmoid import sigmoid
+from banditbench.configuration.params import check as check_params
+from banditbench.simulation.feedback import RewardFeedback
+from banditbench.numerics.sigmoid import sigmoid
 from banditbench.policies.logistic import AdaOFUECOLog, LogisticUCB1
 from banditbench.policies.neural.logistic import R, NeuralLogTS2, NeuralLogUCB1, NeuralLogUCB2
-from banditbench.runner import run_cell
+from banditbench.simulation.runner import run_cell
 from conftest import ROOT
 from perturb import assert_same_or_near_tie
 

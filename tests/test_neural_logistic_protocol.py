@@ -79,7 +79,7 @@ def test_trainer_refuses_bad_options_naming_the_key(kwargs, key):
 
 # --- App. A's streamlined linear baselines ----------------------------------------
 from banditbench.api import Problem  # noqa: E402
-from banditbench.sigmoid import sigmoid  # noqa: E402
+from banditbench.numerics.sigmoid import sigmoid  # noqa: E402
 from banditbench.policies.logistic import R as R_LINEAR  # noqa: E402
 from banditbench.policies.logistic import AdaOFUECOLog, LogisticUCB1  # noqa: E402
 
@@ -167,7 +167,7 @@ def test_baselines_refuse_bad_streamlined_settings_naming_the_key(cls, params, k
 
 def test_reference_mode_is_the_default_and_unchanged():
     """The authors'-code mode stays the default: the same choices with and without mode: reference."""
-    from banditbench.runner import run_cell
+    from banditbench.simulation.runner import run_cell
     cell = {"experiment": "e", "algorithm": "a", "delay_label": "none", "horizon": 120, "budget": None, "seed": 0,
             "delay": {"kind": "none"},
             "environment": {"name": "synthetic_logistic", "params": {"latent": "h1", "dimension": 5}},
@@ -179,7 +179,7 @@ def test_reference_mode_is_the_default_and_unchanged():
 
 
 # --- NeuralLog: linearised mean, App. A's effective dimension, training options -----
-from banditbench.feedback import RewardFeedback  # noqa: E402
+from banditbench.simulation.feedback import RewardFeedback  # noqa: E402
 from banditbench.policies.neural.logistic import NCBFUCB, NeuralLogTS2, NeuralLogUCB1, NeuralLogUCB2  # noqa: E402
 
 
@@ -302,7 +302,7 @@ def test_tuning_reads_the_last_horizon_of_tidy_tables(tmp_path):
 
 
 def test_tuning_grid_is_the_paper_grid_on_seeds_disjoint_from_the_evaluation_seeds():
-    from banditbench.config import load_config_file, load_grid
+    from banditbench.configuration.grid import load_config_file, load_grid
     from conftest import ROOT
 
     tuning = load_grid(load_config_file(ROOT / "config/neural_logistic_tuning.yaml"))
@@ -319,7 +319,7 @@ def test_tuning_grid_is_the_paper_grid_on_seeds_disjoint_from_the_evaluation_see
 
 def test_tuning_grid_runs_the_paper_grids_forms():
     """Every tuned pair runs with the paper grid's other parameters (only nu and lam differ)."""
-    from banditbench.config import load_config_file
+    from banditbench.configuration.grid import load_config_file
     from conftest import ROOT
 
     tuning = load_config_file(ROOT / "config/neural_logistic_tuning.yaml")["experiments"]
@@ -347,8 +347,8 @@ def test_tuning_runs_the_nu_lam_grid_in_lockstep_with_each_runs_own_result():
     """run_grid plays one block per experiment and network algorithm (every nu, lam and seed), the
     baselines and random one run at a time; each run's regret is the one its cell gives alone."""
     from banditbench.analysis.tuning import member_blocks, run_grid
-    from banditbench.config import load_config_file, load_grid
-    from banditbench.runner import run_block
+    from banditbench.configuration.grid import load_config_file, load_grid
+    from banditbench.simulation.runner import run_block
     from conftest import ROOT
 
     config = load_config_file(ROOT / "config/neural_logistic_tuning.yaml")
@@ -373,7 +373,7 @@ def test_tuning_runs_the_nu_lam_grid_in_lockstep_with_each_runs_own_result():
 
 def test_apply_choice_sets_each_familys_values_in_the_paper_grid_rows():
     from banditbench.analysis.tuning import apply_choice
-    from banditbench.config import load_config_file
+    from banditbench.configuration.grid import load_config_file
     from conftest import ROOT
 
     chosen = {"synthetic": {"neurallog_ucb1": {"nu": 10, "lam": 0.01}, "logistic_ucb1": {"nu": 100, "lam": 10}},
@@ -402,7 +402,7 @@ def test_tuning_runs_play_with_one_blas_thread(monkeypatch):
     results are bit-identical only for a fixed thread count, and its worker processes share the cores."""
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    from banditbench import runner
+    from banditbench.simulation import runner
     from banditbench.analysis import tuning
 
     seen = []

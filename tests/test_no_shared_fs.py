@@ -90,7 +90,7 @@ def test_a_grid_without_a_shared_file_system_equals_the_local_run(tmp_path):
 
     # jobs ran on nodes, from the sources deployed there, and wrote only to storage
     node_dirs = [p for p in nodes.iterdir() if p.is_dir()]
-    assert node_dirs and all((p / "src" / "banditbench" / "runner.py").is_file() for p in node_dirs)
+    assert node_dirs and all((p / "src" / "banditbench" / "simulation" / "runner.py").is_file() for p in node_dirs)
     assert not (remote / "results").exists()
     logs = list((store / "logs" / "simulate").rglob("*.log"))
     assert logs and all(f"from {nodes}" in log.read_text().splitlines()[0] for log in logs)

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from banditbench.cli import main
-from banditbench.config import load_grid
+from banditbench.configuration.grid import load_grid
 from banditbench.data import fetch as fetch_mod
 from banditbench.data.fetch import DataFetchError, fetch
 from banditbench.data.paths import buildable, replay_path

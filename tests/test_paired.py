@@ -1,4 +1,4 @@
-"""Paired comparisons (banditbench.comparisons, banditbench.analysis.paired) and the per-seed table they read."""
+"""Paired comparisons (banditbench.configuration.comparisons, banditbench.analysis.paired) and the per-seed table they read."""
 
 import numpy as np
 import pandas as pd
@@ -8,9 +8,9 @@ from scipy import stats
 from banditbench.analysis.aggregate import aggregate_experiment
 from banditbench.analysis.paired import paired_interval, paired_statistics, write_paired
 from banditbench.analysis.seedtable import collect_seeds, read_seeds
-from banditbench.config import load_grid
+from banditbench.configuration.grid import load_grid
 from banditbench.errors import ConfigError
-from banditbench.resultio import save_result
+from banditbench.storage.resultio import save_result
 
 PROVENANCE = {"commit": "abc123", "dirty": False, "host": "node7", "cpu": "Test CPU", "python": "3.11.7",
               "blas": [{"internal_api": "openblas", "version": "0.3.30", "architecture": "Haswell"}],

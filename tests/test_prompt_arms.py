@@ -17,8 +17,8 @@ from banditbench.data.catalog import ENCODERS
 from banditbench.envs.prompts import PromptDueling
 from banditbench.errors import ConfigError
 from banditbench.policies.baselines import RandomPair
-from banditbench.delays import make_delay
-from banditbench.runner import simulate
+from banditbench.simulation.delays import make_delay
+from banditbench.simulation.runner import simulate
 from conftest import MIRROR
 
 #: "This is an example sentence" (the model card's example), first 8 of 384 components, computed once with

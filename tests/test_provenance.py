@@ -13,14 +13,15 @@ import zipfile
 import numpy as np
 import pytest
 
-from banditbench import __version__, provenance
+from banditbench import __version__
+from banditbench.storage import provenance
 from banditbench.analysis.run_info import provenance_html, run_info_html
 from banditbench.cli import main
-from banditbench.config import load_config_file, load_grid
+from banditbench.configuration.grid import load_config_file, load_grid
 from banditbench.errors import CorruptFileError
-from banditbench.resultio import load_provenance, load_result, save_result, summarize_files
-from banditbench.runner import run_cell
-from banditbench.fingerprint import fingerprint
+from banditbench.storage.resultio import load_provenance, load_result, save_result, summarize_files
+from banditbench.simulation.runner import run_cell
+from banditbench.storage.fingerprint import fingerprint
 from conftest import ROOT
 from smk import copy_project, members_but_timing, smk
 
@@ -78,7 +79,7 @@ def test_a_folder_that_is_not_the_top_of_a_checkout_has_no_commit(tmp_path):
 
 
 def test_collecting_imports_neither_torch_nor_numba_and_finds_their_versions():
-    code = ("import sys, banditbench.provenance as p; prov = p.collect(); "
+    code = ("import sys, banditbench.storage.provenance as p; prov = p.collect(); "
             "assert 'torch' not in sys.modules and 'numba' not in sys.modules, sorted(sys.modules); "
             "assert 'torch' not in prov['threads']; from importlib import metadata; "
             "assert prov['packages'] == {'banditbench': p.__version__, "

@@ -7,17 +7,18 @@ from typing import Annotated, Literal
 import numpy as np
 import pytest
 
-from banditbench import params, registry
+from banditbench.configuration import params
+from banditbench import registry
 from banditbench.api import Policy
-from banditbench.config import load_config_file, load_grid
-from banditbench.delays import DELAY_KINDS, delay_schema
+from banditbench.configuration.grid import load_config_file, load_grid
+from banditbench.simulation.delays import DELAY_KINDS, delay_schema
 from banditbench.envs.classification import ClassificationBandit, ClassificationDueling
 from banditbench.envs.knapsack import CarModeration, SyntheticPbBwK
 from banditbench.errors import ConfigError
-from banditbench.params import Doc, Positive
+from banditbench.configuration.params import Doc, Positive
 from banditbench.policies.knapsack import IdealDuel, OptimisticDuel, RandomizedDuel
 from banditbench.policies.lipschitz import DLPP, DelayedZooming
-from banditbench.runner import build
+from banditbench.simulation.runner import build
 from conftest import ROOT
 
 KNAPSACK_SHARED = {"lam": 1.0, "beta_r": 1.0, "beta_w": 1.0, "p_fail": None, "V": None, "allow_null": False}
@@ -181,7 +182,7 @@ def test_delay_schema_is_derived_from_the_kinds():
 
 
 def test_delay_factory_builds_each_kind_from_its_fields():
-    from banditbench.delays import make_delay
+    from banditbench.simulation.delays import make_delay
 
     model = make_delay({"kind": "uniform", "low": 2, "high": 6, "window": 5})
     assert (type(model).kind, model.low, model.high, model.window) == ("uniform", 2, 6, 5)
@@ -233,7 +234,7 @@ def test_every_policys_engines_are_declared_in_the_api_and_implemented():
     """api.py declares the optional engines; every registered policy declares exactly the engines it
     implements, and the runner asks the declaration (no attribute discovery)."""
     from banditbench.api import ENGINES, Policy
-    from banditbench.runner import batchable
+    from banditbench.simulation.runner import batchable
 
     seen = set()
     for name, entry in registry.policies().items():

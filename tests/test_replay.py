@@ -8,13 +8,12 @@ import pandas as pd
 import pytest
 
 from banditbench.api import Policy, Problem
-from banditbench.data.files import save_npz
-from banditbench.data.paths import REPLAY_DATASET, replay_options, replay_path
+from banditbench.data.paths import REPLAY_DATASET, replay_path
 from banditbench.data.open_bandit import prepare_obd
-from banditbench.delays import make_delay
+from banditbench.simulation.delays import make_delay
 from banditbench.envs.replay import OBDReplay
 from banditbench.errors import ConfigError
-from banditbench.runner import run_cell, simulate
+from banditbench.simulation.runner import run_cell, simulate
 from conftest import MIRROR, needs_mirror
 
 
@@ -33,21 +32,6 @@ class Spy(Policy):
         a = int(self.rng.integers(len(arms)))
         self.acts.append((t, a, arms.copy()))
         return a
-
-
-@pytest.fixture
-def tiny_log(tmp_path, monkeypatch):
-    """A prepared file of 300 events (K = 5, d = 3) whose features encode the candidate's index and event."""
-    rng = np.random.default_rng(0)
-    n, K = 300, 5
-    features = np.zeros((n, K, 3), dtype=np.float32)
-    features[:, :, 0] = np.arange(K)                 # candidate index (0 = logged)
-    features[:, :, 1] = np.arange(n)[:, None]        # event index
-    click = (rng.random(n) < 0.3).astype(np.int64)
-    monkeypatch.chdir(tmp_path)
-    save_npz(replay_path(None), {"features": features, "items": np.zeros((n, K), dtype=np.int64), "click": click},
-             {"dataset": REPLAY_DATASET, "options": replay_options(None)})     # what the file is checked against
-    return click
 
 
 def _cell(T, **env):

@@ -5,11 +5,11 @@ import zipfile
 import numpy as np
 import pytest
 
-from banditbench import runner
+from banditbench.simulation import runner
 from banditbench.api import Problem
-from banditbench.delays import make_delay
-from banditbench.resultio import load_result, save_result
-from banditbench.runner import build, run_cell, simulate
+from banditbench.simulation.delays import make_delay
+from banditbench.storage.resultio import load_result, save_result
+from banditbench.simulation.runner import build, run_cell, simulate
 from helpers import CountingEnv, RecordingPolicy
 
 CELL = {
@@ -63,7 +63,7 @@ def test_interrupted_write_leaves_no_partial_file(tmp_path, monkeypatch):
     def boom(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("banditbench.resultio.os.replace", boom)
+    monkeypatch.setattr("banditbench.storage.resultio.os.replace", boom)
     try:
         save_result(target, series, meta, timing)
     except KeyboardInterrupt:

@@ -1,11 +1,11 @@
-"""Slicing a grid from the command line (banditbench.slicing): only_experiments, only_algorithms, override."""
+"""Slicing a grid from the command line (banditbench.configuration.slicing): only_experiments, only_algorithms, override."""
 
 import pandas as pd
 import pytest
 
-from banditbench.config import load_grid
+from banditbench.configuration.grid import load_grid
 from banditbench.errors import ConfigError
-from banditbench.slicing import variant_label
+from banditbench.configuration.slicing import variant_label
 
 
 def _config(**top):
@@ -100,7 +100,7 @@ def test_slicing_keys_work_from_the_command_line_and_never_overwrite_configured_
     assert run.returncode == 0, run.stderr[-3000:]
     assert configured.stat().st_mtime_ns == stamp                # the configured result is untouched
     assert (work / "results/runs/duel/ldb_zero.lam-3/geo/none/1.npz").exists()
-    from banditbench.resultio import load_result
+    from banditbench.storage.resultio import load_result
 
     assert load_result(work / "results/runs/duel/ldb_zero.lam-3/geo/none/1.npz")[1]["cell"]["policy"]["params"] == {
         "lam": 3}

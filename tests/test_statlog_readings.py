@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from banditbench.config import load_grid
+from banditbench.configuration.grid import load_grid
 from banditbench.data.fetch import fetch
 from banditbench.data.paths import processed_path
 from banditbench.data.preprocess import prepare, save_prepared
@@ -98,7 +98,7 @@ def test_label_coin_is_a_fair_coin_between_two_wrong_classes_in_either_order(sta
 
 def test_label_coin_draws_the_same_coin_in_a_round_whatever_the_policy_played_before(statlog):
     """Round t's coin is the t-th draw of the outcome stream, so two policies that tie in round t see the
-    same outcome there (the pairing of banditbench.comparisons), whatever they played in the other rounds."""
+    same outcome there (the pairing of banditbench.configuration.comparisons), whatever they played in the other rounds."""
     always, sometimes = statlog("label_coin", seed=5, horizon=400), statlog("label_coin", seed=5, horizon=400)
     same = []
     for (t, label, _), _ in zip(_rounds(always, 400), _rounds(sometimes, 400)):

@@ -10,9 +10,9 @@ from scipy import stats
 
 from banditbench.analysis.aggregate import aggregate_experiment, mean_ci
 from banditbench.analysis.summary import write_summary_table
-from banditbench.config import load_config_file, load_grid
+from banditbench.configuration.grid import load_config_file, load_grid
 from banditbench.errors import ConfigError
-from banditbench.resultio import save_result
+from banditbench.storage.resultio import save_result
 from conftest import ROOT
 
 BASE = load_config_file(ROOT / "config.yaml")

@@ -6,8 +6,8 @@ import pytest
 
 from banditbench.analysis.run_info import grid_table, run_info_html
 from banditbench.analysis.timing import job_table, summary_table, write_timing
-from banditbench.config import load_config_file, load_grid
-from banditbench.resultio import save_result
+from banditbench.configuration.grid import load_config_file, load_grid
+from banditbench.storage.resultio import save_result
 from conftest import ROOT
 
 HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"

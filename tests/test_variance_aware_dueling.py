@@ -3,13 +3,14 @@
 import numpy as np
 import pytest
 
-from banditbench import params, registry
+from banditbench.configuration import params
+from banditbench import registry
 from banditbench.api import Problem
 from banditbench.errors import ConfigError
-from banditbench.feedback import PreferenceFeedback
-from banditbench.sigmoid import sigmoid
+from banditbench.simulation.feedback import PreferenceFeedback
+from banditbench.numerics.sigmoid import sigmoid
 from banditbench.policies.variance_aware_dueling import VACDB, layer_count
-from banditbench.runner import run_cell
+from banditbench.simulation.runner import run_cell
 
 ARMS = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
 

@@ -6,16 +6,17 @@ import numpy as np
 import pytest
 import torch
 
-from banditbench import params, registry
+from banditbench.configuration import params
+from banditbench import registry
 from banditbench.api import Problem
 from banditbench.errors import ConfigError
-from banditbench.feedback import PreferenceFeedback
-from banditbench.sigmoid import sigmoid
+from banditbench.simulation.feedback import PreferenceFeedback
+from banditbench.numerics.sigmoid import sigmoid
 from banditbench.policies.neural.nets import MLP, generator_from
 from banditbench.policies.neural.training import Trainer
 from banditbench.policies.neural.variance_dueling import NLDBUcbAsym, NVLDBTsOsym, NVLDBUcbAsym
 from banditbench.policies.pair_selection import candidates, pair_scores, pair_widths, select_pair
-from banditbench.runner import run_cell
+from banditbench.simulation.runner import run_cell
 
 # three arms: greedy arm 1, arm 0 far from it in feature space, arm 2 close to arm 1
 U = np.array([0.0, 1.0, 0.5])
@@ -53,7 +54,7 @@ def test_distinct_pairs_take_the_best_pair_of_two_arms_and_the_widest_partner_of
 
 
 def test_nvldb_with_distinct_pairs_never_self_duels():
-    from banditbench.runner import run_block, run_cell
+    from banditbench.simulation.runner import run_block, run_cell
 
     cell = {"experiment": "e", "algorithm": "a", "delay_label": "none", "seed": 3, "horizon": 60, "budget": None,
             "environment": {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4, "utility": "square",

@@ -13,7 +13,7 @@ import abc
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Sequence
 
-from .feedback import PreferenceCostFeedback, PreferenceFeedback, RewardCostFeedback, RewardFeedback
+from .simulation.feedback import PreferenceCostFeedback, PreferenceFeedback, RewardCostFeedback, RewardFeedback
 
 
 def register(name: str):
@@ -132,7 +132,7 @@ class Environment(abc.ABC):
     # value (the configured ones, defaults filled in), each already checked against its annotation.
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
-        """Relations between parameters that their annotations cannot say (:mod:`banditbench.params`);
+        """Relations between parameters that their annotations cannot say (:mod:`banditbench.configuration.params`);
         raise a :class:`~banditbench.errors.ConfigError` naming ``environment.params.<key>``."""
 
     @classmethod
@@ -162,7 +162,7 @@ class Policy(abc.ABC):
 
     All keyword-only constructor parameters are the algorithm's configurable
     parameters: the registry lists them, and their annotations say what a value may be
-    (:mod:`banditbench.params`), checked before any job and again before a job builds
+    (:mod:`banditbench.configuration.params`), checked before any job and again before a job builds
     the policy; :meth:`check_params` adds relations between them.
     A family declares its shared parameters once, in its base class; a variant
     declares only its own and forwards the rest, ``def __init__(self, problem, rng,
@@ -190,7 +190,7 @@ class Policy(abc.ABC):
     #: compares the engines with these (:mod:`banditbench.conformance`)
     engine_check_params: ClassVar[Mapping[str, Any]] = {}
     #: parameters the seed-batched engine takes per member, so that one block may play several
-    #: values of them in lockstep (e.g. a hyperparameter grid; :func:`banditbench.runner.run_members`)
+    #: values of them in lockstep (e.g. a hyperparameter grid; :func:`banditbench.simulation.runner.run_members`)
     per_member: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs):
@@ -234,8 +234,8 @@ class Policy(abc.ABC):
     def run_compiled(self, env: Environment, arrival: Any, horizon: int) -> bool:
         """The ``compiled`` engine: play all ``horizon`` rounds against ``env`` in compiled code, if this policy has such a form for
         this environment: the same decisions as :meth:`observe` and :meth:`act` in the loop of
-        :func:`banditbench.runner.simulate`, ``arrival`` its delay queue
-        (:meth:`banditbench.delays.DelayModel.arrival_rounds`).  Leaves the policy's state and the
+        :func:`banditbench.simulation.runner.simulate`, ``arrival`` its delay queue
+        (:meth:`banditbench.simulation.delays.DelayModel.arrival_rounds`).  Leaves the policy's state and the
         environment's truth values as that loop would, and says whether it ran (default: no)."""
         return False
 
@@ -290,7 +290,7 @@ INTERFACES: dict[tuple[str, str], Interface] = {
 
 
 class BatchedPolicy(abc.ABC):
-    """What :meth:`Policy.batch` returns and :func:`banditbench.runner.simulate_block` plays: a block of
+    """What :meth:`Policy.batch` returns and :func:`banditbench.simulation.runner.simulate_block` plays: a block of
     S seeds' policies in lockstep.  Each seed sees the calls of the single-seed loop, in its order; a
     seed's decisions must not depend on the other members (the rules in
     :mod:`banditbench.policies.neural.batched`)."""

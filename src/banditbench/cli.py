@@ -92,16 +92,16 @@ def _cell_argument(text: str) -> dict:
 
 
 def _run_one(args) -> int:
-    from .resultio import save_result
-    from .runner import batchable, run_block, run_cell
+    from .storage.resultio import save_result
+    from .simulation.runner import batchable, run_block, run_cell
 
     if args.cell:
-        from .logs import provenance
+        from .storage.logs import provenance
 
         print(provenance(), file=sys.stderr)          # a pipeline job: its log names the code that ran
         cell = _cell_argument(args.cell)
     else:
-        from .config import load_config_file, load_grid
+        from .configuration.grid import load_config_file, load_grid
 
         missing = [k for k in ("experiment", "algorithm", "delay") if getattr(args, k) is None]
         if missing:
@@ -130,7 +130,7 @@ def _run_one(args) -> int:
 
 
 def _validate(args) -> int:
-    from .config import load_config_file, load_grid, unpinned_note
+    from .configuration.grid import load_config_file, load_grid, unpinned_note
 
     grid = load_grid(load_config_file(args.config))
     runs = jobs = 0
@@ -149,10 +149,10 @@ def _validate(args) -> int:
 
 def _run_block(args) -> int:
     from .data.files import use_inputs
-    from .resultio import save_result
-    from .runner import batchable, run_block, run_cell
+    from .storage.resultio import save_result
+    from .simulation.runner import batchable, run_block, run_cell
 
-    from .logs import provenance
+    from .storage.logs import provenance
 
     if len(args.seeds) != len(args.outputs):
         raise ConfigError(f"run-block: {len(args.seeds)} seeds but {len(args.outputs)} output files")
@@ -172,9 +172,10 @@ def _run_block(args) -> int:
 
 
 def _list(args) -> int:
-    from . import params, registry
+    from .configuration import params
+    from . import registry
     from .api import feedback_kinds
-    from .delays import DELAY_KINDS, DelayModel
+    from .simulation.delays import DELAY_KINDS, DelayModel
 
     registry.use_plugins(args.plugins, "--plugins")
 
@@ -222,8 +223,8 @@ def _checksum(args) -> int:
 def _provenance(args) -> int:
     from pathlib import Path
 
-    from .provenance import summary_lines
-    from .resultio import summarize_files
+    from .storage.provenance import summary_lines
+    from .storage.resultio import summarize_files
 
     folder = Path(args.results)
     if not folder.is_dir():

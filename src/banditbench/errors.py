@@ -6,12 +6,12 @@ key path dotted as :func:`key_path` writes it, so a user can find the line to fi
 * Code that knows where a value sits in the config writes its full path:
   ``experiments.<experiment>.algorithms.<label>.params.<key>``,
   ``experiments.<experiment>.environment.params.<key>``,
-  ``experiments.<experiment>.delays.<label>.<key>`` (:mod:`banditbench.config`).
+  ``experiments.<experiment>.delays.<label>.<key>`` (:mod:`banditbench.configuration.grid`).
 * Environments and policies are built from a resolved job cell and do not know
   their experiment, so their constructors name keys relative to the cell:
   ``environment.params.<key>`` and ``policy.params.<key>`` (always built from
   :data:`ENVIRONMENT_PARAMS` / :data:`POLICY_PARAMS`).  The code that builds them
-  from a config (:func:`banditbench.runner.build`, :mod:`banditbench.config`) knows the
+  from a config (:func:`banditbench.simulation.runner.build`, :mod:`banditbench.configuration.grid`) knows the
   experiment and the labels and re-roots such an error onto the full path
   (:meth:`ConfigError.rerooted`): ``policy.params.lam`` becomes
   ``experiments.<experiment>.algorithms.<label>.params.lam``.

@@ -38,7 +38,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 PACKAGE = PACKAGE_DIR.name
 
 #: modules every simulation imports (the loop, delays, feedback, the interfaces)
-CORE_MODULES = ("banditbench.runner",)
+CORE_MODULES = ("banditbench.simulation.runner",)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 from .errors import ConfigError
-from .resultio import budget_label
+from .storage.resultio import budget_label
 
 #: per family: the data-free environment, its params, the budget (None: none), a built-in baseline
 FAMILIES = {
@@ -47,7 +47,7 @@ from typing import Annotated, Sequence
 import numpy as np
 
 from banditbench.api import {imports}
-from banditbench.params import Doc, Positive, UnitInterval
+from banditbench.configuration.params import Doc, Positive, UnitInterval
 '''
 
 _RIDGE_HELPERS = '''
@@ -248,9 +248,9 @@ from pathlib import Path
 import numpy as np
 
 from banditbench import registry
-from banditbench.config import load_config_file, load_grid
+from banditbench.configuration.grid import load_config_file, load_grid
 from banditbench.conformance import check_policy
-from banditbench.runner import run_cell
+from banditbench.simulation.runner import run_cell
 
 HERE = Path(__file__).resolve().parent
 PLUGIN = str(HERE / "{file}")

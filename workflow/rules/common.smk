@@ -10,10 +10,10 @@ from pathlib import Path
 from snakemake.logging import logger
 from snakemake.settings.types import DeploymentMethod, SharedFSUsage
 
-from banditbench.config import block_label, load_grid, unpinned_note
+from banditbench.configuration.grid import block_label, load_grid, unpinned_note
 from banditbench.data.quarantine import quarantine_corrupt
-from banditbench.provenance import COMMIT_VAR, git_environment
-from banditbench.resultio import reading_threads
+from banditbench.storage.provenance import COMMIT_VAR, git_environment
+from banditbench.storage.resultio import reading_threads
 
 # One validation pass before any job: schema, names, every parameter value, data files, memory.
 GRID = checked(load_grid, config)
@@ -44,7 +44,7 @@ if workflow.is_main_process:
     for _dataset, _experiments in GRID.unpinned().items():
         logger.warning(unpinned_note(_dataset, _experiments))
 
-# The code commit every result records (banditbench.provenance): found once, by the process that
+# The code commit every result records (banditbench.storage.provenance): found once, by the process that
 # plans the jobs, in the checkout holding this Snakefile, and handed to every job in the environment
 # (cluster jobs, which may run where there is no checkout, too: `envvars`).  Not a param or an
 # input: a new commit re-runs nothing that exists.
@@ -110,7 +110,7 @@ def experiment_resources(wildcards, key):
 
 
 def paired_spec(experiment):
-    """The experiment's resolved paired comparisons (banditbench.comparisons), as the aggregate rule's params
+    """The experiment's resolved paired comparisons (banditbench.configuration.comparisons), as the aggregate rule's params
     (empty for an experiment without pairs)."""
     return dict(GRID.experiments[experiment].paired or {})
 

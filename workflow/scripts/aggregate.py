@@ -1,7 +1,7 @@
 """Snakemake script: one experiment's runs gathered into its tables, plot and paired comparisons (logic in
 banditbench.analysis: aggregate, plots, paired)."""
 
-from banditbench.logs import rule_log
+from banditbench.storage.logs import rule_log
 
 with rule_log(snakemake.log[0], snakemake.rule):
     from banditbench.analysis.aggregate import aggregate_experiment

@@ -1,6 +1,6 @@
 """Snakemake script: fetch one registered dataset into data/raw/ (logic in banditbench.data.fetch)."""
 
-from banditbench.logs import rule_log
+from banditbench.storage.logs import rule_log
 
 with rule_log(snakemake.log[0], snakemake.rule):
     from banditbench.data.fetch import fetch

@@ -1,6 +1,6 @@
 """Snakemake script: fit one oracle and write its fit-quality tables (logic in banditbench.data.oracles)."""
 
-from banditbench.logs import rule_log
+from banditbench.storage.logs import rule_log
 
 with rule_log(snakemake.log[0], snakemake.rule) as log:
     from banditbench.data.files import save_npz

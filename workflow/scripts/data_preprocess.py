@@ -1,6 +1,6 @@
 """Snakemake script: build one processed dataset (logic in banditbench.data.preprocess)."""
 
-from banditbench.logs import rule_log
+from banditbench.storage.logs import rule_log
 
 with rule_log(snakemake.log[0], snakemake.rule) as log:
     from banditbench.data.paths import parse_preprocess_key

@@ -1,6 +1,6 @@
 """Snakemake script: the measured-reward arms of one prompt task (banditbench.data.prompt_arms)."""
 
-from banditbench.logs import rule_log
+from banditbench.storage.logs import rule_log
 
 with rule_log(snakemake.log[0], snakemake.rule) as log:
     from banditbench.data.files import save_npz

@@ -1,6 +1,6 @@
 """Snakemake script: embed every instruction of one task with a sentence encoder (banditbench.data.prompt_arms)."""
 
-from banditbench.logs import rule_log
+from banditbench.storage.logs import rule_log
 
 with rule_log(snakemake.log[0], snakemake.rule) as log:
     from banditbench.data.files import save_npz

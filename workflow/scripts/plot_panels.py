@@ -1,6 +1,6 @@
 """Snakemake script: one of an experiment's panel plots (logic in banditbench.analysis.plots)."""
 
-from banditbench.logs import rule_log
+from banditbench.storage.logs import rule_log
 
 with rule_log(snakemake.log[0], snakemake.rule):
     from banditbench.analysis.plots import plot_panels

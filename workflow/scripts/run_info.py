@@ -1,12 +1,12 @@
 """Snakemake script: the grid that was run, what produced its results (read from the result files)
 and the software versions (logic in banditbench.analysis.run_info)."""
 
-from banditbench.logs import rule_log
+from banditbench.storage.logs import rule_log
 
 with rule_log(snakemake.log[0], snakemake.rule):
     from banditbench.analysis.run_info import run_info_html
-    from banditbench.config import load_grid
-    from banditbench.resultio import atomic_write_bytes
+    from banditbench.configuration.grid import load_grid
+    from banditbench.storage.resultio import atomic_write_bytes
 
     page = run_info_html(load_grid(snakemake.config), snakemake.params.config_files, snakemake.input.runs)
     atomic_write_bytes(snakemake.output[0], page.encode())

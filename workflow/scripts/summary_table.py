@@ -1,6 +1,6 @@
 """Snakemake script: one summary table across experiments (logic in banditbench.analysis.summary)."""
 
-from banditbench.logs import rule_log
+from banditbench.storage.logs import rule_log
 
 with rule_log(snakemake.log[0], snakemake.rule):
     from banditbench.analysis.summary import write_summary_table

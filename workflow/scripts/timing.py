@@ -1,6 +1,6 @@
 """Snakemake script: time and memory of one experiment's simulate jobs (logic in banditbench.analysis.timing)."""
 
-from banditbench.logs import rule_log
+from banditbench.storage.logs import rule_log
 
 with rule_log(snakemake.log[0], snakemake.rule):
     from banditbench.analysis.timing import write_timing

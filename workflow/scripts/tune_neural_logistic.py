@@ -23,7 +23,7 @@ from pathlib import Path
 
 def main(argv: list[str] | None = None) -> int:
     from banditbench.analysis.tuning import apply_choice, as_yaml, choose, read_tables, run_grid
-    from banditbench.config import load_config_file
+    from banditbench.configuration.grid import load_config_file
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     source = parser.add_mutually_exclusive_group(required=True)

@@ -43,9 +43,9 @@ import numpy as np
 import pandas as pd
 from scipy.special import stdtrit
 
-from ..config import DEFAULT_CI_LEVEL
+from ..configuration.grid import DEFAULT_CI_LEVEL
 from ..errors import CorruptFileError
-from ..resultio import atomic_write_bytes
+from ..storage.resultio import atomic_write_bytes
 from .pages import html_page
 from .seedtable import CURVE_POINTS, collect_seeds, curve_grid, default_workers, write_parquet
 

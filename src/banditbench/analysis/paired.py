@@ -1,6 +1,6 @@
 """Paired comparisons: the per-seed difference ``A - B`` of an experiment's headline metric.
 
-For one seed every algorithm meets the same environment draws and delays (:mod:`banditbench.comparisons`),
+For one seed every algorithm meets the same environment draws and delays (:mod:`banditbench.configuration.comparisons`),
 so the seed-by-seed difference cancels what the seeds share, and its interval — far narrower than the
 two algorithms' separate intervals — is the one that says whether A beats B.  From the experiment's
 per-seed table (:mod:`banditbench.analysis.seedtable`), for each configured pair (A, B), each delay
@@ -34,9 +34,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..config import DEFAULT_CI_LEVEL
+from ..configuration.grid import DEFAULT_CI_LEVEL
 from ..envs.preference import LATE_SHARE, LATE_SUMMARY
-from ..resultio import atomic_write_bytes
+from ..storage.resultio import atomic_write_bytes
 from .aggregate import ci_percent, t_quantile, tex_escape
 from .pages import html_page
 from .seedtable import curve_grid, read_seeds
@@ -322,7 +322,7 @@ def write_paired(seeds_file: str | Path, experiment: str, paired: Mapping[str, A
                  spread: str = "ci") -> pd.DataFrame:
     """Read the per-seed table, write the paired tables, curves and plot atomically; return the table.
 
-    ``paired`` is the experiment's resolved ``paired`` (:func:`banditbench.comparisons.resolve`)."""
+    ``paired`` is the experiment's resolved ``paired`` (:func:`banditbench.configuration.comparisons.resolve`)."""
     seeds = read_seeds(seeds_file)
     table, curves = paired_statistics(seeds, experiment, paired["pairs"], paired["metric"], paired["better"],
                                       ci_level, paired["interval"], int(paired.get("resamples", 9999)))

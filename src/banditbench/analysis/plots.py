@@ -25,7 +25,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ..resultio import atomic_write_bytes  # noqa: E402
+from ..storage.resultio import atomic_write_bytes  # noqa: E402
 from .aggregate import ci_percent, read_tidy  # noqa: E402
 
 

@@ -2,7 +2,7 @@
 as an HTML fragment.
 
 What produced the results (commit, host, CPU, BLAS kernel, Python and package versions) is read
-from the result files' ``provenance`` members (:mod:`banditbench.provenance`), not from the
+from the result files' ``provenance`` members (:mod:`banditbench.storage.provenance`), not from the
 machine that builds the report; a grid whose results are mixed (more than one commit, host, CPU,
 BLAS kernel or version, or a dirty tree) is flagged.  The versions listed last are those that built
 the tables and plots.  ``snakemake --report`` opens on the workflow description
@@ -20,9 +20,9 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from .. import __version__
-from .. import provenance
-from ..config import ExperimentGrid
-from ..resultio import budget_label, summarize_files
+from ..storage import provenance
+from ..configuration.grid import ExperimentGrid
+from ..storage.resultio import budget_label, summarize_files
 from .aggregate import ci_percent
 
 #: distributions whose versions the report lists
@@ -84,7 +84,7 @@ def _summary_items(grid: ExperimentGrid) -> str:
 def provenance_html(runs: Iterable[str]) -> str:
     """What produced the result files ``runs`` (read from their provenance members): one item per
     commit, host, CPU, BLAS kernel, threads, Python and package, with counts, and a warning per
-    mixture (:meth:`banditbench.provenance.Summary.warnings`) or damaged file."""
+    mixture (:meth:`banditbench.storage.provenance.Summary.warnings`) or damaged file."""
     summary, damaged = summarize_files(runs)
     if not summary.total and not damaged:
         return "<h2>What produced the results</h2>\n<p>No result files.</p>"

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CorruptFileError
-from ..resultio import PARALLEL_READ_FROM, atomic_write_bytes, budget_label, identity_from_path, load_run
+from ..storage.resultio import PARALLEL_READ_FROM, atomic_write_bytes, budget_label, identity_from_path, load_run
 
 #: the tidy columns, in order (``task`` is appended when the experiment has tasks)
 SEED_COLUMNS = ["experiment", "algorithm", "delay", "budget", "seed", "t", "metric", "value", "table_horizon"]

@@ -20,14 +20,14 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from ..resultio import atomic_write_bytes
+from ..storage.resultio import atomic_write_bytes
 from .aggregate import tex_escape, ci_percent, read_tidy
 from .pages import html_page
 
 
 def summary_cells(table: Mapping[str, Any], tidy_files: Mapping[str, str | Path]) -> pd.DataFrame:
     """One line per (row, algorithm): ``row, group, label, experiment, algorithm, mean, ci_low, ci_high,
-    n, t, bold`` for ``table`` (:meth:`banditbench.config.SummaryTable.as_params`), reading each
+    n, t, bold`` for ``table`` (:meth:`banditbench.configuration.grid.SummaryTable.as_params`), reading each
     experiment's tidy table from ``tidy_files[experiment]``."""
     where = f"summary_tables.{table['name']}"
     tidy = {name: read_tidy(tidy_files[name]) for name in dict.fromkeys(r["experiment"] for r in table["rows"])}

@@ -22,8 +22,8 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..config import block_label
-from ..resultio import atomic_write_bytes, load_result
+from ..configuration.grid import block_label
+from ..storage.resultio import atomic_write_bytes, load_result
 from .pages import html_page
 
 JOB_COLUMNS = ["algorithm", "delay", "budget", "job", "seeds", "wall_s", "overhead_s", "max_rss_mb",

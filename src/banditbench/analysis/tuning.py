@@ -68,9 +68,9 @@ def run_grid(config: Mapping, experiments: Sequence[str], seeds: Sequence[int], 
     are not repeated), so an interrupted run resumes.  The runs of one experiment and algorithm family
     that differ only in the parameters its seed-batched implementation takes per member (``nu``, ``lam``)
     and the seed play in lockstep, at most ``block`` (None: all of them) per block
-    (:func:`member_blocks`, :func:`banditbench.runner.run_members`): each run's result is the one it
+    (:func:`member_blocks`, :func:`banditbench.simulation.runner.run_members`): each run's result is the one it
     gives alone, bit for bit on one machine."""
-    from ..config import load_grid
+    from ..configuration.grid import load_grid
 
     kept = {name: {**config["experiments"][name], "seeds": [int(s) for s in seeds]} for name in experiments}
     grid = load_grid({**config, "horizon": horizon, "experiments": kept})
@@ -123,12 +123,12 @@ def run_grid(config: Mapping, experiments: Sequence[str], seeds: Sequence[int], 
 
 
 def member_blocks(runs: Sequence[tuple[str, str, Mapping]], block: int | None = None) -> list[list[tuple[str, str, Mapping]]]:
-    """Group ``(experiment, label, cell)`` runs into blocks for :func:`banditbench.runner.run_members`:
+    """Group ``(experiment, label, cell)`` runs into blocks for :func:`banditbench.simulation.runner.run_members`:
     one block per experiment, delay, budget, policy and policy parameters other than the policy's
     ``per_member`` ones,
     cut into blocks of at most ``block`` runs; runs of a policy without a seed-batched implementation
     are blocks of one."""
-    from ..runner import batchable, policy_class
+    from ..simulation.runner import batchable, policy_class
 
     groups: dict[tuple, list[tuple[str, str, Mapping]]] = {}
     for run in runs:
@@ -151,7 +151,7 @@ def _final_regrets(cells: Sequence[Mapping]) -> list[float]:
     baselines on MNIST's 490 features 27x slower)."""
     from threadpoolctl import threadpool_limits
 
-    from ..runner import run_members
+    from ..simulation.runner import run_members
 
     with threadpool_limits(limits=1):
         return [float(series["regret"].sum()) for series, _, _ in run_members(cells)]

@@ -13,7 +13,7 @@ does not give the features; our choices (all documented, all in the ``.npz``):
   ``feature_norm`` (default 1: Assumption 2's ``||phi|| <= 1`` with equality).
 * One binary logistic regression over all (car, review) pairs with label
   ``1{a is the car's class}`` and ridge penalty ``lam/2 ||theta||^2``, solved by
-  Newton's method (:func:`banditbench.logistic_mle.fit_logistic`).  With the
+  Newton's method (:func:`banditbench.numerics.logistic_mle.fit_logistic`).  With the
   block features this is one-vs-rest multiclass logistic regression.
 * The oracle's scale.  The fitted score ``s(c, a) = <phi(c, a), theta_LR>`` (``logit_theta``)
   is a log-odds whose spread is set by the fit, not by the data alone: the feature norm and
@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ConfigError
-from ..logistic_mle import fit_logistic
+from ..numerics.logistic_mle import fit_logistic
 from .paths import CAR_ORACLE
 from .verify import verify_raw
 

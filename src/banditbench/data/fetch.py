@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Mapping
 from urllib.parse import unquote, urlparse
 
-from ..resultio import umask_mode
+from ..storage.resultio import umask_mode
 from .catalog import PIN_KEY, Dataset, RemoteFile, expected_hash, get_dataset
 from .verify import file_digest, file_hash
 

@@ -18,8 +18,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..errors import ConfigError, CorruptFileError
-from ..resultio import atomic_write_bytes
-from ..zipcheck import check_layout
+from ..storage.resultio import atomic_write_bytes
+from ..storage.zipcheck import check_layout
 
 #: the key of a file's meta that records the CRC-32 of each array member (removed by :func:`load_npz`)
 CRC_KEY = "_crc32"
@@ -95,7 +95,7 @@ def load_npz(path: str | os.PathLike, what: str, required: Sequence[str] = (),
 
 
 def _read(path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """Arrays and meta of an ``.npz``, its layout (:func:`banditbench.zipcheck.check_layout`), every
+    """Arrays and meta of an ``.npz``, its layout (:func:`banditbench.storage.zipcheck.check_layout`), every
     member's CRC-32 and the recorded CRCs (files written before they were recorded have none) checked."""
     with open(path, "rb") as fh:
         check_layout(fh, os.fstat(fh.fileno()).st_size)

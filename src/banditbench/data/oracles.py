@@ -51,7 +51,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..errors import ConfigError
-from ..resultio import atomic_write_bytes
+from ..storage.resultio import atomic_write_bytes
 from .paths import CLASSIFIER_OPTIONS, PROMPT_ORACLE_OPTIONS, resolve
 from .preprocess import Prepared
 from .verify import verify_raw

@@ -316,7 +316,7 @@ def parse_prompt_key(key: str) -> dict[str, Any]:
 
 def buildable(path: str) -> bool:
     """Whether a data rule of the pipeline builds the file at ``path`` (relative to the project, as
-    :func:`banditbench.params.data_file_path` gives it): a processed dataset or replay log, a classifier
+    :func:`banditbench.configuration.params.data_file_path` gives it): a processed dataset or replay log, a classifier
     or prompt oracle, or the car oracle, named canonically."""
     parts = path.split("/")
     stem = parts[-1].removesuffix(".npz")

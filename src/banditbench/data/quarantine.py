@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from ..errors import ConfigError, CorruptFileError
-from ..resultio import identity_from_path, load_result
+from ..storage.resultio import identity_from_path, load_result
 from .files import load_npz
-from .paths import (CAR_ORACLE, CLASSIFIER_OPTIONS, PROMPT_ORACLE_OPTIONS, parse_key, parse_preprocess_key,
-                    parse_replay_key, replay_dataset_of)
+from .paths import CAR_ORACLE, CLASSIFIER_OPTIONS, PROMPT_ORACLE_OPTIONS, parse_key, parse_preprocess_key, parse_replay_key, replay_dataset_of
 from .preprocess import load_prepared
 from .catalog import DATASETS
 from .verify import Cache, verify_raw

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from ..errors import ConfigError, CorruptFileError
-from ..resultio import atomic_write_bytes
+from ..storage.resultio import atomic_write_bytes
 from .catalog import DATASETS, PIN_KEY, RemoteFile, expected_hash
 
 #: the cache of verified files, inside the project's data folder (created only where data/ exists)

@@ -34,7 +34,7 @@ one after each pass; ``uniform`` draws rows independently with replacement.
     kept to compare (``u_k = s 1{k = y}``);
   - ``label_coin``: as ``label``, but between two arms of equal utility (two wrong classes, or a
     self-duel) a fair coin decides (one coin drawn every round, used or not, so that round t's coin
-    is the same whatever the policy plays: the pairing of :mod:`banditbench.comparisons`).
+    is the same whatever the policy plays: the pairing of :mod:`banditbench.configuration.comparisons`).
 
   Metrics as :mod:`banditbench.envs.preference`: ``regret = 2 u* - u_i - u_j``,
   ``average_regret`` (half of it), ``weak_regret = u* - max(u_i, u_j)`` and ``self_duel``, all
@@ -49,12 +49,11 @@ from typing import Annotated, Any, Mapping
 import numpy as np
 
 from ..api import Environment, register
-from ..data.paths import (CLASSIFICATION_DATASETS, CLASSIFIER_OPTIONS, classifier_oracle_path, preprocess_options,
-                          processed_path, resolve)
+from ..data.paths import CLASSIFICATION_DATASETS, CLASSIFIER_OPTIONS, classifier_oracle_path, preprocess_options, processed_path, resolve
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, CorruptFileError, key_path
-from ..feedback import PreferenceFeedback, RewardFeedback, new_feedback
-from ..sigmoid import sigmoid_of
-from ..params import Doc, OneOf, Positive
+from ..simulation.feedback import PreferenceFeedback, RewardFeedback, new_feedback
+from ..numerics.sigmoid import sigmoid_of
+from ..configuration.params import Doc, OneOf, Positive
 from .draws import uniforms
 from .reward_metrics import KeptRegretReward
 from .preference import DuelingEnvironment, KeptDuelMetrics

@@ -43,13 +43,12 @@ from typing import Annotated, Any, Literal, Mapping, Sequence
 import numpy as np
 
 from ..api import register
-from ..data.paths import (PROMPT_ORACLE_OPTIONS, prompt_arms_options, prompt_arms_path, prompt_oracle_path,
-                          resolve)
+from ..data.paths import PROMPT_ORACLE_OPTIONS, prompt_arms_options, prompt_arms_path, prompt_oracle_path, resolve
 from ..data.catalog import ENCODERS, SCORED_TASKS
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
-from ..feedback import PreferenceFeedback, new_feedback
-from ..sigmoid import sigmoid_of
-from ..params import Doc, NonNegative, Positive
+from ..simulation.feedback import PreferenceFeedback, new_feedback
+from ..numerics.sigmoid import sigmoid_of
+from ..configuration.params import Doc, NonNegative, Positive
 from .draws import uniforms
 from .preference import DuelingEnvironment, KeptDuelMetrics
 

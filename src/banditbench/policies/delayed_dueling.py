@@ -47,8 +47,8 @@ from typing import Annotated, Any, ClassVar, Literal, Mapping, Sequence
 import numpy as np
 
 from ..api import Policy, Problem, register
-from ..feedback import PreferenceFeedback
-from ..params import Doc, NonNegative, Positive, PositiveInt, Probability
+from ..simulation.feedback import PreferenceFeedback
+from ..configuration.params import Doc, NonNegative, Positive, PositiveInt, Probability
 from .delayed_labels import DuelHistory
 from .linalg import InverseGram, fit_logistic, sigmoid
 

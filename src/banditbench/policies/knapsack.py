@@ -31,7 +31,7 @@ Algorithm 2 samples with covariance ``beta Sigma^-1`` as printed (not ``beta^2``
 Details the paper leaves open, our choices:
 
 * Estimation (10)/(11): ``theta_hat`` minimises (10) by warm-started Newton
-  (:func:`~banditbench.logistic_mle.fit_logistic`), refitted only when new preference
+  (:func:`~banditbench.numerics.logistic_mle.fit_logistic`), refitted only when new preference
   feedback has arrived, on sufficient statistics (one row per distinct difference
   ``phi^-``, weighted by its number of duels; the same loss), so a refit costs
   O(m d^2) for m distinct differences, not O(t d^2); ``omega_hat = Psi^-1 sum psi W``
@@ -67,8 +67,8 @@ from scipy.optimize import linprog
 
 from ..api import NULL, Policy, Problem, register
 from ..errors import POLICY_PARAMS, ConfigError, key_path
-from ..feedback import PreferenceCostFeedback, RewardCostFeedback
-from ..params import Doc, NonNegative, NonNegativeInt, Positive, PositiveInt, Probability, Range
+from ..simulation.feedback import PreferenceCostFeedback, RewardCostFeedback
+from ..configuration.params import Doc, NonNegative, NonNegativeInt, Positive, PositiveInt, Probability, Range
 from .linalg import InverseGram, Ridge, fit_logistic, sigmoid
 
 

@@ -3,7 +3,7 @@
 Nothing here is recomputed from scratch per round when an update rule exists:
 :func:`sherman_morrison` is the one rank-one update of an inverse (O(d^2) per
 update instead of O(d^3)); ``InverseGram`` keeps ``V^{-1}`` with it and ``Ridge``
-a ridge regression on top; ``fit_logistic`` (:mod:`banditbench.logistic_mle`, which the data layer's oracles use
+a ridge regression on top; ``fit_logistic`` (:mod:`banditbench.numerics.logistic_mle`, which the data layer's oracles use
 too) warm-starts Newton's method from the previous estimate, so a round
 typically costs one or two O(n d^2) Newton steps.
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import blas
 
-from ..sigmoid import sigmoid
-from ..logistic_mle import fit_logistic, logistic_loss, softplus
+from ..numerics.sigmoid import sigmoid
+from ..numerics.logistic_mle import fit_logistic, logistic_loss, softplus
 
 __all__ = ["ArmKernelGram", "DiagonalGram", "InverseGram", "Ridge", "fit_logistic", "logistic_loss",
            "sherman_morrison", "sigmoid", "softplus"]

@@ -54,7 +54,7 @@ Choices where the paper is open (parameters):
   created and skips a ball removed from ``B_m^+`` earlier in the same pass; the
   phase ends as soon as ``B_m^+`` is empty.
 
-Speed: :func:`~banditbench.runner.simulate` plays whole runs of both algorithms in compiled code
+Speed: :func:`~banditbench.simulation.runner.simulate` plays whole runs of both algorithms in compiled code
 (:mod:`.lipschitz_compiled`, :meth:`DelayedZooming.run_compiled`, :meth:`DLPP.run_compiled`), which
 makes the decisions of the classes below bit for bit; the classes are the round-by-round form
 (subclasses, step-by-step callers).  There a round works on Python numbers (per-arm lists and
@@ -83,8 +83,8 @@ import numpy as np
 
 from ..api import Policy, Problem, register
 from ..errors import ConfigError
-from ..feedback import RewardFeedback
-from ..params import Doc, OneOf, Positive, PositiveInt, Probability
+from ..simulation.feedback import RewardFeedback
+from ..configuration.params import Doc, OneOf, Positive, PositiveInt, Probability
 from .metric_space import ACTIVATION_RULES, ball_boxes, cover_box, grid_uncovered, split_box
 
 LAZY_RULES = ("count", "radius")

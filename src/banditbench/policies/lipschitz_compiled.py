@@ -3,7 +3,7 @@
 numba function.
 
 A Lipschitz round is a few microseconds of Python arithmetic on a handful of numbers, so
-in the Python loop of :func:`banditbench.runner.simulate` the calls between loop, policy and
+in the Python loop of :func:`banditbench.simulation.runner.simulate` the calls between loop, policy and
 environment cost a fifth of it.  Here one compiled function runs all rounds: the policy
 (:func:`zooming_run`, :func:`dlpp_run`, or :func:`replay_run`, which plays recorded points
 and learns nothing, for measuring the harness), the environment step (:func:`mean_reward`,
@@ -15,7 +15,7 @@ draws from the policy's own :class:`numpy.random.Generator` (numba draws from it
 which the Python object then continues), the covering oracle's decisions and points, the
 same feedback batches in the same order.  The Python classes are the readable, round by
 round form (and what subclasses and step-by-step callers run); these functions are used by
-:func:`~banditbench.runner.simulate` when both sides are exactly those classes.
+:func:`~banditbench.simulation.runner.simulate` when both sides are exactly those classes.
 
 Zooming's covering check: a queued shell is tested face by face, exactly
 (:func:`_face_covered`), as the Python path's records end up deciding; the Python path's
@@ -129,7 +129,7 @@ def arrival_table(arrival: np.ndarray, horizon: int) -> tuple[np.ndarray, np.nda
     """The delay queue, built up front by a counting sort: ``rounds[start[t]:start[t + 1]]`` are the rounds
     whose feedback arrives at the start of round ``t``, in the order of their rounds
     (``arrival[s - 1]`` is that round for round ``s``, 0 if never:
-    :meth:`banditbench.delays.DelayModel.arrival_rounds`)."""
+    :meth:`banditbench.simulation.delays.DelayModel.arrival_rounds`)."""
     start = np.zeros(horizon + 2, dtype=np.int64)
     for a in arrival:
         start[a + 1] += 1
@@ -415,7 +415,7 @@ def _grown(a: np.ndarray, cap: int) -> np.ndarray:
 def zooming_run(horizon: int, d: int, scale: float, count_rule: bool, uniform: bool, rng, function: int,
                 noise: np.ndarray, rounds: np.ndarray, start: np.ndarray, capacity: int):
     """Delayed Zooming for ``horizon`` rounds from its initial state (nothing played, the whole space
-    queued): the loop of :func:`banditbench.runner.simulate` with :meth:`DelayedZooming.observe` /
+    queued): the loop of :func:`banditbench.simulation.runner.simulate` with :meth:`DelayedZooming.observe` /
     :meth:`~DelayedZooming.act` and :meth:`LipschitzEnv.play`.  Returns the arms' state, the played
     arm and ``mu(x_t)`` of every round, and the queue."""
     c, lo, hi = np.zeros((capacity, d)), np.zeros((capacity, d)), np.zeros((capacity, d))
@@ -551,7 +551,7 @@ def _new_phase(centers, r, phase, n_balls, c, lo, hi, phase_of, v, sums, mean, i
 def dlpp_run(horizon: int, d: int, v_scale: float, freeze: bool, rng, function: int, noise: np.ndarray,
              rounds: np.ndarray, start: np.ndarray, centers: np.ndarray, phase: int):
     """DLPP for ``horizon`` rounds from its initial state (phase ``phase`` with the balls ``centers``, nothing
-    played): the loop of :func:`banditbench.runner.simulate` with :meth:`DLPP.observe` / :meth:`DLPP.act`
+    played): the loop of :func:`banditbench.simulation.runner.simulate` with :meth:`DLPP.observe` / :meth:`DLPP.act`
     and :meth:`LipschitzEnv.play`.  Returns the balls' state, the played ball and ``mu(x_t)`` of every
     round, the eliminations per phase and what is left of the round-robin pass."""
     cap = max(16, centers.shape[0])
@@ -656,11 +656,11 @@ def replay_run(points: np.ndarray, function: int, noise: np.ndarray, rounds: np.
 def precompile() -> list[str]:
     """Compile every function that a Delayed Zooming or a DLPP run calls (or load it from the cache) by
     running each policy for a few rounds, one- and two-dimensional, through
-    :func:`~banditbench.runner.simulate`: the signatures are those of the jobs, since types, not values,
+    :func:`~banditbench.simulation.runner.simulate`: the signatures are those of the jobs, since types, not values,
     decide what numba compiles.  ``make install`` calls it (``banditbench precompile``), so that the
     first grid's jobs load machine code instead of each compiling it.  Returns the run functions
     used; raises ``RuntimeError`` if a run did not take the compiled path."""
-    from ..runner import build, simulate
+    from ..simulation.runner import build, simulate
 
     used = []
     for policy, run in (("delayed_zooming", "zooming_run"), ("dlpp", "dlpp_run")):

@@ -114,9 +114,9 @@ import torch
 
 from ...api import Policy, Problem, register
 from ...errors import POLICY_PARAMS, ConfigError
-from ...feedback import RewardFeedback
-from ...sigmoid import MU_DOT_MAX, sigmoid
-from ...params import Doc, NonNegative, OneOf, Positive, PositiveInt, Probability, Range
+from ...simulation.feedback import RewardFeedback
+from ...numerics.sigmoid import MU_DOT_MAX, sigmoid
+from ...configuration.params import Doc, NonNegative, OneOf, Positive, PositiveInt, Probability, Range
 from ..linalg import DiagonalGram, InverseGram
 from .batched.logistic import BatchedNeuralLogistic
 from .batched.ops import DEVICES, check_device
@@ -196,7 +196,7 @@ class _NeuralLogisticBase(Policy):
     #: the radius of seed 002 eqs. 1/4 ("neurallog") or of Verma et al. ("ncbf")
     radius_kind: ClassVar[str] = "neurallog"
     engines = frozenset({"seed-batched"})
-    #: parameters a block's members may differ in (:func:`banditbench.runner.run_members`: Sec. 7's
+    #: parameters a block's members may differ in (:func:`banditbench.simulation.runner.run_members`: Sec. 7's
     #: nu / lam grid played in lockstep); the batched path keeps them per member
     per_member: ClassVar[tuple[str, ...]] = ("nu", "lam")
 

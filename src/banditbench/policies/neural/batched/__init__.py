@@ -5,7 +5,7 @@ implementation declares the ``seed-batched`` engine (``Policy.engines``) and imp
 classmethod ``batch(policies) -> BatchedPolicy`` (:class:`banditbench.api.BatchedPolicy`) that takes the
 block's single-seed policies (constructed as usual, so each seed drew its initial parameters
 from its own ``torch.Generator`` and keeps its own numpy stream) and stacks their state along a
-leading seed axis.  :func:`banditbench.runner.simulate_block` then plays the block: per round,
+leading seed axis.  :func:`banditbench.simulation.runner.simulate_block` then plays the block: per round,
 each seed's environment, delays and feedback queue stay per seed, and the policy's work for
 all seeds is one call,
 

@@ -16,7 +16,7 @@ import torch
 
 from ....api import BatchedPolicy, Policy
 from ....errors import ConfigError
-from ....feedback import PreferenceFeedback
+from ....simulation.feedback import PreferenceFeedback
 from ..nets import DTYPE
 from . import ops as B
 

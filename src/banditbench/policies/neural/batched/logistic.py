@@ -14,9 +14,9 @@ import numpy as np
 import torch
 
 from ....api import BatchedPolicy, Policy
-from ....feedback import RewardFeedback
-from ....sigmoid import MU_DOT_MAX as R
-from ....sigmoid import sigmoid
+from ....simulation.feedback import RewardFeedback
+from ....numerics.sigmoid import MU_DOT_MAX as R
+from ....numerics.sigmoid import sigmoid
 from ..nets import DTYPE
 from . import ops as B
 
@@ -24,7 +24,7 @@ from . import ops as B
 class BatchedNeuralLogistic(BatchedPolicy):
     """The family's loop (:class:`_NeuralLogisticBase`) for a block of S seeds in lockstep (:mod:`.batched`),
     for the order radius, a fixed ``lam`` and the diagonal ``M_t`` (the paper's forms; :meth:`~_NeuralLogisticBase.batch`).
-    The members may also differ in ``nu`` and ``lam`` (:func:`banditbench.runner.run_members`, Sec. 7's grid
+    The members may also differ in ``nu`` and ``lam`` (:func:`banditbench.simulation.runner.run_members`, Sec. 7's grid
     in lockstep): both, the ridges and the loss weight they set are kept per member.
 
     Stacked along the seed axis: the parameters ``theta`` ``[S, p]``, ``theta_0`` and the regulariser's

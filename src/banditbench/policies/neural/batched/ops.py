@@ -1,5 +1,5 @@
 """Mirrors of single-seed functions (each names its reference: ``nets.MLP``, ``training.adam_step``,
-``linalg.sherman_morrison``, ``banditbench.logistic_mle.fit_logistic``).  Checked by:
+``linalg.sherman_morrison``, ``banditbench.numerics.logistic_mle.fit_logistic``).  Checked by:
 ``tests/test_batched_neural.py`` (building blocks: rel 1e-5 float32, 1e-9 float64),
 ``tests/test_logistic.py::test_batched_solver_compares_centred_losses_too``,
 ``tests/test_neural_dueling.py::test_batched_gradients_equal_per_arm_autograd``.
@@ -21,7 +21,7 @@ share, each the batched mirror of a single-seed function (tested against it in
 * :func:`sherman_morrison` — :func:`~banditbench.policies.linalg.sherman_morrison` on
   ``[S, D, D]`` inverses, masked; :func:`sherman_morrison_all` the same for every seed, in place
   (the p x p inverses of NDB);
-* :func:`fit_logistic` — :func:`banditbench.logistic_mle.fit_logistic` (damped Newton) for all
+* :func:`fit_logistic` — :func:`banditbench.numerics.logistic_mle.fit_logistic` (damped Newton) for all
   seeds at once, each seed stopping by its own criterion.
 
 What a block is and the rules of block independence: :mod:`banditbench.policies.neural.batched`;
@@ -35,7 +35,7 @@ from typing import Sequence
 
 import torch
 
-from ....logistic_mle import LOSS_RESOLUTION
+from ....numerics.logistic_mle import LOSS_RESOLUTION
 from ..training import ADAM_BETAS, ADAM_EPS
 
 DEVICES = ("cpu", "cuda")
@@ -249,13 +249,13 @@ def rowwise(fn, *xs: torch.Tensor) -> torch.Tensor:
 
 
 def _sigmoid(z: torch.Tensor) -> torch.Tensor:
-    """:func:`banditbench.sigmoid.sigmoid`: ``(1 + tanh(z / 2)) / 2``, rows ``[S, n]`` (:func:`rowwise`)."""
+    """:func:`banditbench.numerics.sigmoid.sigmoid`: ``(1 + tanh(z / 2)) / 2``, rows ``[S, n]`` (:func:`rowwise`)."""
     return 0.5 * (1.0 + rowwise(torch.tanh, 0.5 * z))
 
 
 def logistic_loss(theta: torch.Tensor, X: torch.Tensor, labels: torch.Tensor, lam: float, w: torch.Tensor,
                   centre: torch.Tensor | None) -> torch.Tensor:
-    """:func:`banditbench.logistic_mle.logistic_loss` per seed: ``[S]``."""
+    """:func:`banditbench.numerics.logistic_mle.logistic_loss` per seed: ``[S]``."""
     z = bmm(X, theta[:, :, None])[:, :, 0]
     per = (rowwise(torch.logaddexp, torch.zeros_like(z), z) - labels * z) * w
     gap = theta if centre is None else theta - centre
@@ -265,7 +265,7 @@ def logistic_loss(theta: torch.Tensor, X: torch.Tensor, labels: torch.Tensor, la
 def fit_logistic(X: torch.Tensor, labels: torch.Tensor, lam: float, theta0: torch.Tensor, w: torch.Tensor,
                  mask: torch.Tensor, max_iter: int = 50, tol: float = 1e-8,
                  centre: torch.Tensor | None = None) -> torch.Tensor:
-    """:func:`banditbench.logistic_mle.fit_logistic` for the seeds in ``mask`` (float64): ``X`` ``[S, n, D]``,
+    """:func:`banditbench.numerics.logistic_mle.fit_logistic` for the seeds in ``mask`` (float64): ``X`` ``[S, n, D]``,
     ``labels``, ``w`` ``[S, n]`` (padding rows weight 0), starts ``theta0`` ``[S, D]``; returns ``[S, D]``
     (``theta0`` for the seeds outside ``mask``).
 

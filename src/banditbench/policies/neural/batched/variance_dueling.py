@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from ....api import BatchedPolicy, Policy
-from ....feedback import PreferenceFeedback
+from ....simulation.feedback import PreferenceFeedback
 from ...pair_selection import pair_widths, select_pair
 from . import ops as B
 

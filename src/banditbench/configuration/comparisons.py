@@ -2,7 +2,7 @@
 
 For one seed every algorithm of an experiment meets the same environment draws (contexts, noise) and
 the same delays: the runner splits each seed into environment, delay and policy streams, and the
-environment's streams never depend on the policy (:mod:`banditbench.runner`).  The difference
+environment's streams never depend on the policy (:mod:`banditbench.simulation.runner`).  The difference
 ``A - B`` of a metric, taken seed by seed, then cancels what the seeds share, and its interval is the
 one that tells two algorithms apart.  (Replay environments skip logged events the policy did not
 choose, so there the draws are shared up to that skipping; the pairing is still valid, since the
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from .errors import ConfigError, key_path
+from ..errors import ConfigError, key_path
 
 INTERVALS = ("t", "bootstrap")
 DEFAULT_RESAMPLES = 9999

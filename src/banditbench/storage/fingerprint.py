@@ -21,7 +21,7 @@ def fingerprint(package_dir: str | os.PathLike | None = None) -> str:
 
     ``package_dir`` defaults to the imported ``banditbench`` package's folder.
     """
-    root = Path(package_dir if package_dir is not None else Path(__file__).parent)
+    root = Path(package_dir if package_dir is not None else Path(__file__).resolve().parents[1])
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: no banditbench sources there")
     h = hashlib.sha256()

@@ -14,14 +14,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from . import __version__
+from .. import __version__
 
 log = logging.getLogger("banditbench")
 
 
 def provenance() -> str:
     """One line naming the running banditbench: version and source folder."""
-    return f"banditbench {__version__} from {Path(__file__).resolve().parent}"
+    return f"banditbench {__version__} from {Path(__file__).resolve().parents[1]}"
 
 
 @contextmanager

@@ -6,7 +6,7 @@ summary) and a ``checksum`` member: the sha256 of these.  They are byte-identica
 for the same configuration and seed: zip entries carry a fixed timestamp.  The
 members that differ between two runs of the same job (:data:`VARYING`) are a JSON
 ``timing`` member (wall time), a JSON ``provenance`` member (what produced the result:
-commit, versions, CPU, BLAS kernel, host; :mod:`banditbench.provenance`) and
+commit, versions, CPU, BLAS kernel, host; :mod:`banditbench.storage.provenance`) and
 ``run_checksum``, the sha256 of ``checksum``, ``timing`` and ``provenance``, so that a
 change to any member is caught.  The file
 is written to a temporary name in the same folder and renamed into place, so a
@@ -17,7 +17,7 @@ gives any new file (not ``mkstemp``'s 0600).
 and what is wrong) or whose checksum does not match, and, given the run it should
 hold (:func:`run_identity`), a file that holds another run — e.g. seed 0's result
 copied over seed 1's.  :func:`summarize_files` reads many results' provenance members
-into a :class:`banditbench.provenance.Summary`.
+into a :class:`banditbench.storage.provenance.Summary`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from .errors import CorruptFileError
+from ..errors import CorruptFileError
 from .provenance import Summary, collect
 from .zipcheck import check_layout, read_member
 
@@ -134,7 +134,7 @@ def _run_digest(members: Mapping[str, bytes]) -> bytes:
 
 def save_result(path, series: Mapping[str, np.ndarray], meta: Mapping[str, Any], timing: Mapping[str, Any],
                 provenance: Mapping[str, Any] | None = None) -> None:
-    """Write a result file; ``provenance`` defaults to this process's (:func:`banditbench.provenance.collect`)."""
+    """Write a result file; ``provenance`` defaults to this process's (:func:`banditbench.storage.provenance.collect`)."""
     if provenance is None:
         provenance = collect()
     members = {name: _npy_bytes(np.asarray(arr, dtype=np.float64)) for name, arr in sorted(series.items())}
@@ -154,7 +154,7 @@ def save_result(path, series: Mapping[str, np.ndarray], meta: Mapping[str, Any],
 
 def _read_members(path, only: frozenset | None = None) -> dict[str, bytes]:
     """The members of a result file (those named in ``only``), each checked (size, CRC-32, the end of
-    its compressed data), after a check of the file's layout (:mod:`banditbench.zipcheck`); any damage
+    its compressed data), after a check of the file's layout (:mod:`banditbench.storage.zipcheck`); any damage
     is a :class:`~banditbench.errors.CorruptFileError` naming the file."""
     try:
         with open(path, "rb") as fh:
@@ -256,7 +256,7 @@ def _check_run_digest(path, members: Mapping[str, bytes]) -> None:
 
 
 def load_provenance(path) -> dict | None:
-    """The ``provenance`` member of a result file (:mod:`banditbench.provenance`), checked against
+    """The ``provenance`` member of a result file (:mod:`banditbench.storage.provenance`), checked against
     ``run_checksum``; ``None`` for a file written before results recorded it.  Reads only the small
     members, not the series (whose own checksum :func:`load_result` checks)."""
     members = _read_members(path, frozenset((CHECKSUM, TIMING, PROVENANCE, RUN_CHECKSUM)))
@@ -284,7 +284,7 @@ def _provenance(path, data: bytes) -> dict:
 def summarize_files(paths: Iterable[str | os.PathLike], root: str | os.PathLike | None = None
                     ) -> tuple[Summary, list[str]]:
     """Read the provenance member of each result file (:func:`load_provenance`, checked, no series
-    read); return the :class:`banditbench.provenance.Summary` and the messages of damaged files.
+    read); return the :class:`banditbench.storage.provenance.Summary` and the messages of damaged files.
 
     A file's experiment is the folder its path names (``<experiment>/<algorithm>/<delay>/<budget>/<seed>.npz``),
     below ``root`` if given.

@@ -3,8 +3,8 @@
 An environment's or policy's configurable parameters are its keyword-only constructor
 arguments (:mod:`banditbench.registry`).  Their annotations say what a value may be,
 and :func:`check` turns that into a check with a clear message, so a bad value stops
-the pipeline while it is planned (:mod:`banditbench.config` checks every cell kind)
-and again when a job builds the object (:func:`banditbench.runner.build`)::
+the pipeline while it is planned (:mod:`banditbench.configuration.grid` checks every cell kind)
+and again when a job builds the object (:func:`banditbench.simulation.runner.build`)::
 
     def __init__(self, problem, rng, *, lam: Positive = 1.0, beta: NonNegative | Literal["theory"] = 1.0,
                  mode: Literal["shared", "disjoint"] = "shared", width: PositiveInt = 32,
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Literal, Mapping
 
-from .errors import ConfigError, key_path
+from ..errors import ConfigError, key_path
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ def hints(cls: type) -> dict[str, Any]:
     not evaluate (a name its module does not import) is an error, not ``Any``: it would drop
     the parameter's checks and its description without a word.
     """
-    from .registry import keyword_parameters
+    from ..registry import keyword_parameters
 
     out: dict[str, Any] = {}
     for name, (param, init) in keyword_parameters(cls, with_owner=True).items():

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from .errors import ConfigError, key_path
+from ..errors import ConfigError, key_path
 
 
 def parameter(description: str, schema: dict[str, Any], default: Any = MISSING):
@@ -276,7 +276,7 @@ class DelayQueue:
     """Pending feedback keyed by arrival round; pops in (arrival round, original round) order.
 
     For loops that learn each delay as they go (e.g. the reference loops of ``benchmarks/``);
-    :func:`banditbench.runner.simulate` draws every delay up front and files each feedback
+    :func:`banditbench.simulation.runner.simulate` draws every delay up front and files each feedback
     straight into the bucket of its arrival round (:meth:`DelayModel.arrival_rounds`)."""
 
     def __init__(self) -> None:

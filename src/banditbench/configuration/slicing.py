@@ -34,8 +34,8 @@ from typing import Any, Mapping
 
 import yaml
 
-from . import registry
-from .errors import ConfigError, key_path
+from .. import registry
+from ..errors import ConfigError, key_path
 
 KEYS = ("only_experiments", "only_algorithms", "override")
 #: characters a label may hold (the wildcards' and the schema's label pattern)

@@ -5,7 +5,7 @@ against the CRC-32 stored there, but it ignores most of the member's local heade
 version, times, CRC and sizes), the end record's counts and anything between members.
 A damaged byte there leaves the file readable, so it would go unnoticed.  The files
 banditbench writes (results, prepared data, oracles: :func:`numpy.savez` and
-:func:`banditbench.resultio.save_result`) all have one plain layout, which
+:func:`banditbench.storage.resultio.save_result`) all have one plain layout, which
 :func:`check_layout` verifies:
 
 * the members lie back to back from offset 0, in the central directory's order, and

@@ -1,7 +1,7 @@
 """What produced a result: code commit, package versions, Python, CPU, BLAS kernel, threads, host.
 
 Every result file holds a ``provenance`` member (:func:`collect`, written by
-:func:`banditbench.resultio.save_result`), outside the members that are byte-identical
+:func:`banditbench.storage.resultio.save_result`), outside the members that are byte-identical
 for the same config and seed: the host name or a dirty tree differ between two runs
 that give the same numbers, and the BLAS kernel or a package version can explain two
 runs that do not (docs/reliability.md, "Reproducibility").
@@ -14,7 +14,7 @@ Everything a process finds once (commit, versions, CPU) is found once; the BLAS
 libraries in use are looked up again only when another numeric library was imported.
 
 :func:`summarize` counts many results' provenance per commit, host, CPU, BLAS kernel,
-Python and package version (:func:`banditbench.resultio.summarize_files` reads it from result files), and :meth:`Summary.warnings` flags a grid whose results
+Python and package version (:func:`banditbench.storage.resultio.summarize_files` reads it from result files), and :meth:`Summary.warnings` flags a grid whose results
 are mixed: more than one commit, host, CPU model, BLAS kernel or package version, or a
 dirty tree.
 """
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import __version__
+from .. import __version__
 from .fingerprint import fingerprint
 
 COMMIT_VAR, DIRTY_VAR = "BANDITBENCH_COMMIT", "BANDITBENCH_DIRTY"
@@ -79,7 +79,7 @@ def git_environment(root: str | os.PathLike) -> dict[str, str]:
 
 def source_checkout() -> Path | None:
     """The checkout this ``banditbench`` was imported from (``<root>/src/banditbench``), if it is one."""
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]
     root = package.parents[1]
     if package.parent.name == "src" and (root / ".git").exists() and (root / "pyproject.toml").is_file():
         return root
@@ -149,7 +149,7 @@ def _static_part() -> dict[str, Any]:
         installed = _installed_versions()
         _static = {
             **_commit(),
-            # the code itself, where the commit is unknown or the tree dirty (banditbench.fingerprint)
+            # the code itself, where the commit is unknown or the tree dirty (banditbench.storage.fingerprint)
             "code": fingerprint(),
             "host": socket.gethostname(),
             "cpu": cpu_model(),
@@ -194,7 +194,7 @@ def thread_counts() -> dict[str, Any]:
 
 def collect() -> dict[str, Any]:
     """This process's provenance: ``commit``, ``dirty``, ``commit_from``, ``code`` (the sources'
-    fingerprint, :func:`banditbench.fingerprint.fingerprint`), ``host``, ``cpu``, ``machine``,
+    fingerprint, :func:`banditbench.storage.fingerprint.fingerprint`), ``host``, ``cpu``, ``machine``,
     ``os``, ``python``, ``packages`` (name -> version, ``None`` if not installed), ``blas``
     (:func:`blas_info`) and ``threads`` (:func:`thread_counts`).
 

@@ -8,7 +8,7 @@ run by one process), resolve one run's cell and find the source files it depends
 
 Validation is one pass before any job, once per cell kind (not per seed): the
 schema, then registered names and parameter names, every parameter value against
-its declared annotation and the class's own relations (:mod:`banditbench.params`),
+its declared annotation and the class's own relations (:mod:`banditbench.configuration.params`),
 environment <-> policy compatibility (feedback and action kinds), dataset names and
 data files (:meth:`~banditbench.api.Environment.required_files`; data paths must stay
 inside the project or the config's ``data_root``), budgets (finite, distinct labels),
@@ -33,13 +33,13 @@ import yaml
 
 from . import comparisons as paired_checks
 from . import params as param_checks
-from . import registry
+from .. import registry
 from . import slicing
-from .api import feedback_kinds
-from .delays import delay_schema, make_delay
-from .data.catalog import PIN_KEY, check_checksums
-from .errors import ConfigError, component_path, key_path, rerooting
-from .resultio import budget_label
+from ..api import feedback_kinds
+from ..simulation.delays import delay_schema, make_delay
+from ..data.catalog import PIN_KEY, check_checksums
+from ..errors import ConfigError, component_path, key_path, rerooting
+from ..storage.resultio import budget_label
 
 #: the JSON schema of a config, shipped inside the package (package data)
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema.yaml"
@@ -52,7 +52,7 @@ RESERVED_ENVIRONMENT_PARAMS = frozenset({"horizon", "budget", "feedback_kind"})
 
 
 def load_schema(schema_path: Path = SCHEMA_PATH) -> dict[str, Any]:
-    """The config schema, its delay entry generated from :mod:`banditbench.delays`."""
+    """The config schema, its delay entry generated from :mod:`banditbench.simulation.delays`."""
     schema = yaml.safe_load(schema_path.read_text())
     schema["$defs"]["delay"] = delay_schema()
     return schema
@@ -81,7 +81,7 @@ class Experiment:
     seeds_per_job: int = 1
     #: confidence level of the tables' and plots' Student-t intervals
     ci_level: float = DEFAULT_CI_LEVEL
-    #: paired comparisons (:func:`banditbench.comparisons.resolve`), None without
+    #: paired comparisons (:func:`banditbench.configuration.comparisons.resolve`), None without
     paired: Mapping[str, Any] | None = None
     #: what the human tables show after the mean: ``ci`` (interval half-width), ``sd``, ``both`` or
     #: ``quantiles`` (:data:`banditbench.analysis.aggregate.SPREADS`)
@@ -308,7 +308,7 @@ class ExperimentGrid:
         """Datasets without a published checksum that experiments read but ``dataset_checksums`` does not
         pin, with those experiments: their download stops, saying how to pin one (not a config error, so
         that a grid can be validated and planned before its data are at hand)."""
-        from .data.paths import pinned_datasets
+        from ..data.paths import pinned_datasets
 
         out: dict[str, list[str]] = {}
         for name, exp in self.experiments.items():
@@ -320,7 +320,7 @@ class ExperimentGrid:
     def _check_values(self, cls, values: Mapping[str, Any], horizon: int, component: str, where: str,
                       reserved: frozenset[str] = frozenset()) -> None:
         """Names, then values (annotations, data files, relations) of a component's ``params``."""
-        from .data.paths import buildable
+        from ..data.paths import buildable
 
         pwhere = key_path(where, "params")
         known = set(registry.parameters(cls)) - reserved
@@ -338,7 +338,7 @@ class ExperimentGrid:
     def _check_memory(self, name: str, spec: Mapping[str, Any], label: str, env_cls, pol_cls, horizon: int,
                       facts: Mapping[str, Any]) -> None:
         """A simulate job's arrays must fit in its ``resources.mem_mb`` (a lower bound: see the hooks)."""
-        from .runner import memory_bytes
+        from ..simulation.runner import memory_bytes
 
         env_params = spec["environment"].get("params", {})
         pol_params = spec["algorithms"][label].get("params", {})
@@ -513,7 +513,7 @@ def checked(call, *args):
 
 def load_grid(config: Mapping[str, Any]) -> ExperimentGrid:
     """Validate a config mapping (schema, then semantics) and return its grid, cut and varied by the
-    slicing keys (:mod:`banditbench.slicing`: ``only_experiments``, ``only_algorithms``, ``override``)."""
+    slicing keys (:mod:`banditbench.configuration.slicing`: ``only_experiments``, ``only_algorithms``, ``override``)."""
     validate_schema(config)
     registry.use_plugins(config.get("plugins", []))
     return ExperimentGrid(slicing.apply(config))
