@@ -12,7 +12,7 @@ rules of the authors' public implementation (criteo-research/logistic_bandit, pa
   round), the ellipsoid projection with its own square root and a bounded scalar search.
 
 ``banditbench.policies.logistic`` computes the same iterates without that work; this
-module is what ``benchmarks/logistic_speed.py`` and ``tests/test_neural_logistic.py``
+module is what ``benchmarks/logistic_speed.py`` and ``tests/policies/neural/test_neural_logistic.py``
 compare it with.  The initial Logistic-UCB-1 estimate (a N(0, I) draw in the original)
 is passed in, so both start from the same point.
 """

@@ -20,7 +20,7 @@ Usage (from the project root)::
     python benchmarks/seed001_measure.py render    # SUMMARY -> the generated block of PAGE
     python benchmarks/seed001_measure.py check     # exit 1 when PAGE's block is not SUMMARY's rendering
 
-``tests/test_seed001_measured.py`` runs ``check``'s comparison, so the page shows exactly what the
+``tests/workflow/test_seed001_measured.py`` runs ``check``'s comparison, so the page shows exactly what the
 committed summary holds.
 """
 

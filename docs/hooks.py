@@ -12,7 +12,7 @@
 * ``reference/cli.md``: every subcommand of the argument parser (:func:`banditbench.cli.build_parser`).
 
 The navigation's "Reference" section is filled with the generated pages (``on_config``).
-``tests/test_docs.py`` imports this file to check that every registered name and config key
+``tests/workflow/test_docs.py`` imports this file to check that every registered name and config key
 has an entry in the built site.
 """
 
@@ -345,7 +345,7 @@ def cli_page() -> str:
     for name, sub in subcommands().items():
         lines += [f"## `banditbench {name}`", "", "```text", sub.format_help().rstrip(), "```", ""]
     lines += ["## Examples", "", "From the module's docstring (`banditbench.cli`); the test suite runs each of "
-              "them (`tests/test_docs.py`).", "", _rst_to_md(inspect.cleandoc(cli.__doc__.split("Examples", 1)[1]
+              "them (`tests/workflow/test_docs.py`).", "", _rst_to_md(inspect.cleandoc(cli.__doc__.split("Examples", 1)[1]
                                                                                .split("\n", 2)[2]), "bash"), ""]
     return "\n".join(lines)
 

@@ -25,7 +25,7 @@ The seed-batched criterion rests on ``policies/neural/batched/__init__.py``: "Th
 bit-identical to the single-seed path (other kernels, other summation order): the two make the same
 decisions except near ties."  A near tie may come in any round and a trajectory parts there, so no
 round can be required of every seed: the pooled share is the bound the family tests use
-(``tests/test_batched_neural.py``, ``_assert_not_vacuous``: 60 %, since a per-seed bound failed under
+(``tests/policies/neural/batched/test_batched_neural.py``, ``_assert_not_vacuous``: 60 %, since a per-seed bound failed under
 other BLAS kernels).  Measured on one CPU (``banditbench check --all``, 40 rounds, seeds 1-6), every
 built-in engine agrees in all rounds of most seeds; the lowest pooled shares are NVLDB-UCB-CSYM's 75 %
 (13, 7, 40, 40, 40, 40 rounds: near ties of relative gap 1.5e-16 and 3.8e-16 in rounds 14 and 5) and

@@ -21,7 +21,7 @@ are padded to a length fixed by the round, not by the block (rows ``0 .. t - 2``
 rounds whose outcome is not there carrying weight 0), so every tensor's shape per seed depends
 on ``t`` only; (3) masked updates (``torch.where``) leave a seed that does not train this round
 bit for bit unchanged; (4) transcendental elementwise functions run on rows padded to a whole
-number of vector blocks (:func:`.ops.rowwise`).  ``tests/test_batched_neural.py`` checks the result bytes of a seed alone
+number of vector blocks (:func:`.ops.rowwise`).  ``tests/policies/neural/batched/test_batched_neural.py`` checks the result bytes of a seed alone
 and inside a block.  The batched path is not bit-identical to the single-seed path (other
 kernels, other summation order): the two make the same decisions except near ties.
 

@@ -3,7 +3,7 @@
 Reference: ``banditbench.policies.neural.delayed_dueling._NeuralDuelingBase`` (NDB-DF and its baselines;
 ``neural_dueling.NDBUCB`` / ``NDBTS``).  Must match: every round's pair up to a near tie (rel 1e-6) or a
 heuristic's first imputed-only training round; building blocks rel 1e-12; mean regret 5 %; a seed's file
-bit-identical alone and in a block.  Checked by: ``tests/test_batched_neural_dueling.py``.
+bit-identical alone and in a block.  Checked by: ``tests/policies/neural/batched/test_batched_neural_dueling.py``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Reference: ``banditbench.policies.neural.logistic._NeuralLogisticBase`` (NeuralLog-UCB/TS, NCBF-UCB).
 Must match: TrainNN's iterates rel 1e-9, the decisions up to near ties, mean regret 5 %, a seed's file
-bit-identical alone and in a block.  Checked by: ``tests/test_batched_neural_logistic.py``.
+bit-identical alone and in a block.  Checked by: ``tests/policies/neural/batched/test_batched_neural_logistic.py``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """Mirrors of single-seed functions (each names its reference: ``nets.MLP``, ``training.adam_step``,
 ``linalg.sherman_morrison``, ``banditbench.numerics.logistic_mle.fit_logistic``).  Checked by:
-``tests/test_batched_neural.py`` (building blocks: rel 1e-5 float32, 1e-9 float64),
-``tests/test_logistic.py::test_batched_solver_compares_centred_losses_too``,
-``tests/test_neural_dueling.py::test_batched_gradients_equal_per_arm_autograd``.
+``tests/policies/neural/batched/test_batched_neural.py`` (building blocks: rel 1e-5 float32, 1e-9 float64),
+``tests/policies/test_logistic.py::test_batched_solver_compares_centred_losses_too``,
+``tests/policies/neural/test_neural_dueling.py::test_batched_gradients_equal_per_arm_autograd``.
 
 The tensors of a block have shape ``[S, ...]``; this module holds the pieces the families
 share, each the batched mirror of a single-seed function (tested against it in
-``tests/test_batched_neural.py``):
+``tests/policies/neural/batched/test_batched_neural.py``):
 
 * :func:`mlp_forward`, :func:`mlp_backward` — the :class:`~.nets.MLP` forward pass and the
   hand-written backward pass of its weights, on stacked flat parameter vectors ``[S, p]``;
@@ -81,7 +81,7 @@ def bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     numbers at every batch size; small or short ones (:data:`SMALL`, :data:`SHORT`) are elementwise
     products summed over the innermost axis (an order fixed by K); the others run one ``torch.mm``
     per seed on aligned operands, so what a seed's GEMM sees is its own data and sizes
-    (``tests/test_batched_neural.py`` checks a seed's result file alone and in a block)."""
+    (``tests/policies/neural/batched/test_batched_neural.py`` checks a seed's result file alone and in a block)."""
     M, K, N = a.shape[1], a.shape[2], b.shape[2]
     if min(M, N) >= WIDE:
         return torch.bmm(a, b)

@@ -3,7 +3,7 @@
 Reference: ``banditbench.policies.neural.variance_dueling._NeuralLinearDueling`` (NVLDB/NLDB).  Must
 match: in float64 the same pairs up to near ties (rel 1e-6); in float32 the mean regret over 8 seeds
 within 35 %; a seed's file bit-identical alone and in a block.  Checked by: the NVLDB tests of
-``tests/test_batched_neural.py``.
+``tests/policies/neural/batched/test_batched_neural.py``.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from banditbench.policies.neural.training import Trainer
 from banditbench.policies.neural.variance_dueling import NLDBUcbAsym, NVLDBTsOsym, NVLDBUcbAsym
 from banditbench.policies.pair_selection import candidates, pair_scores, pair_widths, select_pair
 from banditbench.simulation.runner import run_cell
+from conftest import ROOT
 
 # three arms: greedy arm 1, arm 0 far from it in feature space, arm 2 close to arm 1
 U = np.array([0.0, 1.0, 0.5])
@@ -408,9 +409,8 @@ def test_manual_backprop_is_the_autograd_gradient_and_its_adam_steps_agree_to_ro
 
 def _paper_grid():
     import yaml
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = ROOT
     return yaml.safe_load((root / "config" / "variance_dueling.yaml").read_text())["experiments"]
 
 

@@ -29,7 +29,7 @@ from banditbench.storage.resultio import NO_BUDGET
 from banditbench.simulation.runner import build, simulate
 from banditbench.api import NULL, Policy
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT  # noqa: E402
 GRID = load_grid(load_config_file(ROOT / "config.yaml"))
 #: rounds per run: enough to pass a delay window and a knapsack's stopping time; the neural families fewer
 HORIZONS = {"neural_delayed_dueling": 25, "variance_dueling_square": 25, "neural_logistic_h1": 25}

@@ -242,7 +242,7 @@ def test_bad_config_stops_before_any_job(tmp_path):
 def test_a_copy_runs_its_own_library_not_the_installed_checkouts(tmp_path):
     """Without PYTHONPATH the installed banditbench is this checkout's; the copy's Snakefile imports the
     copy's src/ first (its code differs here), so the copy plans with its own library instead of refusing
-    or mixing (a banditbench imported before the Snakefile ran: tests/test_code_identity.py)."""
+    or mixing (a banditbench imported before the Snakefile ran: tests/storage/test_code_identity.py)."""
     work = copy_project(tmp_path, TINY)
     init = work / "src" / "banditbench" / "__init__.py"
     init.write_text(init.read_text() + "\nimport sys\nprint('the copy banditbench', file=sys.stderr)\n")

@@ -51,3 +51,14 @@ def test_every_file_the_layout_names_exists():
             if not any(where.rglob(name)) if folder else not (PACKAGE / name).is_file():
                 gone.append(f"{folder}/{name}" if folder else name)
     assert gone == []
+
+
+def test_the_tests_mirror_the_package():
+    """Every folder of tests/ but workflow/ (the end-to-end and repository tests) is a folder of the package,
+    and test file names are unique (pytest imports them by name)."""
+    tests = ROOT / "tests"
+    folders = {p.relative_to(tests) for p in tests.rglob("*") if p.is_dir() and p.name != "__pycache__"}
+    outside = [str(f) for f in folders if f.parts[0] != "workflow" and not (PACKAGE / f).is_dir()]
+    assert outside == []
+    names = [p.name for p in tests.rglob("test_*.py")]
+    assert len(names) == len(set(names)) and len(names) > 40

@@ -26,7 +26,7 @@ V = np.array([0.5, 0.3, 0.3, 0.5])           # Sec. 6's factors in the order (un
 
 @pytest.fixture(scope="module")
 def oracle(car_oracle):
-    """The fitted car oracle of tests/test_knapsack.py (skipped without the mirror's car.data)."""
+    """The fitted car oracle of tests/policies/test_knapsack.py (skipped without the mirror's car.data)."""
     return car_oracle
 
 

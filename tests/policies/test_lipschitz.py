@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +18,7 @@ from banditbench.policies.lipschitz import DLPP, DelayedZooming, log_term
 from banditbench.policies.metric_space import (ball_boxes, cover_box, find_uncovered, in_balls, linf_distance,
                                                split_box)
 from banditbench.simulation.runner import build, run_cell, simulate
+from conftest import ROOT
 
 
 def cell(function="triangle", policy="delayed_zooming", delay=None, horizon=2000, seed=0, noise_sigma=1.0, **params):
@@ -266,7 +266,7 @@ def test_zero_delay_reproduces_classic_zooming(lazy_rule):
 
 def _shipped_zooming_settings():
     """(function, environment noise, policy sigma) of every ``delayed_zooming`` cell in the shipped configs."""
-    root = Path(__file__).resolve().parents[1]
+    root = ROOT
     found = set()
     for path in [root / "config.yaml", *sorted((root / "config").glob("lipschitz*.yaml"))]:
         for exp in load_config_file(path)["experiments"].values():
