@@ -28,10 +28,11 @@ test-fast: install  ## skip the end-to-end Snakemake runs
 docs: install  ## the documentation site into site/ (offline; reference pages generated from the code)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
-lint: install  ## snakemake --lint, snakefmt --check and ruff check (also run by make test)
+lint: install  ## snakemake --lint, snakefmt --check, ruff check and ruff format --check (also run by make test)
 	$(VENV)/bin/snakemake --lint
 	$(VENV)/bin/snakefmt --check Snakefile workflow/
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 # the jobs' container recipe, generated from envs/banditbench.yaml (needs conda on PATH; a test
 # checks that the committed Dockerfile is what this prints)

@@ -48,8 +48,9 @@ BEFORE = "b80a176~1"
 
 def _module_at(commit: str, file: str, name: str):
     """``src/banditbench/<file>`` as of ``commit``, imported as module ``name`` of the current package."""
-    source = subprocess.run(["git", "-C", str(ROOT), "show", f"{commit}:src/banditbench/{file}"],
-                            check=True, capture_output=True, text=True).stdout
+    source = subprocess.run(
+        ["git", "-C", str(ROOT), "show", f"{commit}:src/banditbench/{file}"], check=True, capture_output=True, text=True
+    ).stdout
     path = Path(tempfile.mkdtemp()) / Path(file).name
     path.write_text(source)
     spec = importlib.util.spec_from_file_location(name, path)
@@ -84,8 +85,12 @@ def write_grid(grid, out: Path) -> dict[str, list[str]]:
             cell = grid.cell(name, job["algorithm"], job["delay"], job["budget"], job["seed"])
             data = series[(job["algorithm"], job["delay"], job["budget"])]
             path = out / "runs" / name / job["algorithm"] / job["delay"] / job["budget"] / f"{job['seed']}.npz"
-            meta = {"cell": cell, "seed": int(job["seed"]), "metrics": ["reward", "regret", "cost", "active"],
-                    "summary": {"tau": 1000.0 + int(job["seed"])}}
+            meta = {
+                "cell": cell,
+                "seed": int(job["seed"]),
+                "metrics": ["reward", "regret", "cost", "active"],
+                "summary": {"tau": 1000.0 + int(job["seed"])},
+            }
             save_result(path, data, meta, {"wall_time_s": 0.5}, provenance)
             runs[name].append(str(path))
     return runs
@@ -109,12 +114,14 @@ def main() -> None:
     runs = write_grid(grid, out)
     total = sum(map(len, runs.values()))
     print(f"{total} result files written in {time.perf_counter() - start:.0f} s to {out}")
-    for paths in runs.values():              # page cache warm for every variant
+    for paths in runs.values():  # page cache warm for every variant
         for p in paths:
             Path(p).read_bytes()
 
-    print(f"{'experiment':<20} {'runs':>6} {'before s':>9} {'after, 1 worker s':>18} "
-          f"{f'after, {args.workers} workers s':>20} {'ratio 1w':>9} {f'ratio {args.workers}w':>9}")
+    print(
+        f"{'experiment':<20} {'runs':>6} {'before s':>9} {'after, 1 worker s':>18} "
+        f"{f'after, {args.workers} workers s':>20} {'ratio 1w':>9} {f'ratio {args.workers}w':>9}"
+    )
     totals = [0.0, 0.0, 0.0]
     for name, paths in runs.items():
         exp = grid.experiments[name]
@@ -129,14 +136,19 @@ def main() -> None:
         times.append(time.perf_counter() - t0)
         for workers in (1, args.workers):
             t0 = time.perf_counter()
-            aggregate_experiment(paths, name, horizons, *files, main_metric, seeds_file=tables / f"{name}.parquet",
-                                 workers=workers)
+            aggregate_experiment(
+                paths, name, horizons, *files, main_metric, seeds_file=tables / f"{name}.parquet", workers=workers
+            )
             times.append(time.perf_counter() - t0)
         totals = [a + b for a, b in zip(totals, times)]
-        print(f"{name:<20} {len(paths):>6} {times[0]:>9.1f} {times[1]:>18.1f} {times[2]:>20.1f} "
-              f"{times[0] / times[1]:>9.2f} {times[0] / times[2]:>9.2f}")
-    print(f"{'all':<20} {total:>6} {totals[0]:>9.1f} {totals[1]:>18.1f} {totals[2]:>20.1f} "
-          f"{totals[0] / totals[1]:>9.2f} {totals[0] / totals[2]:>9.2f}")
+        print(
+            f"{name:<20} {len(paths):>6} {times[0]:>9.1f} {times[1]:>18.1f} {times[2]:>20.1f} "
+            f"{times[0] / times[1]:>9.2f} {times[0] / times[2]:>9.2f}"
+        )
+    print(
+        f"{'all':<20} {total:>6} {totals[0]:>9.1f} {totals[1]:>18.1f} {totals[2]:>20.1f} "
+        f"{totals[0] / totals[1]:>9.2f} {totals[0] / totals[2]:>9.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -32,11 +32,24 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 
 def _dueling(policy, d, K, params, utility="square", arms=("normalized_cube", "cube"), delay=None):
-    return {"experiment": "bench", "algorithm": policy, "delay_label": "bench", "budget": None,
-            "environment": {"name": "synthetic_dueling",
-                            "params": {"dimension": d, "n_arms": K, "utility": utility,
-                                       "arm_distribution": arms[0], "theta_distribution": arms[1]}},
-            "policy": {"name": policy, "params": params}, "delay": delay or {"kind": "none"}}
+    return {
+        "experiment": "bench",
+        "algorithm": policy,
+        "delay_label": "bench",
+        "budget": None,
+        "environment": {
+            "name": "synthetic_dueling",
+            "params": {
+                "dimension": d,
+                "n_arms": K,
+                "utility": utility,
+                "arm_distribution": arms[0],
+                "theta_distribution": arms[1],
+            },
+        },
+        "policy": {"name": policy, "params": params},
+        "delay": delay or {"kind": "none"},
+    }
 
 
 #: config/variance_dueling.yaml's NDB re-implementations (vdb_*: NVLDB's network and budget, a_t = 1)
@@ -50,19 +63,34 @@ CELLS = {
     "d5_v": _dueling("nvldb_ucb_asym", 5, 5, {}),
     "d20_v": _dueling("nvldb_ucb_asym", 20, 5, {}),
     # config/delayed_dueling.yaml: delayed_dueling_quadratic's NDB-DF, geometric delays of mean 20, window 50
-    "ndb_df_d20": _dueling("ndb_df", 20, 20, {}, utility="quadratic", arms=("sphere", "sphere"),
-                           delay={"kind": "geometric", "mean": 20, "window": 50}),
+    "ndb_df_d20": _dueling(
+        "ndb_df",
+        20,
+        20,
+        {},
+        utility="quadratic",
+        arms=("sphere", "sphere"),
+        delay={"kind": "geometric", "mean": 20, "window": 50},
+    ),
     # config/variance_dueling.yaml: vdb_square_d5_k5's NDB-UCB-reimpl and NDB-TS-reimpl
     "ndb_ucb_d5": _dueling("ndb_ucb", 5, 5, NDB_REIMPL),
     "ndb_ts_d5": _dueling("ndb_ts", 5, 5, NDB_REIMPL),
     # config/neural_logistic.yaml: synthetic_h1's NeuralLog-UCB-1 (the paper form: gradient descent on minibatches of 50)
-    "neurallog_h1": {"experiment": "bench", "algorithm": "neurallog_ucb1", "delay_label": "bench", "budget": None,
-                     "environment": {"name": "synthetic_logistic",
-                                     "params": {"latent": "h1", "dimension": 20, "n_arms": 5, "n_contexts": 2500}},
-                     "policy": {"name": "neurallog_ucb1",
-                                "params": {"optimizer": "gd", "minibatch": 50, "effective_dimension": "app_a",
-                                           "nu": 0.01, "lam": 1}},
-                     "delay": {"kind": "none"}},
+    "neurallog_h1": {
+        "experiment": "bench",
+        "algorithm": "neurallog_ucb1",
+        "delay_label": "bench",
+        "budget": None,
+        "environment": {
+            "name": "synthetic_logistic",
+            "params": {"latent": "h1", "dimension": 20, "n_arms": 5, "n_contexts": 2500},
+        },
+        "policy": {
+            "name": "neurallog_ucb1",
+            "params": {"optimizer": "gd", "minibatch": 50, "effective_dimension": "app_a", "nu": 0.01, "lam": 1},
+        },
+        "delay": {"kind": "none"},
+    },
 }
 
 
@@ -81,15 +109,22 @@ def _child(cell: dict, seeds: list[int], batched: bool) -> dict:
         torch.cuda.synchronize()
     cpu, wall = time.process_time() - start, time.perf_counter() - wall
     regret = [float(r[0]["regret"].sum()) for r in results]
-    return {"cpu_per_seed": cpu / len(seeds), "wall_per_seed": wall / len(seeds),
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "mean_regret": sum(regret) / len(regret), "engine": results[0][1]["engine"]}
+    return {
+        "cpu_per_seed": cpu / len(seeds),
+        "wall_per_seed": wall / len(seeds),
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "mean_regret": sum(regret) / len(regret),
+        "engine": results[0][1]["engine"],
+    }
 
 
 def _measure(cell: dict, seeds: list[int], batched: bool) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", json.dumps({"cell": cell, "seeds": seeds,
-                                                                           "batched": batched})],
-                         check=True, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", json.dumps({"cell": cell, "seeds": seeds, "batched": batched})],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -99,8 +134,13 @@ def main() -> None:
     ap.add_argument("--block", type=int, default=20)
     ap.add_argument("--single", type=int, default=1, help="seeds run through the single-seed path")
     ap.add_argument("--cells", nargs="+", default=list(CELLS), choices=list(CELLS))
-    ap.add_argument("--devices", nargs="+", default=["cpu"], choices=["cpu", "cuda"],
-                    help="run the block on each of these devices (policy parameter device)")
+    ap.add_argument(
+        "--devices",
+        nargs="+",
+        default=["cpu"],
+        choices=["cpu", "cuda"],
+        help="run the block on each of these devices (policy parameter device)",
+    )
     ap.add_argument("--child")
     args = ap.parse_args()
     if args.child:
@@ -119,16 +159,28 @@ def main() -> None:
         cell = {**CELLS[name], "horizon": args.horizon}
         single = _measure(cell, list(range(args.single)), False)
         block = _measure(cell, list(range(args.block)), True)
-        print(f"| {name} ({cell['policy']['name']}) | {single['cpu_per_seed']:.2f} s | {block['cpu_per_seed']:.2f} s | "
-              f"{single['cpu_per_seed'] / block['cpu_per_seed']:.2f}x | {block['peak_mb']:.0f} MB |", flush=True)
+        print(
+            f"| {name} ({cell['policy']['name']}) | {single['cpu_per_seed']:.2f} s | {block['cpu_per_seed']:.2f} s | "
+            f"{single['cpu_per_seed'] / block['cpu_per_seed']:.2f}x | {block['peak_mb']:.0f} MB |",
+            flush=True,
+        )
         if args.devices != ["cpu"]:
             for device in args.devices:
-                on = cell if device == "cpu" else {**cell, "policy": {**cell["policy"], "params": {
-                    **cell["policy"]["params"], "device": device}}}
+                on = (
+                    cell
+                    if device == "cpu"
+                    else {
+                        **cell,
+                        "policy": {**cell["policy"], "params": {**cell["policy"]["params"], "device": device}},
+                    }
+                )
                 run = block if device == "cpu" else _measure(on, list(range(args.block)), True)
-                print(f"  {name}, block of {args.block} on {device}: {run['wall_per_seed']:.2f} s wall per seed "
-                      f"({single['wall_per_seed'] / run['wall_per_seed']:.2f}x the single-seed path's "
-                      f"{single['wall_per_seed']:.2f} s on cpu), mean regret {run['mean_regret']:.1f}", flush=True)
+                print(
+                    f"  {name}, block of {args.block} on {device}: {run['wall_per_seed']:.2f} s wall per seed "
+                    f"({single['wall_per_seed'] / run['wall_per_seed']:.2f}x the single-seed path's "
+                    f"{single['wall_per_seed']:.2f} s on cpu), mean regret {run['mean_regret']:.1f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

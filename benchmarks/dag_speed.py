@@ -47,13 +47,19 @@ def dry_run(project: Path, config: dict) -> tuple[float, float, int]:
                 (shutil.copytree if (project / item).is_dir() else shutil.copy2)(project / item, work / item)
         (work / "config.yaml").write_text(yaml.safe_dump(config))
         cpu, start = _children_cpu(), time.perf_counter()
-        run = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1"], cwd=work,
-                             capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(work / "src")))
+        run = subprocess.run(
+            [sys.executable, "-m", "snakemake", "-n", "--cores", "1"],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, PYTHONPATH=str(work / "src")),
+        )
         wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
     if run.returncode:
         raise SystemExit(f"dry run failed in {project}:\n{run.stderr[-3000:]}")
-    jobs = sum(int(line.split()[-1]) for line in run.stdout.split("Job stats:")[1].splitlines()
-               if line.startswith("simulate"))
+    jobs = sum(
+        int(line.split()[-1]) for line in run.stdout.split("Job stats:")[1].splitlines() if line.startswith("simulate")
+    )
     return wall, cpu, jobs
 
 
@@ -63,7 +69,7 @@ def grid(project: Path, seeds: int | None, one_per_job: bool) -> dict:
         if seeds is not None:
             spec["seeds"] = seeds
         if one_per_job:
-            spec.pop("seeds_per_job", None)        # the default: one seed per job
+            spec.pop("seeds_per_job", None)  # the default: one seed per job
     return config
 
 
@@ -89,9 +95,12 @@ def main() -> None:
             if reference is not None and jobs <= args.reference_max_jobs:
                 ref = dry_run(reference, grid(reference, seeds, True))
             rows.append((f"{seeds} seeds, 1 seed/job", jobs, wall, cpu, ref))
-            print(f"{rows[-1][0]}: {jobs} jobs, {wall:.1f} s wall, {cpu:.1f} s CPU"
-                  + (f"; {args.reference}: {ref[0]:.1f} s wall, {ref[1]:.1f} s CPU" if ref else "")
-                  + f" (load {os.getloadavg()[0]:.1f})", flush=True)
+            print(
+                f"{rows[-1][0]}: {jobs} jobs, {wall:.1f} s wall, {cpu:.1f} s CPU"
+                + (f"; {args.reference}: {ref[0]:.1f} s wall, {ref[1]:.1f} s CPU" if ref else "")
+                + f" (load {os.getloadavg()[0]:.1f})",
+                flush=True,
+            )
         wall, cpu, jobs = dry_run(ROOT, grid(ROOT, None, False))
         rows.append(("200 seeds, the grid's seeds_per_job", jobs, wall, cpu, None))
 

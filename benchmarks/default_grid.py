@@ -34,8 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def clone(revision: str, dest: Path) -> str:
     subprocess.run(["git", "clone", "-q", str(ROOT), str(dest)], check=True)
     subprocess.run(["git", "checkout", "-q", revision], cwd=dest, check=True)
-    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=dest, check=True, capture_output=True,
-                          text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=dest, check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def env_of(work: Path) -> dict:
@@ -47,8 +48,9 @@ def precompile(work: Path) -> float | None:
     if "precompile" not in (work / "src" / "banditbench" / "cli.py").read_text():
         return None
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "banditbench", "precompile"], cwd=work, env=env_of(work), check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "banditbench", "precompile"], cwd=work, env=env_of(work), check=True, capture_output=True
+    )
     return time.perf_counter() - start
 
 
@@ -68,15 +70,26 @@ def jobs_per_rule(log: str) -> Counter:
 def run_grid(work: Path, cores: int) -> dict:
     load = os.getloadavg()[0]
     cpu, start = children_cpu(), time.perf_counter()
-    run = subprocess.run([sys.executable, "-m", "snakemake", "--cores", str(cores)], cwd=work, env=env_of(work),
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", str(cores)],
+        cwd=work,
+        env=env_of(work),
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - start
     if run.returncode:
         raise SystemExit(f"snakemake failed in {work}:\n{run.stderr[-3000:]}")
     total = children_cpu() - cpu
     sim = simulate_cpu(work)
-    return {"load": load, "wall": wall, "cpu": total, "simulate": sim, "rest": total - sim,
-            "jobs": jobs_per_rule(run.stdout + run.stderr)}
+    return {
+        "load": load,
+        "wall": wall,
+        "cpu": total,
+        "simulate": sim,
+        "rest": total - sim,
+        "jobs": jobs_per_rule(run.stdout + run.stderr),
+    }
 
 
 def main() -> None:
@@ -100,8 +113,10 @@ def main() -> None:
     for revision, commit, compiled, r in rows:
         ratio = "" if r is first else f" ({first['wall'] / r['wall']:.2f}×)"
         jobs = ", ".join(f"{rule} {n}" for rule, n in sorted(r["jobs"].items()))
-        print(f"| {revision} ({commit}) | {'—' if compiled is None else f'{compiled:.1f}'} | {r['load']:.1f} | "
-              f"{r['wall']:.1f}{ratio} | {r['cpu']:.1f} | {r['simulate']:.1f} | {r['rest']:.1f} | {jobs} |")
+        print(
+            f"| {revision} ({commit}) | {'—' if compiled is None else f'{compiled:.1f}'} | {r['load']:.1f} | "
+            f"{r['wall']:.1f}{ratio} | {r['cpu']:.1f} | {r['simulate']:.1f} | {r['rest']:.1f} | {jobs} |"
+        )
 
 
 if __name__ == "__main__":

@@ -56,8 +56,13 @@ def _children_cpu() -> float:
 def snakemake(work: Path, cores: int, *args) -> tuple[float, float]:
     """Run Snakemake in ``work``; return (wall s, CPU s of it and all its children)."""
     cpu, start = _children_cpu(), time.perf_counter()
-    run = subprocess.run([sys.executable, "-m", "snakemake", "--cores", str(cores), *args, "--quiet"],
-                         cwd=work, capture_output=True, text=True, env=project_env(work))
+    run = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", str(cores), *args, "--quiet"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env=project_env(work),
+    )
     if run.returncode:
         raise SystemExit(f"snakemake {' '.join(args)} failed:\n{run.stderr[-3000:]}")
     return time.perf_counter() - start, _children_cpu() - cpu
@@ -85,18 +90,22 @@ def main() -> None:
     for spec in subset["experiments"].values():
         spec["seeds"], spec["seeds_per_job"] = args.seeds, args.seeds
     runs_full = sum(len(list(grid.jobs(n))) for n in grid.experiments)
-    jobs_full = sum(len(e.algorithms) * len(e.delays) * len(e.budgets) * len(e.seed_blocks)
-                    for e in grid.experiments.values())
+    jobs_full = sum(
+        len(e.algorithms) * len(e.delays) * len(e.budgets) * len(e.seed_blocks) for e in grid.experiments.values()
+    )
 
     with tempfile.TemporaryDirectory(prefix="banditbench-grid-") as tmp:
         work = make_project(Path(tmp) / "subset", subset)
         prepare_data(work, subset, args.cores)
-        targets = ["results/runs/{experiment}/{algorithm}/{delay}/{budget}/{seed}.npz".format(**job)
-                   for n in load_grid(subset).experiments for job in load_grid(subset).jobs(n)]
+        targets = [
+            "results/runs/{experiment}/{algorithm}/{delay}/{budget}/{seed}.npz".format(**job)
+            for n in load_grid(subset).experiments
+            for job in load_grid(subset).jobs(n)
+        ]
         load = os.getloadavg()[0]
         _, plan_subset = snakemake(work, args.cores, "-n", *targets)
         wall, cpu = snakemake(work, args.cores, *targets)
-        gather_wall, gather = snakemake(work, args.cores)          # tables, plots, timing of the subset
+        gather_wall, gather = snakemake(work, args.cores)  # tables, plots, timing of the subset
         sim = defaultdict(list)
         for target in targets:
             _, meta, timing = load_result(work / target)
@@ -113,29 +122,49 @@ def main() -> None:
     per_job = (cpu - sim_cpu - plan_subset) / jobs_subset
     gather_full = gather + 2 * read * (runs_full - len(targets))
     mean = {k: sum(v) / len(v) for k, v in sim.items()}
-    sim_full = sum(mean[(n, a, d, b)] * len(e.seeds) for n, e in grid.experiments.items()
-                   for a in e.algorithms for d in e.delays for b in e.budgets)
-    longest = max(mean[(n, a, d, b)] * e.seeds_per_job + per_job for n, e in grid.experiments.items()
-                  for a in e.algorithms for d in e.delays for b in e.budgets)
+    sim_full = sum(
+        mean[(n, a, d, b)] * len(e.seeds)
+        for n, e in grid.experiments.items()
+        for a in e.algorithms
+        for d in e.delays
+        for b in e.budgets
+    )
+    longest = max(
+        mean[(n, a, d, b)] * e.seeds_per_job + per_job
+        for n, e in grid.experiments.items()
+        for a in e.algorithms
+        for d in e.delays
+        for b in e.budgets
+    )
     work_cpu = sim_full + jobs_full * per_job
 
-    print(f"{args.family}: {runs_full} runs in {jobs_full} simulate jobs "
-          f"({', '.join(f'{n}: {e.seeds_per_job} seeds/job' for n, e in grid.experiments.items())})")
-    print(f"subset: {len(targets)} runs in {jobs_subset} jobs on {args.cores} cores, load {load:.1f} -> "
-          f"{os.getloadavg()[0]:.1f}: wall {wall:.1f} s, CPU {cpu:.1f} s (simulation {sim_cpu:.1f} s, "
-          f"planning {plan_subset:.1f} s), aggregation etc. {gather_wall:.1f} s wall / {gather:.1f} s CPU, "
-          f"reading a result file {1000 * read:.1f} ms CPU")
+    print(
+        f"{args.family}: {runs_full} runs in {jobs_full} simulate jobs "
+        f"({', '.join(f'{n}: {e.seeds_per_job} seeds/job' for n, e in grid.experiments.items())})"
+    )
+    print(
+        f"subset: {len(targets)} runs in {jobs_subset} jobs on {args.cores} cores, load {load:.1f} -> "
+        f"{os.getloadavg()[0]:.1f}: wall {wall:.1f} s, CPU {cpu:.1f} s (simulation {sim_cpu:.1f} s, "
+        f"planning {plan_subset:.1f} s), aggregation etc. {gather_wall:.1f} s wall / {gather:.1f} s CPU, "
+        f"reading a result file {1000 * read:.1f} ms CPU"
+    )
     for name, exp in grid.experiments.items():
         cells = [v for k, v in mean.items() if k[0] == name]
         cheapest = min(cells) * exp.seeds_per_job
-        print(f"  {name}: simulation CPU per seed {min(cells):.3f} to {max(cells):.3f} s (cell means); "
-              f"a job of {exp.seeds_per_job} seeds of the cheapest cell: {cheapest:.1f} s + {per_job:.2f} s "
-              f"outside the simulations ({per_job / (cheapest + per_job):.1%})")
-    print(f"per job outside the simulations: {per_job:.2f} s CPU "
-          f"({per_job * jobs_full / work_cpu:.1%} of the full grid's job CPU with its seeds_per_job)")
-    print(f"full grid: simulation {sim_full / 3600:.2f} CPU-h, jobs {work_cpu / 3600:.2f} CPU-h, "
-          f"planning (dry run) {plan:.1f} s CPU / {plan_wall:.1f} s wall, longest job {longest:.0f} s CPU, "
-          f"aggregation etc. {gather_full:.0f} s CPU\n")
+        print(
+            f"  {name}: simulation CPU per seed {min(cells):.3f} to {max(cells):.3f} s (cell means); "
+            f"a job of {exp.seeds_per_job} seeds of the cheapest cell: {cheapest:.1f} s + {per_job:.2f} s "
+            f"outside the simulations ({per_job / (cheapest + per_job):.1%})"
+        )
+    print(
+        f"per job outside the simulations: {per_job:.2f} s CPU "
+        f"({per_job * jobs_full / work_cpu:.1%} of the full grid's job CPU with its seeds_per_job)"
+    )
+    print(
+        f"full grid: simulation {sim_full / 3600:.2f} CPU-h, jobs {work_cpu / 3600:.2f} CPU-h, "
+        f"planning (dry run) {plan:.1f} s CPU / {plan_wall:.1f} s wall, longest job {longest:.0f} s CPU, "
+        f"aggregation etc. {gather_full:.0f} s CPU\n"
+    )
     print("| cores | projected wall |")
     print("|---|---|")
     for c in args.project:

@@ -85,7 +85,7 @@ class Replay(Policy):
     feedback_kind = "any"
 
     def __init__(self, actions: list, context_form: str | None = None):
-        self.actions, self.context_form = actions, context_form      # the recorded policy's context form
+        self.actions, self.context_form = actions, context_form  # the recorded policy's context form
 
     def observe(self, t, arrived):
         pass
@@ -118,7 +118,7 @@ def run_compiled_job(cell: dict, repeat: int) -> tuple[float, float, float, int]
         full.append(time.process_time() - start)
         if not ran[-1]:
             return None
-        if points is None:                                   # the Python loop's actions: the same decisions
+        if points is None:  # the Python loop's actions: the same decisions
             env, policy, delay, delay_rng = build(cell)
             played, act = [], policy.act
             policy.act = lambda t, context: played.append(act(t, context)) or played[-1]
@@ -192,8 +192,10 @@ def main() -> None:
     grid = load_grid(load_config_file(Path(args.configfile).resolve()))
     names = args.experiments.split(",") if args.experiments else list(grid.experiments)
     os.chdir(tempfile.mkdtemp(prefix="harness-"))
-    print(f"{'experiment':28s} {'algorithm':16s} {'delay':22s} {'T':>6s} {'round µs':>9s} {'harness µs':>10s} "
-          f"{'share':>6s} {'floor µs':>8s}")
+    print(
+        f"{'experiment':28s} {'algorithm':16s} {'delay':22s} {'T':>6s} {'round µs':>9s} {'harness µs':>10s} "
+        f"{'share':>6s} {'floor µs':>8s}"
+    )
     worst = 0.0
     for name in names:
         exp = grid.experiments[name]
@@ -208,9 +210,12 @@ def main() -> None:
                     full, harness, floor, T = run_job(cell, args.repeat)
                     worst = max(worst, harness / full)
                     label = delay if budget == NO_BUDGET else f"{delay} B={budget}"
-                    print(f"{name:28s} {alg:16s} {label:22s} {T:6d} {1e6 * full / T:9.2f} "
-                          f"{1e6 * harness / T:10.2f} {harness / full:6.1%} "
-                          f"{'compiled' if floor != floor else f'{1e6 * floor / T:8.2f}':>8s}", flush=True)
+                    print(
+                        f"{name:28s} {alg:16s} {label:22s} {T:6d} {1e6 * full / T:9.2f} "
+                        f"{1e6 * harness / T:10.2f} {harness / full:6.1%} "
+                        f"{'compiled' if floor != floor else f'{1e6 * floor / T:8.2f}':>8s}",
+                        flush=True,
+                    )
     print(f"largest harness share: {worst:.1%}")
 
 

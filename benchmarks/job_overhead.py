@@ -42,7 +42,7 @@ from banditbench.configuration.grid import load_grid
 ROOT = Path(__file__).resolve().parents[1]
 
 THREADS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-if (ROOT.parent / "shared" / "datasets").is_dir():       # real data (the car oracle) from the offline mirror
+if (ROOT.parent / "shared" / "datasets").is_dir():  # real data (the car oracle) from the offline mirror
     os.environ.setdefault("BANDITBENCH_DATA_MIRROR", str(ROOT.parent / "shared" / "datasets"))
 
 
@@ -113,8 +113,13 @@ def prepare_data(work: Path, config: dict, cores: int) -> None:
     """Build the prepared data the runs read (untimed)."""
     files = sorted({f for name in load_grid(config).experiments for f in load_grid(config).data_files(name)})
     if files:
-        run = subprocess.run([sys.executable, "-m", "snakemake", "--cores", str(cores), *files, "--quiet"],
-                             cwd=work, capture_output=True, text=True, env=project_env(work))
+        run = subprocess.run(
+            [sys.executable, "-m", "snakemake", "--cores", str(cores), *files, "--quiet"],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            env=project_env(work),
+        )
         if run.returncode:
             raise SystemExit(f"building {files} failed:\n{run.stderr[-3000:]}")
 
@@ -130,7 +135,7 @@ def time_pool(work: Path, runs, cores: int) -> tuple[float, float, float]:
     pool = multiprocessing.get_context("spawn").Pool(cores, initializer=_worker_init, initargs=(str(work),))
     sim = sum(pool.map(_run, runs, chunksize=1))
     pool.close()
-    pool.join()                                   # reaped workers count in RUSAGE_CHILDREN
+    pool.join()  # reaped workers count in RUSAGE_CHILDREN
     return time.perf_counter() - start, children_cpu() - cpu, sim
 
 
@@ -139,8 +144,13 @@ def time_snakemake(work: Path, config: dict, runs, cores: int) -> tuple[float, f
     (work / "config.yaml").write_text(yaml.safe_dump(config))
     targets = [path for _, path in runs]
     cpu, start = children_cpu(), time.perf_counter()
-    run = subprocess.run([sys.executable, "-m", "snakemake", "--cores", str(cores), *targets, "--quiet"],
-                         cwd=work, capture_output=True, text=True, env=project_env(work))
+    run = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", str(cores), *targets, "--quiet"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env=project_env(work),
+    )
     wall = time.perf_counter() - start
     if run.returncode:
         raise SystemExit(f"snakemake failed:\n{run.stderr[-3000:]}")
@@ -162,19 +172,27 @@ def main() -> None:
     base = subset_config(args.family, args.experiments, args.delays, args.budgets, args.algorithms, args.seeds, None)
     runs = run_files(base)
     one = subset_config(args.family, args.experiments, args.delays, args.budgets, args.algorithms, args.seeds, 1)
-    blocked = subset_config(args.family, args.experiments, args.delays, args.budgets, args.algorithms, args.seeds,
-                            args.block)
+    blocked = subset_config(
+        args.family, args.experiments, args.delays, args.budgets, args.algorithms, args.seeds, args.block
+    )
     blocks = {n: e.seeds_per_job for n, e in load_grid(blocked).experiments.items()}
-    n_jobs = sum(len(e.algorithms) * len(e.delays) * len(e.budgets) * len(e.seed_blocks)
-                 for e in load_grid(blocked).experiments.values())
-    print(f"{args.family}: {len(runs)} runs ({', '.join(f'{n}: {b} seeds/job' for n, b in blocks.items())}), "
-          f"{args.cores} cores", flush=True)
+    n_jobs = sum(
+        len(e.algorithms) * len(e.delays) * len(e.budgets) * len(e.seed_blocks)
+        for e in load_grid(blocked).experiments.values()
+    )
+    print(
+        f"{args.family}: {len(runs)} runs ({', '.join(f'{n}: {b} seeds/job' for n, b in blocks.items())}), "
+        f"{args.cores} cores",
+        flush=True,
+    )
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="banditbench-overhead-") as tmp:
-        for label, config, jobs in (("pool (1 process per core)", None, args.cores),
-                                    ("snakemake, 1 seed/job", one, len(runs)),
-                                    ("snakemake, seed blocks", blocked, n_jobs)):
+        for label, config, jobs in (
+            ("pool (1 process per core)", None, args.cores),
+            ("snakemake, 1 seed/job", one, len(runs)),
+            ("snakemake, seed blocks", blocked, n_jobs),
+        ):
             work = make_project(Path(tmp) / f"v{len(rows)}", base)
             prepare_data(work, base, args.cores)
             load = os.getloadavg()[0]
@@ -186,12 +204,16 @@ def main() -> None:
             print(f"  {label}: {wall:.1f} s wall, {cpu:.1f} s CPU (load {load:.1f})", flush=True)
     pool_wall, pool_cpu = rows[0][2], rows[0][3]
     print(f"\nsimulation CPU time of the {len(runs)} runs: {sim:.1f} s")
-    print("| variant | jobs | CPU [s] | CPU vs pool | wall [s] | wall vs pool | overhead share (CPU / wall) "
-          "| load (1 min) |")
+    print(
+        "| variant | jobs | CPU [s] | CPU vs pool | wall [s] | wall vs pool | overhead share (CPU / wall) "
+        "| load (1 min) |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for label, jobs, wall, cpu, load in rows:
-        print(f"| {label} | {jobs} | {cpu:.1f} | {cpu / pool_cpu:.2f}x | {wall:.1f} | {wall / pool_wall:.2f}x "
-              f"| {max(0.0, 1 - sim / cpu):.0%} / {max(0.0, 1 - pool_wall / wall):.0%} | {load:.1f} |")
+        print(
+            f"| {label} | {jobs} | {cpu:.1f} | {cpu / pool_cpu:.2f}x | {wall:.1f} | {wall / pool_wall:.2f}x "
+            f"| {max(0.0, 1 - sim / cpu):.0%} / {max(0.0, 1 - pool_wall / wall):.0%} | {load:.1f} |"
+        )
 
 
 if __name__ == "__main__":

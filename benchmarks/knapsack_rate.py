@@ -68,8 +68,9 @@ class AllRowsAlg1(OptimisticDuel):
     def _estimate(self):
         if self._stale:
             n = self.n_rows
-            self.theta = knapsack.fit_logistic(self.rows[:n], self.labels[:n], self.lam, self.theta,
-                                               max_iter=self.max_newton_steps, tol=self.tol)
+            self.theta = knapsack.fit_logistic(
+                self.rows[:n], self.labels[:n], self.lam, self.theta, max_iter=self.max_newton_steps, tol=self.tol
+            )
             self._stale = False
         return self.theta
 
@@ -127,17 +128,23 @@ def main():
     ap.add_argument("--seeds", default="0,1,2,3")
     args = ap.parse_args()
     T = args.horizon
-    print(f"pblincbwk_alg1 on pbbwk_synthetic, T = {T}, no delay; CPU time, one BLAS thread; "
-          f"load average {os.getloadavg()[0]:.1f}")
-    print(f"{'B / T':>6s} {'seed':>4s} {'variant':9s} {'rounds/s':>9s} {'tau':>5s} {'refits':>6s} {'rows':>5s} "
-          f"{'losses/refit':>12s} {'µs/refit':>9s} {'reward':>8s}")
+    print(
+        f"pblincbwk_alg1 on pbbwk_synthetic, T = {T}, no delay; CPU time, one BLAS thread; "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        f"{'B / T':>6s} {'seed':>4s} {'variant':9s} {'rounds/s':>9s} {'tau':>5s} {'refits':>6s} {'rows':>5s} "
+        f"{'losses/refit':>12s} {'µs/refit':>9s} {'reward':>8s}"
+    )
     for frac in (float(b) for b in args.budgets.split(",")):
         for seed in (int(s) for s in args.seeds.split(",")):
             for label in VARIANTS:
                 seconds, tau, c, rows, reward = run(label, T, frac * T, seed)
-                print(f"{frac:6.2f} {seed:4d} {label:9s} {T / seconds:9.0f} {tau:5d} {c.fits:6d} {rows:5d} "
-                      f"{c.losses / max(c.fits, 1):12.1f} {1e6 * c.fit_seconds / max(c.fits, 1):9.0f} {reward:8.1f}",
-                      flush=True)
+                print(
+                    f"{frac:6.2f} {seed:4d} {label:9s} {T / seconds:9.0f} {tau:5d} {c.fits:6d} {rows:5d} "
+                    f"{c.losses / max(c.fits, 1):12.1f} {1e6 * c.fit_seconds / max(c.fits, 1):9.0f} {reward:8.1f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

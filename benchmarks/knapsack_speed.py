@@ -64,19 +64,29 @@ class ReferenceAlg1(Policy):
             return NULL
         phi, psi = ctx.phi, ctx.psi
         X = np.array(self.diffs).reshape(-1, self.d)
-        theta = (optimize.minimize(logistic_loss, np.zeros(self.d), args=(X, np.array(self.labels), self.lam),
-                                   method="BFGS", options={"gtol": 1e-6}).x if len(X) else np.zeros(self.d))
+        theta = (
+            optimize.minimize(
+                logistic_loss,
+                np.zeros(self.d),
+                args=(X, np.array(self.labels), self.lam),
+                method="BFGS",
+                options={"gtol": 1e-6},
+            ).x
+            if len(X)
+            else np.zeros(self.d)
+        )
         sigma_inv = np.linalg.inv(self.kappa * self.lam * np.eye(self.d) + X.T @ X)
         P = np.array(self.psis).reshape(-1, self.dw)
         psi_inv = np.linalg.inv(self.lam * np.eye(self.dw) + P.T @ P)
         omega = psi_inv @ (P.T @ np.array(self.costs))
         best, choice = -np.inf, (0, 0)
         for x in range(len(phi)):
-            for y in range(x, len(phi)):            # symmetric index: x <= y, as the policy
+            for y in range(x, len(phi)):  # symmetric index: x <= y, as the policy
                 diff = phi[x] - phi[y]
                 r = theta @ (phi[x] + phi[y]) + self.beta_r * np.sqrt(diff @ sigma_inv @ diff)
-                w = omega @ (psi[x] + psi[y]) - self.beta_w * (np.sqrt(psi[x] @ psi_inv @ psi[x])
-                                                               + np.sqrt(psi[y] @ psi_inv @ psi[y]))
+                w = omega @ (psi[x] + psi[y]) - self.beta_w * (
+                    np.sqrt(psi[x] @ psi_inv @ psi[x]) + np.sqrt(psi[y] @ psi_inv @ psi[y])
+                )
                 if r - self.Q / self.V * w > best:
                     best, choice, w_choice = r - self.Q / self.V * w, (x, y), w
         self.Q = max(self.Q + w_choice - self.b, 0.0)
@@ -120,14 +130,18 @@ def main():
         def make_env():
             return CarModeration(np.random.SeedSequence(0), horizon=T, budget=B, oracle=oracle)
     else:
+
         def make_env():
             return SyntheticPbBwK(np.random.SeedSequence(0), horizon=T, budget=B)
+
     fast_s, fast_actions = run(OptimisticDuel, make_env, T)
     ref_s, ref_actions = run(ReferenceAlg1, make_env, T)
     same = np.mean([a == b for a, b in zip(fast_actions, ref_actions)])
     env = make_env()
-    print(f"Algorithm 1 (seed 004), {args.env}: T = {T}, B = {B}, d = {env.phi.shape[-1]}, K = {env.n_arms}, "
-          f"no delay, one thread")
+    print(
+        f"Algorithm 1 (seed 004), {args.env}: T = {T}, B = {B}, d = {env.phi.shape[-1]}, K = {env.n_arms}, "
+        f"no delay, one thread"
+    )
     print(f"  banditbench : {fast_s:7.2f} s  ({T / fast_s:8.0f} rounds/s)")
     print(f"  reference   : {ref_s:7.2f} s  ({T / ref_s:8.0f} rounds/s)")
     print(f"  speed-up    : {ref_s / fast_s:7.1f}x   (same duel in {same:.0%} of rounds)")

@@ -49,8 +49,9 @@ class ReferenceLDBDF(Policy):
     def act(self, t, arms):
         if self.rows:
             X, a = np.array(self.rows), np.array(self.labels)
-            theta = optimize.minimize(logistic_loss, np.zeros(self.d), args=(X, a, self.lam), method="BFGS",
-                                      options={"gtol": 1e-6}).x
+            theta = optimize.minimize(
+                logistic_loss, np.zeros(self.d), args=(X, a, self.lam), method="BFGS", options={"gtol": 1e-6}
+            ).x
         else:
             theta = np.zeros(self.d)
         first = int(np.argmax(arms @ theta))
@@ -71,8 +72,9 @@ class ReferenceLDBDF(Policy):
 def run(policy_cls, T, d, K, seed=0):
     env = SyntheticDueling(np.random.SeedSequence(seed), horizon=T, dimension=d, n_arms=K)
     delay = make_delay({"kind": "geometric", "mean": 20, "window": 50})
-    policy = policy_cls(Problem(T, rho=delay.rho, window=delay.window, info=env.public_info()),
-                        np.random.default_rng(1))
+    policy = policy_cls(
+        Problem(T, rho=delay.rho, window=delay.window, info=env.public_info()), np.random.default_rng(1)
+    )
     start = time.perf_counter()
     logs = simulate(env, policy, delay, T, np.random.default_rng(2))
     return time.perf_counter() - start, logs["regret"]

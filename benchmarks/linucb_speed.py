@@ -59,8 +59,9 @@ class ReferenceLinUCB(Policy):
 
 
 def run(policy_cls, horizon, image_size, seed=0, **info_override):
-    env = ClassificationBandit(np.random.SeedSequence(seed), horizon=horizon, dataset="digits",
-                               preprocessing={"image_size": image_size})
+    env = ClassificationBandit(
+        np.random.SeedSequence(seed), horizon=horizon, dataset="digits", preprocessing={"image_size": image_size}
+    )
     info = {**env.public_info(), **info_override}
     policy = policy_cls(Problem(horizon, info=info), np.random.default_rng(seed))
     actions = []
@@ -88,12 +89,17 @@ def main():
         t_fast, a_fast, r_fast = run(LinUCB, args.horizon, args.image_size)
         t_ref, a_ref, r_ref = run(ReferenceLinUCB, args.horizon, args.image_size)
     d = args.image_size**2
-    print(f"digits {args.image_size}x{args.image_size}: K = 10, d = {d}, arm dimension dK = {10 * d}, "
-          f"T = {args.horizon}")
-    print(f"  banditbench LinUCB (block, Sherman-Morrison): {args.horizon / t_fast:10.1f} rounds/s  "
-          f"cumulative regret {r_fast:.0f}")
-    print(f"  reference (full inverse, loop over arms):     {args.horizon / t_ref:10.1f} rounds/s  "
-          f"cumulative regret {r_ref:.0f}")
+    print(
+        f"digits {args.image_size}x{args.image_size}: K = 10, d = {d}, arm dimension dK = {10 * d}, T = {args.horizon}"
+    )
+    print(
+        f"  banditbench LinUCB (block, Sherman-Morrison): {args.horizon / t_fast:10.1f} rounds/s  "
+        f"cumulative regret {r_fast:.0f}"
+    )
+    print(
+        f"  reference (full inverse, loop over arms):     {args.horizon / t_ref:10.1f} rounds/s  "
+        f"cumulative regret {r_ref:.0f}"
+    )
     print(f"  speed-up: {t_ref / t_fast:.1f}x; same arms in {np.mean(a_fast == a_ref):.1%} of rounds")
 
 

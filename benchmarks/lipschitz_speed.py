@@ -45,6 +45,7 @@ from banditbench.simulation.runner import build, simulate  # noqa: E402
 
 # --- straightforward references ------------------------------------------------------------------
 
+
 def _open01(rng) -> float:
     u = rng.random()
     while u == 0.0:
@@ -76,7 +77,9 @@ class RefDelayedZooming(Policy):
                 self.cache_sum[i] += fb.reward
 
     def _uncovered_cells(self, radii):
-        boxes = [([max(0.0, c - r) for c in ctr], [min(1.0, c + r) for c in ctr]) for ctr, r in zip(self.centers, radii)]
+        boxes = [
+            ([max(0.0, c - r) for c in ctr], [min(1.0, c + r) for c in ctr]) for ctr, r in zip(self.centers, radii)
+        ]
         if self.d == 1:
             gaps, reach = [], 0.0
             for lo, hi in sorted((b[0][0], b[1][0]) for b in boxes):
@@ -108,8 +111,13 @@ class RefDelayedZooming(Policy):
                 target -= vol
             frac = [target / vol] + [_open01(self.rng) for _ in range(self.d - 1)]
             self.centers.append([a + f * (b - a) for a, b, f in zip(lo, hi, frac)])
-            for lst, zero in ((self.v, 0), (self.sums, 0.0), (self.cache_n, 0), (self.cache_sum, 0.0),
-                              (self.v_at_pull, 0)):
+            for lst, zero in (
+                (self.v, 0),
+                (self.sums, 0.0),
+                (self.cache_n, 0),
+                (self.cache_sum, 0.0),
+                (self.v_at_pull, 0),
+            ):
                 lst.append(zero)
             i = len(self.centers) - 1
         else:
@@ -142,7 +150,7 @@ class RefDLPP(Policy):
 
     def _new_phase(self, centers):
         self.phase += 1
-        self.r = 2.0 ** -self.phase
+        self.r = 2.0**-self.phase
         self.v_target = self.v_scale / self.r**2
         self.balls = [{"c": c, "v": 0, "sum": 0.0, "mean": 0.0, "plus": True, "phase": self.phase} for c in centers]
         self.queue = []
@@ -178,6 +186,7 @@ class RefDLPP(Policy):
 
 
 # --- timing ----------------------------------------------------------------------------------------
+
 
 def timed(policy: Policy, horizon: int) -> np.ndarray:
     """Wrap ``observe``/``act`` so the time spent in round ``t`` accumulates in the returned array."""
@@ -217,9 +226,15 @@ def run_reference(ref: Policy, env, delays: np.ndarray, horizon: int, budget_s: 
 
 
 def scenario(name, function, algorithm, params, ref_cls, ref_params, horizon, seed, ref_budget, noise=1.0):
-    cell = {"seed": seed, "horizon": horizon, "budget": None, "delay_label": "geometric_mean20",
-            "environment": {"name": "lipschitz", "params": {"function": function, "noise_sigma": noise}},
-            "policy": {"name": algorithm, "params": params}, "delay": {"kind": "geometric", "mean": 20}}
+    cell = {
+        "seed": seed,
+        "horizon": horizon,
+        "budget": None,
+        "delay_label": "geometric_mean20",
+        "environment": {"name": "lipschitz", "params": {"function": function, "noise_sigma": noise}},
+        "policy": {"name": algorithm, "params": params},
+        "delay": {"kind": "geometric", "mean": 20},
+    }
     env, pol, delay, drng = build(cell)
     spent = timed(pol, horizon)
     t0 = time.perf_counter()
@@ -227,7 +242,7 @@ def scenario(name, function, algorithm, params, ref_cls, ref_params, horizon, se
     loop_s = time.perf_counter() - t0
     ours_s = float(spent.sum())
     size = pol.n_arms if algorithm == "delayed_zooming" else pol.n_balls - pol.phase_start
-    env3, pol3, delay3, drng3 = build(cell)                     # as a job runs it: compiled, the same choices
+    env3, pol3, delay3, drng3 = build(cell)  # as a job runs it: compiled, the same choices
     t0 = time.process_time()
     if not np.array_equal(simulate(env3, pol3, delay3, horizon, drng3)["regret"], regret):
         raise RuntimeError(f"{name} {algorithm}: the compiled run differs from the Python loop")
@@ -239,15 +254,28 @@ def scenario(name, function, algorithm, params, ref_cls, ref_params, horizon, se
     n_ref, ref_s = run_reference(ref, env2, delays, horizon, ref_budget)
     ours_at = float(spent[: n_ref + 1].sum())
     ref_size = len(ref.centers) if algorithm == "delayed_zooming" else len(ref.balls)
-    row = {"scenario": name, "function": function, "algorithm": algorithm, "horizon": horizon,
-           "rounds_per_s_policy": horizon / ours_s, "rounds_per_s_loop": horizon / loop_s,
-           "rounds_per_s_compiled": horizon / compiled_s,
-           "active_set": int(size), "regret": float(regret.sum()),
-           "ref_rounds": n_ref, "ref_rounds_per_s": n_ref / ref_s, "ours_rounds_per_s_at_ref_rounds": n_ref / ours_at,
-           "speedup_at_equal_rounds": ref_s / ours_at, "ref_active_set_at_ref_rounds": ref_size}
-    print(f"{name:<26} {algorithm:<16} {horizon / ours_s:>10.0f} {horizon / loop_s:>10.0f} "
-          f"{horizon / compiled_s:>11.0f} {size:>6d} "
-          f"{n_ref:>8d} {n_ref / ref_s:>10.0f} {n_ref / ours_at:>10.0f} {ref_s / ours_at:>8.1f}x", flush=True)
+    row = {
+        "scenario": name,
+        "function": function,
+        "algorithm": algorithm,
+        "horizon": horizon,
+        "rounds_per_s_policy": horizon / ours_s,
+        "rounds_per_s_loop": horizon / loop_s,
+        "rounds_per_s_compiled": horizon / compiled_s,
+        "active_set": int(size),
+        "regret": float(regret.sum()),
+        "ref_rounds": n_ref,
+        "ref_rounds_per_s": n_ref / ref_s,
+        "ours_rounds_per_s_at_ref_rounds": n_ref / ours_at,
+        "speedup_at_equal_rounds": ref_s / ours_at,
+        "ref_active_set_at_ref_rounds": ref_size,
+    }
+    print(
+        f"{name:<26} {algorithm:<16} {horizon / ours_s:>10.0f} {horizon / loop_s:>10.0f} "
+        f"{horizon / compiled_s:>11.0f} {size:>6d} "
+        f"{n_ref:>8d} {n_ref / ref_s:>10.0f} {n_ref / ours_at:>10.0f} {ref_s / ours_at:>8.1f}x",
+        flush=True,
+    )
     return row
 
 
@@ -259,34 +287,88 @@ def main(argv=None):
     ap.add_argument("--json", type=Path, help="also write the rows here")
     args = ap.parse_args(argv)
     print(f"T = {args.horizon}, seed {args.seed}, geometric delays (mean 20), one thread")
-    for algorithm in ("delayed_zooming", "dlpp"):               # load the compiled runs (not timed)
+    for algorithm in ("delayed_zooming", "dlpp"):  # load the compiled runs (not timed)
         for function in ("triangle", "two_dim"):
-            warm = {"seed": 0, "horizon": 50, "budget": None, "delay_label": "none", "delay": {"kind": "none"},
-                    "environment": {"name": "lipschitz", "params": {"function": function}},
-                    "policy": {"name": algorithm, "params": {}}}
+            warm = {
+                "seed": 0,
+                "horizon": 50,
+                "budget": None,
+                "delay_label": "none",
+                "delay": {"kind": "none"},
+                "environment": {"name": "lipschitz", "params": {"function": function}},
+                "policy": {"name": algorithm, "params": {}},
+            }
             env, pol, delay, drng = build(warm)
             simulate(env, pol, delay, 50, drng)
-    print(f"{'scenario':<26} {'algorithm':<16} {'rd/s pol':>10} {'rd/s loop':>10} {'rd/s comp.':>11} {'|A|':>6} "
-          f"{'ref rds':>8} {'ref rd/s':>10} {'ours rd/s':>10} {'speedup':>9}")
+    print(
+        f"{'scenario':<26} {'algorithm':<16} {'rd/s pol':>10} {'rd/s loop':>10} {'rd/s comp.':>11} {'|A|':>6} "
+        f"{'ref rds':>8} {'ref rd/s':>10} {'ours rd/s':>10} {'speedup':>9}"
+    )
     zoom, dlpp = "delayed_zooming", "dlpp"
     stress = {"sigma": 0.004, "lazy_rule": "radius"}
     rows = []
-    paper = {"sigma": 0.01}                          # config/lipschitz.yaml: noise sd = policy sigma = 0.01
+    paper = {"sigma": 0.01}  # config/lipschitz.yaml: noise sd = policy sigma = 0.01
     for function in ("triangle", "two_dim"):
         for algorithm, ref_cls in ((zoom, RefDelayedZooming), (dlpp, RefDLPP)):
-            rows.append(scenario(f"paper {function}", function, algorithm, paper, ref_cls, paper,
-                                 args.horizon, args.seed, args.ref_budget, noise=0.01))
-            rows.append(scenario(f"sigma=1 {function}", function, algorithm, {}, ref_cls, {},
-                                 args.horizon, args.seed, args.ref_budget))
-    rows.append(scenario("stress triangle sigma=.001", "triangle", zoom, {"sigma": 0.001, "lazy_rule": "radius"},
-                         RefDelayedZooming, {"sigma": 0.001, "lazy_rule": "radius"},
-                         args.horizon, args.seed, args.ref_budget))
-    rows.append(scenario("stress two_dim sigma=.004", "two_dim", zoom, stress, RefDelayedZooming, stress,
-                         args.horizon, args.seed, args.ref_budget))
-    print("rd/s pol: rounds/s inside the policy over all T rounds (the Python loop); rd/s loop: the whole Python\n"
-          "loop; rd/s comp.: the whole compiled run, as a job runs it (CPU time; the same choices); |A|: final\n"
-          "active arms (zooming) / balls of the last phase (DLPP); ref rds: rounds the reference ran in the budget;\n"
-          "speedup: reference policy time / ours over those first rounds.")
+            rows.append(
+                scenario(
+                    f"paper {function}",
+                    function,
+                    algorithm,
+                    paper,
+                    ref_cls,
+                    paper,
+                    args.horizon,
+                    args.seed,
+                    args.ref_budget,
+                    noise=0.01,
+                )
+            )
+            rows.append(
+                scenario(
+                    f"sigma=1 {function}",
+                    function,
+                    algorithm,
+                    {},
+                    ref_cls,
+                    {},
+                    args.horizon,
+                    args.seed,
+                    args.ref_budget,
+                )
+            )
+    rows.append(
+        scenario(
+            "stress triangle sigma=.001",
+            "triangle",
+            zoom,
+            {"sigma": 0.001, "lazy_rule": "radius"},
+            RefDelayedZooming,
+            {"sigma": 0.001, "lazy_rule": "radius"},
+            args.horizon,
+            args.seed,
+            args.ref_budget,
+        )
+    )
+    rows.append(
+        scenario(
+            "stress two_dim sigma=.004",
+            "two_dim",
+            zoom,
+            stress,
+            RefDelayedZooming,
+            stress,
+            args.horizon,
+            args.seed,
+            args.ref_budget,
+        )
+    )
+    print(
+        "rd/s pol: rounds/s inside the policy over all T rounds (the Python loop); rd/s loop: the whole Python\n"
+        "loop; rd/s comp.: the whole compiled run, as a job runs it (CPU time; the same choices); |A|: final\n"
+        "active arms (zooming) / balls of the last phase (DLPP); ref rds: rounds the reference ran in the budget;\n"
+        "speedup: reference policy time / ours over those first rounds."
+    )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
 

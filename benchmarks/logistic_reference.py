@@ -61,8 +61,9 @@ class RefLogisticUCB1:
                 probs = sigmoid(np.dot(np.array(self.arms), theta))[:, None]
                 residual = probs - np.array(self.rewards)[:, None]
                 grad = self.l2reg * theta + np.sum(residual * np.array(self.arms), axis=0)
-                hessian = (np.dot(np.array(self.arms).T, probs * (1 - probs) * np.array(self.arms))
-                           + self.l2reg * np.eye(self.dim))
+                hessian = np.dot(
+                    np.array(self.arms).T, probs * (1 - probs) * np.array(self.arms)
+                ) + self.l2reg * np.eye(self.dim)
                 theta = theta - np.linalg.solve(hessian, grad)
             self.theta = theta
             self.H = hessian
@@ -72,17 +73,20 @@ class RefLogisticUCB1:
         _, logdet = np.linalg.slogdet(self.H)
         lam, d = self.l2reg, self.dim
         ratio = np.log(chi2(d).cdf(2 * lam) / chi2(d).cdf(lam))
-        gamma_1 = np.sqrt(lam) / 2 + (2 / np.sqrt(lam)) * (np.log(1 / self.delta) + 0.5 * logdet
-                                                           - 0.5 * d * np.log(lam) + ratio)
+        gamma_1 = np.sqrt(lam) / 2 + (2 / np.sqrt(lam)) * (
+            np.log(1 / self.delta) + 0.5 * logdet - 0.5 * d * np.log(lam) + ratio
+        )
         gamma_2 = 1 + np.log(1 / self.delta) + ratio + 0.5 * logdet - 0.5 * d * np.log(lam)
         gamma = min(gamma_1, gamma_2)
-        self.bonus = 0.25 * np.sqrt(self.kappa) * min(np.sqrt(1 + 2 * self.S) * gamma,
-                                                      gamma + gamma ** 2 / np.sqrt(lam)) + np.sqrt(lam) * self.S
+        self.bonus = (
+            0.25 * np.sqrt(self.kappa) * min(np.sqrt(1 + 2 * self.S) * gamma, gamma + gamma**2 / np.sqrt(lam))
+            + np.sqrt(lam) * self.S
+        )
 
     def pull(self, arms):
         self._update_bonus()
         values = [sigmoid(np.sum(self.theta * a)) + self.bonus * weighted_norm(a, self.V_inv) for a in arms]
-        self.values = np.array(values)                # kept for the tests' near-tie checks
+        self.values = np.array(values)  # kept for the tests' near-tie checks
         k = max(range(len(arms)), key=lambda i: values[i])
         a = arms[k]
         self.V += np.outer(a, a)
@@ -92,14 +96,14 @@ class RefLogisticUCB1:
 
 def _project_ellipsoid(x, matrix, radius):
     """Projection of x onto {z : z^T matrix^{-1} z <= radius^2}."""
-    if np.dot(x, np.linalg.solve(matrix, x)) - radius ** 2 < 1e-3:
+    if np.dot(x, np.linalg.solve(matrix, x)) - radius**2 < 1e-3:
         return x
     root = sqrtm(matrix)
     y = np.dot(root, x)
     eye = np.eye(len(x))
 
     def dual(lam):
-        return lam * radius ** 2 + np.dot(y, np.linalg.solve(matrix + lam * eye, y))
+        return lam * radius**2 + np.dot(y, np.linalg.solve(matrix + lam * eye, y))
 
     lam = minimize_scalar(dual, method="bounded", bounds=(0, 1000), options={"maxiter": 500}).x
     return np.dot(root, np.linalg.solve(matrix + lam * eye, y))
@@ -111,7 +115,7 @@ def _online_fit(arm, reward, start, V, V_inv, radius, precision, bar):
     z = z_anchor
     arm_z = np.dot(root_inv, arm)
     step = 1 / (1 / 4 + 2 / (2 + radius)) / 2
-    iters = int(np.ceil((5 / 4 + radius / 8) * np.log(2 * (2 + radius) * radius ** 2 / precision)))
+    iters = int(np.ceil((5 / 4 + radius / 8) * np.log(2 * (2 + radius) * radius**2 / precision)))
     if bar:
         iters *= 4
     for _ in range(iters):
@@ -136,8 +140,11 @@ class RefECOLog:
         disc = np.clip(weighted_norm(self.theta - theta_bar, self.V), 0, np.inf)
         s = sigmoid_slope(np.dot(self.theta, arm))
         self.V += s * np.outer(arm, arm)
-        self.V_inv += -s * np.dot(self.V_inv, np.dot(np.outer(arm, arm), self.V_inv)) / (
-            1 + s * np.dot(arm, np.dot(self.V_inv, arm)))
+        self.V_inv += (
+            -s
+            * np.dot(self.V_inv, np.dot(np.outer(arm, arm), self.V_inv))
+            / (1 + s * np.dot(arm, np.dot(self.V_inv, arm)))
+        )
         if self.strict and sigmoid_slope(np.dot(theta_bar, arm)) / s > 2:
             raise ValueError("ECOLog: the data-dependent condition was not met")
         p, p_bar = sigmoid(np.dot(self.theta, arm)), sigmoid(np.dot(theta_bar, arm))
@@ -148,9 +155,9 @@ class RefECOLog:
     def pull(self, arms):
         lam, S = self.l2reg, self.S
         gamma = np.sqrt(lam) / 2 + 2 * np.log(2 * np.sqrt(1 + self.count / (4 * lam)) / self.delta) / np.sqrt(lam)
-        radius = np.sqrt(max(0, 2 * lam * S ** 2 + (1 + S) ** 2 * gamma + self.cum_loss))
+        radius = np.sqrt(max(0, 2 * lam * S**2 + (1 + S) ** 2 * gamma + self.cum_loss))
         values = [sigmoid(np.sum(self.theta * a)) + radius * weighted_norm(a, self.V_inv) for a in arms]
-        self.values = np.array(values)                # kept for the tests' near-tie checks
+        self.values = np.array(values)  # kept for the tests' near-tie checks
         k = max(range(len(arms)), key=lambda i: values[i])
         self.count += 1
         return k

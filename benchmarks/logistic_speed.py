@@ -37,8 +37,15 @@ S, DELTA = 1.0, 0.05
 
 
 def environment(seed: int, latent: str, horizon: int, dimension: int, n_arms: int) -> SyntheticLogistic:
-    return SyntheticLogistic(np.random.SeedSequence(seed), horizon=horizon, latent=latent, dimension=dimension,
-                             n_arms=n_arms, contexts="sphere", n_contexts=None)
+    return SyntheticLogistic(
+        np.random.SeedSequence(seed),
+        horizon=horizon,
+        latent=latent,
+        dimension=dimension,
+        n_arms=n_arms,
+        contexts="sphere",
+        n_contexts=None,
+    )
 
 
 def ours(name: str, seed: int, horizon: int, dimension: int):
@@ -51,7 +58,7 @@ def ours(name: str, seed: int, horizon: int, dimension: int):
 
 def transcription(name: str, seed: int, dimension: int):
     if name == "logistic_ucb1":
-        theta_init = np.random.default_rng(seed).standard_normal(dimension)   # our policy's first draw
+        theta_init = np.random.default_rng(seed).standard_normal(dimension)  # our policy's first draw
         return reference.RefLogisticUCB1(dimension, S, 1.0, DELTA, theta_init)
     return reference.RefECOLog(dimension, S, DELTA, strict=False)
 
@@ -86,13 +93,19 @@ def run_reference(policy, env, horizon):
 
 
 def compare(name: str, latent: str, seed: int, horizon: int, dimension: int, n_arms: int) -> dict:
-    mine, t_mine = run_ours(ours(name, seed, horizon, dimension),
-                            environment(seed, latent, horizon, dimension, n_arms), horizon)
-    ref, t_ref = run_reference(transcription(name, seed, dimension),
-                               environment(seed, latent, horizon, dimension, n_arms), horizon)
+    mine, t_mine = run_ours(
+        ours(name, seed, horizon, dimension), environment(seed, latent, horizon, dimension, n_arms), horizon
+    )
+    ref, t_ref = run_reference(
+        transcription(name, seed, dimension), environment(seed, latent, horizon, dimension, n_arms), horizon
+    )
     differ = np.flatnonzero(mine != ref)
-    return {"same": int((mine == ref).sum()), "first_difference": int(differ[0]) + 1 if len(differ) else None,
-            "ours_ms": 1e3 * t_mine, "reference_ms": 1e3 * t_ref}
+    return {
+        "same": int((mine == ref).sum()),
+        "first_difference": int(differ[0]) + 1 if len(differ) else None,
+        "ours_ms": 1e3 * t_mine,
+        "reference_ms": 1e3 * t_ref,
+    }
 
 
 def main() -> None:
@@ -103,8 +116,10 @@ def main() -> None:
     parser.add_argument("--arms", type=int, default=5)
     args = parser.parse_args()
     print(f"T = {args.horizon}, d = {args.dimension}, K = {args.arms}, S = {S}, seeds {args.seeds}\n")
-    print("| algorithm | latent | seed | same choices | first difference | ours ms/round | reference ms/round "
-          "| speed-up |")
+    print(
+        "| algorithm | latent | seed | same choices | first difference | ours ms/round | reference ms/round "
+        "| speed-up |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for name in ("logistic_ucb1", "ada_ofu_ecolog"):
         for latent in ("linear", "h1"):
@@ -112,8 +127,11 @@ def main() -> None:
             for seed in args.seeds:
                 r = compare(name, latent, seed, args.horizon, args.dimension, args.arms)
                 ratios.append(r["reference_ms"] / r["ours_ms"])
-                print(f"| {name} | {latent} | {seed} | {r['same']} / {args.horizon} | {r['first_difference'] or '-'} | "
-                      f"{r['ours_ms']:.3f} | {r['reference_ms']:.3f} | {ratios[-1]:.1f}x |", flush=True)
+                print(
+                    f"| {name} | {latent} | {seed} | {r['same']} / {args.horizon} | {r['first_difference'] or '-'} | "
+                    f"{r['ours_ms']:.3f} | {r['reference_ms']:.3f} | {ratios[-1]:.1f}x |",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

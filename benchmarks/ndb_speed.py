@@ -82,7 +82,7 @@ class ReferenceNDBDF(NDBDF):
 
     def __init__(self, problem, rng, refit_steps: int = 0, **params):
         super().__init__(problem, rng, **params)
-        self.fixed_arms = False                     # no feature cache, no kernel: the plain p x p path
+        self.fixed_arms = False  # no feature cache, no kernel: the plain p x p path
         p = self.net.n_params
         self.x_first = torch.zeros(self.horizon, self.d, dtype=torch.float64)
         self.x_second = torch.zeros(self.horizon, self.d, dtype=torch.float64)
@@ -100,9 +100,10 @@ class ReferenceNDBDF(NDBDF):
 
     def act(self, t, arms):
         if self.history.n_played and self.trainer.due(t):
-            if self.refit_steps:                    # retrain from theta_0 on the whole history
-                self.trainer = Trainer(self.net.theta0, lam=self.trainer.lam, lr=self.params.get("lr", 0.01),
-                                       steps=self.refit_steps)
+            if self.refit_steps:  # retrain from theta_0 on the whole history
+                self.trainer = Trainer(
+                    self.net.theta0, lam=self.trainer.lam, lr=self.params.get("lr", 0.01), steps=self.refit_steps
+                )
             self._train(t)
         x = torch.tensor(arms, dtype=torch.float64)
         with torch.no_grad():
@@ -125,7 +126,7 @@ class ReferenceNDBDF(NDBDF):
 class Recorder:
     def __init__(self, policy):
         self.policy, self.choices, self.feedback_kind = policy, [], policy.feedback_kind
-        self.context_form = policy.context_form          # the runner asks the environment for it
+        self.context_form = policy.context_form  # the runner asks the environment for it
 
     def observe(self, t, arrived):
         self.policy.observe(t, arrived)
@@ -156,8 +157,9 @@ def main():
     torch.set_num_threads(1)
     T, m = args.horizon, args.width
     instances = {
-        "synthetic d=K=20": lambda: SyntheticDueling(np.random.SeedSequence(0), horizon=T, dimension=20, n_arms=20,
-                                                      utility="quadratic"),
+        "synthetic d=K=20": lambda: SyntheticDueling(
+            np.random.SeedSequence(0), horizon=T, dimension=20, n_arms=20, utility="quadratic"
+        ),
         "fixed pool K=500, d=32": lambda: FixedPool(0),
     }
     R = args.ref_horizon
@@ -171,11 +173,16 @@ def main():
         print(f"| {name} | banditbench NDB-DF | {R} | {R / ours_s:,.1f} | — | 1× |", flush=True)
         ref_s, ref_choices, _ = run(make_env, ReferenceNDBDF, R, 0, width=m)
         same = np.mean([a == b for a, b in zip(ours_choices, ref_choices)])
-        print(f"| {name} | loop over arms + inverse | {R} | {R / ref_s:,.2f} | {same:.0%} | {ref_s / ours_s:,.0f}× |",
-              flush=True)
+        print(
+            f"| {name} | loop over arms + inverse | {R} | {R / ref_s:,.2f} | {same:.0%} | {ref_s / ours_s:,.0f}× |",
+            flush=True,
+        )
         refit_s, _, _ = run(make_env, ReferenceNDBDF, R, 0, width=m, refit_steps=args.refit_steps)
-        print(f"| {name} | loop + inverse + refit from θ0 ({args.refit_steps} steps) | {R} | {R / refit_s:,.2f} | "
-              f"— | {refit_s / ours_s:,.0f}× |", flush=True)
+        print(
+            f"| {name} | loop + inverse + refit from θ0 ({args.refit_steps} steps) | {R} | {R / refit_s:,.2f} | "
+            f"— | {refit_s / ours_s:,.0f}× |",
+            flush=True,
+        )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\npeak memory of this process (all runs): {peak:,.0f} MB")
 

@@ -39,9 +39,17 @@ ENV = {"latent": "h1", "dimension": 20, "n_arms": 5, "n_contexts": 2500}
 
 
 def job(policy: str, confidence: str, seed: int, horizon: int) -> tuple[float, float]:
-    cell = {"experiment": "bench", "algorithm": policy, "delay_label": "none", "horizon": horizon, "budget": None,
-            "seed": seed, "delay": {"kind": "none"}, "environment": {"name": "synthetic_logistic", "params": ENV},
-            "policy": {"name": policy, "params": {"confidence": confidence}}}
+    cell = {
+        "experiment": "bench",
+        "algorithm": policy,
+        "delay_label": "none",
+        "horizon": horizon,
+        "budget": None,
+        "seed": seed,
+        "delay": {"kind": "none"},
+        "environment": {"name": "synthetic_logistic", "params": ENV},
+        "policy": {"name": policy, "params": {"confidence": confidence}},
+    }
     start = time.perf_counter()
     series, _, _ = run_cell(cell)
     return time.perf_counter() - start, float(series["regret"].sum())
@@ -51,9 +59,9 @@ class ReferenceUCB1:
     """NeuralLog-UCB-1 with the full V, written the straightforward way (module docstring, part 2)."""
 
     def __init__(self, ours: NeuralLogUCB1):
-        self.ours = ours                                  # shares the network, the trainer and the history
+        self.ours = ours  # shares the network, the trainer and the history
         p = ours.net.n_params
-        self.G = np.zeros((p, p))                         # sum phi phi^T
+        self.G = np.zeros((p, p))  # sum phi phi^T
 
     def features(self, theta: torch.Tensor, arms: np.ndarray) -> np.ndarray:
         rows = []
@@ -86,7 +94,7 @@ def per_round(seed: int, rounds: int) -> dict:
     same = 0
     fit = ours.trainer.fit
 
-    def timed_fit(*args, **kwargs):                       # training is shared: time it apart
+    def timed_fit(*args, **kwargs):  # training is shared: time it apart
         nonlocal training
         start = time.perf_counter()
         out = fit(*args, **kwargs)
@@ -97,7 +105,7 @@ def per_round(seed: int, rounds: int) -> dict:
     for t in range(1, rounds + 1):
         arms = env.context(t)
         start = time.perf_counter()
-        a = ours.act(t, arms)                             # absorbs round t - 1 (and trains when due) first
+        a = ours.act(t, arms)  # absorbs round t - 1 (and trains when due) first
         spent_ours += time.perf_counter() - start
         start = time.perf_counter()
         b, phi = ref.choose(arms)
@@ -106,8 +114,12 @@ def per_round(seed: int, rounds: int) -> dict:
         ref.G += np.outer(phi[a], phi[a])
         fb, _ = env.step(t, a)
         ours.observe(t + 1, [fb])
-    return {"same": same, "ours_ms": 1e3 * (spent_ours - training) / rounds, "ref_ms": 1e3 * spent_ref / rounds,
-            "train_ms": 1e3 * training / rounds}
+    return {
+        "same": same,
+        "ours_ms": 1e3 * (spent_ours - training) / rounds,
+        "ref_ms": 1e3 * spent_ref / rounds,
+        "train_ms": 1e3 * training / rounds,
+    }
 
 
 def main() -> None:
@@ -131,8 +143,11 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for seed in args.seeds:
         r = per_round(seed, args.ref_horizon)
-        print(f"| {seed} | {r['same']} / {args.ref_horizon} | {r['ours_ms']:.2f} | {r['ref_ms']:.1f} | "
-              f"{r['ref_ms'] / r['ours_ms']:.0f}x | {r['train_ms']:.2f} |", flush=True)
+        print(
+            f"| {seed} | {r['same']} / {args.ref_horizon} | {r['ours_ms']:.2f} | {r['ref_ms']:.1f} | "
+            f"{r['ref_ms'] / r['ours_ms']:.0f}x | {r['train_ms']:.2f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

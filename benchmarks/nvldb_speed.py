@@ -55,7 +55,7 @@ from banditbench.policies.neural.variance_dueling import NVLDBUcbAsym  # noqa: E
 from banditbench.simulation.runner import simulate  # noqa: E402
 from ndb_speed import Recorder  # noqa: E402  (benchmarks/ is on the path when run as a script)
 
-PAPER_MINUTES_PER_2000 = 1.71          # seed 001 App. E.3, NVLDB-UCB-ASYM on an RTX 3060 GPU
+PAPER_MINUTES_PER_2000 = 1.71  # seed 001 App. E.3, NVLDB-UCB-ASYM on an RTX 3060 GPU
 PAPER_NDB_MINUTES_PER_2000 = 48.8
 
 
@@ -72,23 +72,24 @@ class ReferenceNVLDB(NVLDBUcbAsym):
         rows = []
         for k in range(len(x)):
             p = params.clone().requires_grad_(True)
-            (self.features(p, x[k:k + 1]) @ p[self.last]).sum().backward()
+            (self.features(p, x[k : k + 1]) @ p[self.last]).sum().backward()
             rows.append(p.grad[self.last].clone())
         return torch.stack(rows)
 
     def act(self, t, arms):
         ready = np.flatnonzero(self.weighted)
         if len(ready) and self.trainer.due(t):
-            if self.retrain_steps:                  # retrain from the initial parameters on the whole history
-                self.trainer = Trainer(self.initial, lam=self.lam, lr=self.lr, steps=self.retrain_steps,
-                                       penalised=self.last)
+            if self.retrain_steps:  # retrain from the initial parameters on the whole history
+                self.trainer = Trainer(
+                    self.initial, lam=self.lam, lr=self.lr, steps=self.retrain_steps, penalised=self.last
+                )
             self._train(ready)
         pending = np.flatnonzero(self.arrived & ~self.weighted)
         if len(pending):
             self._set_weights(pending)
         params = self.trainer.current
-        V = torch.eye(len(self.theta0), dtype=self.dtype) * self.lam          # re-initialised ...
-        for s in np.flatnonzero(self.weighted):                                    # ... and rebuilt pair by pair
+        V = torch.eye(len(self.theta0), dtype=self.dtype) * self.lam  # re-initialised ...
+        for s in np.flatnonzero(self.weighted):  # ... and rebuilt pair by pair
             g = self._grad_list(params, torch.stack([self.x_first[s], self.x_second[s]]))
             z = g[0] - g[1]
             V += torch.outer(z, z) / float(self.zeta2[s])
@@ -96,7 +97,7 @@ class ReferenceNVLDB(NVLDBUcbAsym):
         with torch.no_grad():
             utilities = self.features(params, x) @ params[self.last]
         grad_list = self._grad_list(params, x)
-        at_1 = int(torch.argmax(utilities))                                        # Listing 2
+        at_1 = int(torch.argmax(utilities))  # Listing 2
         at_2, max_score = 1, -np.inf
         for j in range(len(utilities)):
             zt = grad_list[j] - grad_list[at_1]
@@ -114,14 +115,22 @@ def _timed(method, spent):
         start = time.process_time()
         method(*args)
         spent[0] += time.process_time() - start
+
     return wrapper
 
 
 def run(policy_cls, horizon, d=5, K=5, training=None, **params):
     """CPU and wall seconds, the chosen pairs and the cumulative average regret of one run; with a list
     ``training``, its first entry accumulates the CPU seconds spent in the training step (lines 9-10)."""
-    env = SyntheticDueling(np.random.SeedSequence(0), horizon=horizon, dimension=d, n_arms=K, utility="square",
-                           arm_distribution="normalized_cube", theta_distribution="cube")
+    env = SyntheticDueling(
+        np.random.SeedSequence(0),
+        horizon=horizon,
+        dimension=d,
+        n_arms=K,
+        utility="square",
+        arm_distribution="normalized_cube",
+        theta_distribution="cube",
+    )
     delay = make_delay({"kind": "none"})
     problem = Problem(horizon, info=env.public_info())
     policy = policy_cls(problem, np.random.default_rng(1), **params)
@@ -139,51 +148,78 @@ def main():
     ap.add_argument("--ref-horizon", type=int, default=600)
     ap.add_argument("--width", type=int, default=32)
     ap.add_argument("--retrain-steps", type=int, default=100)
-    ap.add_argument("--precision", nargs="+", choices=("float32", "float64"), default=["float32", "float64"],
-                    help="precision of both sides of the comparison (float32: PyTorch's default, which App. E's "
-                         "code ran, and the policy default; float64: rounding differences smallest)")
+    ap.add_argument(
+        "--precision",
+        nargs="+",
+        choices=("float32", "float64"),
+        default=["float32", "float64"],
+        help="precision of both sides of the comparison (float32: PyTorch's default, which App. E's "
+        "code ran, and the policy default; float64: rounding differences smallest)",
+    )
     args = ap.parse_args()
     torch.set_num_threads(1)
     T, R, m = args.horizon, args.ref_horizon, args.width
     if T:
         long_runs(T, m)
-    print(f"Against the pseudo-code transcription over the first {R} rounds "
-          f"('same pairs': rounds with the reference's pair); 'training' is lines 9-10 — the same steps, by "
-          f"autograd in the reference and by banditbench's backprop setting; both sides in the same precision:\n")
-    print("| implementation | precision | rounds | CPU s | of which training | rounds/s (CPU) | same pairs | speed-up "
-          "| speed-up outside training |")
+    print(
+        f"Against the pseudo-code transcription over the first {R} rounds "
+        f"('same pairs': rounds with the reference's pair); 'training' is lines 9-10 — the same steps, by "
+        f"autograd in the reference and by banditbench's backprop setting; both sides in the same precision:\n"
+    )
+    print(
+        "| implementation | precision | rounds | CPU s | of which training | rounds/s (CPU) | same pairs | speed-up "
+        "| speed-up outside training |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for precision in args.precision:
         compare(R, m, precision, args.retrain_steps)
     default_t = [0.0]
     default_c, _, _, _ = run(NVLDBUcbAsym, R, width=m, training=default_t)
-    print(f"| banditbench default (V accumulated) | float32 | {R} | {default_c:,.1f} | {default_t[0]:,.1f} | "
-          f"{R / default_c:,.1f} | — | — | — |", flush=True)
+    print(
+        f"| banditbench default (V accumulated) | float32 | {R} | {default_c:,.1f} | {default_t[0]:,.1f} | "
+        f"{R / default_c:,.1f} | — | — | — |",
+        flush=True,
+    )
 
 
 def compare(R, m, precision, retrain_steps):
     """banditbench (V rebuilt each round, as the transcription) against the transcription, in one precision."""
     ours_t = [0.0]
     ours_c, _, ours_choices, _ = run(NVLDBUcbAsym, R, width=m, gram="rebuild", precision=precision, training=ours_t)
-    print(f"| banditbench (V rebuilt each round) | {precision} | {R} | {ours_c:,.1f} | {ours_t[0]:,.1f} | "
-          f"{R / ours_c:,.1f} | — | 1x | 1x |", flush=True)
+    print(
+        f"| banditbench (V rebuilt each round) | {precision} | {R} | {ours_c:,.1f} | {ours_t[0]:,.1f} | "
+        f"{R / ours_c:,.1f} | — | 1x | 1x |",
+        flush=True,
+    )
     auto_t = [0.0]
-    auto_c, _, auto_choices, _ = run(NVLDBUcbAsym, R, width=m, gram="rebuild", precision=precision,
-                                     backprop="autograd", training=auto_t)
-    print(f"| banditbench, backprop: autograd (V rebuilt each round) | {precision} | {R} | {auto_c:,.1f} | "
-          f"{auto_t[0]:,.1f} | {R / auto_c:,.1f} | — | — | — |", flush=True)
-    for label, steps in (("pseudo-code: loops over arms, inverse per arm, V rebuilt pair by pair", 0),
-                         (f"the same + retrain from (theta_0, W_0) every round ({retrain_steps} steps)",
-                          retrain_steps)):
+    auto_c, _, auto_choices, _ = run(
+        NVLDBUcbAsym, R, width=m, gram="rebuild", precision=precision, backprop="autograd", training=auto_t
+    )
+    print(
+        f"| banditbench, backprop: autograd (V rebuilt each round) | {precision} | {R} | {auto_c:,.1f} | "
+        f"{auto_t[0]:,.1f} | {R / auto_c:,.1f} | — | — | — |",
+        flush=True,
+    )
+    for label, steps in (
+        ("pseudo-code: loops over arms, inverse per arm, V rebuilt pair by pair", 0),
+        (f"the same + retrain from (theta_0, W_0) every round ({retrain_steps} steps)", retrain_steps),
+    ):
         ref_t = [0.0]
-        ref_c, _, ref_choices, _ = run(ReferenceNVLDB, R, width=m, retrain_steps=steps, precision=precision,
-                                       training=ref_t)
-        same = (f"{np.mean([a == b for a, b in zip(ours_choices, ref_choices)]):.0%} "
-                f"({np.mean([a == b for a, b in zip(auto_choices, ref_choices)]):.0%} with autograd)"
-                if not steps else "—")
+        ref_c, _, ref_choices, _ = run(
+            ReferenceNVLDB, R, width=m, retrain_steps=steps, precision=precision, training=ref_t
+        )
+        same = (
+            f"{np.mean([a == b for a, b in zip(ours_choices, ref_choices)]):.0%} "
+            f"({np.mean([a == b for a, b in zip(auto_choices, ref_choices)]):.0%} with autograd)"
+            if not steps
+            else "—"
+        )
         outside = (ref_c - ref_t[0]) / (ours_c - ours_t[0])
-        print(f"| {label} | {precision} | {R} | {ref_c:,.1f} | {ref_t[0]:,.1f} | {R / ref_c:,.2f} | {same} | "
-              f"{ref_c / ours_c:,.1f}x | {outside:,.1f}x |", flush=True)
+        print(
+            f"| {label} | {precision} | {R} | {ref_c:,.1f} | {ref_t[0]:,.1f} | {R / ref_c:,.2f} | {same} | "
+            f"{ref_c / ours_c:,.1f}x | {outside:,.1f}x |",
+            flush=True,
+        )
 
 
 def long_runs(T, m):
@@ -191,17 +227,21 @@ def long_runs(T, m):
     print("| implementation | rounds | CPU s | wall s | min per 2,000 rounds (CPU) | R(T)/T |")
     print("|---|---|---|---|---|---|")
     cpu = {}
-    for label, cls, params in (("NVLDB-UCB-ASYM (Algorithm 1, V accumulated)", NVLDBUcbAsym, {}),
-                               ("NVLDB-UCB-ASYM (App. E practice, V reset)", NVLDBUcbAsym, {"gram": "reset"}),
-                               ("NDB-UCB (full-gradient V, p x p)", NDBUCB, {})):
+    for label, cls, params in (
+        ("NVLDB-UCB-ASYM (Algorithm 1, V accumulated)", NVLDBUcbAsym, {}),
+        ("NVLDB-UCB-ASYM (App. E practice, V reset)", NVLDBUcbAsym, {"gram": "reset"}),
+        ("NDB-UCB (full-gradient V, p x p)", NDBUCB, {}),
+    ):
         c, w, _, regret = run(cls, T, width=m, **params)
         cpu[label] = c
         print(f"| {label} | {T} | {c:,.1f} | {w:,.1f} | {c / 60 * 2000 / T:.2f} | {regret / T:.3f} |", flush=True)
     nv, ndb = cpu["NVLDB-UCB-ASYM (Algorithm 1, V accumulated)"], cpu["NDB-UCB (full-gradient V, p x p)"]
-    print(f"\nseed 001 (GPU): NVLDB-UCB-ASYM {PAPER_MINUTES_PER_2000} min, NDB {PAPER_NDB_MINUTES_PER_2000} min per "
-          f"2,000 rounds; here on one CPU core: {nv / 60 * 2000 / T:.2f} min, "
-          f"{PAPER_MINUTES_PER_2000 * 60 / (nv * 2000 / T):.1f}x faster than the paper's figure; "
-          f"NDB / NVLDB time ratio at width {m}: {ndb / nv:.2f}\n")
+    print(
+        f"\nseed 001 (GPU): NVLDB-UCB-ASYM {PAPER_MINUTES_PER_2000} min, NDB {PAPER_NDB_MINUTES_PER_2000} min per "
+        f"2,000 rounds; here on one CPU core: {nv / 60 * 2000 / T:.2f} min, "
+        f"{PAPER_MINUTES_PER_2000 * 60 / (nv * 2000 / T):.1f}x faster than the paper's figure; "
+        f"NDB / NVLDB time ratio at width {m}: {ndb / nv:.2f}\n"
+    )
 
 
 if __name__ == "__main__":

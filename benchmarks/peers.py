@@ -71,11 +71,12 @@ LIPSCHITZ_EXPERIMENTS = ("lipschitz_triangle", "lipschitz_sine", "lipschitz_two_
 try:
     from mabwiser.mab import MAB, LearningPolicy
     from PyXAB.algos.Zooming import Zooming
-except ImportError as err:                      # the optional extra is missing
+except ImportError as err:  # the optional extra is missing
     sys.exit(f"benchmarks/peers.py needs the 'bench' extra: pip install -e '.[bench]' ({err})")
 
 
 # --- adapters: a peer algorithm behind banditbench's Policy interface ----------------------------
+
 
 class PyXABZooming(Policy):
     """PyXAB's ``Zooming``: ``pull`` in ``act``, ``receive_reward`` (of the last pull) in ``observe``."""
@@ -114,12 +115,15 @@ class MabwiserLinUCB(Policy):
 
     feedback_kind = "reward"
 
-    context_form = "row"                            # as banditbench's LinUCB: x, not the K x dK matrix
+    context_form = "row"  # as banditbench's LinUCB: x, not the K x dK matrix
 
     def __init__(self, problem: Problem, seed: int, alpha: float = 1.0, lam: float = 1.0):
         self.d = int(problem["context_dimension"])
-        self.mab = MAB(arms=list(range(int(problem["n_arms"]))),
-                       learning_policy=LearningPolicy.LinUCB(alpha=alpha, l2_lambda=lam), seed=seed)
+        self.mab = MAB(
+            arms=list(range(int(problem["n_arms"]))),
+            learning_policy=LearningPolicy.LinUCB(alpha=alpha, l2_lambda=lam),
+            seed=seed,
+        )
         self.mab.fit(decisions=np.zeros(0, dtype=int), rewards=np.zeros(0), contexts=np.zeros((0, self.d)))
         self.pending: dict[int, tuple[int, np.ndarray]] = {}
 
@@ -129,13 +133,14 @@ class MabwiserLinUCB(Policy):
             self.mab.partial_fit([arm], [fb.reward], x[None])
 
     def act(self, t, x):
-        x = np.array(x)                             # the row form: the context that block k of arm k carries
+        x = np.array(x)  # the row form: the context that block k of arm k carries
         arm = int(self.mab.predict(x[None]))
         self.pending[t] = (arm, x)
         return arm
 
 
 # --- measurement -------------------------------------------------------------------------------
+
 
 def timed_run(env, policy, horizon: int, seed: int, compiled: bool = True) -> tuple[float, dict[str, np.ndarray]]:
     """CPU seconds of ``simulate`` and its logs (no delay)."""
@@ -159,8 +164,9 @@ def zooming(config: Path, seeds: list[int], horizon: int | None) -> None:
                     arms = getattr(policy, "n_arms", None) or policy.n_balls
                     rows.setdefault(label, []).append((T / seconds, logs["regret"].sum(), arms))
             params = cell["policy"]["params"]
-            scale = math.sqrt(8 * pyxab_phase(T)) / (params.get("sigma", 1.0) * math.sqrt(
-                log_term(T, params.get("delta", 0.01))))
+            scale = math.sqrt(8 * pyxab_phase(T)) / (
+                params.get("sigma", 1.0) * math.sqrt(log_term(T, params.get("delta", 0.01)))
+            )
             for label, c in (("PyXAB Zooming raw", 1.0), ("PyXAB Zooming scaled", scale)):
                 env, _, _, _ = build(cell)
                 np.random.seed(seed)
@@ -168,10 +174,14 @@ def zooming(config: Path, seeds: list[int], horizon: int | None) -> None:
                 seconds, logs = timed_run(env, peer, T, seed)
                 rows.setdefault(label, []).append((T / seconds, logs["regret"].sum(), peer.n_arms))
         env_params = exp.spec["environment"]["params"]
-        print(f"\n{name}: T = {T}, noise sd {env_params.get('noise_sigma')}, policy params {params}, "
-              f"no delay; PyXAB reward scale c = {scale:.2f}; median of seeds {seeds}")
-        print(f"  {'contender':40s} {'rounds/s':>10s} {'regret':>9s} {'arms':>6s} {'vs PyXAB raw':>13s} "
-              f"{'vs scaled':>10s}")
+        print(
+            f"\n{name}: T = {T}, noise sd {env_params.get('noise_sigma')}, policy params {params}, "
+            f"no delay; PyXAB reward scale c = {scale:.2f}; median of seeds {seeds}"
+        )
+        print(
+            f"  {'contender':40s} {'rounds/s':>10s} {'regret':>9s} {'arms':>6s} {'vs PyXAB raw':>13s} "
+            f"{'vs scaled':>10s}"
+        )
         medians = {k: [statistics.median(col) for col in zip(*v)] for k, v in rows.items()}
         raw, scaled = medians["PyXAB Zooming raw"][0], medians["PyXAB Zooming scaled"][0]
         for label, (rate, regret, arms) in medians.items():
@@ -190,11 +200,15 @@ def linucb(seeds: list[int], horizon: int) -> None:
             for seed in seeds:
                 actions = {}
                 for label in ("banditbench LinUCB", "mabwiser LinUCB"):
-                    env = ClassificationBandit(np.random.SeedSequence(seed), horizon=horizon, dataset="digits",
-                                               preprocessing=opts)
+                    env = ClassificationBandit(
+                        np.random.SeedSequence(seed), horizon=horizon, dataset="digits", preprocessing=opts
+                    )
                     problem = Problem(horizon, info=env.public_info())
-                    policy = (LinUCB(problem, np.random.default_rng(seed)) if label.startswith("banditbench")
-                              else MabwiserLinUCB(problem, seed))
+                    policy = (
+                        LinUCB(problem, np.random.default_rng(seed))
+                        if label.startswith("banditbench")
+                        else MabwiserLinUCB(problem, seed)
+                    )
                     played = []
                     act = policy.act
                     policy.act = lambda t, ctx, act=act, played=played: played.append(act(t, ctx)) or played[-1]
@@ -206,8 +220,10 @@ def linucb(seeds: list[int], horizon: int) -> None:
             os.chdir(here)
     medians = {k: [statistics.median(col) for col in zip(*v)] for k, v in rows.items()}
     peer = medians["mabwiser LinUCB"][0]
-    print(f"\nLinUCB, digits 4x4 (K = 10, d = 16 per arm), T = {horizon}, alpha = 1, lambda = 1, no delay; "
-          f"median of seeds {seeds}; same arm in {statistics.median(same):.0%} of rounds")
+    print(
+        f"\nLinUCB, digits 4x4 (K = 10, d = 16 per arm), T = {horizon}, alpha = 1, lambda = 1, no delay; "
+        f"median of seeds {seeds}; same arm in {statistics.median(same):.0%} of rounds"
+    )
     print(f"  {'contender':40s} {'rounds/s':>10s} {'reward':>9s} {'vs mabwiser':>12s}")
     for label, (rate, reward) in medians.items():
         print(f"  {label:40s} {rate:10.0f} {reward:9.0f} {rate / peer:11.2f}x")
@@ -219,12 +235,18 @@ def main() -> None:
     ap.add_argument("--horizon", type=int, default=None, help="zooming horizon (default: the config's, 60000)")
     ap.add_argument("--linucb-horizon", type=int, default=2000)
     ap.add_argument("--only", choices=("zooming", "linucb"), default=None)
-    ap.add_argument("--lipschitz-config", type=Path, default=ROOT / "config" / "lipschitz.yaml",
-                    help="grid whose experiments lipschitz_{triangle,sine,two_dim} give the zooming settings")
+    ap.add_argument(
+        "--lipschitz-config",
+        type=Path,
+        default=ROOT / "config" / "lipschitz.yaml",
+        help="grid whose experiments lipschitz_{triangle,sine,two_dim} give the zooming settings",
+    )
     args = ap.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
-    print(f"CPU time per process (time.process_time), one BLAS thread; load average {os.getloadavg()[0]:.1f} "
-          f"on {os.cpu_count()} cores")
+    print(
+        f"CPU time per process (time.process_time), one BLAS thread; load average {os.getloadavg()[0]:.1f} "
+        f"on {os.cpu_count()} cores"
+    )
     if args.only in (None, "zooming"):
         zooming(args.lipschitz_config, seeds, args.horizon)
     if args.only in (None, "linucb"):

@@ -61,9 +61,13 @@ def profile_rate() -> str:
 
 def run_variant(work: Path, cores: int, rate: str) -> dict:
     cpu, start = children_cpu(), time.perf_counter()
-    run = subprocess.run([sys.executable, "-c", LAUNCHER, "--cores", str(cores), "--quiet",
-                          "--max-jobs-per-timespan", rate], cwd=work, capture_output=True, text=True,
-                         env=project_env(work))
+    run = subprocess.run(
+        [sys.executable, "-c", LAUNCHER, "--cores", str(cores), "--quiet", "--max-jobs-per-timespan", rate],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env=project_env(work),
+    )
     wall = time.perf_counter() - start
     if run.returncode:
         raise SystemExit(f"snakemake failed ({rate}):\n{run.stderr[-3000:]}")
@@ -92,11 +96,15 @@ def main() -> None:
             print(f"  {label} ({rate}): {stats}, load {load:.1f}", flush=True)
     base = rows[0][2]
     print(f"\n{args.config}, {args.cores} cores")
-    print("| rate limit | job selections | Snakemake CPU [s] | all CPU [s] | wall [s] | wall vs default | load (1 min) |")
+    print(
+        "| rate limit | job selections | Snakemake CPU [s] | all CPU [s] | wall [s] | wall vs default | load (1 min) |"
+    )
     print("|---|---|---|---|---|---|---|")
     for label, rate, s, load in rows:
-        print(f"| {label}: `{rate}` | {s['passes']} | {s['snakemake_cpu']:.1f} | {s['total_cpu']:.1f} | {s['wall']:.1f} "
-              f"| {s['wall'] / base['wall']:.2f}x | {load:.1f} |")
+        print(
+            f"| {label}: `{rate}` | {s['passes']} | {s['snakemake_cpu']:.1f} | {s['total_cpu']:.1f} | {s['wall']:.1f} "
+            f"| {s['wall'] / base['wall']:.2f}x | {load:.1f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -27,20 +27,27 @@ from typing import Any
 
 #: the seed papers: number -> (short title, docs page)
 SEED_PAPERS = {
-    "000": ("Linear and Neural Dueling Bandits with Delayed Feedback (Wang et al., 2026)",
-            "papers/seed-000-delayed-dueling.md"),
-    "001": ("Neural Variance-aware Dueling Bandits with Deep Representation and Shallow Exploration (Oh et al.)",
-            "papers/seed-001-variance-dueling.md"),
+    "000": (
+        "Linear and Neural Dueling Bandits with Delayed Feedback (Wang et al., 2026)",
+        "papers/seed-000-delayed-dueling.md",
+    ),
+    "001": (
+        "Neural Variance-aware Dueling Bandits with Deep Representation and Shallow Exploration (Oh et al.)",
+        "papers/seed-001-variance-dueling.md",
+    ),
     "002": ("Neural Logistic Bandits (Bae and Lee)", "papers/seed-002-neural-logistic.md"),
     "003": ("Lipschitz Bandits with Stochastic Delayed Feedback", "papers/seed-003-lipschitz.md"),
-    "004": ("Preference-based Stochastic Linear Contextual Bandits with Knapsacks (Liu, AISTATS 2025)",
-            "papers/seed-004-knapsack.md"),
+    "004": (
+        "Preference-based Stochastic Linear Contextual Bandits with Knapsacks (Liu, AISTATS 2025)",
+        "papers/seed-004-knapsack.md",
+    ),
 }
 
 #: references to a paper's numbered parts, as docstrings write them
 REFERENCE = re.compile(
     r"\b(?:eqs?\.|Eqs?\.|Algorithms?|Alg\.|Sec\.|Secs\.|App\.|Appendix|Tables?|Remark|Assumptions?|Lemma|"
-    r"Theorem|Listing|Fig\.|Figure)\s+[A-Z]?\d+(?:\.\d+)*(?:\s*(?:[–-]|and|,)\s*[A-Z]?\d+(?:\.\d+)*)*")
+    r"Theorem|Listing|Fig\.|Figure)\s+[A-Z]?\d+(?:\.\d+)*(?:\s*(?:[–-]|and|,)\s*[A-Z]?\d+(?:\.\d+)*)*"
+)
 
 
 def _esc(text: str) -> str:
@@ -103,8 +110,9 @@ def _rst_to_md(text: str, lang: str = "text") -> str:
 
 def _family(cls: type) -> list[type]:
     """``cls`` and its base classes inside the package (most derived first)."""
-    return [k for k in cls.__mro__ if k.__module__.startswith("banditbench") and k.__name__ not in
-            ("Policy", "Environment")]
+    return [
+        k for k in cls.__mro__ if k.__module__.startswith("banditbench") and k.__name__ not in ("Policy", "Environment")
+    ]
 
 
 def paper_of(cls: type) -> tuple[str | None, str]:
@@ -144,8 +152,10 @@ def registered() -> dict[str, dict[str, Any]]:
     """kind ("algorithms", "environments") -> {name: registry entry}."""
     from banditbench import registry
 
-    return {"algorithms": dict(sorted(registry.policies().items())),
-            "environments": dict(sorted(registry.environments().items()))}
+    return {
+        "algorithms": dict(sorted(registry.policies().items())),
+        "environments": dict(sorted(registry.environments().items())),
+    }
 
 
 def _link(from_page: str, to_page: str) -> str:
@@ -166,11 +176,16 @@ def class_page(kind: str, name: str, entry) -> str:
     summary = doc.split("\n\n")[0].replace("\n", " ")
     seed, cite = paper_of(cls)
     feedback = " | ".join(feedback_kinds(cls)) if kind == "environments" else cls.feedback_kind
-    lines = [f"# `{name}`", "", _rst_to_md(summary), "",
-             f"- **config name:** `{name}` ({'policy' if kind == 'algorithms' else 'environment'})",
-             f"- **class:** `{entry.module}.{entry.cls_name}`",
-             f"- **source:** `src/{entry.path.relative_to(registry.PACKAGE_DIR.parent).as_posix()}`",
-             f"- **feedback:** {feedback}"]
+    lines = [
+        f"# `{name}`",
+        "",
+        _rst_to_md(summary),
+        "",
+        f"- **config name:** `{name}` ({'policy' if kind == 'algorithms' else 'environment'})",
+        f"- **class:** `{entry.module}.{entry.cls_name}`",
+        f"- **source:** `src/{entry.path.relative_to(registry.PACKAGE_DIR.parent).as_posix()}`",
+        f"- **feedback:** {feedback}",
+    ]
     if kind == "algorithms":
         lines.append(f"- **action:** {getattr(cls, 'action_kind', '')}")
     if seed:
@@ -185,9 +200,14 @@ def class_page(kind: str, name: str, entry) -> str:
     required = registry.required_parameters(cls)
     rows = [(p, d) for p, d in registry.parameters(cls).items() if p != "horizon"]
     if rows:
-        lines += ["Set under `params:` of the " + ("algorithm" if kind == "algorithms" else "environment")
-                  + " in a config; checked before any job runs.", "",
-                  "| parameter | type and range | default | description |", "|---|---|---|---|"]
+        lines += [
+            "Set under `params:` of the "
+            + ("algorithm" if kind == "algorithms" else "environment")
+            + " in a config; checked before any job runs.",
+            "",
+            "| parameter | type and range | default | description |",
+            "|---|---|---|---|",
+        ]
         for pname, default in rows:
             shown = "required" if pname in required else f"`{default!r}`"
             desc = _rst_to_md(params.description(cls, pname) or "")
@@ -211,17 +231,24 @@ def index_page(kind: str, entries: dict) -> str:
     from banditbench.api import feedback_kinds
 
     title = "Algorithms" if kind == "algorithms" else "Environments"
-    lines = [f"# {title}", "",
-             f"Every {'policy' if kind == 'algorithms' else 'environment'} registered with `@register`, "
-             f"generated from the code (`banditbench list {'policies' if kind == 'algorithms' else 'environments'}` "
-             "prints the same names).", "",
-             "| name | feedback | paper | summary |", "|---|---|---|---|"]
+    lines = [
+        f"# {title}",
+        "",
+        f"Every {'policy' if kind == 'algorithms' else 'environment'} registered with `@register`, "
+        f"generated from the code (`banditbench list {'policies' if kind == 'algorithms' else 'environments'}` "
+        "prints the same names).",
+        "",
+        "| name | feedback | paper | summary |",
+        "|---|---|---|---|",
+    ]
     for name, entry in entries.items():
         cls = entry.load()
         seed, _ = paper_of(cls)
         feedback = " \\| ".join(feedback_kinds(cls)) if kind == "environments" else cls.feedback_kind
         paper = f"[seed {seed}](../../{SEED_PAPERS[seed][1]})" if seed else "—"
-        lines.append(f"| [`{name}`]({name}.md) | {feedback} | {paper} | {_esc(_rst_to_md(registry.summary_line(cls)))} |")
+        lines.append(
+            f"| [`{name}`]({name}.md) | {feedback} | {paper} | {_esc(_rst_to_md(registry.summary_line(cls)))} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -230,10 +257,15 @@ def delays_page() -> str:
     from banditbench.simulation.delays import DELAY_KINDS, DelayModel
 
     common = DelayModel.parameters()
-    lines = ["# Delay models", "",
-             "A delay is set under an experiment's `delays: {label: {kind: ..., window: M or null, ...}}`; "
-             "generated from `banditbench.simulation.delays` (`banditbench list delays` prints the same).", "",
-             "| kind | parameter | required | description |", "|---|---|---|---|"]
+    lines = [
+        "# Delay models",
+        "",
+        "A delay is set under an experiment's `delays: {label: {kind: ..., window: M or null, ...}}`; "
+        "generated from `banditbench.simulation.delays` (`banditbench list delays` prints the same).",
+        "",
+        "| kind | parameter | required | description |",
+        "|---|---|---|---|",
+    ]
     for kind, cls in DELAY_KINDS.items():
         own = {k: p for k, p in cls.parameters().items() if k not in common}
         if not own:
@@ -263,9 +295,16 @@ def _type_text(node: dict) -> str:
         parts.append("one of " + ", ".join(f"`{v}`" for v in node["enum"]))
     if "oneOf" in node:
         parts.append(" or ".join(_type_text(o) or "?" for o in node["oneOf"]))
-    for key, sym in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<"),
-                     ("minItems", "items >="), ("minProperties", "entries >="), ("minLength", "length >="),
-                     ("pattern", "matches")):
+    for key, sym in (
+        ("minimum", ">="),
+        ("exclusiveMinimum", ">"),
+        ("maximum", "<="),
+        ("exclusiveMaximum", "<"),
+        ("minItems", "items >="),
+        ("minProperties", "entries >="),
+        ("minLength", "length >="),
+        ("pattern", "matches"),
+    ):
         if key in node:
             value = f"`{node[key]}`" if key == "pattern" else node[key]
             parts.append(f"{sym} {value}")
@@ -293,8 +332,13 @@ def config_keys(schema: dict | None = None) -> list[tuple[str, dict, bool]]:
                 walk(alt, prefix, seen)
         extra = node.get("additionalProperties")
         if isinstance(extra, dict) and prefix and prefix not in seen:
-            walk(extra, f"{prefix}.<label>" if "propertyNames" in node or "properties" not in _resolve(extra, root)
-                 else f"{prefix}.<name>", seen + (prefix,))
+            walk(
+                extra,
+                f"{prefix}.<label>"
+                if "propertyNames" in node or "properties" not in _resolve(extra, root)
+                else f"{prefix}.<name>",
+                seen + (prefix,),
+            )
         items = node.get("items")
         if isinstance(items, dict) and prefix:
             walk(items, f"{prefix}[]", seen)
@@ -308,18 +352,24 @@ def config_page() -> str:
     from banditbench.configuration.grid import load_schema
 
     schema = load_schema()
-    lines = ["# Config reference", "",
-             "Every key a config file may hold, generated from `src/banditbench/configuration/schema.yaml` (the schema every "
-             "config is validated against before anything runs; the delay entry is generated from "
-             "`banditbench.simulation.delays`, see [Delay models](delays.md)). `<label>` stands for a name you choose "
-             "(an experiment, an algorithm or delay label); `[]` for the items of a list.", "",
-             _rst_to_md(schema.get("description", "").strip()), "",
-             "| key | type and constraints | description |", "|---|---|---|"]
+    lines = [
+        "# Config reference",
+        "",
+        "Every key a config file may hold, generated from `src/banditbench/configuration/schema.yaml` (the schema every "
+        "config is validated against before anything runs; the delay entry is generated from "
+        "`banditbench.simulation.delays`, see [Delay models](delays.md)). `<label>` stands for a name you choose "
+        "(an experiment, an algorithm or delay label); `[]` for the items of a list.",
+        "",
+        _rst_to_md(schema.get("description", "").strip()),
+        "",
+        "| key | type and constraints | description |",
+        "|---|---|---|",
+    ]
     for path, node, required in config_keys(schema):
         desc = " ".join(str(node.get("description", "")).split())
-        shown = path.replace("<", "&lt;").replace(">", "&gt;").replace(".", ".<wbr>")   # breaks after dots only
+        shown = path.replace("<", "&lt;").replace(">", "&gt;").replace(".", ".<wbr>")  # breaks after dots only
         kind = ("**required**; " if required else "") + _type_text(node)
-        lines.append(f"| <code class=\"key\">{shown}</code> | {_esc(kind)} | {_esc(desc)} |")
+        lines.append(f'| <code class="key">{shown}</code> | {_esc(kind)} | {_esc(desc)} |')
     return "\n".join(lines) + "\n"
 
 
@@ -336,17 +386,31 @@ def cli_page() -> str:
     import banditbench.cli as cli
 
     parser = cli.build_parser()
-    lines = ["# Command line", "",
-             "`banditbench` (installed with the package; `.venv/bin/banditbench` after `make install`). "
-             "Generated from the argument parser (`banditbench.cli.build_parser`): each subcommand's "
-             "`--help`.", "",
-             "Exit status: 0 on success, 2 for a configuration error, 3 for a corrupt or damaged file.", "",
-             "```text", parser.format_help().rstrip(), "```", ""]
+    lines = [
+        "# Command line",
+        "",
+        "`banditbench` (installed with the package; `.venv/bin/banditbench` after `make install`). "
+        "Generated from the argument parser (`banditbench.cli.build_parser`): each subcommand's "
+        "`--help`.",
+        "",
+        "Exit status: 0 on success, 2 for a configuration error, 3 for a corrupt or damaged file.",
+        "",
+        "```text",
+        parser.format_help().rstrip(),
+        "```",
+        "",
+    ]
     for name, sub in subcommands().items():
         lines += [f"## `banditbench {name}`", "", "```text", sub.format_help().rstrip(), "```", ""]
-    lines += ["## Examples", "", "From the module's docstring (`banditbench.cli`); the test suite runs each of "
-              "them (`tests/workflow/test_docs.py`).", "", _rst_to_md(inspect.cleandoc(cli.__doc__.split("Examples", 1)[1]
-                                                                               .split("\n", 2)[2]), "bash"), ""]
+    lines += [
+        "## Examples",
+        "",
+        "From the module's docstring (`banditbench.cli`); the test suite runs each of "
+        "them (`tests/workflow/test_docs.py`).",
+        "",
+        _rst_to_md(inspect.cleandoc(cli.__doc__.split("Examples", 1)[1].split("\n", 2)[2]), "bash"),
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -367,12 +431,14 @@ def generated_pages() -> dict[str, str]:
 
 def _reference_nav() -> list:
     pages = generated_pages()
-    nav: list = [{"Config": "reference/config.md"}, {"Command line": "reference/cli.md"},
-                 {"Delay models": "reference/delays.md"}]
+    nav: list = [
+        {"Config": "reference/config.md"},
+        {"Command line": "reference/cli.md"},
+        {"Delay models": "reference/delays.md"},
+    ]
     for kind, title in (("algorithms", "Algorithms"), ("environments", "Environments")):
         names = sorted(p for p in pages if p.startswith(f"reference/{kind}/") and not p.endswith("index.md"))
-        nav.append({title: [f"reference/{kind}/index.md"]
-                    + [{p.rsplit("/", 1)[1][:-3]: p} for p in names]})
+        nav.append({title: [f"reference/{kind}/index.md"] + [{p.rsplit("/", 1)[1][:-3]: p} for p in names]})
     nav.append({"Python API": "reference/api.md"})
     return nav
 
@@ -407,11 +473,16 @@ def interfaces_table() -> str:
     """The runner's side of the policy contract (``banditbench.api.INTERFACES``), one row per kind."""
     from banditbench.api import INTERFACES
 
-    rows = ["| feedback kind, action kind | `observe` receives | `act` is handed | `act` returns |", "|---|---|---|---|"]
+    rows = [
+        "| feedback kind, action kind | `observe` receives | `act` is handed | `act` returns |",
+        "|---|---|---|---|",
+    ]
     for (feedback, action), face in INTERFACES.items():
         fields = ", ".join(face.feedback._fields)
-        rows.append(f"| `{feedback}`, `{action}` | `{face.feedback.__name__}({fields})` | "
-                    f"{_esc(_rst_to_md(face.context))} | {_esc(_rst_to_md(face.action))} |")
+        rows.append(
+            f"| `{feedback}`, `{action}` | `{face.feedback.__name__}({fields})` | "
+            f"{_esc(_rst_to_md(face.context))} | {_esc(_rst_to_md(face.action))} |"
+        )
     return "\n".join(rows)
 
 
@@ -421,9 +492,19 @@ INTERFACES_MARKER = "<!-- interfaces -->"
 #: where a page shows the table of parameter types (:func:`parameter_types_table`)
 PARAMETER_TYPES = "<!-- parameter types -->"
 #: annotations built from ``banditbench.configuration.params``' pieces, as a constructor writes them (evaluated in its namespace)
-TYPE_FORMS = ("float", "int", "bool", "str", 'Literal["shared", "disjoint"]', "Annotated[float, Range(gt=0, le=0.5)]",
-              'Annotated[str, OneOf(("adam", "gd"))]', "PositiveInt | None", 'NonNegative | Literal["theory"]',
-              "Sequence[Probability]", "Mapping[str, Any]")
+TYPE_FORMS = (
+    "float",
+    "int",
+    "bool",
+    "str",
+    'Literal["shared", "disjoint"]',
+    "Annotated[float, Range(gt=0, le=0.5)]",
+    'Annotated[str, OneOf(("adam", "gd"))]',
+    "PositiveInt | None",
+    'NonNegative | Literal["theory"]',
+    "Sequence[Probability]",
+    "Mapping[str, Any]",
+)
 
 
 def type_aliases() -> dict[str, Any]:
@@ -432,8 +513,11 @@ def type_aliases() -> dict[str, Any]:
 
     from banditbench.configuration import params
 
-    return {name: value for name, value in vars(params).items()
-            if not name.startswith("_") and typing.get_origin(value) is typing.Annotated}
+    return {
+        name: value
+        for name, value in vars(params).items()
+        if not name.startswith("_") and typing.get_origin(value) is typing.Annotated
+    }
 
 
 def parameter_types_table() -> str:
@@ -448,7 +532,7 @@ def parameter_types_table() -> str:
         rows.append(f"| `{name}` | {_esc(params.describe(hint))} |")
     namespace = {**vars(typing), **vars(params)}
     for form in TYPE_FORMS:
-        hint = eval(form, namespace)                                     # noqa: S307 - the forms above
+        hint = eval(form, namespace)  # noqa: S307 - the forms above
         rows.append(f"| {_esc(f'`{form}`')} | {_esc(params.describe(hint))} |")
     return "\n".join(rows)
 

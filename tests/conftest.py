@@ -24,8 +24,11 @@ MIRROR = Path(os.environ.get(MIRROR_ENV) or ROOT.parent / "shared" / "datasets")
 needs_mirror = pytest.mark.skipif(not (MIRROR / "manifest.json").is_file(), reason=f"offline mirror {MIRROR} absent")
 
 if Path(banditbench.__file__).resolve().parent != ROOT / "src" / "banditbench":
-    pytest.exit(f"the tests import banditbench from {Path(banditbench.__file__).parent}, not from this checkout's "
-                f"src/; install the checkout in editable mode (make install, or pip install -e .)", returncode=4)
+    pytest.exit(
+        f"the tests import banditbench from {Path(banditbench.__file__).parent}, not from this checkout's "
+        f"src/; install the checkout in editable mode (make install, or pip install -e .)",
+        returncode=4,
+    )
 
 
 @pytest.fixture(params=["exact", "perturbed"])
@@ -40,9 +43,12 @@ def rounding(request, monkeypatch):
 
 
 def pytest_addoption(parser):
-    parser.addoption("--perturb-contexts", action="store_true",
-                     help="every policy run by simulate() sees contexts jittered at 1e-15 (tests/perturb.py): "
-                          "a by-hand check that no test needs this machine's last bits")
+    parser.addoption(
+        "--perturb-contexts",
+        action="store_true",
+        help="every policy run by simulate() sees contexts jittered at 1e-15 (tests/perturb.py): "
+        "a by-hand check that no test needs this machine's last bits",
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -59,12 +65,15 @@ def tiny_log(tmp_path, monkeypatch):
     rng = np.random.default_rng(0)
     n, K = 300, 5
     features = np.zeros((n, K, 3), dtype=np.float32)
-    features[:, :, 0] = np.arange(K)                 # candidate index (0 = logged)
-    features[:, :, 1] = np.arange(n)[:, None]        # event index
+    features[:, :, 0] = np.arange(K)  # candidate index (0 = logged)
+    features[:, :, 1] = np.arange(n)[:, None]  # event index
     click = (rng.random(n) < 0.3).astype(np.int64)
     monkeypatch.chdir(tmp_path)
-    save_npz(replay_path(None), {"features": features, "items": np.zeros((n, K), dtype=np.int64), "click": click},
-             {"dataset": REPLAY_DATASET, "options": replay_options(None)})     # what the file is checked against
+    save_npz(
+        replay_path(None),
+        {"features": features, "items": np.zeros((n, K), dtype=np.int64), "click": click},
+        {"dataset": REPLAY_DATASET, "options": replay_options(None)},
+    )  # what the file is checked against
     return click
 
 

@@ -101,6 +101,7 @@ def assert_same_or_near_tie(ours: int, theirs: int, values, rtol: float, where="
     values = np.asarray(values, dtype=float)
     gap = values[theirs] - values[ours]
     scale = np.abs(values).max()
-    assert values[theirs] == values.max() and gap <= rtol * scale, \
-        f"{where}: chose {ours}, the other implementation {theirs}, whose indices {values.tolist()} " \
+    assert values[theirs] == values.max() and gap <= rtol * scale, (
+        f"{where}: chose {ours}, the other implementation {theirs}, whose indices {values.tolist()} "
         f"put them {gap / scale:.3g} (relative) apart, not a near-tie (<= {rtol:g})"
+    )

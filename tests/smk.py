@@ -27,8 +27,18 @@ def smk(workdir, *args, env=None, own_src=True, cores="2", timeout=None):
     env = dict(os.environ if env is None else env)
     if own_src:
         env["PYTHONPATH"] = str(workdir / "src")
-    cmd = [sys.executable, "-m", "snakemake", "--cores", cores, "--directory", str(workdir),
-           "--snakefile", str(workdir / "Snakefile"), *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--cores",
+        cores,
+        "--directory",
+        str(workdir),
+        "--snakefile",
+        str(workdir / "Snakefile"),
+        *args,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, cwd=workdir, env=env, timeout=timeout)
 
 

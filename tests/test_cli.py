@@ -19,15 +19,31 @@ def test_list_shows_every_registered_name_with_parameters(capsys):
         assert name in out
     assert "kappa_mu = 0.1  (a finite number > 0)" in out and "utility = 'linear'  (one of ['linear'," in out
     # each parameter's description (its Doc) follows its type
-    assert ("kappa_mu = 0.1  (a finite number > 0)  lower bound on the link derivative (Assumption A2)"
-            in out)
+    assert "kappa_mu = 0.1  (a finite number > 0)  lower bound on the link derivative (Assumption A2)" in out
 
 
 def test_run_one_from_a_config_cell(tmp_path, capsys):
     out_file = tmp_path / "r.npz"
-    code = main(["run-one", "--config", str(ROOT / "config.yaml"), "--experiment", "linear_delayed_dueling",
-                 "--algorithm", "ldb_df", "--delay", "geometric_mean50_M20", "--seed", "1", "--horizon", "50",
-                 "--output", str(out_file), "--no-progress"])
+    code = main(
+        [
+            "run-one",
+            "--config",
+            str(ROOT / "config.yaml"),
+            "--experiment",
+            "linear_delayed_dueling",
+            "--algorithm",
+            "ldb_df",
+            "--delay",
+            "geometric_mean50_M20",
+            "--seed",
+            "1",
+            "--horizon",
+            "50",
+            "--output",
+            str(out_file),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     series, meta, _ = load_result(out_file)
@@ -36,15 +52,30 @@ def test_run_one_from_a_config_cell(tmp_path, capsys):
 
 
 def test_run_one_reports_config_errors_by_name(capsys):
-    code = main(["run-one", "--config", str(ROOT / "config.yaml"), "--experiment", "linear_delayed_dueling",
-                 "--algorithm", "nope", "--delay", "none"])
+    code = main(
+        [
+            "run-one",
+            "--config",
+            str(ROOT / "config.yaml"),
+            "--experiment",
+            "linear_delayed_dueling",
+            "--algorithm",
+            "nope",
+            "--delay",
+            "none",
+        ]
+    )
     assert code == 2
     assert "experiments.linear_delayed_dueling.algorithms: no entry 'nope'" in capsys.readouterr().err
 
 
 def test_module_entry_point_runs():
-    run = subprocess.run([sys.executable, "-m", "banditbench", "list", "delays"], capture_output=True, text=True,
-                         env={"PYTHONPATH": str(ROOT / "src"), "PATH": ""})
+    run = subprocess.run(
+        [sys.executable, "-m", "banditbench", "list", "delays"],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": ""},
+    )
     assert run.returncode == 0 and "geometric" in run.stdout
 
 
@@ -67,25 +98,40 @@ def test_list_delays_describes_every_kind_from_its_fields(capsys):
     assert "mean (" in out and "any kind: window (" in out
 
 
-@pytest.mark.parametrize("experiment, algorithm, delay, budget", [
-    ("linear_delayed_dueling", "ldb_df", "geometric_mean50_M20", "none"),
-    ("knapsack_synthetic", "alg2", "none", "75"),
-    ("lipschitz_triangle", "delayed_zooming", "uniform_mean20", "none"),
-])
+@pytest.mark.parametrize(
+    "experiment, algorithm, delay, budget",
+    [
+        ("linear_delayed_dueling", "ldb_df", "geometric_mean50_M20", "none"),
+        ("knapsack_synthetic", "alg2", "none", "75"),
+        ("lipschitz_triangle", "delayed_zooming", "uniform_mean20", "none"),
+    ],
+)
 def test_a_block_of_seeds_writes_the_bytes_of_one_seed_runs(tmp_path, experiment, algorithm, delay, budget):
     """One process running seeds 0, 1, 2 writes, per seed, the file a fresh one-seed process writes."""
     config = load_config_file(ROOT / "config.yaml")
     config["horizon"] = 120
     grid = load_grid(config)
-    cell = grid.cell_json(experiment, algorithm, delay, budget, None)   # what a block job is given
+    cell = grid.cell_json(experiment, algorithm, delay, budget, None)  # what a block job is given
     assert "seed" not in json.loads(cell)
     blocks = [tmp_path / f"block{s}.npz" for s in range(3)]
     assert main(["run-block", "--cell", cell, "--seeds", "0", "1", "2", "--outputs", *map(str, blocks)]) == 0
     for seed in (0, 2):
         single = tmp_path / f"single{seed}.npz"
-        run = subprocess.run([sys.executable, "-m", "banditbench", "run-one", "--output", str(single),
-                              "--cell", grid.cell_json(experiment, algorithm, delay, budget, seed)],
-                             capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "banditbench",
+                "run-one",
+                "--output",
+                str(single),
+                "--cell",
+                grid.cell_json(experiment, algorithm, delay, budget, seed),
+            ],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, PYTHONPATH=str(ROOT / "src")),
+        )
         assert run.returncode == 0, run.stderr
         assert members_but_timing(blocks[seed]) == members_but_timing(single)
     assert load_result(blocks[1])[1]["seed"] == 1
@@ -93,8 +139,9 @@ def test_a_block_of_seeds_writes_the_bytes_of_one_seed_runs(tmp_path, experiment
 
 
 def test_run_block_needs_one_output_per_seed(tmp_path, capsys):
-    cell = load_grid(load_config_file(ROOT / "config.yaml")).cell_json("linear_delayed_dueling", "ldb_df",
-                                                                       "none", "none", 0)
+    cell = load_grid(load_config_file(ROOT / "config.yaml")).cell_json(
+        "linear_delayed_dueling", "ldb_df", "none", "none", 0
+    )
     assert main(["run-block", "--cell", cell, "--seeds", "0", "1", "--outputs", str(tmp_path / "a.npz")]) == 2
     assert "2 seeds but 1 output files" in capsys.readouterr().err
     assert not (tmp_path / "a.npz").exists()

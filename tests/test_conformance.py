@@ -22,8 +22,13 @@ def test_every_registered_algorithm_passes_the_conformance_checks(policy):
     outcomes = check_policy(policy, horizon=30)
     assert [o.line() for o in outcomes if not o.passed] == []
     names = {o.check for o in outcomes}
-    assert {"same seed, same bytes", "actions in the action space", "late and lost feedback",
-            "bad parameters refused", DESCRIBED} <= names
+    assert {
+        "same seed, same bytes",
+        "actions in the action space",
+        "late and lost feedback",
+        "bad parameters refused",
+        DESCRIBED,
+    } <= names
     cls = registry.get("policy", policy).load()
     assert ("a seed's result does not depend on its block" in names) == ("seed-batched" in cls.engines)
     assert ("engine matches the reference" in names) == bool(cls.engines)
@@ -48,13 +53,13 @@ class _Dueller(Policy):
 
 class _ClockSeeded(_Dueller):
     def act(self, t, context):
-        i, j = np.random.default_rng().choice(self.n, size=2, replace=False)      # fresh OS entropy
+        i, j = np.random.default_rng().choice(self.n, size=2, replace=False)  # fresh OS entropy
         return int(i), int(j)
 
 
 class _OffByOne(_Dueller):
     def act(self, t, context):
-        return self.n, 0                                                         # arm n does not exist
+        return self.n, 0  # arm n does not exist
 
 
 class _ExpectsPromptFeedback(_Dueller):
@@ -120,7 +125,7 @@ class _CompiledDeclines(DelayedZooming):
 
 class _CompiledExtraDraw(DelayedZooming):
     def _compiled_step(self, env, cls, fresh, horizon):
-        self.rng.random()                                   # a draw the Python loop does not make
+        self.rng.random()  # a draw the Python loop does not make
         return env.compiled_step()
 
 
@@ -160,21 +165,24 @@ def test_a_valid_policy_passes(broken):
     assert _failed(broken(_Dueller)) == {}
 
 
-@pytest.mark.parametrize("cls, check, detail", [
-    (_ClockSeeded, "same seed, same bytes", "differ"),
-    (_OffByOne, "actions in the action space", "round 1 played (4, 0)"),
-    (_ExpectsPromptFeedback, "late and lost feedback", "RuntimeError: round"),
-    (_Unannotated, "bad parameters refused", "lam declares no type"),
-    (_Undescribed, DESCRIBED, "lam has no description; beta has no description"),
-    (_Batched, "a seed's result does not depend on its block", "differ"),
-    (_ShiftedEngine, "engine matches the reference", "actions agree in 4, 4, 4, 4, 4, 4 of 20 rounds"),
-    (_CompiledExtraDraw, "engine matches the reference", "differ from the Python loop's"),
-    (_CompiledDeclines, "engine matches the reference", "the compiled engine declined the run"),
-])
+@pytest.mark.parametrize(
+    "cls, check, detail",
+    [
+        (_ClockSeeded, "same seed, same bytes", "differ"),
+        (_OffByOne, "actions in the action space", "round 1 played (4, 0)"),
+        (_ExpectsPromptFeedback, "late and lost feedback", "RuntimeError: round"),
+        (_Unannotated, "bad parameters refused", "lam declares no type"),
+        (_Undescribed, DESCRIBED, "lam has no description; beta has no description"),
+        (_Batched, "a seed's result does not depend on its block", "differ"),
+        (_ShiftedEngine, "engine matches the reference", "actions agree in 4, 4, 4, 4, 4, 4 of 20 rounds"),
+        (_CompiledExtraDraw, "engine matches the reference", "differ from the Python loop's"),
+        (_CompiledDeclines, "engine matches the reference", "the compiled engine declined the run"),
+    ],
+)
 def test_each_check_fails_on_the_policy_that_breaks_it(broken, cls, check, detail):
     failed = _failed(broken(cls))
     assert check in failed and detail in failed[check]
-    if cls not in (_Batched, _OffByOne):       # (the environment cannot play a missing arm in any run)
+    if cls not in (_Batched, _OffByOne):  # (the environment cannot play a missing arm in any run)
         # the other checks still pass (an unannotated parameter has no description either)
         assert list(failed) == [check] + ([DESCRIBED] if cls is _Unannotated else [])
 
@@ -210,5 +218,6 @@ def test_every_interface_the_api_declares_has_a_data_free_environment_to_check_i
 
 def test_a_policy_of_a_kind_the_api_does_not_declare_is_refused_when_defined():
     with pytest.raises(TypeError, match=r"_Ranker: no interface for 'ranking' feedback on 'list' actions"):
+
         class _Ranker(_Dueller):
             feedback_kind, action_kind = "ranking", "list"

@@ -68,14 +68,14 @@ class LabDuel(Policy):
     def act(self, t, arms):
         return top_two(arms[:, 0])
 '''
-LAB_HELPERS = '''
+LAB_HELPERS = """
 import numpy as np
 
 
 def top_two(scores):
     order = np.argsort(scores)
     return int(order[-1]), int(order[-2])
-'''
+"""
 
 
 @pytest.fixture
@@ -117,22 +117,35 @@ def _installed_package(home):
 
 
 def _config(plugins, algorithms, horizon=30):
-    return {"plugins": plugins, "experiments": {"duel": {
-        "environment": {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4}},
-        "horizon": horizon, "seeds": 2, "seeds_per_job": 2,
-        "algorithms": algorithms, "delays": {"none": {"kind": "none"}}}}}
+    return {
+        "plugins": plugins,
+        "experiments": {
+            "duel": {
+                "environment": {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4}},
+                "horizon": horizon,
+                "seeds": 2,
+                "seeds_per_job": 2,
+                "algorithms": algorithms,
+                "delays": {"none": {"kind": "none"}},
+            }
+        },
+    }
 
 
 def test_a_plugin_file_registers_its_policy_and_runs_in_a_grid(tmp_path, fresh_registry):
     plugin = _file_plugin(tmp_path)
     assert "my_eps_duel" not in registry.policies()
-    grid = load_grid(_config([str(plugin)], {"mine": {"policy": "my_eps_duel", "params": {"eps": 0.5}},
-                                             "random": {"policy": "random_pair"}}))
+    grid = load_grid(
+        _config(
+            [str(plugin)],
+            {"mine": {"policy": "my_eps_duel", "params": {"eps": 0.5}}, "random": {"policy": "random_pair"}},
+        )
+    )
     entry = registry.policies()["my_eps_duel"]
     assert entry.origin == f"plugin {plugin}" and entry.plugin == str(plugin)
     mine = grid.cell("duel", "mine", "none", "none", 0)
     assert mine["plugins"] == [str(plugin)]
-    assert "plugins" not in grid.cell("duel", "random", "none", "none", 0)   # a built-in's cell: unchanged
+    assert "plugins" not in grid.cell("duel", "random", "none", "none", 0)  # a built-in's cell: unchanged
     series, meta, _ = run_cell(mine)
     assert set(series) >= {"regret", "weak_regret"} and np.all(np.isfinite(series["regret"]))
 
@@ -142,7 +155,8 @@ def test_a_built_in_cell_is_the_same_with_or_without_plugins(tmp_path, fresh_reg
     algorithms = {"random": {"policy": "random_pair"}}
     without = load_grid(_config([], algorithms)).cell_json("duel", "random", "none", "none", 0)
     with_plugin = load_grid(_config([str(_file_plugin(tmp_path))], algorithms)).cell_json(
-        "duel", "random", "none", "none", 0)
+        "duel", "random", "none", "none", 0
+    )
     assert without == with_plugin
 
 
@@ -150,36 +164,49 @@ def test_a_plugin_job_process_imports_the_plugin_from_its_cell(tmp_path, fresh_r
     plugin = _file_plugin(tmp_path)
     grid = load_grid(_config([str(plugin)], {"mine": {"policy": "my_eps_duel"}}))
     cell = grid.cell("duel", "mine", "none", "none", 1)
-    registry.use_plugins([])                       # a fresh job process knows only the built-in names
+    registry.use_plugins([])  # a fresh job process knows only the built-in names
     with pytest.raises(ConfigError, match="unknown policy 'my_eps_duel'"):
         registry.get("policy", "my_eps_duel")
     assert run_cell(cell)[0]["regret"].shape == (30,)
     assert main(["run-one", "--cell", json.dumps(cell), "--output", str(tmp_path / "r.npz")]) == 0
 
 
-@pytest.mark.parametrize("algorithm, message", [
-    ({"policy": "my_eps_duel", "params": {"eps": 1.5}},
-     r"^experiments\.duel\.algorithms\.mine\.params\.eps: must be a finite number >= 0 and <= 1, got 1\.5$"),
-    ({"policy": "my_eps_duel", "params": {"epsilon": 0.1}}, r"experiments\.duel\.algorithms\.mine\.params.*epsilon"),
-    ({"policy": "my_eps_dual"}, r"^experiments\.duel\.algorithms\.mine\.policy: unknown policy 'my_eps_dual'"),
-])
-def test_a_plugins_parameters_are_checked_before_any_job_naming_the_key(tmp_path, fresh_registry, algorithm,
-                                                                        message):
+@pytest.mark.parametrize(
+    "algorithm, message",
+    [
+        (
+            {"policy": "my_eps_duel", "params": {"eps": 1.5}},
+            r"^experiments\.duel\.algorithms\.mine\.params\.eps: must be a finite number >= 0 and <= 1, got 1\.5$",
+        ),
+        (
+            {"policy": "my_eps_duel", "params": {"epsilon": 0.1}},
+            r"experiments\.duel\.algorithms\.mine\.params.*epsilon",
+        ),
+        ({"policy": "my_eps_dual"}, r"^experiments\.duel\.algorithms\.mine\.policy: unknown policy 'my_eps_dual'"),
+    ],
+)
+def test_a_plugins_parameters_are_checked_before_any_job_naming_the_key(tmp_path, fresh_registry, algorithm, message):
     with pytest.raises(ConfigError, match=message):
         load_grid(_config([str(_file_plugin(tmp_path))], {"mine": algorithm}))
 
 
-@pytest.mark.parametrize("write, spec, message", [
-    (None, "missing.py", r"^plugins\[0\]: no such file 'missing\.py'"),
-    (("notes.txt", "x = 1\n"), "notes.txt", r"^plugins\[0\]: .*notes\.txt' is not a Python file"),
-    (None, "no_such_module_xyz", r"^plugins\[0\]: no module named 'no_such_module_xyz' is importable"),
-    (None, "not a module!", r"^plugins\[0\]: 'not a module!' is neither a module name nor a path"),
-    (("broken.py", "1 / 0\n"), "broken.py", r"^plugins\[0\]: importing .*broken\.py failed: ZeroDivisionError"),
-    (("syntax.py", "def (:\n"), "syntax.py", r"^plugins\[0\]: importing .*syntax\.py failed: SyntaxError"),
-    (("empty.py", "X = 1\n"), "empty.py", r"^plugins\[0\]: .*empty\.py registers no policy or environment"),
-    (("odd.py", "from banditbench.api import register\n\n@register('odd')\nclass Odd:\n    pass\n"), "odd.py",
-     r"^plugins\[0\]: Odd \(registered as 'odd'\) is neither a banditbench\.api\.Policy nor an Environment"),
-])
+@pytest.mark.parametrize(
+    "write, spec, message",
+    [
+        (None, "missing.py", r"^plugins\[0\]: no such file 'missing\.py'"),
+        (("notes.txt", "x = 1\n"), "notes.txt", r"^plugins\[0\]: .*notes\.txt' is not a Python file"),
+        (None, "no_such_module_xyz", r"^plugins\[0\]: no module named 'no_such_module_xyz' is importable"),
+        (None, "not a module!", r"^plugins\[0\]: 'not a module!' is neither a module name nor a path"),
+        (("broken.py", "1 / 0\n"), "broken.py", r"^plugins\[0\]: importing .*broken\.py failed: ZeroDivisionError"),
+        (("syntax.py", "def (:\n"), "syntax.py", r"^plugins\[0\]: importing .*syntax\.py failed: SyntaxError"),
+        (("empty.py", "X = 1\n"), "empty.py", r"^plugins\[0\]: .*empty\.py registers no policy or environment"),
+        (
+            ("odd.py", "from banditbench.api import register\n\n@register('odd')\nclass Odd:\n    pass\n"),
+            "odd.py",
+            r"^plugins\[0\]: Odd \(registered as 'odd'\) is neither a banditbench\.api\.Policy nor an Environment",
+        ),
+    ],
+)
 def test_a_bad_plugin_is_one_line_naming_the_key(tmp_path, fresh_registry, monkeypatch, write, spec, message):
     monkeypatch.chdir(tmp_path)
     if write:
@@ -191,12 +218,18 @@ def test_a_bad_plugin_is_one_line_naming_the_key(tmp_path, fresh_registry, monke
 
 def test_a_plugin_may_not_shadow_a_built_in_or_another_plugins_name(tmp_path, fresh_registry):
     shadow = _file_plugin(tmp_path, "shadow", registered="linucb")
-    with pytest.raises(ConfigError, match=r"policy 'linucb' \(EpsDuel\) would shadow the built-in policy 'linucb' "
-                                          r"\(banditbench\.policies\.linucb\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"policy 'linucb' \(EpsDuel\) would shadow the built-in policy 'linucb' "
+        r"\(banditbench\.policies\.linucb\)",
+    ):
         load_grid(_config([str(shadow)], {"random": {"policy": "random_pair"}}))
     one, two = _file_plugin(tmp_path, "one", "same_name"), _file_plugin(tmp_path, "two", "same_name")
-    with pytest.raises(ConfigError, match=rf"plugin {re.escape(str(two))}: policy 'same_name' .* would shadow "
-                                          rf"policy 'same_name' of plugin {re.escape(str(one))}"):
+    with pytest.raises(
+        ConfigError,
+        match=rf"plugin {re.escape(str(two))}: policy 'same_name' .* would shadow "
+        rf"policy 'same_name' of plugin {re.escape(str(one))}",
+    ):
         load_grid(_config([str(one), str(two)], {"random": {"policy": "random_pair"}}))
 
 
@@ -207,7 +240,7 @@ def test_an_installed_packages_entry_points_register_its_policies(tmp_path, fres
     assert entry.origin == "entry point banditbench.policies 'lab' of mylab-bandits 0.1" and entry.plugin is None
     grid = load_grid(_config([], {"lab": {"policy": "lab_duel"}}))
     cell = grid.cell("duel", "lab", "none", "none", 0)
-    assert "plugins" not in cell                    # a job process finds it through the entry point
+    assert "plugins" not in cell  # a job process finds it through the entry point
     assert run_cell(cell)[0]["regret"].shape == (30,)
     # its jobs depend on the package files it imports (and banditbench's), not on the package's others
     sources = registry.job_sources("synthetic_dueling", "lab_duel")
@@ -220,8 +253,11 @@ def test_an_entry_point_that_does_not_load_is_one_line_naming_it(tmp_path, fresh
     home = _installed_package(tmp_path / "site")
     (home / "mylab/duel.py").write_text("raise RuntimeError('broken on purpose')\n")
     monkeypatch.syspath_prepend(str(home))
-    with pytest.raises(ConfigError, match=r"^entry point banditbench\.policies 'lab' of mylab-bandits 0\.1: importing "
-                                          r"'mylab\.duel' failed: RuntimeError: broken on purpose$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^entry point banditbench\.policies 'lab' of mylab-bandits 0\.1: importing "
+        r"'mylab\.duel' failed: RuntimeError: broken on purpose$",
+    ):
         registry.policies()
 
 
@@ -232,7 +268,7 @@ def test_a_plugin_files_jobs_depend_on_it_and_on_the_package_modules_it_imports(
     assert plugin.resolve() in sources
     names = {str(p.relative_to(registry.PACKAGE_DIR)) for p in sources if registry.PACKAGE_DIR in p.parents}
     assert {"api.py", "configuration/params.py", "simulation/runner.py", "envs/dueling.py"} <= names
-    assert not any(n.startswith("policies/") for n in names)          # no built-in policy's module
+    assert not any(n.startswith("policies/") for n in names)  # no built-in policy's module
 
 
 def test_list_and_check_take_plugins(tmp_path, fresh_registry, capsys):
@@ -254,9 +290,14 @@ def test_new_algorithm_writes_a_skeleton_that_passes_its_own_test(tmp_path, fres
     folder = tmp_path / "mine"
     assert main(["new-algorithm", f"my_{family}", "--family", family, "--dir", str(folder)]) == 0
     assert sorted(p.name for p in folder.iterdir()) == sorted(
-        [f"my_{family}.py", f"test_my_{family}.py", f"my_{family}.yaml"])
-    test = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(folder)],
-                          capture_output=True, text=True, cwd=folder)
+        [f"my_{family}.py", f"test_my_{family}.py", f"my_{family}.yaml"]
+    )
+    test = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(folder)],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+    )
     assert test.returncode == 0 and "2 passed" in test.stdout, test.stdout[-3000:]
     # refuses to overwrite, and refuses a name that is taken
     assert main(["new-algorithm", f"my_{family}", "--family", family, "--dir", str(folder)]) == 2
@@ -273,8 +314,12 @@ def test_a_skeletons_conformance_test_fails_when_its_policy_breaks(tmp_path, fre
     assert main(["new-algorithm", "my_broken", "--family", "dueling", "--dir", str(folder)]) == 0
     module = folder / "my_broken.py"
     module.write_text(module.read_text().replace("return first, second", "return first, len(arms)"))
-    test = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           str(folder / "test_my_broken.py")], capture_output=True, text=True, cwd=folder)
+    test = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(folder / "test_my_broken.py")],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+    )
     assert test.returncode == 1 and "FAIL actions in the action space" in test.stdout, test.stdout[-3000:]
 
 
@@ -292,8 +337,10 @@ def test_plugins_run_in_the_pipeline_and_an_edit_reruns_only_their_jobs(tmp_path
     own.mkdir()
     plugin = _file_plugin(own)
     home = _installed_package(tmp_path / "site")
-    config = _config([str(plugin)], {"mine": {"policy": "my_eps_duel"}, "lab": {"policy": "lab_duel"},
-                                     "random": {"policy": "random_pair"}})
+    config = _config(
+        [str(plugin)],
+        {"mine": {"policy": "my_eps_duel"}, "lab": {"policy": "lab_duel"}, "random": {"policy": "random_pair"}},
+    )
     config["experiments"]["duel"].update(table_horizons=[30], paired=False)
     (tmp_path / "project").mkdir()
     project = copy_project(tmp_path / "project", {"seeds": None, "horizon": None, **config})
@@ -318,7 +365,8 @@ def test_plugins_run_in_the_pipeline_and_an_edit_reruns_only_their_jobs(tmp_path
 def test_a_plugin_environment_joins_the_environments_and_its_jobs_depend_on_it(tmp_path, fresh_registry):
     """An environment of one's own: a variant of a built-in family, in a file of one's own."""
     plugin = tmp_path / "my_env.py"
-    plugin.write_text(textwrap.dedent('''
+    plugin.write_text(
+        textwrap.dedent('''
         from banditbench.api import register
         from banditbench.envs.dueling import SyntheticDueling
         from banditbench.configuration.params import PositiveInt
@@ -330,7 +378,8 @@ def test_a_plugin_environment_joins_the_environments_and_its_jobs_depend_on_it(t
 
             def __init__(self, seed_seq, *, n_arms: PositiveInt = 8, **shared):
                 super().__init__(seed_seq, n_arms=n_arms, **shared)
-        '''))
+        ''')
+    )
     config = _config([str(plugin)], {"random": {"policy": "random_pair"}})
     config["experiments"]["duel"]["environment"] = {"name": "my_dueling", "params": {"dimension": 3}}
     grid = load_grid(config)

@@ -26,6 +26,7 @@ KNAPSACK_SHARED = {"lam": 1.0, "beta_r": 1.0, "beta_w": 1.0, "p_fail": None, "V"
 
 # --- families declare shared parameters once; every variant lists them ------------------------
 
+
 class _Base(Policy):
     feedback_kind = "reward"
 
@@ -49,7 +50,7 @@ class _Leaf(_Variant):
 
 
 class _Closed(_Base):
-    def __init__(self, problem, rng, *, own=3):          # takes no **params: the base's are not its
+    def __init__(self, problem, rng, *, own=3):  # takes no **params: the base's are not its
         super().__init__(problem, rng)
 
 
@@ -62,11 +63,14 @@ def test_parameters_follow_forwarded_params_up_to_the_family_base():
     assert (made.shared, made.overridden) == (5.0, "variant")
 
 
-@pytest.mark.parametrize("cls, own", [
-    (OptimisticDuel, {"kappa", "theta_norm_bound", "max_newton_steps", "tol"}),
-    (RandomizedDuel, {"kappa", "theta_norm_bound", "max_newton_steps", "tol"}),
-    (IdealDuel, set()),
-])
+@pytest.mark.parametrize(
+    "cls, own",
+    [
+        (OptimisticDuel, {"kappa", "theta_norm_bound", "max_newton_steps", "tol"}),
+        (RandomizedDuel, {"kappa", "theta_norm_bound", "max_newton_steps", "tol"}),
+        (IdealDuel, set()),
+    ],
+)
 def test_knapsack_variants_list_the_family_parameters(cls, own):
     params = registry.parameters(cls)
     assert set(params) == set(KNAPSACK_SHARED) | own
@@ -76,19 +80,26 @@ def test_knapsack_variants_list_the_family_parameters(cls, own):
 def test_environment_and_lipschitz_families_list_shared_parameters():
     knapsack_env = {"horizon", "budget", "noise", "noise_std", "feedback_kind"}
     assert set(registry.parameters(SyntheticPbBwK)) == knapsack_env | {"rewards", "costs"}
-    assert set(registry.parameters(CarModeration)) == knapsack_env | {"oracle", "reward_scale", "score_scale",
-                                                                      "cost_factors", "allow_negative_costs"}
+    assert set(registry.parameters(CarModeration)) == knapsack_env | {
+        "oracle",
+        "reward_scale",
+        "score_scale",
+        "cost_factors",
+        "allow_negative_costs",
+    }
     # the car variant's own default for a family parameter wins (Sec. 6's Bernoulli cost factors)
     assert registry.parameters(CarModeration)["noise"] == "bernoulli_factor"
     assert registry.parameters(SyntheticPbBwK)["noise"] == "bernoulli"
     assert registry.required_parameters(CarModeration) == {"horizon", "budget"}
     classification = {"horizon", "dataset", "preprocessing", "sampling", "oracle"}
     assert set(registry.parameters(ClassificationBandit)) == classification | {"reward"}
-    assert set(registry.parameters(ClassificationDueling)) == classification | {"utility", "utility_scale",
-                                                                                 "preference"}
+    assert set(registry.parameters(ClassificationDueling)) == classification | {
+        "utility",
+        "utility_scale",
+        "preference",
+    }
     assert registry.required_parameters(ClassificationDueling) == {"horizon", "dataset"}
-    assert set(registry.parameters(DelayedZooming)) == {"delta", "sigma", "lazy_rule", "activation",
-                                                        "initial_capacity"}
+    assert set(registry.parameters(DelayedZooming)) == {"delta", "sigma", "lazy_rule", "activation", "initial_capacity"}
     assert set(registry.parameters(DLPP)) == {"delta", "sigma", "late_feedback"}
 
 
@@ -102,6 +113,7 @@ def test_every_registered_name_lists_only_real_keyword_parameters():
 
 # --- the validator checks inherited parameters -------------------------------------------------
 
+
 def _knapsack(params, policy="lincbwk_ideal"):
     cfg = load_config_file(ROOT / "config.yaml")
     exp = next(e for e in cfg["experiments"].values() if e["environment"]["name"] == "pbbwk_synthetic")
@@ -112,16 +124,27 @@ def _knapsack(params, policy="lincbwk_ideal"):
 def test_validator_accepts_inherited_and_rejects_foreign_parameters():
     load_grid(_knapsack({"lam": 2.0, "allow_null": True, "beta_w": "theory"}))
     load_grid(_knapsack({"kappa": 3.0, "lam": 0.5}, policy="pblincbwk_alg1"))
-    with pytest.raises(ConfigError, match=r"algorithms\.x\.params: unknown parameter\(s\) \['kappa'\] for "
-                                          r"'lincbwk_ideal'"):
+    with pytest.raises(
+        ConfigError,
+        match=r"algorithms\.x\.params: unknown parameter\(s\) \['kappa'\] for "
+        r"'lincbwk_ideal'",
+    ):
         load_grid(_knapsack({"kappa": 3.0}))
 
 
 # --- one key-path format: constructor errors re-rooted to the full config path -----------------
 
-CELL = {"experiment": "e", "algorithm": "ideal", "delay_label": "none", "seed": 0, "horizon": 50, "budget": 20,
-        "environment": {"name": "pbbwk_synthetic", "params": {}},
-        "policy": {"name": "lincbwk_ideal", "params": {}}, "delay": {"kind": "none"}}
+CELL = {
+    "experiment": "e",
+    "algorithm": "ideal",
+    "delay_label": "none",
+    "seed": 0,
+    "horizon": 50,
+    "budget": 20,
+    "environment": {"name": "pbbwk_synthetic", "params": {}},
+    "policy": {"name": "lincbwk_ideal", "params": {}},
+    "delay": {"kind": "none"},
+}
 
 
 def _cell(**changes):
@@ -132,14 +155,21 @@ def _cell(**changes):
     return cell
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"policy__lam": -1.0}, "experiments.e.algorithms.ideal.params.lam: must be a finite number > 0, got -1.0"),
-    ({"environment__noise": "cauchy"}, "experiments.e.environment.params.noise: must be one of ['bernoulli', "
-                                       "'gaussian'], got 'cauchy'"),
-    ({"environment__costs": [0.1, -0.2, 0.3, 0.4]}, "experiments.e.environment.params.costs: must be a list of "
-                                                    "finite numbers >= 0"),
-    ({"environment__rewards": [0.1, 1.5]}, "experiments.e.environment.params.rewards: rewards and costs need"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"policy__lam": -1.0}, "experiments.e.algorithms.ideal.params.lam: must be a finite number > 0, got -1.0"),
+        (
+            {"environment__noise": "cauchy"},
+            "experiments.e.environment.params.noise: must be one of ['bernoulli', 'gaussian'], got 'cauchy'",
+        ),
+        (
+            {"environment__costs": [0.1, -0.2, 0.3, 0.4]},
+            "experiments.e.environment.params.costs: must be a list of finite numbers >= 0",
+        ),
+        ({"environment__rewards": [0.1, 1.5]}, "experiments.e.environment.params.rewards: rewards and costs need"),
+    ],
+)
 def test_errors_of_a_built_cell_name_the_full_config_path(changes, message):
     """The declared checks (and the constructors behind them) run again when a job builds its cell."""
     with pytest.raises(ConfigError) as err:
@@ -156,15 +186,20 @@ def test_bad_delay_and_unknown_names_in_a_cell_name_the_full_path():
 
 def test_rerooted_replaces_the_leading_path_or_places_the_message_under_it():
     err = ConfigError("policy.params.lam: must be positive")
-    assert str(err.rerooted("policy", "experiments.e.algorithms.a")) == \
-        "experiments.e.algorithms.a.params.lam: must be positive"
-    assert str(ConfigError("lam must be positive").rerooted("policy", "experiments.e.algorithms.a")) == \
-        "experiments.e.algorithms.a: lam must be positive"
+    assert (
+        str(err.rerooted("policy", "experiments.e.algorithms.a"))
+        == "experiments.e.algorithms.a.params.lam: must be positive"
+    )
+    assert (
+        str(ConfigError("lam must be positive").rerooted("policy", "experiments.e.algorithms.a"))
+        == "experiments.e.algorithms.a: lam must be positive"
+    )
     # a key that merely starts with the same letters is not re-rooted
     assert str(ConfigError("policyx: bad").rerooted("policy", "p")) == "p: policyx: bad"
 
 
 # --- delay kinds: one description, from which schema, factory and listing derive ---------------
+
 
 def test_delay_schema_is_derived_from_the_kinds():
     schema = delay_schema()
@@ -176,7 +211,7 @@ def test_delay_schema_is_derived_from_the_kinds():
     exp["delays"] = {"bad": {"kind": "geometric", "mean": 0.5}}
     with pytest.raises(ConfigError, match=r"delays\.bad\.mean: 0\.5 is less than the minimum of 1"):
         load_grid(cfg)
-    exp["delays"] = {"bad": {"kind": "constant", "p": 0.5}}        # a key of another kind
+    exp["delays"] = {"bad": {"kind": "constant", "p": 0.5}}  # a key of another kind
     with pytest.raises(ConfigError, match=r"delays\.bad: unknown key\(s\) \['p'\] for delay kind 'constant'"):
         load_grid(cfg)
 
@@ -198,12 +233,19 @@ def test_the_package_has_no_import_cycle():
     """No two modules of the package import each other, directly or through others (lazy imports
     inside functions count: registry._imports sees them)."""
     files = sorted(registry.PACKAGE_DIR.rglob("*.py"))
-    edges = {path: sorted({target for mod in registry._imports(path)
-                           if (target := registry._module_path(mod)) is not None and target != path})
-             for path in files}
+    edges = {
+        path: sorted(
+            {
+                target
+                for mod in registry._imports(path)
+                if (target := registry._module_path(mod)) is not None and target != path
+            }
+        )
+        for path in files
+    }
     index, low, on_stack, stack, cycles = {}, {}, set(), [], []
 
-    def connect(node):                      # Tarjan's strongly connected components
+    def connect(node):  # Tarjan's strongly connected components
         index[node] = low[node] = len(index)
         stack.append(node)
         on_stack.add(node)
@@ -245,39 +287,52 @@ def test_every_policys_engines_are_declared_in_the_api_and_implemented():
             assert (owner is not Policy) == (engine in cls.engines), (name, engine)
         assert batchable({"policy": {"name": name}}) == ("seed-batched" in cls.engines)
         seen |= set(cls.engines)
-    assert seen == set(ENGINES)          # both engines are in use
+    assert seen == set(ENGINES)  # both engines are in use
 
 
-@pytest.mark.parametrize("body, message", [
-    ({"engines": frozenset({"seed-batched"})}, "declares the seed-batched engine"),
-    ({"run_compiled": lambda self, env, arrival, horizon: True}, "implements the compiled engine"),
-    ({"engines": frozenset({"gpu"})}, "are not engines"),
-    ({"per_member": ("lam",)}, "per_member needs the seed-batched engine"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"engines": frozenset({"seed-batched"})}, "declares the seed-batched engine"),
+        ({"run_compiled": lambda self, env, arrival, horizon: True}, "implements the compiled engine"),
+        ({"engines": frozenset({"gpu"})}, "are not engines"),
+        ({"per_member": ("lam",)}, "per_member needs the seed-batched engine"),
+    ],
+)
 def test_an_engine_declared_but_missing_or_present_but_undeclared_is_refused_at_class_definition(body, message):
     from banditbench.api import Policy
 
     with pytest.raises(TypeError, match=message):
-        type("Broken", (Policy,), {"feedback_kind": "reward", "action_kind": "arm", "observe": lambda *a: None,
-                                   "act": lambda *a: 0, **body})
+        type(
+            "Broken",
+            (Policy,),
+            {"feedback_kind": "reward", "action_kind": "arm", "observe": lambda *a: None, "act": lambda *a: 0, **body},
+        )
 
 
 def test_every_parameter_of_every_registered_class_has_a_description():
     """Each parameter declares what it means (``Doc`` in its annotation): the reference pages and
     ``banditbench list`` show it."""
-    missing = [f"{kind} {name}: {param}"
-               for kind, table in (("policy", registry.policies()), ("environment", registry.environments()))
-               for name, entry in table.items()
-               for param in registry.parameters(entry.load())
-               if not (params.description(entry.load(), param) or "").strip()]
+    missing = [
+        f"{kind} {name}: {param}"
+        for kind, table in (("policy", registry.policies()), ("environment", registry.environments()))
+        for name, entry in table.items()
+        for param in registry.parameters(entry.load())
+        if not (params.description(entry.load(), param) or "").strip()
+    ]
     assert missing == []
     assert params.description(registry.get("policy", "ldb_df").load(), "lam").startswith("regularisation")
 
 
 def test_description_reads_doc_through_nested_annotations_and_ignores_it_in_checks():
     class Family:
-        def __init__(self, *, lam: Annotated[Positive, Doc("ridge of eq. (3)")] = 1.0,
-                     mode: Annotated[Literal["a", "b"] | None, Doc("which")] = None, plain: int = 1):
+        def __init__(
+            self,
+            *,
+            lam: Annotated[Positive, Doc("ridge of eq. (3)")] = 1.0,
+            mode: Annotated[Literal["a", "b"] | None, Doc("which")] = None,
+            plain: int = 1,
+        ):
             pass
 
     assert params.description(Family, "lam") == "ridge of eq. (3)"
@@ -294,7 +349,9 @@ def test_hints_fail_loudly_on_a_package_annotation_that_does_not_evaluate(monkey
     params.hints.cache_clear()
     monkeypatch.delattr(linucb, "Doc")
     try:
-        with pytest.raises(TypeError, match=r"(?s)LinUCB.__init__ \(banditbench.policies.linucb\).*'alpha'.*'Doc' is not defined"):
+        with pytest.raises(
+            TypeError, match=r"(?s)LinUCB.__init__ \(banditbench.policies.linucb\).*'alpha'.*'Doc' is not defined"
+        ):
             params.hints(linucb.LinUCB)
     finally:
         params.hints.cache_clear()

@@ -107,8 +107,7 @@ class Environment(abc.ABC):
 
     def use_context_form(self, form: str) -> None:
         """From now on, :meth:`context` answers in ``form`` (one of ``context_forms``)."""
-        raise ValueError(f"{type(self).__name__} offers no context form {form!r}; it offers "
-                         f"{list(self.context_forms)}")
+        raise ValueError(f"{type(self).__name__} offers no context form {form!r}; it offers {list(self.context_forms)}")
 
     #: set by an environment that keeps its per-round truth values itself: the runner then plays
     #: its rounds through ``play(t, action)`` (:meth:`step` without the truth values: keep them,
@@ -202,15 +201,19 @@ class Policy(abc.ABC):
             owner = next(klass for klass in cls.__mro__ if method in vars(klass))
             implemented = owner is not Policy
             if implemented != (engine in cls.engines):
-                raise TypeError(f"{cls.__name__} {'implements' if implemented else 'declares'} the {engine} engine "
-                                f"({method}) but {'does not declare it in' if implemented else 'lacks'} "
-                                f"{'engines' if implemented else method}")
+                raise TypeError(
+                    f"{cls.__name__} {'implements' if implemented else 'declares'} the {engine} engine "
+                    f"({method}) but {'does not declare it in' if implemented else 'lacks'} "
+                    f"{'engines' if implemented else method}"
+                )
         if cls.per_member and "seed-batched" not in cls.engines:
             raise TypeError(f"{cls.__name__}.per_member needs the seed-batched engine")
         kinds = (getattr(cls, "feedback_kind", None), getattr(cls, "action_kind", None))
         if not getattr(cls, "__abstractmethods__", None) and None not in kinds and kinds not in INTERFACES:
-            raise TypeError(f"{cls.__name__}: no interface for {kinds[0]!r} feedback on {kinds[1]!r} actions; "
-                            f"known: {sorted(INTERFACES)}")
+            raise TypeError(
+                f"{cls.__name__}: no interface for {kinds[0]!r} feedback on {kinds[1]!r} actions; "
+                f"known: {sorted(INTERFACES)}"
+            )
 
     @classmethod
     def batch(cls, policies: Sequence["Policy"]) -> "BatchedPolicy | None":
@@ -269,10 +272,14 @@ class Interface:
     action: str
 
 
-_ARMS = ("the round's arms: an array (K, d), one feature row per arm (environments with block arms also offer "
-         "the ``row`` context form: the round's classification row, K from ``problem['n_arms']``)")
-_KNAPSACK = ("a ``KnapsackContext`` (``banditbench.envs.knapsack``): ``phi`` (K, d) reward features and ``psi`` "
-             "(K, d_w) cost features of every arm, ``stopped``: whether the budget is spent (read-only arrays)")
+_ARMS = (
+    "the round's arms: an array (K, d), one feature row per arm (environments with block arms also offer "
+    "the ``row`` context form: the round's classification row, K from ``problem['n_arms']``)"
+)
+_KNAPSACK = (
+    "a ``KnapsackContext`` (``banditbench.envs.knapsack``): ``phi`` (K, d) reward features and ``psi`` "
+    "(K, d_w) cost features of every arm, ``stopped``: whether the budget is spent (read-only arrays)"
+)
 _DUEL = "a duel ``(i, j)`` of arm indices, or :data:`NULL` to skip the round (no reward, cost or feedback)"
 
 #: per ``(feedback_kind, action_kind)`` of a policy: the runner's side of the contract.  The facts of
@@ -282,8 +289,9 @@ _DUEL = "a duel ``(i, j)`` of arm indices, or :data:`NULL` to skip the round (no
 INTERFACES: dict[tuple[str, str], Interface] = {
     ("preference", "pair"): Interface(PreferenceFeedback, _ARMS, "a pair ``(i, j)`` of arm indices (``y = 1``: i won)"),
     ("reward", "arm"): Interface(RewardFeedback, _ARMS, "an arm index"),
-    ("reward", "point"): Interface(RewardFeedback, "None (no context)",
-                                   "a point of [0, 1]^d: a tuple of d floats (a float when d = 1)"),
+    ("reward", "point"): Interface(
+        RewardFeedback, "None (no context)", "a point of [0, 1]^d: a tuple of d floats (a float when d = 1)"
+    ),
     ("preference_cost", "pair"): Interface(PreferenceCostFeedback, _KNAPSACK, _DUEL),
     ("reward_cost", "pair"): Interface(RewardCostFeedback, _KNAPSACK, _DUEL),
 }

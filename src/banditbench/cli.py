@@ -65,6 +65,7 @@ from .errors import ConfigError, CorruptFileError
 
 def _count(low: int, what: str):
     """An argparse type: an integer >= ``low`` (``what`` names it in the message)."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -84,8 +85,9 @@ def _cell_argument(text: str) -> dict:
         raise ConfigError(f"--cell: not valid JSON ({err})") from None
     if not isinstance(cell, dict):
         raise ConfigError(f"--cell: a resolved cell is a JSON object, got {type(cell).__name__}")
-    missing = sorted({"experiment", "algorithm", "delay_label", "horizon", "environment", "policy", "delay"}
-                     - set(cell))
+    missing = sorted(
+        {"experiment", "algorithm", "delay_label", "horizon", "environment", "policy", "delay"} - set(cell)
+    )
     if missing:
         raise ConfigError(f"--cell: the cell lacks {missing}")
     return cell
@@ -98,7 +100,7 @@ def _run_one(args) -> int:
     if args.cell:
         from .storage.logs import provenance
 
-        print(provenance(), file=sys.stderr)          # a pipeline job: its log names the code that ran
+        print(provenance(), file=sys.stderr)  # a pipeline job: its log names the code that ran
         cell = _cell_argument(args.cell)
     else:
         from .configuration.grid import load_config_file, load_grid
@@ -112,16 +114,18 @@ def _run_one(args) -> int:
         grid = load_grid(config)
         cell = grid.cell(args.experiment, args.algorithm, args.delay, args.budget, args.seed)
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    if batchable(cell):         # the seed-batched path, as a simulate job runs it (a block of one: same bytes)
+    if batchable(cell):  # the seed-batched path, as a simulate job runs it (a block of one: same bytes)
         series, meta, timing = run_block(cell, [cell["seed"]])[0]
     else:
         series, meta, timing = run_cell(cell, progress=progress)
     if args.output:
         save_result(args.output, series, meta, timing)
     if not args.cell or not args.output:
-        print(f"{cell['experiment']} / {cell['algorithm']} / delay {cell['delay_label']} / "
-              f"budget {cell['budget']} / seed {cell['seed']}: T = {cell['horizon']}, "
-              f"{timing['wall_time_s']:.2f} s")
+        print(
+            f"{cell['experiment']} / {cell['algorithm']} / delay {cell['delay_label']} / "
+            f"budget {cell['budget']} / seed {cell['seed']}: T = {cell['horizon']}, "
+            f"{timing['wall_time_s']:.2f} s"
+        )
         for name, arr in series.items():
             print(f"  cumulative {name}: {arr.sum():.4f}")
         for name, value in meta["summary"].items():
@@ -158,8 +162,8 @@ def _run_block(args) -> int:
         raise ConfigError(f"run-block: {len(args.seeds)} seeds but {len(args.outputs)} output files")
     cell = _cell_argument(args.cell)
     use_inputs(args.inputs)
-    print(provenance(), file=sys.stderr)              # the job's log names the code that ran
-    if batchable(cell):                               # a neural cell: the block's seeds in lockstep
+    print(provenance(), file=sys.stderr)  # the job's log names the code that ran
+    if batchable(cell):  # a neural cell: the block's seeds in lockstep
         results = run_block(cell, args.seeds)
         for output, (series, meta, timing) in zip(args.outputs, results):
             save_result(output, series, meta, {**timing, "block": args.seeds})
@@ -200,8 +204,10 @@ def _list(args) -> int:
             hints = params.hints(cls)
             for pname, default in registry.parameters(cls).items():
                 if pname not in ("horizon",):
-                    print(f"      {pname} = {default!r}  ({params.describe(hints[pname])})  "
-                          f"{params.description(cls, pname) or ''}".rstrip())
+                    print(
+                        f"      {pname} = {default!r}  ({params.describe(hints[pname])})  "
+                        f"{params.description(cls, pname) or ''}".rstrip()
+                    )
     return 0
 
 
@@ -229,7 +235,7 @@ def _provenance(args) -> int:
     folder = Path(args.results)
     if not folder.is_dir():
         raise ConfigError(f"{folder}: no such folder")
-    paths = sorted(p for p in folder.rglob("*.npz") if p.stem.isdigit())     # result files are <seed>.npz
+    paths = sorted(p for p in folder.rglob("*.npz") if p.stem.isdigit())  # result files are <seed>.npz
     summary, damaged = summarize_files(paths, folder)
     for line in summary_lines(summary, str(folder)):
         print(line)
@@ -247,8 +253,10 @@ def _precompile(args) -> int:
 
     start = time.perf_counter()
     used = precompile()
-    print(f"compiled or loaded from numba's cache: {', '.join(used)} and their callees "
-          f"({time.perf_counter() - start:.1f} s)")
+    print(
+        f"compiled or loaded from numba's cache: {', '.join(used)} and their callees "
+        f"({time.perf_counter() - start:.1f} s)"
+    )
     return 0
 
 
@@ -297,8 +305,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=_count(0, "the seed"), default=0)
     run.add_argument("--horizon", type=_count(1, "the horizon"), help="override the horizon")
     run.add_argument("--output", help="write the result file here (.npz)")
-    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                     help="progress bar (default: when attached to a terminal)")
+    run.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar (default: when attached to a terminal)",
+    )
     run.set_defaults(func=_run_one)
 
     val = sub.add_parser("validate", help="validate a config file and count its jobs")
@@ -309,14 +321,23 @@ def build_parser() -> argparse.ArgumentParser:
     block.add_argument("--cell", required=True, help="resolved cell as JSON (without, or with any, seed)")
     block.add_argument("--seeds", type=_count(0, "a seed"), nargs="+", required=True)
     block.add_argument("--outputs", nargs="+", required=True, help="one result file (.npz) per seed, in order")
-    block.add_argument("--inputs", nargs="*", default=[],
-                       help="the job's data files as Snakemake hands them over (read for the paths the cell names)")
+    block.add_argument(
+        "--inputs",
+        nargs="*",
+        default=[],
+        help="the job's data files as Snakemake hands them over (read for the paths the cell names)",
+    )
     block.set_defaults(func=_run_block)
 
     lst = sub.add_parser("list", help="list registered environments, policies and delay models")
     lst.add_argument("what", nargs="?", default="all", choices=["all", "policies", "environments", "delays"])
-    lst.add_argument("--plugins", nargs="+", default=[], metavar="MODULE_OR_FILE",
-                     help="also your plugin modules (module names or .py files, as the config key plugins)")
+    lst.add_argument(
+        "--plugins",
+        nargs="+",
+        default=[],
+        metavar="MODULE_OR_FILE",
+        help="also your plugin modules (module names or .py files, as the config key plugins)",
+    )
     lst.set_defaults(func=_list)
 
     pin = sub.add_parser("checksum", help="print the dataset_checksums line that pins a local file's sha256")
@@ -328,24 +349,36 @@ def build_parser() -> argparse.ArgumentParser:
     prov.add_argument("results", help="folder of result files (.npz, searched recursively), e.g. results/runs")
     prov.set_defaults(func=_provenance)
 
-    comp = sub.add_parser("precompile", help="compile the Lipschitz family's numba functions into numba's cache "
-                                             "(make install runs it; otherwise the first jobs compile them)")
+    comp = sub.add_parser(
+        "precompile",
+        help="compile the Lipschitz family's numba functions into numba's cache "
+        "(make install runs it; otherwise the first jobs compile them)",
+    )
     comp.set_defaults(func=_precompile)
 
-    chk = sub.add_parser("check", help="run the conformance checks on a registered policy (or --all); exit 1 "
-                                       "when one fails")
+    chk = sub.add_parser(
+        "check", help="run the conformance checks on a registered policy (or --all); exit 1 when one fails"
+    )
     chk.add_argument("policy", nargs="?", help="the registered name (banditbench list policies)")
     chk.add_argument("--all", action="store_true", help="every registered policy")
-    chk.add_argument("--horizon", type=_count(2, "the horizon"), default=40,
-                     help="rounds of each check's runs (default 40)")
-    chk.add_argument("--plugins", nargs="+", default=[], metavar="MODULE_OR_FILE",
-                     help="plugin modules that register the policy (module names or .py files)")
+    chk.add_argument(
+        "--horizon", type=_count(2, "the horizon"), default=40, help="rounds of each check's runs (default 40)"
+    )
+    chk.add_argument(
+        "--plugins",
+        nargs="+",
+        default=[],
+        metavar="MODULE_OR_FILE",
+        help="plugin modules that register the policy (module names or .py files)",
+    )
     chk.set_defaults(func=_check)
 
     from .scaffold import FAMILIES
 
-    new = sub.add_parser("new-algorithm", help="write a working skeleton of a policy in your own folder, with its "
-                                              "test and an example config")
+    new = sub.add_parser(
+        "new-algorithm",
+        help="write a working skeleton of a policy in your own folder, with its test and an example config",
+    )
     new.add_argument("name", help="its registered name (lower case, digits, _)")
     new.add_argument("--family", required=True, choices=list(FAMILIES), help="the family whose interface it plays")
     new.add_argument("--dir", default=".", help="folder to write into (default: the working directory)")

@@ -81,13 +81,22 @@ def cell_for(policy: str, horizon: int = 40, seed: int = 1, delay: dict[str, Any
     cls = entry.load()
     key = (cls.feedback_kind, cls.action_kind)
     if key not in ENVIRONMENTS:
-        raise ValueError(f"{policy}: no data-free environment gives {cls.feedback_kind} feedback on "
-                         f"{cls.action_kind} actions")
+        raise ValueError(
+            f"{policy}: no data-free environment gives {cls.feedback_kind} feedback on {cls.action_kind} actions"
+        )
     environment, budget = ENVIRONMENTS[key]
-    return {**({"plugins": [entry.plugin]} if entry.plugin else {}),
-            "experiment": "conformance", "algorithm": policy, "delay_label": "delay", "seed": seed,
-            "horizon": horizon, "budget": budget, "environment": environment,
-            "policy": {"name": policy, "params": {}}, "delay": delay or {"kind": "none"}}
+    return {
+        **({"plugins": [entry.plugin]} if entry.plugin else {}),
+        "experiment": "conformance",
+        "algorithm": policy,
+        "delay_label": "delay",
+        "seed": seed,
+        "horizon": horizon,
+        "budget": budget,
+        "environment": environment,
+        "policy": {"name": policy, "params": {}},
+        "delay": delay or {"kind": "none"},
+    }
 
 
 def _valid_action(action: Any, kind: str, info: dict[str, Any]) -> bool:
@@ -101,7 +110,7 @@ def _valid_action(action: Any, kind: str, info: dict[str, Any]) -> bool:
         if pair is None or len(pair) != 2:
             return False
         return all(arm(a) for a in pair) or tuple(int(a) for a in pair) == NULL_PAIR
-    x = np.atleast_1d(np.asarray(action, dtype=float))              # a 1-D point may be a number
+    x = np.atleast_1d(np.asarray(action, dtype=float))  # a 1-D point may be a number
     return x.shape == (info["dimension"],) and bool(np.all((x >= 0) & (x <= 1)))
 
 
@@ -134,8 +143,11 @@ def _actions_in_space(policy: str, horizon: int) -> Outcome:
         simulate(env, pol, delay, horizon, delay_rng, compiled=False)
     except Outside:
         pass
-    return Outcome("actions in the action space", not bad,
-                   f"round {bad[0][0]} played {bad[0][1]!r}" if bad else f"{horizon} rounds of {kind} actions")
+    return Outcome(
+        "actions in the action space",
+        not bad,
+        f"round {bad[0][0]} played {bad[0][1]!r}" if bad else f"{horizon} rounds of {kind} actions",
+    )
 
 
 def _same_bytes(policy: str, horizon: int) -> Outcome:
@@ -148,14 +160,18 @@ def _same_bytes(policy: str, horizon: int) -> Outcome:
 def _late_and_lost(policy: str, horizon: int) -> Outcome:
     series = run_cell(cell_for(policy, horizon, delay=LATE_AND_LOST))[0]
     wrong = [m for m, v in series.items() if v.shape != (horizon,) or not np.all(np.isfinite(v))]
-    return Outcome("late and lost feedback", not wrong,
-                   f"{wrong} not {horizon} finite values" if wrong else f"delay {LATE_AND_LOST}")
+    return Outcome(
+        "late and lost feedback",
+        not wrong,
+        f"{wrong} not {horizon} finite values" if wrong else f"delay {LATE_AND_LOST}",
+    )
 
 
 def _members(hint: Any) -> list[Any]:
     origin = typing.get_origin(hint)
-    return [m for a in typing.get_args(hint) for m in _members(a)] if origin in (typing.Union, types.UnionType) \
-        else [hint]
+    return (
+        [m for a in typing.get_args(hint) for m in _members(a)] if origin in (typing.Union, types.UnionType) else [hint]
+    )
 
 
 def bad_values(hint: Any) -> list[Any]:
@@ -185,7 +201,7 @@ def _bad_parameters(policy: str, horizon: int) -> Outcome:
     for name, hint in hints.items():
         for value in bad_values(hint):
             if param_checks.conforms(value, hint):
-                continue                       # a bound another member of a union allows (e.g. None | 0)
+                continue  # a bound another member of a union allows (e.g. None | 0)
             try:
                 param_checks.check(cls, {name: value}, POLICY_PARAMS)
                 wrong.append(f"{name}={value!r} accepted")
@@ -260,16 +276,19 @@ def _batched_matches(cell: dict[str, Any], horizon: int) -> tuple[str | None, st
         reference: list = []
         _intercept(env, lambda t, action: reference.append(action))
         simulate(env, pol, delay, horizon, delay_rng, compiled=False)
-        first = next((t for t, (a, b) in enumerate(zip(played, reference)) if _decision(a, kind) != _decision(b, kind)),
-                     horizon)
+        first = next(
+            (t for t, (a, b) in enumerate(zip(played, reference)) if _decision(a, kind) != _decision(b, kind)), horizon
+        )
         agree.append(first)
         if first < horizon:
             parted.append(f"seed {seed} round {first + 1}: engine {played[first]!r}, reference {reference[first]!r}")
     share = sum(agree) / (horizon * len(ENGINE_SEEDS))
-    found = (f"actions agree in {', '.join(map(str, agree))} of {horizon} rounds before they first differ "
-             f"(seeds {ENGINE_SEEDS[0]}-{ENGINE_SEEDS[-1]}, pooled {share:.0%} "
-             f"{'>=' if share >= ENGINE_AGREEMENT else '<'} {ENGINE_AGREEMENT:.0%})"
-             + (f"; {'; '.join(parted)}" if parted else ""))
+    found = (
+        f"actions agree in {', '.join(map(str, agree))} of {horizon} rounds before they first differ "
+        f"(seeds {ENGINE_SEEDS[0]}-{ENGINE_SEEDS[-1]}, pooled {share:.0%} "
+        f"{'>=' if share >= ENGINE_AGREEMENT else '<'} {ENGINE_AGREEMENT:.0%})"
+        + (f"; {'; '.join(parted)}" if parted else "")
+    )
     return (None if share >= ENGINE_AGREEMENT else found), found
 
 
@@ -288,26 +307,33 @@ def _engine_matches(policy: str, horizon: int) -> Outcome | None:
         why, what = _batched_matches(cell, horizon)
         wrong += [why] if why else []
         found.append(f"seed-batched: {what}")
-    params = f" ({', '.join(f'{k}={v}' for k, v in cls.engine_check_params.items())})" if cls.engine_check_params else ""
+    params = (
+        f" ({', '.join(f'{k}={v}' for k, v in cls.engine_check_params.items())})" if cls.engine_check_params else ""
+    )
     return Outcome(ENGINE, not wrong, "; ".join(wrong or found) + params)
 
 
 #: each check's name and function (``None``: the check does not apply to the policy)
 CHECKS: tuple[tuple[str, Callable[[str, int], Outcome | None]], ...] = (
-    ("same seed, same bytes", _same_bytes), ("actions in the action space", _actions_in_space),
-    ("late and lost feedback", _late_and_lost), ("bad parameters refused", _bad_parameters),
-    (DESCRIBED, _described), (BLOCK, _block_independent), (ENGINE, _engine_matches))
+    ("same seed, same bytes", _same_bytes),
+    ("actions in the action space", _actions_in_space),
+    ("late and lost feedback", _late_and_lost),
+    ("bad parameters refused", _bad_parameters),
+    (DESCRIBED, _described),
+    (BLOCK, _block_independent),
+    (ENGINE, _engine_matches),
+)
 
 
 def check_policy(policy: str, horizon: int = 40) -> list[Outcome]:
     """Every check of the module docstring that applies to ``policy``, each run ``horizon`` rounds; a
     check whose run raises fails, naming the error."""
-    registry.get("policy", policy, "policy")             # an unknown name: one ConfigError line
+    registry.get("policy", policy, "policy")  # an unknown name: one ConfigError line
     outcomes = []
     for name, check in CHECKS:
         try:
             outcome = check(policy, horizon)
-        except Exception as err:                         # the policy under test failed: a finding
+        except Exception as err:  # the policy under test failed: a finding
             outcome = Outcome(name, False, f"{type(err).__name__}: {err}")
         if outcome is not None:
             outcomes.append(outcome)

@@ -46,7 +46,7 @@ class ConfigError(ValueError):
         """
         message = str(self)
         if message.startswith((f"{root}.", f"{root}:")):
-            return ConfigError(new_root + message[len(root):])
+            return ConfigError(new_root + message[len(root) :])
         return ConfigError(f"{new_root}: {message}")
 
 

@@ -50,8 +50,9 @@ def normalise(spec: str, where: str) -> str:
         return spec
     path = Path(spec).expanduser()
     if not path.is_file():
-        raise ConfigError(f"{where}: no such file {spec!r} (relative paths start at the working directory "
-                          f"{Path.cwd()})")
+        raise ConfigError(
+            f"{where}: no such file {spec!r} (relative paths start at the working directory {Path.cwd()})"
+        )
     if path.suffix != ".py":
         raise ConfigError(f"{where}: {spec!r} is not a Python file (.py)")
     path = path.resolve()
@@ -76,10 +77,12 @@ def import_spec(spec: str, where: str = "plugins") -> ModuleType:
             return importlib.import_module(spec)
         except ModuleNotFoundError as err:
             if err.name and spec.startswith(err.name):
-                raise ConfigError(f"{where}: no module named {spec!r} is importable (install its package, or "
-                                  f"give the path to its .py file)") from None
+                raise ConfigError(
+                    f"{where}: no module named {spec!r} is importable (install its package, or "
+                    f"give the path to its .py file)"
+                ) from None
             raise ConfigError(f"{where}: importing {spec!r} failed: {type(err).__name__}: {err}") from None
-        except Exception as err:                      # the user's module raised: one line, not a traceback
+        except Exception as err:  # the user's module raised: one line, not a traceback
             raise ConfigError(f"{where}: importing {spec!r} failed: {type(err).__name__}: {err}") from None
     path = Path(spec).expanduser()
     if not path.is_file():
@@ -89,7 +92,7 @@ def import_spec(spec: str, where: str = "plugins") -> ModuleType:
         return sys.modules[name]
     module_spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(module_spec)
-    sys.modules[name] = module                       # before running it, as an import does (dataclasses need it)
+    sys.modules[name] = module  # before running it, as an import does (dataclasses need it)
     try:
         module_spec.loader.exec_module(module)
     except Exception as err:
@@ -100,8 +103,11 @@ def import_spec(spec: str, where: str = "plugins") -> ModuleType:
 
 def registered_classes(module: ModuleType) -> list[type]:
     """The classes that ``module`` itself defines and decorates with ``@register`` (not inherited marks)."""
-    return [obj for obj in vars(module).values()
-            if isinstance(obj, type) and obj.__module__ == module.__name__ and "registry_name" in vars(obj)]
+    return [
+        obj
+        for obj in vars(module).values()
+        if isinstance(obj, type) and obj.__module__ == module.__name__ and "registry_name" in vars(obj)
+    ]
 
 
 def entry_points(kind: str) -> list[importlib.metadata.EntryPoint]:

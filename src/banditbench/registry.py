@@ -109,8 +109,10 @@ def _imported(path: Path, me: str) -> tuple[frozenset[str], frozenset[str]]:
 def _imports(path: Path) -> frozenset[str]:
     """Modules of this package imported by the file at ``path`` (anywhere in it, lazy imports included)."""
     named, candidates = _imported(path, _module_name(path))
-    return frozenset({m for m in named if m.split(".")[0] == PACKAGE}
-                     | {m for m in candidates if m.split(".")[0] == PACKAGE and _module_path(m)})
+    return frozenset(
+        {m for m in named if m.split(".")[0] == PACKAGE}
+        | {m for m in candidates if m.split(".")[0] == PACKAGE and _module_path(m)}
+    )
 
 
 def source_closure(modules: tuple[str, ...] | list[str]) -> list[Path]:
@@ -142,8 +144,12 @@ def _discover(kind: str, folder: str) -> dict[str, Entry]:
             if not isinstance(node, ast.ClassDef):
                 continue
             for dec in node.decorator_list:
-                if (isinstance(dec, ast.Call) and getattr(dec.func, "id", getattr(dec.func, "attr", None)) == "register"
-                        and dec.args and isinstance(dec.args[0], ast.Constant)):
+                if (
+                    isinstance(dec, ast.Call)
+                    and getattr(dec.func, "id", getattr(dec.func, "attr", None)) == "register"
+                    and dec.args
+                    and isinstance(dec.args[0], ast.Constant)
+                ):
                     name = dec.args[0].value
                     if name in out:
                         raise RuntimeError(f"{kind} name {name!r} registered twice: {out[name].path} and {path}")
@@ -169,7 +175,7 @@ def use_plugins(specs: Iterable[str], where: str = "plugins", add: bool = False)
     for i, spec in enumerate(normal):
         _plugin_entries(spec, f"{where}[{i}]")
     _active = tuple(dict.fromkeys([*_active, *normal] if add else normal))
-    _tables("environment", _active), _tables("policy", _active)       # a name taken twice stops here too
+    _tables("environment", _active), _tables("policy", _active)  # a name taken twice stops here too
     return normal
 
 
@@ -178,8 +184,9 @@ def _entry_for(cls: type, name: str, origin: str, plugin: str | None, where: str
         raise ConfigError(f"{where}: {cls.__name__} is registered under {name!r}, not a name")
     kind = "policy" if issubclass(cls, Policy) else "environment" if issubclass(cls, Environment) else None
     if kind is None:
-        raise ConfigError(f"{where}: {cls.__name__} (registered as {name!r}) is neither a banditbench.api.Policy "
-                          f"nor an Environment")
+        raise ConfigError(
+            f"{where}: {cls.__name__} (registered as {name!r}) is neither a banditbench.api.Policy nor an Environment"
+        )
     path = Path(inspect.getfile(cls)).resolve()
     return Entry(name, kind, cls.__module__, cls.__qualname__, path, origin, plugin)
 
@@ -187,11 +194,15 @@ def _entry_for(cls: type, name: str, origin: str, plugin: str | None, where: str
 @cache
 def _plugin_entries(spec: str, where: str = "plugins") -> tuple[Entry, ...]:
     module = plugin_modules.import_spec(spec, where)
-    entries = tuple(_entry_for(cls, cls.registry_name, f"plugin {spec}", spec, where)
-                    for cls in plugin_modules.registered_classes(module))
+    entries = tuple(
+        _entry_for(cls, cls.registry_name, f"plugin {spec}", spec, where)
+        for cls in plugin_modules.registered_classes(module)
+    )
     if not entries:
-        raise ConfigError(f"{where}: {spec} registers no policy or environment (decorate a class with "
-                          f"@banditbench.api.register(\"name\"))")
+        raise ConfigError(
+            f"{where}: {spec} registers no policy or environment (decorate a class with "
+            f'@banditbench.api.register("name"))'
+        )
     return entries
 
 
@@ -203,8 +214,11 @@ def _entry_point_entries(kind: str) -> tuple[Entry, ...]:
         found = [_entry_for(cls, name, label, None, label) for name, cls in plugin_modules.entry_point_classes(ep)]
         wrong = [e for e in found if e.kind != kind]
         if not found or wrong:
-            raise ConfigError(f"{label}: {ep.value!r} declares no {kind}" if not found else
-                              f"{label}: {wrong[0].cls_name} is a {wrong[0].kind}, in the group of {kind} plug-ins")
+            raise ConfigError(
+                f"{label}: {ep.value!r} declares no {kind}"
+                if not found
+                else f"{label}: {wrong[0].cls_name} is a {wrong[0].kind}, in the group of {kind} plug-ins"
+            )
         out += found
     return tuple(out)
 
@@ -212,15 +226,22 @@ def _entry_point_entries(kind: str) -> tuple[Entry, ...]:
 @cache
 def _tables(kind: str, active: tuple[str, ...]) -> dict[str, Entry]:
     table = dict(_built_in(kind))
-    extra = [*_entry_point_entries(kind),
-             *(e for i, spec in enumerate(active) for e in _plugin_entries(spec) if e.kind == kind)]
+    extra = [
+        *_entry_point_entries(kind),
+        *(e for i, spec in enumerate(active) for e in _plugin_entries(spec) if e.kind == kind),
+    ]
     for entry in extra:
         if entry.name in table:
             other = table[entry.name]
-            taken = f"the built-in {kind} {entry.name!r} ({other.module})" if other.origin == "built-in" else \
-                f"{kind} {entry.name!r} of {other.origin}"
-            raise ConfigError(f"{entry.origin}: {kind} {entry.name!r} ({entry.cls_name}) would shadow {taken}; "
-                              f"register it under another name")
+            taken = (
+                f"the built-in {kind} {entry.name!r} ({other.module})"
+                if other.origin == "built-in"
+                else f"{kind} {entry.name!r} of {other.origin}"
+            )
+            raise ConfigError(
+                f"{entry.origin}: {kind} {entry.name!r} ({entry.cls_name}) would shadow {taken}; "
+                f"register it under another name"
+            )
         table[entry.name] = entry
     return table
 
@@ -277,7 +298,7 @@ def _plugin_closure(path: Path, module: str) -> tuple[Path, ...]:
         package.update(m for m in named if m.split(".")[0] == PACKAGE)
         package.update(m for m in candidates if m.split(".")[0] == PACKAGE and _module_path(m))
         parts = name.split(".")
-        parents = [".".join(parts[:i]) for i in range(1, len(parts))]      # importing a.b runs a/__init__.py
+        parents = [".".join(parts[:i]) for i in range(1, len(parts))]  # importing a.b runs a/__init__.py
         for mod in [*named, *candidates, *parents]:
             if own and mod.split(".")[0] == own and (found := _file_of(mod)) is not None:
                 todo.append((found, mod))
@@ -323,8 +344,10 @@ def keyword_parameters(cls: type, with_owner: bool = False) -> dict[str, Any]:
 def parameters(cls: type) -> dict[str, Any]:
     """Configurable parameters of a class (keyword-only constructor arguments, inherited
     through ``**params`` forwarding) and their defaults (``None`` when required)."""
-    return {name: (None if p.default is inspect.Parameter.empty else p.default)
-            for name, p in keyword_parameters(cls).items()}
+    return {
+        name: (None if p.default is inspect.Parameter.empty else p.default)
+        for name, p in keyword_parameters(cls).items()
+    }
 
 
 def values(cls: type, params: Mapping[str, Any]) -> dict[str, Any]:

@@ -238,8 +238,13 @@ class {cls}(Policy):
         return first, second
 '''
 
-_BODIES = {"dueling": (_DUELING, True), "reward": (_REWARD, True), "logistic": (_LOGISTIC, False),
-           "lipschitz": (_LIPSCHITZ, False), "knapsack": (_KNAPSACK, True)}
+_BODIES = {
+    "dueling": (_DUELING, True),
+    "reward": (_REWARD, True),
+    "logistic": (_LOGISTIC, False),
+    "lipschitz": (_LIPSCHITZ, False),
+    "knapsack": (_KNAPSACK, True),
+}
 
 _TEST = '''"""Checks of the {name} plugin (written by ``banditbench new-algorithm``): run with ``pytest {test}``."""
 
@@ -269,7 +274,7 @@ def test_{name}_runs_in_its_example_grid():
     assert all(values.shape == (200,) and np.all(np.isfinite(values)) for values in series.values())
 '''
 
-_CONFIG = '''# An example grid for the {name} plugin (written by `banditbench new-algorithm`): it runs against the
+_CONFIG = """# An example grid for the {name} plugin (written by `banditbench new-algorithm`): it runs against the
 # built-in {baseline} on banditbench's data-free {environment} environment, with and without delays.
 # Run from the banditbench checkout:  snakemake --cores 2 --configfile {config_path}
 # (`plugins:` takes absolute paths, paths relative to the working directory, or module names.)
@@ -287,7 +292,7 @@ experiments:
     delays:
       none: {{kind: none}}
       geometric_mean20: {{kind: geometric, mean: 20}}
-'''
+"""
 
 
 def class_name(name: str) -> str:
@@ -297,14 +302,17 @@ def class_name(name: str) -> str:
 def write(name: str, family: str, folder: Path) -> list[Path]:
     """Write ``<name>.py``, ``test_<name>.py`` and ``<name>.yaml`` into ``folder``; refuse to overwrite."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name):
-        raise ConfigError(f"new-algorithm: {name!r} is not a usable name (lower case letters, digits and _, "
-                          f"starting with a letter)")
+        raise ConfigError(
+            f"new-algorithm: {name!r} is not a usable name (lower case letters, digits and _, starting with a letter)"
+        )
     if family not in FAMILIES:
         raise ConfigError(f"--family: {family!r} is not one of {list(FAMILIES)}")
     from . import registry
 
     if name in registry.policies():
-        raise ConfigError(f"new-algorithm: {name!r} is already a registered policy ({registry.policies()[name].origin})")
+        raise ConfigError(
+            f"new-algorithm: {name!r} is already a registered policy ({registry.policies()[name].origin})"
+        )
     folder.mkdir(parents=True, exist_ok=True)
     paths = {"module": folder / f"{name}.py", "test": folder / f"test_{name}.py", "config": folder / f"{name}.yaml"}
     existing = [str(p) for p in paths.values() if p.exists()]
@@ -313,17 +321,29 @@ def write(name: str, family: str, folder: Path) -> list[Path]:
     environment, env_params, budget, baseline = FAMILIES[family]
     body, ridge = _BODIES[family]
     imports = ", ".join(["NULL"] * (family == "knapsack") + ["Policy", "Problem", "register"])
-    module = _HEADER.format(title=name, family=family, imports=imports, test=paths["test"], file=paths["module"],
-                            config=paths["config"])
+    module = _HEADER.format(
+        title=name, family=family, imports=imports, test=paths["test"], file=paths["module"], config=paths["config"]
+    )
     if family == "lipschitz":
         module = module.replace("import Doc, Positive, UnitInterval", "import Doc, Positive, Range")
     module += (_RIDGE_HELPERS if ridge else "") + body.format(name=name, cls=class_name(name), title=name)
     params = "".join(f"\n        {k}: {v}" for k, v in env_params.items())
-    config = _CONFIG.format(name=name, baseline=baseline, environment=environment, config_path=paths["config"],
-                            plugin_path=paths["module"].resolve(), env_params=f"\n      params:{params}" if params else "",
-                            budgets=f"\n    budgets: [{budget:g}]" if budget else "")
-    test = _TEST.format(name=name, test=paths["test"], file=paths["module"].name, config=paths["config"].name,
-                        budget=budget_label(budget))
+    config = _CONFIG.format(
+        name=name,
+        baseline=baseline,
+        environment=environment,
+        config_path=paths["config"],
+        plugin_path=paths["module"].resolve(),
+        env_params=f"\n      params:{params}" if params else "",
+        budgets=f"\n    budgets: [{budget:g}]" if budget else "",
+    )
+    test = _TEST.format(
+        name=name,
+        test=paths["test"],
+        file=paths["module"].name,
+        config=paths["config"].name,
+        budget=budget_label(budget),
+    )
     for key, text in (("module", module), ("test", test), ("config", config)):
         paths[key].write_text(text)
     return list(paths.values())

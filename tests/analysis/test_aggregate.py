@@ -13,11 +13,21 @@ def _write_runs(tmp_path, values, experiment="exp"):
     paths = []
     for (alg, delay), seeds in values.items():
         for seed, arr in enumerate(seeds):
-            cell = {"experiment": experiment, "algorithm": alg, "delay_label": delay, "budget": None, "horizon": len(arr),
-                    "seed": seed}
+            cell = {
+                "experiment": experiment,
+                "algorithm": alg,
+                "delay_label": delay,
+                "budget": None,
+                "horizon": len(arr),
+                "seed": seed,
+            }
             path = tmp_path / "runs" / experiment / alg / delay / "none" / f"{seed}.npz"
-            save_result(path, {"regret": arr}, {"cell": cell, "metrics": ["regret"], "summary": {"tau": 10.0 + seed}},
-                        {"wall_time_s": 0.1})
+            save_result(
+                path,
+                {"regret": arr},
+                {"cell": cell, "metrics": ["regret"], "summary": {"tau": 10.0 + seed}},
+                {"wall_time_s": 0.1},
+            )
             paths.append(str(path))
     return paths
 
@@ -32,18 +42,31 @@ def test_mean_ci_is_the_student_t_interval():
 
 
 def test_aggregate_reports_cumulative_means_at_horizons(tmp_path):
-    runs = _write_runs(tmp_path, {
-        ("a", "none"): [np.ones(10), np.full(10, 3.0)],
-        ("b", "none"): [np.zeros(10), np.zeros(10)],
-    })
+    runs = _write_runs(
+        tmp_path,
+        {
+            ("a", "none"): [np.ones(10), np.full(10, 3.0)],
+            ("b", "none"): [np.zeros(10), np.zeros(10)],
+        },
+    )
     tidy, curves = aggregate_runs(runs, "exp", [5, 10])
     row = tidy[(tidy.algorithm == "a") & (tidy.t == 10) & (tidy.metric == "cumulative_regret")].iloc[0]
     assert row["mean"] == 20 and row["n"] == 2 and row["ci_low"] < 20 < row["ci_high"]
     assert tidy[(tidy.algorithm == "a") & (tidy.t == 5)]["mean"].iloc[0] == 10
     tau = tidy[(tidy.algorithm == "b") & (tidy.metric == "tau")].iloc[0]
     assert tau["mean"] == 10.5 and tau["t"] == 10
-    assert list(tidy.columns[:10]) == ["experiment", "algorithm", "delay", "budget", "t", "metric", "mean",
-                                       "ci_low", "ci_high", "n"]
+    assert list(tidy.columns[:10]) == [
+        "experiment",
+        "algorithm",
+        "delay",
+        "budget",
+        "t",
+        "metric",
+        "mean",
+        "ci_low",
+        "ci_high",
+        "n",
+    ]
     assert curves["t"].max() == 10 and set(curves["algorithm"]) == {"a", "b"}
 
 
@@ -54,15 +77,25 @@ def test_unequal_seed_counts_are_an_error(tmp_path):
 
 
 def test_written_tables_and_plots(tmp_path):
-    runs = _write_runs(tmp_path, {("alg_a", "d1"): [np.ones(50)] * 3, ("alg_b", "d1"): [np.full(50, 0.5)] * 3,
-                                  ("alg_a", "d2"): [np.ones(50)] * 3, ("alg_b", "d2"): [np.full(50, 0.2)] * 3})
+    runs = _write_runs(
+        tmp_path,
+        {
+            ("alg_a", "d1"): [np.ones(50)] * 3,
+            ("alg_b", "d1"): [np.full(50, 0.5)] * 3,
+            ("alg_a", "d2"): [np.ones(50)] * 3,
+            ("alg_b", "d2"): [np.full(50, 0.2)] * 3,
+        },
+    )
     out = {k: tmp_path / f"out.{k}" for k in ("csv", "md", "tex")}
     curves = tmp_path / "curves.csv"
     aggregate_experiment(runs, "exp", [25, 50], out["csv"], out["md"], out["tex"], curves, "cumulative_regret")
     assert len(pd.read_csv(out["csv"])) == 4 * (2 * 1 + 1)  # 2 horizons of 1 metric + tau, per cell
     md = out["md"].read_text()
     # headline table: algorithms x delays at the final horizon, as in the papers' result tables
-    assert "## cumulative_regret at T = 50\n\n| algorithm | d1 | d2 |\n|---|---|---|\n| alg_a | 50.00 ± 0.00 | 50.00 ± 0.00 |\n| alg_b | 25.00 ± 0.00 | 10.00 ± 0.00 |" in md
+    assert (
+        "## cumulative_regret at T = 50\n\n| algorithm | d1 | d2 |\n|---|---|---|\n| alg_a | 50.00 ± 0.00 | 50.00 ± 0.00 |\n| alg_b | 25.00 ± 0.00 | 10.00 ± 0.00 |"
+        in md
+    )
     assert "| d2 | none | alg_b | 5.00 ± 0.00 | 10.00 ± 0.00 |" in md and "## tau" in md
     tex = out["tex"].read_text()
     assert r"\begin{tabular}" in tex and r"cumulative\_regret" in tex and r"alg\_b & 25.00 $\pm$ 0.00" in tex
@@ -79,20 +112,29 @@ def test_runs_spread_over_tasks_get_a_per_task_table(tmp_path):
     for alg, per_task in (("ldb", {0: 1.0, 1: 3.0}), ("ndb", {0: 2.0, 1: 5.0})):
         for seed in range(4):
             task = seed % 2
-            cell = {"experiment": "prompts", "algorithm": alg, "delay_label": "none", "budget": None, "horizon": 10,
-                    "seed": seed, "environment": {"name": "prompt_dueling", "params": {"tasks": ["sum", "antonyms"]}}}
+            cell = {
+                "experiment": "prompts",
+                "algorithm": alg,
+                "delay_label": "none",
+                "budget": None,
+                "horizon": 10,
+                "seed": seed,
+                "environment": {"name": "prompt_dueling", "params": {"tasks": ["sum", "antonyms"]}},
+            }
             path = tmp_path / "runs" / "prompts" / alg / "none" / "none" / f"{seed}.npz"
-            save_result(path, {"regret": np.full(10, per_task[task] + 0.01 * seed)},
-                        {"cell": cell, "metrics": ["regret"], "summary": {"task_index": float(task)}},
-                        {"wall_time_s": 0.1})
+            save_result(
+                path,
+                {"regret": np.full(10, per_task[task] + 0.01 * seed)},
+                {"cell": cell, "metrics": ["regret"], "summary": {"task_index": float(task)}},
+                {"wall_time_s": 0.1},
+            )
             paths.append(str(path))
     out = {k: tmp_path / f"out.{k}" for k in ("csv", "md", "tex", "curves")}
-    aggregate_experiment(paths, "prompts", [10], out["csv"], out["md"], out["tex"], out["curves"],
-                         "cumulative_regret")
+    aggregate_experiment(paths, "prompts", [10], out["csv"], out["md"], out["tex"], out["curves"], "cumulative_regret")
     md = out["md"].read_text()
     assert "cumulative_regret at T = 10, by task" in md
     assert "| none, sum | none, antonyms |" in md
-    assert "| ldb | 10.10 ± 1.27 | 30.20 ± 1.27 |" in md     # seeds 0, 2 play sum; 1, 3 antonyms
+    assert "| ldb | 10.10 ± 1.27 | 30.20 ± 1.27 |" in md  # seeds 0, 2 play sum; 1, 3 antonyms
     # an experiment without tasks gets no such table
     plain = _write_runs(tmp_path, {("a", "none"): [np.ones(4), np.ones(4)]}, experiment="plain")
     aggregate_experiment(plain, "plain", [4], out["csv"], out["md"], out["tex"], out["curves"], "cumulative_regret")
@@ -101,8 +143,9 @@ def test_runs_spread_over_tasks_get_a_per_task_table(tmp_path):
 
 def test_per_round_metrics_are_running_averages_in_the_papers_layout(tmp_path):
     """``per_round_regret`` is cumulative regret / t (seed 001's R(T)/T), tabulated per algorithm and horizon."""
-    runs = _write_runs(tmp_path, {("a", "none"): [np.array([4.0, 2.0, 0.0, 2.0])] * 2,
-                                  ("b", "none"): [np.ones(4), np.full(4, 3.0)]})
+    runs = _write_runs(
+        tmp_path, {("a", "none"): [np.array([4.0, 2.0, 0.0, 2.0])] * 2, ("b", "none"): [np.ones(4), np.full(4, 3.0)]}
+    )
     tidy, curves = aggregate_runs(runs, "exp", [2, 4], per_round=["regret"])
     rate = tidy[tidy.metric == "per_round_regret"].set_index(["algorithm", "t"])["mean"]
     assert rate[("a", 2)] == 3.0 and rate[("a", 4)] == 2.0 and rate[("b", 4)] == 2.0
@@ -125,23 +168,31 @@ def test_panel_plots_draw_each_group_in_its_own_panel(tmp_path):
         values[(f"NLDB-{s}", "none")] = [np.full(40, 0.5), np.full(40, 0.6)]
     values[("VACDB", "none")] = [np.ones(40)] * 2
     curves = tmp_path / "curves.csv"
-    aggregate_experiment(_write_runs(tmp_path, values), "exp", [40], tmp_path / "t.csv", tmp_path / "t.md",
-                         tmp_path / "t.tex", curves, "cumulative_regret")
+    aggregate_experiment(
+        _write_runs(tmp_path, values),
+        "exp",
+        [40],
+        tmp_path / "t.csv",
+        tmp_path / "t.md",
+        tmp_path / "t.tex",
+        curves,
+        "cumulative_regret",
+    )
     panels = {s: [f"NVLDB-{s}", f"NLDB-{s}"] for s in strategies}
     fig = panel_figure(curves, "cumulative_regret", panels, "exp: nvldb_vs_nldb")
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in visible] == strategies
-    assert len(fig.axes) == 6 and sum(not ax.get_visible() for ax in fig.axes) == 2     # 3 to a row
+    assert len(fig.axes) == 6 and sum(not ax.get_visible() for ax in fig.axes) == 2  # 3 to a row
     for ax, s in zip(visible, strategies):
         lines = ax.get_lines()
         assert [line.get_label() for line in lines] == [f"NVLDB-{s}", f"NLDB-{s}"]
         assert to_rgba(lines[0].get_color()) != to_rgba(lines[1].get_color())
-        assert len(ax.collections) == 2                                                   # two bands
+        assert len(ax.collections) == 2  # two bands
         k = strategies.index(s)
-        assert lines[0].get_ydata()[-1] == pytest.approx(40 * (0.1 * (k + 1) + 0.01))     # mean cumulative regret
+        assert lines[0].get_ydata()[-1] == pytest.approx(40 * (0.1 * (k + 1) + 0.01))  # mean cumulative regret
         assert lines[1].get_ydata()[-1] == pytest.approx(40 * 0.55)
     colours = {to_rgba(ax.get_lines()[0].get_color()) for ax in visible}
-    assert len(colours) == 1                                                              # NVLDB alike everywhere
+    assert len(colours) == 1  # NVLDB alike everywhere
     pdf, png = tmp_path / "p.pdf", tmp_path / "p.png"
     plot_panels(curves, "cumulative_regret", panels, "exp", [pdf, png])
     assert pdf.read_bytes()[:4] == b"%PDF" and png.read_bytes()[:4] == b"\x89PNG"
@@ -154,8 +205,9 @@ def test_an_interval_below_zero_that_no_seed_reached_is_marked_and_explained(tmp
     dagger in the tables, a line saying why in their header, and a line in the figure."""
     from banditbench.analysis.plots import below_zero_note
 
-    runs = _write_runs(tmp_path, {("a", "none"): [np.zeros(10), np.zeros(10), np.full(10, 3.0)],
-                                  ("b", "none"): [np.ones(10)] * 3})
+    runs = _write_runs(
+        tmp_path, {("a", "none"): [np.zeros(10), np.zeros(10), np.full(10, 3.0)], ("b", "none"): [np.ones(10)] * 3}
+    )
     out = {k: tmp_path / f"out.{k}" for k in ("csv", "md", "tex", "curves")}
     aggregate_experiment(runs, "exp", [10], out["csv"], out["md"], out["tex"], out["curves"], "cumulative_regret")
     tidy = pd.read_csv(out["csv"])
@@ -167,8 +219,9 @@ def test_an_interval_below_zero_that_no_seed_reached_is_marked_and_explained(tmp
     assert r"$^\dagger$" in out["tex"].read_text()
     assert "n = 3 seeds does not know" in below_zero_note(pd.read_csv(out["curves"]))
     # with spread: sd the tables show the standard deviation, and say so
-    aggregate_experiment(runs, "exp", [10], out["csv"], out["md"], out["tex"], out["curves"], "cumulative_regret",
-                         spread="sd")
+    aggregate_experiment(
+        runs, "exp", [10], out["csv"], out["md"], out["tex"], out["curves"], "cumulative_regret", spread="sd"
+    )
     md = out["md"].read_text()
     assert "Mean ± standard deviation over n = 3 seeds." in md and "| a | 10.00 ± 17.32 |" in md and "†" not in md
     # no note where no band crosses
@@ -199,7 +252,7 @@ def test_the_per_task_table_marks_a_flat_task():
     cell = {"environment": {"params": {"tasks": ["antonyms", "sum"]}}}
     assert _task_name(cell, {"task_index": 0.0, "flat_task": 0.0, "score_gap": 0.34}) == "antonyms"
     assert _task_name(cell, {"task_index": 1.0, "flat_task": 1.0, "score_gap": 0.038}) == "sum (flat, gap 0.04)"
-    assert _task_name(cell, {"reward": 1.0}) is None                       # not a multi-task environment
+    assert _task_name(cell, {"reward": 1.0}) is None  # not a multi-task environment
 
 
 def test_spread_both_shows_the_interval_and_the_standard_deviation_and_names_the_regret(tmp_path):
@@ -212,10 +265,15 @@ def test_spread_both_shows_the_interval_and_the_standard_deviation_and_names_the
     row = pd.Series({"mean": 2.0, "ci_low": 1.5, "ci_high": 2.5, "sd": 1.25, "min": 0.5})
     assert _cell(row, "both") == "2.00 ± 0.50 (sd 1.25)"
     assert _cell(row, "ci") == "2.00 ± 0.50" and _cell(row, "sd") == "2.00 ± 1.25"
-    notes = _notes({"per_round_average_regret at T = 50": pd.DataFrame(), "cumulative_weak_regret": pd.DataFrame()},
-                   0.95, "both", 20)
-    assert notes[0] == ("Mean ± 95 % Student-t CI half-width over n = 20 seeds; "
-                        "(sd S): the standard deviation across the seeds.")
+    notes = _notes(
+        {"per_round_average_regret at T = 50": pd.DataFrame(), "cumulative_weak_regret": pd.DataFrame()},
+        0.95,
+        "both",
+        20,
+    )
+    assert notes[0] == (
+        "Mean ± 95 % Student-t CI half-width over n = 20 seeds; (sd S): the standard deviation across the seeds."
+    )
     assert "R(t)/t" in notes[1] and "average regret" in notes[1] and "(2 u* - u_1 - u_2) / 2" in notes[1]
     assert "weak regret" in notes[2] and notes[2].startswith("cumulative_weak_regret: R(t)")
     assert metric_note("per_round_reward") is None
@@ -233,28 +291,49 @@ def _write_duels(tmp_path, self_duels, experiment="duel"):
     for alg, seeds in self_duels.items():
         for seed, duel in enumerate(seeds):
             duel = np.asarray(duel, dtype=float)
-            cell = {"experiment": experiment, "algorithm": alg, "delay_label": "none", "budget": None,
-                    "horizon": len(duel), "seed": seed}
+            cell = {
+                "experiment": experiment,
+                "algorithm": alg,
+                "delay_label": "none",
+                "budget": None,
+                "horizon": len(duel),
+                "seed": seed,
+            }
             path = tmp_path / "runs" / experiment / alg / "none" / "none" / f"{seed}.npz"
             regret = np.full(len(duel), 1.0 + seed)
-            save_result(path, {"regret": regret, "average_regret": regret / 2, "weak_regret": regret / 2,
-                               "self_duel": duel},
-                        {"cell": cell, "metrics": ["regret", "average_regret", "weak_regret", "self_duel"],
-                         "summary": {"late_self_duel_rate": float(duel[-2:].mean())}}, {"wall_time_s": 0.1})
+            save_result(
+                path,
+                {"regret": regret, "average_regret": regret / 2, "weak_regret": regret / 2, "self_duel": duel},
+                {
+                    "cell": cell,
+                    "metrics": ["regret", "average_regret", "weak_regret", "self_duel"],
+                    "summary": {"late_self_duel_rate": float(duel[-2:].mean())},
+                },
+                {"wall_time_s": 0.1},
+            )
             paths.append(str(path))
     return paths
 
 
 def test_self_duel_rates_appear_in_the_tables_with_what_they_are(tmp_path):
-    every_third = (np.arange(1, 21) % 3 == 0).astype(float)          # 6 self-duels in 20 rounds
+    every_third = (np.arange(1, 21) % 3 == 0).astype(float)  # 6 self-duels in 20 rounds
     runs = _write_duels(tmp_path, {"a": [every_third, np.ones(20)], "b": [np.zeros(20), np.zeros(20)]})
     md = tmp_path / "t.md"
-    tidy = aggregate_experiment(runs, "duel", [10, 20], tmp_path / "t.csv", md, tmp_path / "t.tex",
-                                tmp_path / "c.csv", "cumulative_average_regret", per_round=["self_duel"])
+    tidy = aggregate_experiment(
+        runs,
+        "duel",
+        [10, 20],
+        tmp_path / "t.csv",
+        md,
+        tmp_path / "t.tex",
+        tmp_path / "c.csv",
+        "cumulative_average_regret",
+        per_round=["self_duel"],
+    )
     rate = tidy[(tidy.metric == "per_round_self_duel") & (tidy.t == 20)].set_index("algorithm")["mean"]
     assert rate["a"] == pytest.approx((6 / 20 + 1) / 2) and rate["b"] == 0
     late = tidy[tidy.metric == "late_self_duel_rate"].set_index("algorithm")["mean"]
-    assert late["a"] == pytest.approx((0.0 + 1.0) / 2) and late["b"] == 0     # rounds 19, 20: no self-duel, then two
+    assert late["a"] == pytest.approx((0.0 + 1.0) / 2) and late["b"] == 0  # rounds 19, 20: no self-duel, then two
     text = md.read_text()
     assert "## per_round_self_duel" in text and "per_round_self_duel: the share of rounds up to t" in text
     assert "late_self_duel_rate: the share of self-duels in the run's last 10 % of rounds" in text
@@ -264,14 +343,23 @@ def test_quantile_spread_shows_median_and_quartiles_beside_the_mean(tmp_path):
     """Bimodal seeds: three at regret 1 per round, one at 9; the mean says 2 per round, the median 1."""
     runs = _write_runs(tmp_path, {("a", "none"): [np.ones(10)] * 3 + [np.full(10, 9.0)]})
     md = tmp_path / "t.md"
-    tidy = aggregate_experiment(runs, "exp", [10], tmp_path / "t.csv", md, tmp_path / "t.tex", tmp_path / "c.csv",
-                                "cumulative_regret", spread="quantiles")
+    tidy = aggregate_experiment(
+        runs,
+        "exp",
+        [10],
+        tmp_path / "t.csv",
+        md,
+        tmp_path / "t.tex",
+        tmp_path / "c.csv",
+        "cumulative_regret",
+        spread="quantiles",
+    )
     row = tidy[(tidy.metric == "cumulative_regret") & (tidy.t == 10)].iloc[0]
     values = np.array([10.0, 10.0, 10.0, 90.0])
     assert (row["median"], row["q1"], row["q3"]) == (np.median(values), *np.quantile(values, [0.25, 0.75]))
     half = stats.t.ppf(0.975, 3) * values.std(ddof=1) / 2
     text = md.read_text()
-    assert f"| a | 30.00 ± {half:.2f} † (med 10.00 [10.00, 30.00]) |" in text       # † : the interval reaches below 0
+    assert f"| a | 30.00 ± {half:.2f} † (med 10.00 [10.00, 30.00]) |" in text  # † : the interval reaches below 0
     assert "(med M [Q1, Q3]): the median and the lower and upper quartiles" in text
 
 
@@ -281,15 +369,25 @@ def test_plot_seeds_draws_every_seeds_curve_and_the_self_duel_row(tmp_path, monk
 
     runs = _write_duels(tmp_path, {"a": [np.zeros(20)] * 3, "b": [np.ones(20)] * 3})
     curves, parquet = tmp_path / "c.csv", tmp_path / "s.parquet"
-    aggregate_experiment(runs, "duel", [20], tmp_path / "t.csv", tmp_path / "t.md", tmp_path / "t.tex", curves,
-                         "cumulative_regret", per_round=["self_duel"], seeds_file=parquet)
+    aggregate_experiment(
+        runs,
+        "duel",
+        [20],
+        tmp_path / "t.csv",
+        tmp_path / "t.md",
+        tmp_path / "t.tex",
+        curves,
+        "cumulative_regret",
+        per_round=["self_duel"],
+        seeds_file=parquet,
+    )
     figures = []
     monkeypatch.setattr(plots, "_save", lambda fig, outputs: figures.append(fig))
     plots.plot_curves(curves, "cumulative_regret", "duel", [tmp_path / "p.png"], seeds=read_seeds(parquet))
     plots.plot_curves(curves, "cumulative_regret", "duel", [tmp_path / "p.png"])
     with_seeds, means_only = figures
     top, rate_row = with_seeds.axes[0], with_seeds.axes[1]
-    assert len(top.lines) == 2 * (3 + 1)                   # two algorithms: three seeds and the mean each
+    assert len(top.lines) == 2 * (3 + 1)  # two algorithms: three seeds and the mean each
     assert len(means_only.axes[0].lines) == 2 and rate_row.get_ylabel() == "self-duel rate"
-    assert [round(y, 6) for y in rate_row.lines[1].get_ydata()[-1:]] == [1.0]      # b always self-duels
+    assert [round(y, 6) for y in rate_row.lines[1].get_ydata()[-1:]] == [1.0]  # b always self-duels
     assert "single seeds" in with_seeds._suptitle.get_text()

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from banditbench.analysis.aggregate import t_quantile
-from banditbench.analysis.sequential import (PRIOR_PRECISION, Verdict, anytime_pvalue, confidence_sequence,
-                                             holm, verdict)
+from banditbench.analysis.sequential import PRIOR_PRECISION, Verdict, anytime_pvalue, confidence_sequence, holm, verdict
 
 ALPHA = 0.05
 R = 2000
@@ -33,7 +32,7 @@ def miss_rate(x: np.ndarray, mu: float, interval) -> float:
     for n in range(N0, N_MAX + 1):
         lo, hi = interval(x[:n, running])
         low[running], high[running] = lo, hi
-        running[running] = (lo <= 0) & (hi >= 0)        # stop where the interval excludes 0
+        running[running] = (lo <= 0) & (hi >= 0)  # stop where the interval excludes 0
         if not running.any():
             break
     return float(((low > mu) | (high < mu)).mean())
@@ -52,9 +51,13 @@ def _capped_exponential(rng, shape):
 @pytest.fixture(scope="module")
 def samples():
     rng = np.random.default_rng(20240536)
-    return {"normal": rng.normal(0.0, 2.0, (N_MAX, R)), "t3": rng.standard_t(3, (N_MAX, R)),
-            "bimodal": _bimodal(rng, (N_MAX, R)), "capped exponential": _capped_exponential(rng, (N_MAX, R)),
-            "normal, mean -0.3": rng.normal(-0.3, 1.0, (N_MAX, R))}
+    return {
+        "normal": rng.normal(0.0, 2.0, (N_MAX, R)),
+        "t3": rng.standard_t(3, (N_MAX, R)),
+        "bimodal": _bimodal(rng, (N_MAX, R)),
+        "capped exponential": _capped_exponential(rng, (N_MAX, R)),
+        "normal, mean -0.3": rng.normal(-0.3, 1.0, (N_MAX, R)),
+    }
 
 
 @pytest.mark.parametrize("name", ["normal", "t3"])
@@ -143,6 +146,6 @@ def test_the_anytime_pvalue_is_below_alpha_exactly_when_the_cs_excludes_0():
 
 
 def test_holm_steps_down_until_the_first_p_value_above_its_level():
-    assert holm([0.01, 0.04, 0.03, 0.2]).tolist() == [True, False, False, False]      # 0.03 > 0.05/3
-    assert holm([0.02, 0.001, 0.01]).tolist() == [True, True, True]                    # 0.02 <= 0.05/1
+    assert holm([0.01, 0.04, 0.03, 0.2]).tolist() == [True, False, False, False]  # 0.03 > 0.05/3
+    assert holm([0.02, 0.001, 0.01]).tolist() == [True, True, True]  # 0.02 <= 0.05/1
     assert holm([0.02, 0.001, 0.01], alpha=0.01).tolist() == [False, True, False]

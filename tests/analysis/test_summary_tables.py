@@ -24,33 +24,64 @@ def _experiment(tmp_path, name, ctr_by_alg, seeds=3, ci_level=0.95):
     paths = []
     for alg, ctr in ctr_by_alg.items():
         for seed in range(seeds):
-            cell = {"experiment": name, "algorithm": alg, "delay_label": "none", "budget": None, "horizon": 20,
-                    "seed": seed}
+            cell = {
+                "experiment": name,
+                "algorithm": alg,
+                "delay_label": "none",
+                "budget": None,
+                "horizon": 20,
+                "seed": seed,
+            }
             path = tmp_path / "runs" / name / alg / "none" / "none" / f"{seed}.npz"
-            save_result(path, {"reward": np.zeros(20)}, {"cell": cell, "metrics": ["reward"],
-                                                         "summary": {"ctr": ctr + 0.01 * seed}}, {"wall_time_s": 0.1})
+            save_result(
+                path,
+                {"reward": np.zeros(20)},
+                {"cell": cell, "metrics": ["reward"], "summary": {"ctr": ctr + 0.01 * seed}},
+                {"wall_time_s": 0.1},
+            )
             paths.append(str(path))
     csv = tmp_path / f"{name}.csv"
-    aggregate_experiment(paths, name, [10, 20], csv, tmp_path / f"{name}.md", tmp_path / f"{name}.tex",
-                         tmp_path / f"{name}.curves.csv", "cumulative_reward", ci_level=ci_level)
+    aggregate_experiment(
+        paths,
+        name,
+        [10, 20],
+        csv,
+        tmp_path / f"{name}.md",
+        tmp_path / f"{name}.tex",
+        tmp_path / f"{name}.curves.csv",
+        "cumulative_reward",
+        ci_level=ci_level,
+    )
     return csv
 
 
 def _table(rows, **kw):
-    return {"name": "t2", "metric": "ctr", "better": "higher", "bold": 3, "decimals": 3, "algorithms": ALGS,
-            "rows": [{"experiment": e, "group": g, "label": l, "delay": "none", "budget": "none"} for e, g, l in rows],
-            "ci_level": 0.95, "description": "", **kw}
+    return {
+        "name": "t2",
+        "metric": "ctr",
+        "better": "higher",
+        "bold": 3,
+        "decimals": 3,
+        "algorithms": ALGS,
+        "rows": [{"experiment": e, "group": g, "label": l, "delay": "none", "budget": "none"} for e, g, l in rows],
+        "ci_level": 0.95,
+        "description": "",
+        **kw,
+    }
 
 
 def test_summary_table_has_a_row_per_experiment_a_column_per_algorithm_and_the_best_three_in_bold(tmp_path):
-    files = {"base": _experiment(tmp_path, "base", {"a": 0.1, "b": 0.4, "c": 0.3, "d": 0.2}),
-             "m50": _experiment(tmp_path, "m50", {"a": 0.5, "b": 0.1, "c": 0.2, "d": 0.2}),   # c and d tie third
-             "k100": _experiment(tmp_path, "k100", {"a": 0.2, "b": 0.3, "c": 0.1, "d": 0.4})}
+    files = {
+        "base": _experiment(tmp_path, "base", {"a": 0.1, "b": 0.4, "c": 0.3, "d": 0.2}),
+        "m50": _experiment(tmp_path, "m50", {"a": 0.5, "b": 0.1, "c": 0.2, "d": 0.2}),  # c and d tie third
+        "k100": _experiment(tmp_path, "k100", {"a": 0.2, "b": 0.3, "c": 0.1, "d": 0.4}),
+    }
     table = _table([("base", "m", "20"), ("m50", "m", "50"), ("base", "kappa", "50"), ("k100", "kappa", "100")])
     out = {k: tmp_path / f"t2.{k}" for k in ("csv", "md", "tex", "html")}
     cells = write_summary_table(table, files, out["csv"], out["md"], out["tex"], out["html"])
-    assert list(cells["algorithm"]) == ALGS * 4 and list(cells["label"]) == [l for l in ("20", "50", "50", "100")
-                                                                             for _ in ALGS]
+    assert list(cells["algorithm"]) == ALGS * 4 and list(cells["label"]) == [
+        l for l in ("20", "50", "50", "100") for _ in ALGS
+    ]
     bold = cells.pivot_table(index="row", columns="algorithm", values="bold", sort=False)[ALGS].to_numpy()
     np.testing.assert_array_equal(bold, [[0, 1, 1, 1], [1, 0, 1, 1], [0, 1, 1, 1], [1, 1, 0, 1]])
     half = stats.t.ppf(0.975, 2) * np.std([0.4, 0.41, 0.42], ddof=1) / np.sqrt(3)
@@ -60,7 +91,7 @@ def test_summary_table_has_a_row_per_experiment_a_column_per_algorithm_and_the_b
     md = out["md"].read_text()
     assert "| parameter | value | a | b | c | d |" in md
     assert f"| m | 20 | 0.110 ± {half:.3f} | **0.410 ± {half:.3f}** |" in md
-    assert "|  | 50 | **0.510" in md and "| kappa | 50 |" in md          # a group is named on its first row
+    assert "|  | 50 | **0.510" in md and "| kappa | 50 |" in md  # a group is named on its first row
     assert md.count("**") == 2 * bold.sum()
     tex = out["tex"].read_text()
     assert r"\textbf{0.410 $\pm$" in tex and r"\begin{tabular}{llrrrr}" in tex
@@ -70,40 +101,70 @@ def test_summary_table_has_a_row_per_experiment_a_column_per_algorithm_and_the_b
     low = write_summary_table(_table([("base", "", "base")], better="lower", bold=1), files, *out.values())
     assert list(low["bold"]) == [True, False, False, False]
     assert "| experiment | a | b | c | d |" in out["md"].read_text()
-    with pytest.raises(ValueError, match=r"summary_tables\.t2\.metric: 'ctr_final' is not in the table of "
-                                         r"experiment 'base'"):
+    with pytest.raises(
+        ValueError,
+        match=r"summary_tables\.t2\.metric: 'ctr_final' is not in the table of "
+        r"experiment 'base'",
+    ):
         write_summary_table(_table([("base", "m", "20")], metric="ctr_final"), files, *out.values())
 
 
 def _with_summary(mutate):
     cfg = copy.deepcopy(BASE)
-    cfg["summary_tables"] = {"final": {"metric": "cumulative_reward", "better": "higher",
-                                       "rows": [{"experiment": "knapsack_synthetic", "label": "b75", "budget": 75,
-                                                 "delay": "none"}]}}
+    cfg["summary_tables"] = {
+        "final": {
+            "metric": "cumulative_reward",
+            "better": "higher",
+            "rows": [{"experiment": "knapsack_synthetic", "label": "b75", "budget": 75, "delay": "none"}],
+        }
+    }
     mutate(cfg)
     return cfg
 
 
-@pytest.mark.parametrize("mutate, fragment", [
-    (lambda c: c["summary_tables"]["final"]["rows"][0].update(experiment="nope"),
-     "summary_tables.final.rows.0.experiment: 'nope' is not an experiment of this config"),
-    (lambda c: c["summary_tables"]["final"].update(algorithms=["alg1", "ucb"]),
-     "summary_tables.final.algorithms: ['ucb'] not among the algorithms of experiment 'knapsack_synthetic'"),
-    (lambda c: c["summary_tables"]["final"]["rows"][0].pop("budget"),
-     "summary_tables.final.rows.0: experiment 'knapsack_synthetic' has the budget settings ['75', '225']"),
-    (lambda c: c["summary_tables"]["final"]["rows"][0].update(delay="uniform"),
-     "summary_tables.final.rows.0.delay: 'uniform' is not a delay setting of experiment 'knapsack_synthetic'"),
-    (lambda c: c["summary_tables"]["final"].update(metric="cumulative_weak_regret"),
-     "summary_tables.final.metric: experiment 'knapsack_synthetic' has no 'cumulative_weak_regret'"),
-    (lambda c: c["summary_tables"]["final"].update(better="more"), "summary_tables.final.better: 'more' is not one of"),
-    (lambda c: c["summary_tables"]["final"]["rows"].append({"experiment": "knapsack_b", "label": "x", "budget": 75,
-                                                          "delay": "none"})
-     or c["experiments"].update(knapsack_b={**c["experiments"]["knapsack_synthetic"], "ci_level": 0.9}),
-     "summary_tables.final.rows: the experiments' ci_level differ ([0.9, 0.95])"),
-    (lambda c: c.update(ci_level=1.0), "ci_level: 1.0 is greater than or equal to the maximum of 1"),
-    (lambda c: c["experiments"]["knapsack_synthetic"].update(ci_level=0),
-     "experiments.knapsack_synthetic.ci_level: 0 is less than or equal to the minimum of 0"),
-])
+@pytest.mark.parametrize(
+    "mutate, fragment",
+    [
+        (
+            lambda c: c["summary_tables"]["final"]["rows"][0].update(experiment="nope"),
+            "summary_tables.final.rows.0.experiment: 'nope' is not an experiment of this config",
+        ),
+        (
+            lambda c: c["summary_tables"]["final"].update(algorithms=["alg1", "ucb"]),
+            "summary_tables.final.algorithms: ['ucb'] not among the algorithms of experiment 'knapsack_synthetic'",
+        ),
+        (
+            lambda c: c["summary_tables"]["final"]["rows"][0].pop("budget"),
+            "summary_tables.final.rows.0: experiment 'knapsack_synthetic' has the budget settings ['75', '225']",
+        ),
+        (
+            lambda c: c["summary_tables"]["final"]["rows"][0].update(delay="uniform"),
+            "summary_tables.final.rows.0.delay: 'uniform' is not a delay setting of experiment 'knapsack_synthetic'",
+        ),
+        (
+            lambda c: c["summary_tables"]["final"].update(metric="cumulative_weak_regret"),
+            "summary_tables.final.metric: experiment 'knapsack_synthetic' has no 'cumulative_weak_regret'",
+        ),
+        (
+            lambda c: c["summary_tables"]["final"].update(better="more"),
+            "summary_tables.final.better: 'more' is not one of",
+        ),
+        (
+            lambda c: (
+                c["summary_tables"]["final"]["rows"].append(
+                    {"experiment": "knapsack_b", "label": "x", "budget": 75, "delay": "none"}
+                )
+                or c["experiments"].update(knapsack_b={**c["experiments"]["knapsack_synthetic"], "ci_level": 0.9})
+            ),
+            "summary_tables.final.rows: the experiments' ci_level differ ([0.9, 0.95])",
+        ),
+        (lambda c: c.update(ci_level=1.0), "ci_level: 1.0 is greater than or equal to the maximum of 1"),
+        (
+            lambda c: c["experiments"]["knapsack_synthetic"].update(ci_level=0),
+            "experiments.knapsack_synthetic.ci_level: 0 is less than or equal to the minimum of 0",
+        ),
+    ],
+)
 def test_a_bad_summary_table_or_confidence_level_is_refused_naming_its_key(mutate, fragment):
     with pytest.raises(ConfigError) as err:
         load_grid(_with_summary(mutate))
@@ -113,8 +174,9 @@ def test_a_bad_summary_table_or_confidence_level_is_refused_naming_its_key(mutat
 def test_a_valid_summary_table_resolves_its_rows_and_the_confidence_level_is_inherited():
     grid = load_grid(_with_summary(lambda c: c.update(ci_level=0.96)))
     table = grid.summary_tables["final"]
-    assert table.rows == ({"experiment": "knapsack_synthetic", "group": "", "label": "b75", "delay": "none",
-                           "budget": "75"},)
+    assert table.rows == (
+        {"experiment": "knapsack_synthetic", "group": "", "label": "b75", "delay": "none", "budget": "75"},
+    )
     assert table.algorithms == ("alg1", "alg2", "cd_exp3_reconstructed", "ideal") and table.ci_level == 0.96
     assert grid.experiments["lipschitz_triangle"].ci_level == 0.96
     grid = load_grid(_with_summary(lambda c: c["experiments"]["lipschitz_triangle"].update(ci_level=0.8)))
@@ -126,13 +188,14 @@ def test_the_t_interval_at_the_configured_level_is_scipys(tmp_path):
     m, lo, hi = mean_ci(x[:, None], 0.96)
     expected = stats.t.interval(0.96, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
     assert (lo[0], hi[0]) == pytest.approx(expected, rel=1e-12) and m[0] == pytest.approx(x.mean())
-    assert hi[0] - lo[0] > np.subtract(*mean_ci(x[:, None], 0.95)[:0:-1])[0]          # wider than the 95 % one
+    assert hi[0] - lo[0] > np.subtract(*mean_ci(x[:, None], 0.95)[:0:-1])[0]  # wider than the 95 % one
     csv = _experiment(tmp_path, "e", {"a": 0.1}, seeds=5, ci_level=0.96)
     tidy = pd.read_csv(csv)
     row = tidy[(tidy["metric"] == "ctr")].iloc[0]
     values = 0.1 + 0.01 * np.arange(5)
     assert (row["ci_low"], row["ci_high"]) == pytest.approx(
-        stats.t.interval(0.96, 4, loc=values.mean(), scale=stats.sem(values)), rel=1e-9)
+        stats.t.interval(0.96, 4, loc=values.mean(), scale=stats.sem(values)), rel=1e-9
+    )
     # the caption names the level, the interval and the number of seeds
     assert "Mean ± 96 % Student-t CI half-width over n = 5 seeds." in (tmp_path / "e.md").read_text()
     assert r"96 \% Student-t CI half-width over n = 5 seeds" in (tmp_path / "e.tex").read_text()

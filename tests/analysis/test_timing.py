@@ -17,8 +17,14 @@ def _block(folder, alg, seeds, sim_s, wall_s, rss="50.5"):
     folder.mkdir(parents=True, exist_ok=True)
     runs = []
     for seed, sim in zip(seeds, sim_s):
-        cell = {"experiment": "exp", "algorithm": alg, "delay_label": "none", "budget": 300.0, "seed": seed,
-                "horizon": 3}
+        cell = {
+            "experiment": "exp",
+            "algorithm": alg,
+            "delay_label": "none",
+            "budget": 300.0,
+            "seed": seed,
+            "horizon": 3,
+        }
         path = folder / f"{seed}.npz"
         save_result(path, {"regret": np.zeros(3)}, {"cell": cell}, {"wall_time_s": sim, "block": list(seeds)})
         runs.append(str(path))
@@ -28,9 +34,11 @@ def _block(folder, alg, seeds, sim_s, wall_s, rss="50.5"):
 
 
 def test_jobs_pair_benchmark_files_with_their_seeds(tmp_path):
-    runs = (_block(tmp_path / "a", "alg1", (0, 1, 2), [2.0, 3.0, 4.0], 10.0)
-            + _block(tmp_path / "a", "alg1", (3,), [1.0], 2.0, rss="NA")
-            + _block(tmp_path / "b", "alg2", (0, 1, 2, 3), [0.5] * 4, 4.0))
+    runs = (
+        _block(tmp_path / "a", "alg1", (0, 1, 2), [2.0, 3.0, 4.0], 10.0)
+        + _block(tmp_path / "a", "alg1", (3,), [1.0], 2.0, rss="NA")
+        + _block(tmp_path / "b", "alg2", (0, 1, 2, 3), [0.5] * 4, 4.0)
+    )
     jobs = job_table(runs).set_index("job")
     assert len(jobs) == 3
     first = jobs.loc["seeds_0-2"]

@@ -19,26 +19,53 @@ def _exp(cfg):
     return cfg["experiments"]["linear_delayed_dueling"]
 
 
-@pytest.mark.parametrize("mutate, fragment", [
-    (lambda c: c.update(seedz=3), "Additional properties are not allowed ('seedz'"),
-    (lambda c: _exp(c).update(horizon=0), "experiments.linear_delayed_dueling.horizon: 0 is less than the minimum of 1"),
-    (lambda c: _exp(c)["algorithms"].update(x={"policy": "nope"}), "experiments.linear_delayed_dueling.algorithms.x.policy: unknown policy 'nope'"),
-    (lambda c: _exp(c)["algorithms"]["ldb_df"].update(params={"lamda": 2}), "algorithms.ldb_df.params: unknown parameter(s) ['lamda']"),
-    (lambda c: _exp(c)["environment"].update(name="atari"), "environment.name: unknown environment 'atari'"),
-    (lambda c: _exp(c)["environment"]["params"].update(dim=3), "environment.params: unknown parameter(s) ['dim']"),
-    (lambda c: _exp(c)["delays"].update(bad={"kind": "geometric", "p": 0.1, "mean": 10}), "delays.bad: geometric delay needs exactly one"),
-    (lambda c: _exp(c)["delays"].update(bad={"kind": "lognormal"}), "experiments.linear_delayed_dueling.delays.bad.kind"),
-    (lambda c: _exp(c).update(table_horizons=[100, 5000]), "table_horizons: [5000] exceed the horizon 600"),
-    (lambda c: _exp(c).update(budgets=[300]), "budgets: environment 'synthetic_dueling' has no budget"),
-    (lambda c: _exp(c)["algorithms"].update({"bad label": {"policy": "ldb_df"}}), "'bad label' does not match"),
-    (lambda c: _exp(c).update(plot_metric="reward"), "plot_metric: 'reward' is not logged"),
-    (lambda c: _exp(c).update(extra_plots=["regret", "cost"]), "extra_plots: 'cost' is not logged"),
-    (lambda c: _exp(c).update(panel_plots={"p": {"caption": "c", "panels": {"x": ["ldb_df", "nope"]}}}),
-     "experiments.linear_delayed_dueling.panel_plots.p.panels.x: 'nope' is not an algorithm of this experiment"),
-    (lambda c: _exp(c).update(panel_plots={"p": {"caption": "c", "metric": "cost", "panels": {"x": ["ldb_df"]}}}),
-     "panel_plots.p.metric: 'cost' is not logged"),
-    (lambda c: _exp(c).update(panel_plots={"p": {"panels": {"x": ["ldb_df"]}}}), "'caption' is a required property"),
-])
+@pytest.mark.parametrize(
+    "mutate, fragment",
+    [
+        (lambda c: c.update(seedz=3), "Additional properties are not allowed ('seedz'"),
+        (
+            lambda c: _exp(c).update(horizon=0),
+            "experiments.linear_delayed_dueling.horizon: 0 is less than the minimum of 1",
+        ),
+        (
+            lambda c: _exp(c)["algorithms"].update(x={"policy": "nope"}),
+            "experiments.linear_delayed_dueling.algorithms.x.policy: unknown policy 'nope'",
+        ),
+        (
+            lambda c: _exp(c)["algorithms"]["ldb_df"].update(params={"lamda": 2}),
+            "algorithms.ldb_df.params: unknown parameter(s) ['lamda']",
+        ),
+        (lambda c: _exp(c)["environment"].update(name="atari"), "environment.name: unknown environment 'atari'"),
+        (lambda c: _exp(c)["environment"]["params"].update(dim=3), "environment.params: unknown parameter(s) ['dim']"),
+        (
+            lambda c: _exp(c)["delays"].update(bad={"kind": "geometric", "p": 0.1, "mean": 10}),
+            "delays.bad: geometric delay needs exactly one",
+        ),
+        (
+            lambda c: _exp(c)["delays"].update(bad={"kind": "lognormal"}),
+            "experiments.linear_delayed_dueling.delays.bad.kind",
+        ),
+        (lambda c: _exp(c).update(table_horizons=[100, 5000]), "table_horizons: [5000] exceed the horizon 600"),
+        (lambda c: _exp(c).update(budgets=[300]), "budgets: environment 'synthetic_dueling' has no budget"),
+        (lambda c: _exp(c)["algorithms"].update({"bad label": {"policy": "ldb_df"}}), "'bad label' does not match"),
+        (lambda c: _exp(c).update(plot_metric="reward"), "plot_metric: 'reward' is not logged"),
+        (lambda c: _exp(c).update(extra_plots=["regret", "cost"]), "extra_plots: 'cost' is not logged"),
+        (
+            lambda c: _exp(c).update(panel_plots={"p": {"caption": "c", "panels": {"x": ["ldb_df", "nope"]}}}),
+            "experiments.linear_delayed_dueling.panel_plots.p.panels.x: 'nope' is not an algorithm of this experiment",
+        ),
+        (
+            lambda c: _exp(c).update(
+                panel_plots={"p": {"caption": "c", "metric": "cost", "panels": {"x": ["ldb_df"]}}}
+            ),
+            "panel_plots.p.metric: 'cost' is not logged",
+        ),
+        (
+            lambda c: _exp(c).update(panel_plots={"p": {"panels": {"x": ["ldb_df"]}}}),
+            "'caption' is a required property",
+        ),
+    ],
+)
 def test_bad_config_is_rejected_with_a_message_naming_the_key(mutate, fragment):
     with pytest.raises(ConfigError) as err:
         load_grid(_cfg(mutate))
@@ -76,14 +103,16 @@ def test_seeds_per_job_cuts_the_seeds_into_blocks_of_one_job_each():
 
     grid = load_grid(_cfg(mutate))
     assert grid.experiments["linear_delayed_dueling"].seed_blocks == [(0, 1, 2), (3, 4, 5), (6,)]
-    assert grid.experiments["knapsack_synthetic"].seed_blocks == [(s,) for s in range(4)]   # default: one seed
+    assert grid.experiments["knapsack_synthetic"].seed_blocks == [(s,) for s in range(4)]  # default: one seed
     blocks = grid.seed_blocks()
     # one rule per distinct block, shared by the experiments that cut it
-    assert blocks[(0, 1, 2)] == ["linear_delayed_dueling", "digits_dueling"] and blocks[(2, 5)] == ["lipschitz_triangle"]
+    assert blocks[(0, 1, 2)] == ["linear_delayed_dueling", "digits_dueling"] and blocks[(2, 5)] == [
+        "lipschitz_triangle"
+    ]
     assert "knapsack_synthetic" in blocks[(0,)] and "digits_reward" in blocks[(0,)]
     assert [block_label(b) for b in [(0, 1, 2), (6,), (2, 5), (9,)]] == ["seeds_0-2", "seed_6", "seeds_2_5", "seed_9"]
     # the runs (one per seed) do not depend on the blocking
-    assert len(list(grid.jobs("linear_delayed_dueling"))) == 4 * 2 * 7     # 4 algorithms x 2 delays x 7 seeds
+    assert len(list(grid.jobs("linear_delayed_dueling"))) == 4 * 2 * 7  # 4 algorithms x 2 delays x 7 seeds
     with pytest.raises(ConfigError, match="seeds_per_job: 0 is less than the minimum of 1"):
         load_grid(_cfg(lambda c: _exp(c).update(seeds_per_job=0)))
 
@@ -96,7 +125,9 @@ def test_job_sources_are_the_modules_the_job_imports():
     assert "delayed_dueling.py" not in rnd and "baselines.py" in rnd and "baselines.py" not in ldb
 
 
-@pytest.mark.parametrize("path", [ROOT / "config.yaml"] + sorted((ROOT / "config").glob("*.yaml")), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", [ROOT / "config.yaml"] + sorted((ROOT / "config").glob("*.yaml")), ids=lambda p: p.name
+)
 def test_every_shipped_config_validates(path):
     grid = load_grid(load_config_file(path))
     assert grid.experiments
@@ -121,14 +152,19 @@ def test_job_sources_follow_subpackages_and_their_package_inits(tmp_path, monkey
     for fn in (registry._module_path, registry._imports, registry._closure):
         fn.cache_clear()
     try:
+
         def rel(mods):
             return {str(p.relative_to(pkg)) for p in registry.source_closure(mods)}
 
         inits = {"__init__.py", "policies/__init__.py", "policies/deep/__init__.py"}
         assert rel(["banditbench.policies.deep.alg_a"]) == inits | {"policies/deep/alg_a.py", "policies/deep/nets.py"}
         assert rel(["banditbench.policies.deep.alg_b"]) == inits | {"policies/deep/alg_b.py", "policies/deep/nets.py"}
-        assert rel(["banditbench.policies.other"]) == {"__init__.py", "policies/__init__.py", "policies/other.py",
-                                                       "policies/linalg.py"}
+        assert rel(["banditbench.policies.other"]) == {
+            "__init__.py",
+            "policies/__init__.py",
+            "policies/other.py",
+            "policies/linalg.py",
+        }
     finally:
         for fn in (registry._module_path, registry._imports, registry._closure):
             fn.cache_clear()

@@ -9,19 +9,34 @@ from banditbench.configuration.slicing import variant_label
 
 
 def _config(**top):
-    dueling = {"environment": {"name": "synthetic_dueling", "params": {"dimension": 4, "n_arms": 5}}, "horizon": 40,
-               "seeds": 2, "seeds_per_job": 2, "table_horizons": [20, 40],
-               "algorithms": {"ldb_df": {"policy": "ldb_df"}, "ldb_zero": {"policy": "ldb_zero", "params": {"lam": 1.0}},
-                              "random": {"policy": "random_pair"}},
-               "delays": {"none": {"kind": "none"}},
-               "panel_plots": {"side": {"caption": "c", "panels": {"p": ["ldb_df", "ldb_zero"]}}}}
-    lipschitz = {"environment": {"name": "lipschitz", "params": {"function": "triangle", "noise_sigma": 0.01}},
-                 "horizon": 40, "seeds": 2, "algorithms": {"delayed_zooming": {"policy": "delayed_zooming"},
-                                                           "dlpp": {"policy": "dlpp"}},
-                 "delays": {"none": {"kind": "none"}}}
-    return {"experiments": {"duel": dueling, "lip": lipschitz},
-            "summary_tables": {"s": {"metric": "cumulative_regret", "better": "lower",
-                                     "rows": [{"experiment": "duel", "label": "x"}]}}, **top}
+    dueling = {
+        "environment": {"name": "synthetic_dueling", "params": {"dimension": 4, "n_arms": 5}},
+        "horizon": 40,
+        "seeds": 2,
+        "seeds_per_job": 2,
+        "table_horizons": [20, 40],
+        "algorithms": {
+            "ldb_df": {"policy": "ldb_df"},
+            "ldb_zero": {"policy": "ldb_zero", "params": {"lam": 1.0}},
+            "random": {"policy": "random_pair"},
+        },
+        "delays": {"none": {"kind": "none"}},
+        "panel_plots": {"side": {"caption": "c", "panels": {"p": ["ldb_df", "ldb_zero"]}}},
+    }
+    lipschitz = {
+        "environment": {"name": "lipschitz", "params": {"function": "triangle", "noise_sigma": 0.01}},
+        "horizon": 40,
+        "seeds": 2,
+        "algorithms": {"delayed_zooming": {"policy": "delayed_zooming"}, "dlpp": {"policy": "dlpp"}},
+        "delays": {"none": {"kind": "none"}},
+    }
+    return {
+        "experiments": {"duel": dueling, "lip": lipschitz},
+        "summary_tables": {
+            "s": {"metric": "cumulative_regret", "better": "lower", "rows": [{"experiment": "duel", "label": "x"}]}
+        },
+        **top,
+    }
 
 
 def test_only_experiments_and_only_algorithms_cut_the_grid():
@@ -29,7 +44,7 @@ def test_only_experiments_and_only_algorithms_cut_the_grid():
     assert list(grid.experiments) == ["duel"] and grid.summary_tables["s"].experiments == ["duel"]
     grid = load_grid(_config(only_algorithms=["ldb_df", "dlpp"]))
     assert {n: e.algorithms for n, e in grid.experiments.items()} == {"duel": ["ldb_df"], "lip": ["dlpp"]}
-    assert grid.experiments["duel"].paired is None                      # one algorithm left: no pairs
+    assert grid.experiments["duel"].paired is None  # one algorithm left: no pairs
     assert grid.experiments["duel"].panel_plots["side"]["panels"] == {"p": ["ldb_df"]}
     # an experiment left without algorithms is dropped, with the summary tables reading it
     grid = load_grid(_config(only_algorithms="dlpp,delayed_zooming"))
@@ -42,8 +57,10 @@ def test_an_override_runs_a_variant_under_its_own_label_next_to_the_configured_a
     grid = load_grid(_config(override="ldb_zero.lam=2.5 duel/ldb_df.beta=0.5"))
     duel = grid.experiments["duel"]
     assert duel.algorithms == ["ldb_df", "ldb_df.beta-0.5", "ldb_zero", "ldb_zero.lam-2.5", "random"]
-    assert grid.cell("duel", "ldb_zero.lam-2.5", "none", "none", 0)["policy"] == {"name": "ldb_zero",
-                                                                                  "params": {"lam": 2.5}}
+    assert grid.cell("duel", "ldb_zero.lam-2.5", "none", "none", 0)["policy"] == {
+        "name": "ldb_zero",
+        "params": {"lam": 2.5},
+    }
     assert grid.cell("duel", "ldb_zero", "none", "none", 0)["policy"]["params"] == {"lam": 1.0}
     assert grid.cell("duel", "ldb_df.beta-0.5", "none", "none", 0)["policy"]["params"] == {"beta": 0.5}
     # the variant is compared with the reference like any algorithm
@@ -59,22 +76,37 @@ def test_an_override_runs_a_variant_under_its_own_label_next_to_the_configured_a
     assert variant_label("a", {"w": [1, 2], "flag": True, "x": 1e-5}) == "a.flag-true.w-_1_2_.x-1e-05"
 
 
-@pytest.mark.parametrize("top, message", [
-    ({"only_experiments": "duel,nope"}, "only_experiments: 'nope' is not an experiment of this config; configured: "
-                                        "['duel', 'lip']"),
-    ({"only_algorithms": "ldb_dff"}, "only_algorithms: 'ldb_dff' is not an algorithm of any experiment"),
-    ({"only_algorithms": ","}, "only_algorithms: names no algorithms"),
-    ({"override": "ldb_dff.lam=2"}, "override.0: 'ldb_dff.lam=2' names algorithm 'ldb_dff', which is not an algorithm"),
-    ({"override": "ldb_df.lamda=2"}, "override.0: 'lamda' is not a parameter of policy 'ldb_df' (algorithm 'ldb_df' "
-                                     "of experiment 'duel'); its parameters:"),
-    ({"override": "ldb_df.lam 2"}, "override.0: 'ldb_df.lam' is not ALGORITHM.PARAMETER=VALUE"),
-    ({"override": "lip/ldb_df.lam=2"}, "override.0: 'lip/ldb_df.lam=2' names algorithm 'ldb_df', which is not an "
-                                       "algorithm of experiment 'lip'"),
-    ({"only_experiments": "lip", "override": "duel/ldb_df.lam=2"}, "override.0: 'duel/ldb_df.lam=2' names experiment "
-                                                                   "'duel', which is not kept"),
-    ({"override": "ldb_df.lam=-1"}, "experiments.duel.algorithms.ldb_df.lam--1.params.lam: "),
-    ({"only_experiments": 3}, "only_experiments: 3 is not valid"),
-])
+@pytest.mark.parametrize(
+    "top, message",
+    [
+        (
+            {"only_experiments": "duel,nope"},
+            "only_experiments: 'nope' is not an experiment of this config; configured: ['duel', 'lip']",
+        ),
+        ({"only_algorithms": "ldb_dff"}, "only_algorithms: 'ldb_dff' is not an algorithm of any experiment"),
+        ({"only_algorithms": ","}, "only_algorithms: names no algorithms"),
+        (
+            {"override": "ldb_dff.lam=2"},
+            "override.0: 'ldb_dff.lam=2' names algorithm 'ldb_dff', which is not an algorithm",
+        ),
+        (
+            {"override": "ldb_df.lamda=2"},
+            "override.0: 'lamda' is not a parameter of policy 'ldb_df' (algorithm 'ldb_df' "
+            "of experiment 'duel'); its parameters:",
+        ),
+        ({"override": "ldb_df.lam 2"}, "override.0: 'ldb_df.lam' is not ALGORITHM.PARAMETER=VALUE"),
+        (
+            {"override": "lip/ldb_df.lam=2"},
+            "override.0: 'lip/ldb_df.lam=2' names algorithm 'ldb_df', which is not an algorithm of experiment 'lip'",
+        ),
+        (
+            {"only_experiments": "lip", "override": "duel/ldb_df.lam=2"},
+            "override.0: 'duel/ldb_df.lam=2' names experiment 'duel', which is not kept",
+        ),
+        ({"override": "ldb_df.lam=-1"}, "experiments.duel.algorithms.ldb_df.lam--1.params.lam: "),
+        ({"only_experiments": 3}, "only_experiments: 3 is not valid"),
+    ],
+)
 def test_a_bad_name_or_value_is_refused_naming_its_key(top, message):
     with pytest.raises(ConfigError) as err:
         load_grid(_config(**top))
@@ -95,15 +127,22 @@ def test_slicing_keys_work_from_the_command_line_and_never_overwrite_configured_
     stamp = configured.stat().st_mtime_ns
     assert not (work / "results/runs/lip").exists() and not (work / "results/runs/duel/random").exists()
 
-    run = smk(work, "--quiet", "--config", "only_experiments=duel", "only_algorithms=ldb_df,ldb_zero",
-              "override=ldb_zero.lam=3")
+    run = smk(
+        work,
+        "--quiet",
+        "--config",
+        "only_experiments=duel",
+        "only_algorithms=ldb_df,ldb_zero",
+        "override=ldb_zero.lam=3",
+    )
     assert run.returncode == 0, run.stderr[-3000:]
-    assert configured.stat().st_mtime_ns == stamp                # the configured result is untouched
+    assert configured.stat().st_mtime_ns == stamp  # the configured result is untouched
     assert (work / "results/runs/duel/ldb_zero.lam-3/geo/none/1.npz").exists()
     from banditbench.storage.resultio import load_result
 
     assert load_result(work / "results/runs/duel/ldb_zero.lam-3/geo/none/1.npz")[1]["cell"]["policy"]["params"] == {
-        "lam": 3}
+        "lam": 3
+    }
     tidy = pd.read_csv(work / "results/tables/duel.csv")
     assert set(tidy["algorithm"]) == {"ldb_df", "ldb_zero", "ldb_zero.lam-3"}
     seeds = pd.read_parquet(work / "results/tables/duel.parquet")
@@ -113,8 +152,10 @@ def test_slicing_keys_work_from_the_command_line_and_never_overwrite_configured_
     assert (work / "results/paired/duel.png").stat().st_size > 10_000
 
     # a bad name stops Snakemake before any job, naming the key
-    for bad, message in (("only_algorithms=ldb_dff", "only_algorithms: 'ldb_dff' is not an algorithm"),
-                         ("override=ldb_zero.lamb=3", "override.0: 'lamb' is not a parameter of policy 'ldb_zero'")):
+    for bad, message in (
+        ("only_algorithms=ldb_dff", "only_algorithms: 'ldb_dff' is not an algorithm"),
+        ("override=ldb_zero.lamb=3", "override.0: 'lamb' is not a parameter of policy 'ldb_zero'"),
+    ):
         failed = smk(work, "-n", "--config", bad)
         assert failed.returncode != 0 and message in failed.stdout + failed.stderr
         assert "Job stats" not in failed.stdout

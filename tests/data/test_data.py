@@ -18,8 +18,16 @@ from banditbench.api import Environment, Problem
 from banditbench.data.fetch import fetch
 from banditbench.data.files import load_npz, save_npz
 from banditbench.data.oracles import collect_scores, fit_classifier_oracle, fit_prompt_oracle
-from banditbench.data.paths import (classifier_oracle_path, options_key, parse_key, parse_preprocess_key,
-                                    preprocess_options, processed_path, prompt_oracle_path, prompt_raw_paths)
+from banditbench.data.paths import (
+    classifier_oracle_path,
+    options_key,
+    parse_key,
+    parse_preprocess_key,
+    preprocess_options,
+    processed_path,
+    prompt_oracle_path,
+    prompt_raw_paths,
+)
 from banditbench.data.preprocess import downsample, encode_categorical, load_prepared, prepare, save_prepared
 from banditbench.simulation.delays import make_delay
 from banditbench.errors import ConfigError, CorruptFileError
@@ -32,8 +40,17 @@ from banditbench.policies.linucb import LinUCB
 from banditbench.simulation.runner import simulate
 from conftest import MIRROR
 
-NEEDED = ("mnist_test", "mushroom", "shuttle", "car", "magic", "banknote", "prompt_pools", "prompt_scores",
-          "instruction_annotations")
+NEEDED = (
+    "mnist_test",
+    "mushroom",
+    "shuttle",
+    "car",
+    "magic",
+    "banknote",
+    "prompt_pools",
+    "prompt_scores",
+    "instruction_annotations",
+)
 
 
 @pytest.fixture(scope="module")
@@ -83,13 +100,13 @@ CASES = [
     ("mnist", {}, 10000, 196, MNIST_TEST),
     ("mnist", {"image_size": 7}, 10000, 49, MNIST_TEST),
     ("digits", {}, 1797, 64, [178, 182, 177, 183, 181, 182, 181, 179, 174, 180]),
-    ("mushroom", {}, 8124, 22, [3916, 4208]),                          # poisonous, edible
+    ("mushroom", {}, 8124, 22, [3916, 4208]),  # poisonous, edible
     ("mushroom", {"categorical": "onehot"}, 8124, 117, [3916, 4208]),  # categories present, '?' included
     ("car", {}, 1728, 6, [1210, 384, 69, 65]),
     ("car", {"categorical": "onehot"}, 1728, 21, [1210, 384, 69, 65]),
     ("shuttle", {}, 58000, 9, [34108 + 11478, 37 + 13, 132 + 39, 6748 + 2155, 2458 + 809, 6 + 4, 11 + 2]),
     ("shuttle", {"split": "test"}, 14500, 9, [11478, 13, 39, 2155, 809, 4, 2]),
-    ("magic", {}, 19020, 10, [6688, 12332]),                           # hadron, gamma
+    ("magic", {}, 19020, 10, [6688, 12332]),  # hadron, gamma
     ("banknote", {}, 1372, 4, [762, 610]),
     ("banknote", {"scaling": "sample"}, 1372, 4, [762, 610]),
 ]
@@ -107,7 +124,7 @@ def test_preprocessing_shapes_ranges_and_classes(at_work, dataset, options, rows
     lo, hi = X.min(axis=axis), X.max(axis=axis)
     varying = hi > lo
     assert varying.sum() >= 1
-    np.testing.assert_allclose(lo[varying], -1.0, atol=1e-6)          # min-max: both ends are attained
+    np.testing.assert_allclose(lo[varying], -1.0, atol=1e-6)  # min-max: both ends are attained
     np.testing.assert_allclose(hi[varying], 1.0, atol=1e-6)
     assert np.all(X.T[~varying] == 0) if axis == 0 else np.all(X[~varying] == 0)
 
@@ -117,7 +134,7 @@ def test_random_category_values_follow_the_seed():
     first, again = encode_categorical(cols, "random", 3), encode_categorical(cols, "random", 3)
     np.testing.assert_array_equal(first, again)
     assert not np.array_equal(first, encode_categorical(cols, "random", 4))
-    assert first[0, 0] == first[2, 0] and len(np.unique(first[:, 0])) == 3   # one value per category
+    assert first[0, 0] == first[2, 0] and len(np.unique(first[:, 0])) == 3  # one value per category
     assert np.all(np.abs(first) <= 1)
     np.testing.assert_array_equal(encode_categorical(cols, "onehot", 0).sum(axis=1), [2, 2, 2, 2])
 
@@ -134,7 +151,9 @@ def test_option_keys_survive_a_cluster_jobs_wildcard_list():
     # a float's exponent sign would read as a separator: it is left out
     big = options_key({"tolerance": 1e20, "seed": 1})
     assert big == "seed=1+tolerance=1e20" and parse_key({"tolerance": (0.1, float), "seed": (0, int)}, big, "x") == {
-        "tolerance": 1e20, "seed": 1}
+        "tolerance": 1e20,
+        "seed": 1,
+    }
 
 
 def test_downsample_averages_blocks():
@@ -161,15 +180,16 @@ def test_option_keys_round_trip_and_errors():
 def test_covertype_reader_on_a_file_of_the_same_format(tmp_path):
     """Covertype has no mirror copy: check the reader on a small file in its format (54 attributes, class 1..7)."""
     rng = np.random.default_rng(0)
-    rows = np.hstack([rng.integers(0, 4000, size=(14, 10)), rng.integers(0, 2, size=(14, 44)),
-                      np.tile(np.arange(1, 8), 2)[:, None]])
+    rows = np.hstack(
+        [rng.integers(0, 4000, size=(14, 10)), rng.integers(0, 2, size=(14, 44)), np.tile(np.arange(1, 8), 2)[:, None]]
+    )
     path = tmp_path / "uci/covertype/covtype.data.gz"
     path.parent.mkdir(parents=True)
     with gzip.open(path, "wt") as fh:
         fh.writelines(",".join(map(str, r)) + "\n" for r in rows)
     prepared = prepare("covertype", raw_dir=tmp_path, verify=False)
     with pytest.raises(CorruptFileError, match=r"covtype\.data\.gz: raw file of dataset 'covertype' has sha256"):
-        prepare("covertype", raw_dir=tmp_path)        # not the registered file
+        prepare("covertype", raw_dir=tmp_path)  # not the registered file
     assert prepared.X.shape == (14, 54) and prepared.n_classes == 7
     np.testing.assert_array_equal(prepared.y, rows[:, -1] - 1)
     assert prepared.X.min() >= -1 and prepared.X.max() <= 1
@@ -181,13 +201,22 @@ def test_block_arms_put_the_context_in_the_arm_block():
     arms = block_arms(x, 4)
     assert arms.shape == (4, 12)
     for k in range(4):
-        np.testing.assert_array_equal(arms[k, 3 * k: 3 * k + 3], x)
+        np.testing.assert_array_equal(arms[k, 3 * k : 3 * k + 3], x)
         assert np.count_nonzero(arms[k]) == 3
 
 
-@pytest.mark.parametrize("dataset, options", [("mnist", {"image_size": 7}), ("digits", {"image_size": 4}),
-                                              ("mushroom", {}), ("car", {"categorical": "onehot"}), ("shuttle", {}),
-                                              ("magic", {}), ("banknote", {})])
+@pytest.mark.parametrize(
+    "dataset, options",
+    [
+        ("mnist", {"image_size": 7}),
+        ("digits", {"image_size": 4}),
+        ("mushroom", {}),
+        ("car", {"categorical": "onehot"}),
+        ("shuttle", {}),
+        ("magic", {}),
+        ("banknote", {}),
+    ],
+)
 def test_every_dataset_feeds_the_reward_bandit(at_work, dataset, options):
     build(dataset, options)
     env = ClassificationBandit(np.random.SeedSequence(5), horizon=40, dataset=dataset, preprocessing=options)
@@ -212,18 +241,20 @@ def test_linucb_learns_banknote_under_delays(at_work):
     build("banknote")
     env = ClassificationBandit(np.random.SeedSequence(0), horizon=600, dataset="banknote")
     logs = run(env, LinUCB, 600, delay={"kind": "geometric", "mean": 10, "window": 50})
-    assert logs["regret"][-300:].mean() < 0.12          # uniform play: 0.5
+    assert logs["regret"][-300:].mean() < 0.12  # uniform play: 0.5
 
 
 def test_linucb_block_path_equals_shared_linucb_on_full_features(at_work):
     """With block arms the K small models are exactly shared LinUCB on the dK-dimensional features."""
     build("digits", {"image_size": 2})
-    env = ClassificationBandit(np.random.SeedSequence(1), horizon=150, dataset="digits",
-                               preprocessing={"image_size": 2})
+    env = ClassificationBandit(
+        np.random.SeedSequence(1), horizon=150, dataset="digits", preprocessing={"image_size": 2}
+    )
     info = env.public_info()
     fast = LinUCB(Problem(150, info=info), np.random.default_rng(0))
-    plain = LinUCB(Problem(150, info={"dimension": info["dimension"], "n_arms": info["n_arms"]}),
-                   np.random.default_rng(0))
+    plain = LinUCB(
+        Problem(150, info={"dimension": info["dimension"], "n_arms": info["n_arms"]}), np.random.default_rng(0)
+    )
     assert fast.block and not plain.block
     for t in range(1, 151):
         arms = env.context(t)
@@ -279,31 +310,35 @@ def test_label_utilities_give_a_70_percent_preference(at_work):
 
 def test_label_preferences_have_no_randomness(at_work):
     build("shuttle")
-    env = ClassificationDueling(np.random.SeedSequence(4), horizon=50, dataset="shuttle", preference="label",
-                                utility_scale=1.0)
+    env = ClassificationDueling(
+        np.random.SeedSequence(4), horizon=50, dataset="shuttle", preference="label", utility_scale=1.0
+    )
     for t in range(1, 51):
         env.context(t)
         c = int(env.y[env._row])
         other = (c + 1) % 7
         low, high = sorted({(c + 2) % 7, (c + 3) % 7})
         assert env.step(t, (c, other))[0].y == 1 and env.step(t, (other, c))[0].y == 0
-        assert env.step(t, (high, low))[0].y == 1 and env.step(t, (low, high))[0].y == 0   # tie: higher index wins
+        assert env.step(t, (high, low))[0].y == 1 and env.step(t, (low, high))[0].y == 0  # tie: higher index wins
         _, truth = env.step(t, (other, low))
         assert truth == {"regret": 2.0, "average_regret": 1.0, "weak_regret": 1.0, "self_duel": 0.0}
 
 
 def test_dueling_envs_run_with_the_linear_dueling_policies(at_work):
     build("shuttle")
-    env = ClassificationDueling(np.random.SeedSequence(0), horizon=150, dataset="shuttle", preference="label",
-                                utility_scale=1.0)
+    env = ClassificationDueling(
+        np.random.SeedSequence(0), horizon=150, dataset="shuttle", preference="label", utility_scale=1.0
+    )
     ldb = run(env, LDBDF, 150)
-    env = ClassificationDueling(np.random.SeedSequence(0), horizon=150, dataset="shuttle", preference="label",
-                                utility_scale=1.0)
+    env = ClassificationDueling(
+        np.random.SeedSequence(0), horizon=150, dataset="shuttle", preference="label", utility_scale=1.0
+    )
     rnd = run(env, RandomPair, 150)
     assert ldb["regret"][-75:].mean() < 0.5 * rnd["regret"][-75:].mean()
     build("digits", {"image_size": 2})
-    env = ClassificationDueling(np.random.SeedSequence(0), horizon=30, dataset="digits",
-                                preprocessing={"image_size": 2})
+    env = ClassificationDueling(
+        np.random.SeedSequence(0), horizon=30, dataset="digits", preprocessing={"image_size": 2}
+    )
     logs = run(env, LDBDF, 30, delay={"kind": "geometric", "mean": 5, "window": 10})
     np.testing.assert_allclose(logs["average_regret"], logs["regret"] / 2)
 
@@ -338,8 +373,14 @@ def test_collected_scores_are_accuracies_from_the_mirror(at_work):
     for line in (MIRROR / "prompts/scored/federated-apohf_instruction_scores.jsonl").read_text().splitlines():
         row = json.loads(line)
         derived.setdefault(row["task"], set()).add((row["instruction"], float(row["score"])))
-    expected = {"active_to_passive": 210, "antonyms": 667, "sum": 122, "orthography_starts_with": 346,
-                "larger_animal": 1255, "auto_categorization": 2099}
+    expected = {
+        "active_to_passive": 210,
+        "antonyms": 667,
+        "sum": 122,
+        "orthography_starts_with": 346,
+        "larger_animal": 1255,
+        "auto_categorization": 2099,
+    }
     for task, n in expected.items():
         pairs, stats = collect_scores(_prompt_inputs(task)[1], task)
         assert len(pairs) == n and set(pairs) <= derived[task]
@@ -352,17 +393,22 @@ def test_collected_scores_are_accuracies_from_the_mirror(at_work):
 def test_prompt_oracle_quality_and_environment(at_work):
     pool, scores, gold = _prompt_inputs("antonyms")
     arrays, meta, quality = fit_prompt_oracle("antonyms", pool, scores, gold)
-    assert quality["cv_r2"] > 0.4                      # held-out instructions, nested CV
+    assert quality["cv_r2"] > 0.4  # held-out instructions, nested CV
     assert arrays["features"].shape == (500, 32) and arrays["utility"].shape == (500,)
     np.testing.assert_allclose(np.linalg.norm(arrays["features"], axis=1), 1.0)
-    assert quality["gold_utility_mean"] > quality["utility_mean"]    # human instructions beat the average candidate
+    assert quality["gold_utility_mean"] > quality["utility_mean"]  # human instructions beat the average candidate
     save_npz(prompt_oracle_path("antonyms"), arrays, meta)
     pool, scores, gold = _prompt_inputs("sum")
     arrays, meta, _ = fit_prompt_oracle("sum", pool, scores, gold, {"regressor": "ridge", "embedding_dim": 8})
     save_npz(prompt_oracle_path("sum", {"regressor": "ridge", "embedding_dim": 8}), arrays, meta)
     # seed s plays tasks[s mod n]; the arm set is the task's 500 instructions
-    env = PromptDueling(np.random.SeedSequence(3), horizon=40, tasks=["antonyms", "sum"], rewards="surrogate",
-                        oracle={"regressor": "ridge", "embedding_dim": 8})
+    env = PromptDueling(
+        np.random.SeedSequence(3),
+        horizon=40,
+        tasks=["antonyms", "sum"],
+        rewards="surrogate",
+        oracle={"regressor": "ridge", "embedding_dim": 8},
+    )
     assert env.task == "sum" and env.summary()["task_index"] == 1.0 and env.summary()["flat_task"] == 1.0
     assert env.public_info() == {"dimension": 8, "n_arms": 500, "fixed_arms": True}
     logs = run(env, LDBDF, 40, delay={"kind": "geometric", "mean": 5, "window": 20})
@@ -370,9 +416,14 @@ def test_prompt_oracle_quality_and_environment(at_work):
     env = PromptDueling(np.random.SeedSequence(4), horizon=300, tasks=["antonyms", "sum"], rewards="surrogate")
     assert env.task == "antonyms"
     np.testing.assert_allclose(env.f, 10.0 * load_npz(prompt_oracle_path("antonyms"), "prompt oracle")[0]["utility"])
-    ldb, rnd = run(env, LDBDF, 300), run(PromptDueling(np.random.SeedSequence(4), horizon=300, tasks=["antonyms"],
-                                                       rewards="surrogate"),
-                                         RandomPair, 300)
+    ldb, rnd = (
+        run(env, LDBDF, 300),
+        run(
+            PromptDueling(np.random.SeedSequence(4), horizon=300, tasks=["antonyms"], rewards="surrogate"),
+            RandomPair,
+            300,
+        ),
+    )
     assert ldb["regret"][-100:].mean() < 0.5 * rnd["regret"][-100:].mean()
     with pytest.raises(ConfigError, match="scored"):
         PromptDueling.required_files({"tasks": ["rhymes"]})

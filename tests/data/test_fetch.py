@@ -94,8 +94,13 @@ def no_mirror(monkeypatch):
 
 def car_dataset(*urls: str) -> Dataset:
     real = DATASETS["car"].files[0]
-    return Dataset("car", "UCI Car Evaluation (test copy)", "CC BY 4.0", "https://example.invalid",
-                   (RemoteFile(real.path, real.known_hash, tuple(urls)),))
+    return Dataset(
+        "car",
+        "UCI Car Evaluation (test copy)",
+        "CC BY 4.0",
+        "https://example.invalid",
+        (RemoteFile(real.path, real.known_hash, tuple(urls)),),
+    )
 
 
 def leftovers(cache: Path) -> list[Path]:
@@ -111,7 +116,7 @@ def test_download_verifies_and_cache_is_reused(served, tmp_path):
     assert path == tmp_path / "uci/car/car.data"
     assert sha256(path) == sha256(root / "uci/car/car.data")
     assert hits["/uci/car/car.data"] == before + 1
-    fetch(ds, cache_dir=tmp_path, retries=0)            # cached and valid: no request
+    fetch(ds, cache_dir=tmp_path, retries=0)  # cached and valid: no request
     assert hits["/uci/car/car.data"] == before + 1
 
 
@@ -146,7 +151,7 @@ def test_checksum_mismatch_fails_clearly_and_leaves_nothing(served, tmp_path):
         fetch(car_dataset(url), cache_dir=tmp_path, retries=1)
     msg = str(err.value)
     assert "'car'" in msg and url in msg and "by hand" in msg and "uci/car/car.data" in msg
-    assert hits["/corrupt/uci/car/car.data"] == 2       # tried, deleted, retried
+    assert hits["/corrupt/uci/car/car.data"] == 2  # tried, deleted, retried
     assert leftovers(tmp_path) == []
 
 
@@ -164,7 +169,7 @@ def test_interrupted_transfer_is_deleted_then_retried(served, tmp_path):
     root, base, hits = served
     with pytest.raises(DataFetchError) as err:
         fetch(car_dataset(f"{base}/truncated/uci/car/car.data"), cache_dir=tmp_path, retries=0)
-    assert "IncompleteRead" in str(err.value)           # the broken transfer itself, not a checksum check
+    assert "IncompleteRead" in str(err.value)  # the broken transfer itself, not a checksum check
     assert leftovers(tmp_path) == []
     path = fetch(car_dataset(f"{base}/flaky/uci/car/car.data"), cache_dir=tmp_path, retries=1)[0]
     assert hits["/flaky/uci/car/car.data"] == 2
@@ -227,7 +232,7 @@ def test_every_registered_file_resolves_through_the_mirror(tmp_path, monkeypatch
     registered = {f.path for ds in DATASETS.values() for f in ds.files}
     unregistered = {p for p in manifest if p not in registered}
     assert all(p.endswith((".names", ".doc", ".jsonl")) for p in unregistered)
-    assert n == len(manifest) - len(unregistered) == 209 + 9 + 2          # + the Open Bandit Dataset sample
+    assert n == len(manifest) - len(unregistered) == 209 + 9 + 2  # + the Open Bandit Dataset sample
 
 
 def test_unmirrored_files_have_published_checksums():
@@ -243,12 +248,17 @@ def test_a_download_without_a_published_checksum_is_verified_against_the_pin(ser
     and pooch checks the transfer against it."""
     root, base, hits = served
     url = f"{base}/uci/car/car.data"
-    unpublished = Dataset("obd_full", "a file without a published checksum", "CC BY 4.0", "https://example.invalid",
-                          (RemoteFile("uci/car/car.data", None, (url,), mirrored=False),))
+    unpublished = Dataset(
+        "obd_full",
+        "a file without a published checksum",
+        "CC BY 4.0",
+        "https://example.invalid",
+        (RemoteFile("uci/car/car.data", None, (url,), mirrored=False),),
+    )
     before = hits["/uci/car/car.data"]
     with pytest.raises(ConfigError, match="^dataset_checksums.obd_full: "):
         fetch(unpublished, cache_dir=tmp_path, retries=0)
-    assert hits["/uci/car/car.data"] == before and leftovers(tmp_path) == []       # nothing requested
+    assert hits["/uci/car/car.data"] == before and leftovers(tmp_path) == []  # nothing requested
     wrong = "sha256:" + "0" * 64
     with pytest.raises(DataFetchError, match=r"with sha256:0{64} \(pinned by dataset_checksums.obd_full\)"):
         fetch(unpublished, cache_dir=tmp_path, retries=0, checksums={"obd_full": wrong})

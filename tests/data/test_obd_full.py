@@ -49,11 +49,13 @@ def full_layout():
     whose log differs, so that reading the wrong member would show."""
     log, items = (SAMPLE / "all.csv").read_bytes(), (SAMPLE / "item_context.csv").read_bytes()
     decoy = b"\n".join(log.split(b"\n")[:200]) + b"\n"
-    return {"open_bandit_dataset/README": b"Open Bandit Dataset\n",
-            "open_bandit_dataset/bts/all/all.csv": decoy,
-            "open_bandit_dataset/bts/all/item_context.csv": items,
-            "open_bandit_dataset/random/all/all.csv": log,
-            "open_bandit_dataset/random/all/item_context.csv": items}
+    return {
+        "open_bandit_dataset/README": b"Open Bandit Dataset\n",
+        "open_bandit_dataset/bts/all/all.csv": decoy,
+        "open_bandit_dataset/bts/all/item_context.csv": items,
+        "open_bandit_dataset/random/all/all.csv": log,
+        "open_bandit_dataset/random/all/item_context.csv": items,
+    }
 
 
 @pytest.fixture
@@ -81,7 +83,7 @@ def test_fetch_with_a_pinned_checksum_copies_and_verifies_then_uses_the_cache(mi
     pin = {"obd_full": sha256(mirror / ARCHIVE)}
     [path] = fetch("obd_full", cache_dir=tmp_path / "raw", mirror=str(mirror), checksums=pin)
     assert path == tmp_path / "raw" / ARCHIVE and sha256(path) == pin["obd_full"]
-    shutil.rmtree(mirror)                                                # the cached copy is enough now
+    shutil.rmtree(mirror)  # the cached copy is enough now
     assert fetch("obd_full", cache_dir=tmp_path / "raw", mirror=str(mirror), checksums=pin) == [path]
     verify_raw(path, checksums=pin)
     assert downloads == []
@@ -92,8 +94,12 @@ def test_without_a_pin_nothing_is_fetched_and_the_error_says_how_to_pin(mirror, 
         fetch("obd_full", cache_dir=tmp_path / "raw", mirror=str(mirror))
     message = str(err.value)
     assert message.startswith("dataset_checksums.obd_full: dataset 'obd_full' (Open Bandit Dataset, full archive")
-    for part in ('dataset_checksums: {obd_full: "sha256:<64 hex>"}', "`banditbench checksum <file>`",
-                 "https://research.zozo.com/data_release/open_bandit_dataset.zip", f"data/raw/{ARCHIVE}"):
+    for part in (
+        'dataset_checksums: {obd_full: "sha256:<64 hex>"}',
+        "`banditbench checksum <file>`",
+        "https://research.zozo.com/data_release/open_bandit_dataset.zip",
+        f"data/raw/{ARCHIVE}",
+    ):
         assert part in message
     assert not (tmp_path / "raw" / ARCHIVE).exists() and downloads == []
     # a local copy is not read without a pin either
@@ -117,14 +123,16 @@ def test_a_wrong_pin_is_a_mismatch_naming_dataset_and_file_and_a_cached_copy_is_
     assert message.startswith("dataset 'obd_full' (Open Bandit Dataset, full archive")
     assert f"could not obtain {ARCHIVE} with {wrong['obd_full']} (pinned by dataset_checksums.obd_full)" in message
     assert f"{mirror / ARCHIVE}: ValueError: checksum mismatch" in message
-    assert downloads == ["https://research.zozo.com/data_release/open_bandit_dataset.zip"]    # then ZOZO's URL
-    assert not [p for p in raw.rglob("*") if p.is_file()]                 # nothing half-copied left behind
+    assert downloads == ["https://research.zozo.com/data_release/open_bandit_dataset.zip"]  # then ZOZO's URL
+    assert not [p for p in raw.rglob("*") if p.is_file()]  # nothing half-copied left behind
     # a copy already in the cache that differs from the pin: an error naming both, the file left in place
     fetch("obd_full", cache_dir=raw, mirror=str(mirror), checksums={"obd_full": good})
     with pytest.raises(DataFetchError) as err:
         fetch("obd_full", cache_dir=raw, mirror=str(mirror), checksums=wrong)
-    assert (f"dataset 'obd_full': {raw / ARCHIVE} has {good}, not the {wrong['obd_full']} pinned by "
-            f"dataset_checksums.obd_full; if the pin is right") in str(err.value)
+    assert (
+        f"dataset 'obd_full': {raw / ARCHIVE} has {good}, not the {wrong['obd_full']} pinned by "
+        f"dataset_checksums.obd_full; if the pin is right"
+    ) in str(err.value)
     assert sha256(raw / ARCHIVE) == good
     with pytest.raises(CorruptFileError, match="pinned by dataset_checksums.obd_full; if the pin is right"):
         verify_raw(raw / ARCHIVE, checksums=wrong)
@@ -133,7 +141,7 @@ def test_a_wrong_pin_is_a_mismatch_naming_dataset_and_file_and_a_cached_copy_is_
 def test_pre_job_check_uses_the_pin_and_skips_an_unpinned_archive(mirror, tmp_path):
     raw = tmp_path / "raw"
     shutil.copytree(mirror, raw)
-    assert quarantine_corrupt([], raw_dir=str(raw)) == []                                   # no pin: not checked
+    assert quarantine_corrupt([], raw_dir=str(raw)) == []  # no pin: not checked
     assert quarantine_corrupt([], raw_dir=str(raw), checksums={"obd_full": sha256(raw / ARCHIVE)}) == []
     [message] = quarantine_corrupt([], raw_dir=str(raw), checksums={"obd_full": "sha256:" + "1" * 64})
     assert "pinned by dataset_checksums.obd_full" in message and (raw / (ARCHIVE + ".corrupt")).is_file()
@@ -152,7 +160,7 @@ def test_the_archive_gives_the_arrays_of_the_same_csv_bytes(mirror, tmp_path, op
         assert sample[name].dtype == full[name].dtype
         np.testing.assert_array_equal(sample[name], full[name])
     assert full_meta == {**sample_meta, "dataset": "obd_full"} and sample_meta["dataset"] == "obd_random_all"
-    assert full_meta["n_events"] == 10_000                                 # the random / all member, not the decoy
+    assert full_meta["n_events"] == 10_000  # the random / all member, not the decoy
 
 
 def test_chunked_reading_does_not_change_the_arrays(tmp_path):
@@ -171,23 +179,33 @@ def test_an_archive_without_the_random_all_campaign_is_a_clear_error(tmp_path):
     with pytest.raises(ConfigError) as err:
         prepare_obd({"source": "full"}, tmp_path, checksums={"obd_full": sha256(path)})
     assert f"{path} has 0 members ending in random/all/all.csv" in str(err.value)
-    assert "open_bandit_dataset/bts/all/all.csv" in str(err.value)                 # what the archive holds
+    assert "open_bandit_dataset/bts/all/all.csv" in str(err.value)  # what the archive holds
 
 
 def test_the_source_picks_the_prepared_files_folder_and_the_sample_keeps_its_name():
     assert replay_path(None) == "data/processed/obd_random_all/item_dim=8+n_actions=5+seed=0+user_dim=16.npz"
     assert replay_path({"source": "sample"}) == replay_path(None)
-    assert replay_path({"source": "full", "seed": 2}) == \
-        "data/processed/obd_full/item_dim=8+n_actions=5+seed=2+user_dim=16.npz"
+    assert (
+        replay_path({"source": "full", "seed": 2})
+        == "data/processed/obd_full/item_dim=8+n_actions=5+seed=2+user_dim=16.npz"
+    )
     assert buildable(replay_path({"source": "full"})) and buildable(replay_path(None))
     assert not buildable("data/processed/obd_full/source=full.npz")
 
 
 def _replay_config(**top):
-    return {**top, "experiments": {"e": {
-        "environment": {"name": "obd_replay", "params": {"preprocessing": {"source": "full"}}},
-        "horizon": 10, "seeds": 1, "algorithms": {"random": {"policy": "random_arm"}},
-        "delays": {"none": {"kind": "none"}}}}}
+    return {
+        **top,
+        "experiments": {
+            "e": {
+                "environment": {"name": "obd_replay", "params": {"preprocessing": {"source": "full"}}},
+                "horizon": 10,
+                "seeds": 1,
+                "algorithms": {"random": {"policy": "random_arm"}},
+                "delays": {"none": {"kind": "none"}},
+            }
+        },
+    }
 
 
 def test_config_validation_names_the_key():
@@ -195,7 +213,7 @@ def test_config_validation_names_the_key():
     grid = load_grid(_replay_config(dataset_checksums={"obd_full": pin}))
     assert grid.dataset_checksums == {"obd_full": pin} and grid.unpinned() == {}
     assert grid.data_files("e") == ["data/processed/obd_full/item_dim=8+n_actions=5+seed=0+user_dim=16.npz"]
-    assert load_grid(_replay_config()).unpinned() == {"obd_full": ["e"]}       # valid; its download will stop
+    assert load_grid(_replay_config()).unpinned() == {"obd_full": ["e"]}  # valid; its download will stop
     with pytest.raises(ConfigError, match=r"dataset_checksums\.obd_full: 'sha256:AB' does not match"):
         load_grid(_replay_config(dataset_checksums={"obd_full": "sha256:AB"}))
     with pytest.raises(ConfigError, match=r"^dataset_checksums\.car: 'car' has a published checksum"):
@@ -204,8 +222,11 @@ def test_config_validation_names_the_key():
         load_grid(_replay_config(dataset_checksums={"obd_full": pin, "obd": pin}))
     bad = _replay_config(dataset_checksums={"obd_full": pin})
     bad["experiments"]["e"]["environment"]["params"]["preprocessing"]["source"] = "complete"
-    with pytest.raises(ConfigError, match=r"experiments\.e\.environment\.params\.preprocessing\.source: "
-                                          r"'complete' is not one of \['sample', 'full'\]"):
+    with pytest.raises(
+        ConfigError,
+        match=r"experiments\.e\.environment\.params\.preprocessing\.source: "
+        r"'complete' is not one of \['sample', 'full'\]",
+    ):
         load_grid(bad)
 
 
@@ -215,13 +236,16 @@ def test_the_full_grid_config_is_valid_and_says_it_needs_the_pin(capsys):
     experiments = list(config["experiments"])
     assert load_grid(config).unpinned() == {"obd_full": experiments}
     assert main(["validate", str(path)]) == 0
-    assert (f"note: experiment(s) {', '.join(experiments)} read dataset 'obd_full', which has no published checksum "
-            f"and none pinned: its download stops until dataset_checksums.obd_full is set") in capsys.readouterr().out
+    assert (
+        f"note: experiment(s) {', '.join(experiments)} read dataset 'obd_full', which has no published checksum "
+        f"and none pinned: its download stops until dataset_checksums.obd_full is set"
+    ) in capsys.readouterr().out
     grid = load_grid({**config, "dataset_checksums": {"obd_full": "sha256:" + "0" * 64}})
     assert grid.unpinned() == {}
-    assert {e.horizon for e in grid.experiments.values()} == {2000}                 # the paper's T
-    assert {f for name in grid.experiments for f in grid.data_files(name)} == \
-        {"data/processed/obd_full/item_dim=8+n_actions=5+seed=0+user_dim=16.npz"}
+    assert {e.horizon for e in grid.experiments.values()} == {2000}  # the paper's T
+    assert {f for name in grid.experiments for f in grid.data_files(name)} == {
+        "data/processed/obd_full/item_dim=8+n_actions=5+seed=0+user_dim=16.npz"
+    }
 
 
 def test_checksum_command_prints_the_config_line(tmp_path, capsys):
@@ -242,8 +266,12 @@ def test_pipeline_runs_on_the_archive_with_a_pin_given_on_the_command_line(tmp_p
 
     mirror = build_archive(tmp_path / "mirror" / ARCHIVE, full_layout()).parents[1]
     pin = sha256(mirror / ARCHIVE)
-    experiment = {**_replay_config()["experiments"]["e"], "horizon": 60, "plot_metric": "reward",
-                  "algorithms": {"random": {"policy": "random_arm"}, "logistic_ucb1": {"policy": "logistic_ucb1"}}}
+    experiment = {
+        **_replay_config()["experiments"]["e"],
+        "horizon": 60,
+        "plot_metric": "reward",
+        "algorithms": {"random": {"policy": "random_arm"}, "logistic_ucb1": {"policy": "logistic_ucb1"}},
+    }
     (tmp_path / "work").mkdir()
     work = copy_project(tmp_path / "work", {"experiments": {"full_replay": experiment}})
     env = dict(os.environ, BANDITBENCH_DATA_MIRROR=str(mirror))
@@ -258,7 +286,7 @@ def test_pipeline_runs_on_the_archive_with_a_pin_given_on_the_command_line(tmp_p
     run = smk(work, "--quiet", "--config", f'dataset_checksums={{obd_full: "{pin}"}}', env=env)
     assert run.returncode == 0, run.stderr[-4000:]
     assert sha256(work / "data/raw" / ARCHIVE) == pin
-    assert not (work / "data/raw/obd/random").exists()                           # the sample was not used
+    assert not (work / "data/raw/obd/random").exists()  # the sample was not used
     prepared = work / "data/processed/obd_full/item_dim=8+n_actions=5+seed=0+user_dim=16.npz"
     with np.load(prepared) as data:
         assert data["features"].shape == (10_000, 5, 42)
@@ -269,12 +297,12 @@ def test_pipeline_runs_on_the_archive_with_a_pin_given_on_the_command_line(tmp_p
     assert (tidy[tidy["metric"] == "events_used"]["mean"] > 60).all()
 
     wrong = "sha256:" + "0" * 64
-    for built in ("data/processed", "results"):                                  # the raw archive is needed again
+    for built in ("data/processed", "results"):  # the raw archive is needed again
         shutil.rmtree(work / built)
     bad = smk(work, "--quiet", "--config", f'dataset_checksums={{obd_full: "{wrong}"}}', env=env)
     assert bad.returncode != 0
     assert "pinned by dataset_checksums.obd_full; if the pin is right" in bad.stdout + bad.stderr
-    assert sha256(work / "data/raw" / (ARCHIVE + ".corrupt")) == pin               # moved aside, not deleted
+    assert sha256(work / "data/raw" / (ARCHIVE + ".corrupt")) == pin  # moved aside, not deleted
     log = (work / "logs/download/obd_full.log").read_text()
     assert "dataset 'obd_full' (Open Bandit Dataset, full archive" in log
     assert f"could not obtain {ARCHIVE} with {wrong} (pinned by dataset_checksums.obd_full)" in log

@@ -60,27 +60,34 @@ def test_a_wrong_weights_file_is_refused_by_its_checksum(tmp_path):
         zf.extractall(folder)
     weights = folder / "model.safetensors"
     data = bytearray(weights.read_bytes())
-    data[-1] ^= 0x01                                  # one bit of the last weight
+    data[-1] ^= 0x01  # one bit of the last weight
     weights.write_bytes(bytes(data))
-    with pytest.raises(ConfigError, match=r"model\.safetensors .* has sha256 [0-9a-f]{64}, but the published "
-                                          r"sentence-transformers/all-MiniLM-L6-v2 .* has 53aa5117"):
+    with pytest.raises(
+        ConfigError,
+        match=r"model\.safetensors .* has sha256 [0-9a-f]{64}, but the published "
+        r"sentence-transformers/all-MiniLM-L6-v2 .* has 53aa5117",
+    ):
         embed(["x"], source=folder)
     data[-1] ^= 0x01
-    weights.write_bytes(bytes(data))                  # the published weights again, another config: refused too
+    weights.write_bytes(bytes(data))  # the published weights again, another config: refused too
     (folder / "config.json").write_text(json.dumps({"model_type": "bert"}))
     with pytest.raises(ConfigError, match="config.json"):
         embed(["x"], source=folder)
 
 
 def test_duplicate_instructions_are_combined_as_documented():
-    pairs = [("Add the numbers.", 1.0), ("Add the numbers.", 0.5), (" Add the  numbers.\n", 0.0),
-             ("Add the numbers.", 1.0),                 # the same measurement logged twice counts once
-             ("Sum them.", 0.25)]
-    arms = measured_arms(pairs)                         # whitespace variants are one arm, mean of distinct scores
+    pairs = [
+        ("Add the numbers.", 1.0),
+        ("Add the numbers.", 0.5),
+        (" Add the  numbers.\n", 0.0),
+        ("Add the numbers.", 1.0),  # the same measurement logged twice counts once
+        ("Sum them.", 0.25),
+    ]
+    arms = measured_arms(pairs)  # whitespace variants are one arm, mean of distinct scores
     assert list(arms["instructions"]) == [" Add the  numbers.\n", "Sum them."]
     np.testing.assert_allclose(arms["accuracy"], [0.5, 0.25])
     assert list(arms["n_scores"]) == [3, 1]
-    exact = measured_arms(pairs, duplicates="exact")    # every distinct string its own arm
+    exact = measured_arms(pairs, duplicates="exact")  # every distinct string its own arm
     assert list(exact["instructions"]) == [" Add the  numbers.\n", "Add the numbers.", "Sum them."]
     np.testing.assert_allclose(exact["accuracy"], [0.0, 0.75, 0.25])
     many = [(f"instruction {i}", i / 100) for i in range(60)]
@@ -106,12 +113,12 @@ def _jsonl_means(task: str) -> dict[str, float]:
 
 def test_measured_arms_embed_every_instruction_and_reward_the_measured_scores(work, monkeypatch):
     monkeypatch.chdir(work)
-    task = "sum"                                        # all of its logged scores pass the scale check
+    task = "sum"  # all of its logged scores pass the scale check
     raw = prompt_embedding_raw_paths(task)
     arrays, meta = build_embeddings(task, raw["pools"], raw["scores"], raw["annotations"])
     assert meta["encoder"]["sha256"]["model.safetensors"] == ENCODERS[MINILM].files["model.safetensors"]
     pool = json.loads(Path(raw["pools"][0]).read_text())["instructions"]
-    assert meta["n_texts"] == len(set(arrays["texts"])) and set(pool) <= set(arrays["texts"])   # each text once
+    assert meta["n_texts"] == len(set(arrays["texts"])) and set(pool) <= set(arrays["texts"])  # each text once
     inputs = prompt_arms_inputs(task)
     save_npz(inputs["embeddings"][0], arrays, meta)
     arms, arms_meta = build_arms(task, inputs["scores"], embedding_path=inputs["embeddings"][0])
@@ -124,12 +131,17 @@ def test_measured_arms_embed_every_instruction_and_reward_the_measured_scores(wo
     expected = _jsonl_means(task)
     assert len(expected) == 118
     np.testing.assert_allclose(env.accuracy, [expected[normalise(t)] for t in arms["instructions"]])
-    np.testing.assert_allclose(env.f, 10.0 * env.accuracy)                   # the BTL utilities
-    logs = simulate(env, RandomPair(Problem(horizon=300, info=env.public_info()), np.random.default_rng(0)),
-                    make_delay({"kind": "none"}), 300, np.random.default_rng(1))
+    np.testing.assert_allclose(env.f, 10.0 * env.accuracy)  # the BTL utilities
+    logs = simulate(
+        env,
+        RandomPair(Problem(horizon=300, info=env.public_info()), np.random.default_rng(0)),
+        make_delay({"kind": "none"}),
+        300,
+        np.random.default_rng(1),
+    )
     # regret in accuracy units: 2 a* - a_i - a_j, at most 2
     assert np.all(logs["regret"] >= 0) and np.all(logs["regret"] <= 2.0)
-    assert env.summary()["flat_task"] == 1.0 and env.summary()["score_gap"] < 0.1      # 92 % of sum's arms score 1
+    assert env.summary()["flat_task"] == 1.0 and env.summary()["score_gap"] < 0.1  # 92 % of sum's arms score 1
 
 
 def test_surrogate_and_measured_options_are_kept_apart():
@@ -145,9 +157,14 @@ def test_a_config_needing_the_encoder_where_it_is_missing_is_refused_naming_the_
     import importlib.util
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "transformers" else real(name, *a))
-    with pytest.raises(ConfigError, match=r"environment\.params\.arms\.embedding: .*'transformers'.*pip install -e "
-                                          r"\"\.\[prompts\]\""):
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "transformers" else real(name, *a)
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"environment\.params\.arms\.embedding: .*'transformers'.*pip install -e "
+        r"\"\.\[prompts\]\"",
+    ):
         PromptDueling.check_params({"tasks": ["sum"]}, 100)
-    PromptDueling.check_params({"tasks": ["sum"], "arms": {"embedding": "tfidf_word_svd"}}, 100)   # needs no extra
+    PromptDueling.check_params({"tasks": ["sum"], "arms": {"embedding": "tfidf_word_svd"}}, 100)  # needs no extra
     PromptDueling.check_params({"tasks": ["sum"], "rewards": "surrogate"}, 100)

@@ -21,7 +21,7 @@ from banditbench.simulation.runner import simulate
 from conftest import ROOT
 from helpers import CAR_DATA, make
 
-V = np.array([0.5, 0.3, 0.3, 0.5])           # Sec. 6's factors in the order (unacc, acc, good, vgood)
+V = np.array([0.5, 0.3, 0.3, 0.5])  # Sec. 6's factors in the order (unacc, acc, good, vgood)
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +59,7 @@ def _random_play(env, rounds, rng):
 
 # --- no default instance refunds budget ---------------------------------------------------------------------
 
+
 def test_no_default_knapsack_instance_lets_any_action_refund_budget(oracle):
     """Every knapsack experiment of every config file, built as its jobs build it (the car with the test's
     oracle), has non-negative expected costs and, over 3000 random duels, never charges a negative cost;
@@ -71,7 +72,7 @@ def test_no_default_knapsack_instance_lets_any_action_refund_budget(oracle):
         charges = _random_play(env, 3000, np.random.default_rng(7))
         if params.get("allow_negative_costs"):
             variants.append((file, name))
-            assert env.w.min() < 0 and charges.min() < 0            # the variant does refund, as documented
+            assert env.w.min() < 0 and charges.min() < 0  # the variant does refund, as documented
             assert np.isinf(env.summary()["instance_budget_ceiling"])
             continue
         checked.append((file, name))
@@ -91,8 +92,9 @@ def test_the_paper_grid_runs_the_problem_class_default_and_the_logit_variant_sep
     assert not default.get("allow_negative_costs", False)
     assert variant["reward_scale"] == "logit" and variant["allow_negative_costs"] is True
     # the two differ in the reward construction (and the flag that allows it) only
-    assert {k: v for k, v in variant.items() if k not in ("reward_scale", "allow_negative_costs")} == \
-        {k: v for k, v in default.items() if k not in ("reward_scale", "allow_negative_costs")}
+    assert {k: v for k, v in variant.items() if k not in ("reward_scale", "allow_negative_costs")} == {
+        k: v for k, v in default.items() if k not in ("reward_scale", "allow_negative_costs")
+    }
     for exp in ("knapsack_car", "knapsack_car_logit"):
         assert grid.experiments[exp].budgets == (300, 500, 700, 900) and grid.experiments[exp].horizon == 2000
 
@@ -100,12 +102,19 @@ def test_the_paper_grid_runs_the_problem_class_default_and_the_logit_variant_sep
 def test_negative_expected_costs_are_refused_unless_asked_for(oracle):
     with pytest.raises(ConfigError, match=r"environment\.params\.reward_scale: 'logit'.*allow_negative_costs: true"):
         car(oracle, reward_scale="logit")
-    spec = {"environment": {"name": "car_moderation", "params": {"oracle": "data/oracles/car_evaluation.npz",
-                                                                 "reward_scale": "logit"}},
-            "horizon": 50, "seeds": 1, "budgets": [20], "algorithms": {"a": {"policy": "pblincbwk_alg1"}},
-            "delays": {"none": {"kind": "none"}}}
+    spec = {
+        "environment": {
+            "name": "car_moderation",
+            "params": {"oracle": "data/oracles/car_evaluation.npz", "reward_scale": "logit"},
+        },
+        "horizon": 50,
+        "seeds": 1,
+        "budgets": [20],
+        "algorithms": {"a": {"policy": "pblincbwk_alg1"}},
+        "delays": {"none": {"kind": "none"}},
+    }
     with pytest.raises(ConfigError, match=r"reward_scale.*allow_negative_costs"):
-        load_grid({"experiments": {"k": spec}})                      # before any job runs
+        load_grid({"experiments": {"k": spec}})  # before any job runs
     spec["environment"]["params"]["allow_negative_costs"] = True
     load_grid({"experiments": {"k": spec}})
     env = car(oracle, reward_scale="logit", allow_negative_costs=True)
@@ -114,20 +123,24 @@ def test_negative_expected_costs_are_refused_unless_asked_for(oracle):
     assert np.array_equal(car(oracle, allow_negative_costs=True).w, car(oracle).w)
 
 
-@pytest.mark.parametrize("params, key", [
-    ({"score_scale": 2.0}, "score_scale"),                               # no effect on the [0, 1] map: refused
-    ({"noise": "bernoulli_factor", "cost_factors": [0.5, 1.3, 0.3, 0.5]}, "cost_factors"),   # not a probability
-    ({"cost_factors": [0.5, -0.3, 0.3, 0.5]}, "cost_factors"),
-    ({"reward_scale": "shifted_logit", "noise": "bernoulli"}, "noise"),
-    ({"noise": "poisson"}, "noise"),
-    ({"reward_scale": "probability"}, "reward_scale"),
-])
+@pytest.mark.parametrize(
+    "params, key",
+    [
+        ({"score_scale": 2.0}, "score_scale"),  # no effect on the [0, 1] map: refused
+        ({"noise": "bernoulli_factor", "cost_factors": [0.5, 1.3, 0.3, 0.5]}, "cost_factors"),  # not a probability
+        ({"cost_factors": [0.5, -0.3, 0.3, 0.5]}, "cost_factors"),
+        ({"reward_scale": "shifted_logit", "noise": "bernoulli"}, "noise"),
+        ({"noise": "poisson"}, "noise"),
+        ({"reward_scale": "probability"}, "reward_scale"),
+    ],
+)
 def test_bad_car_parameters_name_their_key(oracle, params, key):
     with pytest.raises(ConfigError, match=rf"environment\.params\.{key}"):
         car(oracle, **params)
 
 
 # --- the reward constructions ----------------------------------------------------------------------------
+
 
 def test_reward_constructions_and_their_preferences(oracle):
     """unit_interval: the score mapped affinely onto [0, 1] (the oracle file's theta, linear in phi);
@@ -137,17 +150,17 @@ def test_reward_constructions_and_their_preferences(oracle):
     phi = action_features(data["contexts"])
     score = phi @ data["logit_theta"]
     unit = car(oracle)
-    assert unit.reward_scale == "unit_interval" and unit.noise == "bernoulli_factor"          # the defaults
-    assert np.allclose(unit.r, phi @ data["theta"], atol=1e-12)                                # linear in phi
+    assert unit.reward_scale == "unit_interval" and unit.noise == "bernoulli_factor"  # the defaults
+    assert np.allclose(unit.r, phi @ data["theta"], atol=1e-12)  # linear in phi
     assert unit.r.min() == pytest.approx(0.0, abs=1e-12) and unit.r.max() == pytest.approx(1.0, abs=1e-12)
     assert np.allclose(unit.w, V * unit.r) and unit.w.max() <= 0.5
     shifted = car(oracle, reward_scale="shifted_logit")
     literal = car(oracle, reward_scale="logit", allow_negative_costs=True)
     assert np.allclose(literal.r, score) and shifted.r.min() == pytest.approx(0.0, abs=1e-12)
-    diff = lambda r: r[:, :, None] - r[:, None, :]                                             # noqa: E731
-    assert np.allclose(diff(shifted.r), diff(literal.r), atol=1e-9)                            # same BT model (1)
+    diff = lambda r: r[:, :, None] - r[:, None, :]  # noqa: E731
+    assert np.allclose(diff(shifted.r), diff(literal.r), atol=1e-9)  # same BT model (1)
     span = score.max() - score.min()
-    assert np.allclose(diff(unit.r), diff(score) / span, atol=1e-9)                            # tempered by the span
+    assert np.allclose(diff(unit.r), diff(score) / span, atol=1e-9)  # tempered by the span
     assert sigmoid(diff(unit.r)).max() <= sigmoid(1.0) + 1e-12
     assert np.allclose(car(oracle, reward_scale="shifted_logit", score_scale=0.5).r, 0.5 * shifted.r)
     # each review's block intercept absorbs the shift: the shifted rewards are <phi, theta'> exactly
@@ -161,17 +174,25 @@ def test_the_oracle_records_its_scale(oracle):
     data, _ = load_npz(oracle, "car oracle")
     score = action_features(data["contexts"]) @ data["logit_theta"]
     assert float(data["lam"]) == 1.0 and float(data["feature_norm"]) == 1.0
-    assert float(data["score_min"]) == pytest.approx(score.min()) and float(data["score_max"]) == pytest.approx(score.max())
+    assert float(data["score_min"]) == pytest.approx(score.min()) and float(data["score_max"]) == pytest.approx(
+        score.max()
+    )
     assert float(data["negative_fraction"]) == pytest.approx((score < 0).mean())
-    assert car(oracle).oracle_scale == pytest.approx({"feature_norm": 1.0, "lam": 1.0, "score_min": score.min(),
-                                                      "score_max": score.max(),
-                                                      "negative_fraction": (score < 0).mean()})
+    assert car(oracle).oracle_scale == pytest.approx(
+        {
+            "feature_norm": 1.0,
+            "lam": 1.0,
+            "score_min": score.min(),
+            "score_max": score.max(),
+            "negative_fraction": (score < 0).mean(),
+        }
+    )
     strong = fit_car_oracle(CAR_DATA, lam=20.0)
     half = fit_car_oracle(CAR_DATA, feature_norm=0.5)
     assert strong["score_max"] - strong["score_min"] < 0.7 * (data["score_max"] - data["score_min"])
     phi_half = action_features(half["contexts"], feature_norm=0.5)
     assert np.linalg.norm(phi_half, axis=-1).max() == pytest.approx(0.5)
-    unit_half = phi_half @ half["theta"]                  # the [0, 1] map's intercept shift follows the norm
+    unit_half = phi_half @ half["theta"]  # the [0, 1] map's intercept shift follows the norm
     assert unit_half.min() == pytest.approx(0.0, abs=1e-12) and unit_half.max() == pytest.approx(1.0, abs=1e-12)
     with pytest.raises(ConfigError, match="oracle.feature_norm"):
         fit_car_oracle(CAR_DATA, feature_norm=2.0)
@@ -197,10 +218,11 @@ def test_bernoulli_factor_costs_are_the_reward_or_nothing_with_probability_v(ora
     for a in range(4):
         assert stats.binomtest(int(hits[a]), int(plays[a]), V[a]).pvalue > 1e-3, CLASSES[a]
     excess = np.array(excess)
-    assert abs(excess.mean()) < 4 * excess.std() / np.sqrt(T)                          # zero-mean noise
+    assert abs(excess.mean()) < 4 * excess.std() / np.sqrt(T)  # zero-mean noise
 
 
 # --- what a budget allows -------------------------------------------------------------------------------
+
 
 def test_T_v_star_and_ceiling_of_the_reward_constructions(oracle):
     """The LP (4)-(6) against the stopping rule's ceiling B / min v: on the [0, 1] default the ceiling binds
@@ -231,7 +253,7 @@ class _Fixed:
     """Plays one duel until the knapsack is empty."""
 
     feedback_kinds, context_form, action_kind = ("preference_cost", "reward_cost"), None, "pair"
-    engines = frozenset()                       # the reference loop only (banditbench.api.Policy.engines)
+    engines = frozenset()  # the reference loop only (banditbench.api.Policy.engines)
 
     def __init__(self, pair):
         self.pair = pair
@@ -271,7 +293,7 @@ def test_cumulative_reward_never_exceeds_what_the_stopping_rule_allows(oracle):
             env = car(oracle, horizon=T, budget=B, seed=seed, feedback_kind=kind)
             logs = simulate(env, policy_of(env), make_delay({"kind": "none"}), T, np.random.default_rng(seed))
             tau = env.tau
-            assert tau is not None, label                                           # the budget binds
+            assert tau is not None, label  # the budget binds
             assert np.all(logs["reward"][tau:] == 0) and np.all(logs["cost"][tau:] == 0)
             assert env.spent - logs["cost"][tau - 1] < B <= env.spent <= B + env.largest_charge()
             assert logs["reward"].sum() >= 0
@@ -282,8 +304,8 @@ def test_cumulative_reward_never_exceeds_what_the_stopping_rule_allows(oracle):
         assert rewards.mean() <= lp_bound + _ci_half(rewards), label
         if label.startswith("fixed"):
             gap = rewards - np.array(spends) / V.min()
-            assert abs(gap.mean()) <= _ci_half(gap)                               # Wald: the ceiling's rate
-            assert rewards.mean() > 0.9 * B / V.min()                               # attained, up to noise
+            assert abs(gap.mean()) <= _ci_half(gap)  # Wald: the ceiling's rate
+            assert rewards.mean() > 0.9 * B / V.min()  # attained, up to noise
 
 
 def test_headline_tables_print_T_v_star_and_the_ceiling_beside_the_algorithms(tmp_path):
@@ -292,17 +314,27 @@ def test_headline_tables_print_T_v_star_and_the_ceiling_beside_the_algorithms(tm
     for alg, reward in (("alg1", 1.0), ("ideal", 2.0)):
         for budget in (300, 500):
             for seed in range(2):
-                cell = {"experiment": "k", "algorithm": alg, "delay_label": "none", "budget": budget,
-                        "horizon": 10, "seed": seed}
+                cell = {
+                    "experiment": "k",
+                    "algorithm": alg,
+                    "delay_label": "none",
+                    "budget": budget,
+                    "horizon": 10,
+                    "seed": seed,
+                }
                 path = tmp_path / "runs" / "k" / alg / "none" / str(budget) / f"{seed}.npz"
                 summary = {"tau": 5.0, "instance_T_v_star": 2.0 * budget, "instance_budget_ceiling": budget / 0.3}
-                save_result(path, {"reward": np.full(10, reward + seed)},
-                            {"cell": cell, "metrics": ["reward"], "summary": summary}, {"wall_time_s": 0.1})
+                save_result(
+                    path,
+                    {"reward": np.full(10, reward + seed)},
+                    {"cell": cell, "metrics": ["reward"], "summary": summary},
+                    {"wall_time_s": 0.1},
+                )
                 paths.append(str(path))
     out = {k: tmp_path / f"out.{k}" for k in ("csv", "md", "tex", "curves")}
     aggregate_experiment(paths, "k", [10], out["csv"], out["md"], out["tex"], out["curves"], "cumulative_reward")
     headline = out["md"].read_text().split("## cumulative_reward at T = 10\n")[1].split("\n## ")[0]
     rows = [line.split(" | ")[0].strip("| ") for line in headline.strip().splitlines()[2:]]
-    assert rows == ["alg1", "ideal", "T_v_star", "budget_ceiling"]          # beneath the algorithms they bound
+    assert rows == ["alg1", "ideal", "T_v_star", "budget_ceiling"]  # beneath the algorithms they bound
     assert headline.startswith("\n| algorithm | B = 300 | B = 500 |")
     assert "| T_v_star | 600.00 | 1000.00 |\n| budget_ceiling | 1000.00 | 1666.67 |" in headline

@@ -17,7 +17,7 @@ from banditbench.envs.preference import late_rounds
 from banditbench.errors import ConfigError
 from conftest import MIRROR
 
-K = 7                               # Statlog (Shuttle)'s classes
+K = 7  # Statlog (Shuttle)'s classes
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +42,14 @@ def statlog(shuttle_work, monkeypatch):
         save_prepared(path, prepare("shuttle", None))
 
     def make(preference: str, seed: int = 0, horizon: int = 300, **params) -> ClassificationDueling:
-        return ClassificationDueling(np.random.SeedSequence(seed), horizon=horizon, dataset="shuttle",
-                                     preference=preference, utility_scale=1.0, **params)
+        return ClassificationDueling(
+            np.random.SeedSequence(seed),
+            horizon=horizon,
+            dataset="shuttle",
+            preference=preference,
+            utility_scale=1.0,
+            **params,
+        )
 
     return make
 
@@ -60,14 +66,14 @@ def test_index_order_best_arm_is_always_the_highest_index_and_the_higher_index_a
     labels = set()
     for t, label, u in _rounds(env, 300):
         labels.add(label)
-        np.testing.assert_allclose(u, np.arange(K) / (K - 1))          # u_k = s k / (K - 1), whatever the row
+        np.testing.assert_allclose(u, np.arange(K) / (K - 1))  # u_k = s k / (K - 1), whatever the row
         assert int(np.argmax(u)) == K - 1
         i, j = (int(a) for a in rng.integers(0, K, size=2))
         feedback, truth = env.step(t, (i, j))
-        assert feedback.y == int(i > j)                                  # P(i > j) = 1 for i > j
+        assert feedback.y == int(i > j)  # P(i > j) = 1 for i > j
         assert truth["regret"] == pytest.approx(2 - (i + j) / (K - 1))
         assert truth["weak_regret"] == pytest.approx(1 - max(i, j) / (K - 1))
-    assert len(labels) > 1                      # the rows' classes vary; the best arm does not
+    assert len(labels) > 1  # the rows' classes vary; the best arm does not
     _, truth = env.step(300, (K - 1, K - 1))
     assert truth == {"regret": 0.0, "average_regret": 0.0, "weak_regret": 0.0, "self_duel": 1.0}
 
@@ -79,7 +85,7 @@ def test_label_reading_best_arm_is_the_rows_class_ties_to_the_higher_index(statl
         wrong = [k for k in range(K) if k != label]
         a, b = wrong[t % len(wrong)], wrong[(t + 2) % len(wrong)]
         assert env.step(t, (label, a))[0].y == 1 and env.step(t, (a, label))[0].y == 0
-        assert env.step(t, (a, b))[0].y == int(a > b)                 # two wrong classes: the higher index
+        assert env.step(t, (a, b))[0].y == int(a > b)  # two wrong classes: the higher index
 
 
 def test_label_coin_is_a_fair_coin_between_two_wrong_classes_in_either_order(statlog):
@@ -88,7 +94,7 @@ def test_label_coin_is_a_fair_coin_between_two_wrong_classes_in_either_order(sta
     for t, label, u in _rounds(env, 4000):
         assert int(np.argmax(u)) == label
         wrong = [k for k in range(K) if k != label]
-        a, b = wrong[0], wrong[-1]                                      # a < b, both wrong
+        a, b = wrong[0], wrong[-1]  # a < b, both wrong
         assert env.step(t, (label, b))[0].y == 1 and env.step(t, (b, label))[0].y == 0
         wins_low_first.append(env.step(t, (a, b))[0].y)
         wins_high_first.append(env.step(t, (b, a))[0].y)
@@ -107,7 +113,7 @@ def test_label_coin_draws_the_same_coin_in_a_round_whatever_the_policy_played_be
         if t % 2:
             same.append(tie == sometimes.step(t, (wrong[0], wrong[1]))[0].y)
         else:
-            sometimes.step(t, (label, wrong[0]))                     # no tie: the coin goes unused
+            sometimes.step(t, (label, wrong[0]))  # no tie: the coin goes unused
     assert all(same) and len(same) == 200
 
 
@@ -116,7 +122,7 @@ def test_each_reading_is_deterministic_where_the_paper_says_so(statlog):
     answer alike; label_coin draws only for equal utilities."""
     for preference in ("index_order", "label"):
         one, two = statlog(preference, seed=3), statlog(preference, seed=3)
-        two._uniform = None                                  # any draw would fail
+        two._uniform = None  # any draw would fail
         for t in range(1, 60):
             one.context(t), two.context(t)
             action = (t % K, (2 * t + 1) % K)
@@ -133,7 +139,7 @@ def test_self_duel_is_one_exactly_in_the_rounds_whose_two_arms_are_equal(statlog
         assert truth["self_duel"] == float(action[0] == action[1])
     logged = np.asarray(env.truth_log(horizon)["self_duel"])
     np.testing.assert_array_equal(logged, [float(i == j) for i, j in actions])
-    late = logged[-late_rounds(horizon):]
+    late = logged[-late_rounds(horizon) :]
     assert env.summary() == {"late_self_duel_rate": pytest.approx(late.mean())} and 0 < late.mean() < 1
 
 
@@ -143,17 +149,27 @@ def test_late_rounds_are_the_closing_tenth(horizon, closing):
 
 
 def _statlog_config(**params):
-    return {"experiments": {"statlog": {
-        "environment": {"name": "classification_dueling", "params": {"dataset": "shuttle", **params}},
-        "horizon": 50, "seeds": 2, "algorithms": {"random": {"policy": "random_pair"}},
-        "delays": {"none": {"kind": "none"}}}}}
+    return {
+        "experiments": {
+            "statlog": {
+                "environment": {"name": "classification_dueling", "params": {"dataset": "shuttle", **params}},
+                "horizon": 50,
+                "seeds": 2,
+                "algorithms": {"random": {"policy": "random_pair"}},
+                "delays": {"none": {"kind": "none"}},
+            }
+        }
+    }
 
 
-@pytest.mark.parametrize("params, key", [
-    ({"preference": "index_order", "utility": "classifier"}, "params.utility"),
-    ({"preference": "label_coin", "utility": "classifier"}, "params.utility"),
-    ({"preference": "deterministic"}, "params.preference"),           # the old name: now three readings
-])
+@pytest.mark.parametrize(
+    "params, key",
+    [
+        ({"preference": "index_order", "utility": "classifier"}, "params.utility"),
+        ({"preference": "label_coin", "utility": "classifier"}, "params.utility"),
+        ({"preference": "deterministic"}, "params.preference"),  # the old name: now three readings
+    ],
+)
 def test_a_reading_where_it_makes_no_sense_is_refused_before_any_job(params, key):
     with pytest.raises(ConfigError) as err:
         load_grid(_statlog_config(**params))

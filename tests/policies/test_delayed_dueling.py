@@ -82,8 +82,9 @@ def _run(policy_cls, delay_spec, T=2500, seed=0, d=5, K=10, **params):
     return env, policy, logs
 
 
-@pytest.mark.parametrize("delay, floor", [({"kind": "none"}, 0.95),
-                                          ({"kind": "geometric", "mean": 20, "window": 10}, 0.9)])
+@pytest.mark.parametrize(
+    "delay, floor", [({"kind": "none"}, 0.95), ({"kind": "geometric", "mean": 20, "window": 10}, 0.9)]
+)
 def test_ldb_df_estimate_converges_to_theta(delay, floor):
     short = _run(LDBDF, delay, T=300)[1]
     env, policy, logs = _run(LDBDF, delay)
@@ -111,14 +112,14 @@ def test_baselines_build_their_training_sets_as_described():
         pol.theta = np.array([0.3, -0.2])
         pol.observe(4, [PreferenceFeedback(2, 1)])
     X_df, a_df = pols[0].mle_data(4)
-    assert X_df.shape[0] == 3 and list(a_df) == [0.0, 2.0, 0.0]             # y / rho for arrived, 0 pending
+    assert X_df.shape[0] == 3 and list(a_df) == [0.0, 2.0, 0.0]  # y / rho for arrived, 0 pending
     X_ig, a_ig = pols[1].mle_data(4)
-    assert X_ig.shape[0] == 1 and list(a_ig) == [1.0]                       # arrived only
+    assert X_ig.shape[0] == 1 and list(a_ig) == [1.0]  # arrived only
     X_h, a_h = pols[2].mle_data(4)
     expected = sigmoid(X_h @ pols[2].theta)
     assert a_h[1] == 1.0 and a_h[0] == pytest.approx(expected[0]) and a_h[2] == pytest.approx(expected[2])
     X_z, a_z = pols[3].mle_data(4)
-    assert X_z.shape[0] == 3 and list(a_z) == [0.0, 1.0, 0.0]               # y' = y 1{arrived}, no reweighting
+    assert X_z.shape[0] == 3 and list(a_z) == [0.0, 1.0, 0.0]  # y' = y 1{arrived}, no reweighting
     # round 1's feedback (window 5) arrives by round 6 or never: at round 6 the heuristic drops it
     assert pols[2].mle_data(5)[0].shape[0] == 3
     X_h7, a_h7 = pols[2].mle_data(6)
@@ -154,11 +155,11 @@ def test_the_two_heuristic_readings_impute_exactly_their_rounds():
     history = DuelHistory(20, 0.5, window=3)
     for _ in range(10):
         history.record_play()
-    history.observe([PreferenceFeedback(s, s % 2) for s in (2, 5, 9)])   # rounds 2, 5 and 9 arrived
-    t = 11                                         # only rounds 9, 10 can still arrive (11 < s + 3)
+    history.observe([PreferenceFeedback(s, s % 2) for s in (2, 5, 9)])  # rounds 2, 5 and 9 arrived
+    t = 11  # only rounds 9, 10 can still arrive (11 < s + 3)
 
     def predict(rows):
-        return 0.5 + 0.01 * rows                   # a distinct soft label per row
+        return 0.5 + 0.01 * rows  # a distinct soft label per row
 
     for strategy, imputed in (("heuristic", {10}), ("heuristic_all", {1, 3, 4, 6, 7, 8, 10})):
         rows, labels = history.training_set(strategy, t, predict=predict)
@@ -189,8 +190,8 @@ def test_heuristic_all_policy_keeps_censored_rounds_the_heuristic_drops():
         pol.theta = np.array([0.3, -0.2])
         pol.observe(7, [PreferenceFeedback(6, 1)])
     (X_h, a_h), (X_a, a_a) = (pol.mle_data(7) for pol in pols)
-    assert X_h.shape[0] == 1 and list(a_h) == [1.0]          # rounds 1-5 are censored (7 >= s + 2): dropped
-    assert X_a.shape[0] == 6 and a_a[5] == 1.0               # ... and imputed by the second reading
+    assert X_h.shape[0] == 1 and list(a_h) == [1.0]  # rounds 1-5 are censored (7 >= s + 2): dropped
+    assert X_a.shape[0] == 6 and a_a[5] == 1.0  # ... and imputed by the second reading
     np.testing.assert_allclose(a_a[:5], sigmoid(pols[1].pairs[:5] @ pols[1].theta))
 
 
@@ -207,11 +208,11 @@ def test_zero_filled_label_is_biased_towards_the_second_arm():
     y = rng.random(n) < p
     arrived = model.arrives(model.sample(rng, n))
     history.observe([PreferenceFeedback(s + 1, int(y[s])) for s in np.flatnonzero(arrived)])
-    t = n + 11                                               # every outcome has arrived or is censored
+    t = n + 11  # every outcome has arrived or is censored
     zero = history.training_set("zero", t)[1].mean()
     ipw = history.training_set("ipw", t)[1].mean()
-    assert abs(ipw - p) < 0.01                               # unbiased
-    assert abs(zero - model.rho * p) < 0.01 and p - zero > 0.25   # biased down by the factor rho
+    assert abs(ipw - p) < 0.01  # unbiased
+    assert abs(zero - model.rho * p) < 0.01 and p - zero > 0.25  # biased down by the factor rho
     # the zero-filled MLE of a one-dimensional preference therefore has the wrong sign: logit(rho p) < 0
     assert np.log(zero / (1 - zero)) < 0 < np.log(ipw / (1 - ipw))
 
@@ -233,12 +234,19 @@ def test_theory_beta_is_equation_17():
 
 
 def test_learning_policies_beat_random_pairs_under_delay():
-    cell = {"experiment": "e", "algorithm": "a", "delay_label": "g", "horizon": 800, "budget": None,
-            "environment": {"name": "synthetic_dueling", "params": {"dimension": 8, "n_arms": 10}},
-            "delay": {"kind": "geometric", "mean": 20, "window": 50}}
+    cell = {
+        "experiment": "e",
+        "algorithm": "a",
+        "delay_label": "g",
+        "horizon": 800,
+        "budget": None,
+        "environment": {"name": "synthetic_dueling", "params": {"dimension": 8, "n_arms": 10}},
+        "delay": {"kind": "geometric", "mean": 20, "window": 50},
+    }
     totals = {}
     for name in ("ldb_df", "ldb_ignore", "ldb_heuristic", "ldb_zero", "random_pair"):
-        totals[name] = np.mean([run_cell(dict(cell, seed=s, policy={"name": name, "params": {}}))[0]["regret"].sum()
-                                for s in range(3)])
+        totals[name] = np.mean(
+            [run_cell(dict(cell, seed=s, policy={"name": name, "params": {}}))[0]["regret"].sum() for s in range(3)]
+        )
     for name in ("ldb_df", "ldb_ignore", "ldb_heuristic"):
         assert totals[name] < 0.75 * totals["random_pair"], totals

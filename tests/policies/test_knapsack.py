@@ -11,20 +11,35 @@ from banditbench.api import NULL
 from banditbench.data.car_oracle import CLASSES, action_features
 from banditbench.data.files import load_npz
 from banditbench.envs.knapsack import CarModeration, SyntheticPbBwK, _DuelKnapsack, offline_lp
-from banditbench.policies.knapsack import (ConstrainedDuelingEXP3, IdealDuel, OptimisticDuel, RandomizedDuel,
-                                           knapsack_lp_value)
+from banditbench.policies.knapsack import (
+    ConstrainedDuelingEXP3,
+    IdealDuel,
+    OptimisticDuel,
+    RandomizedDuel,
+    knapsack_lp_value,
+)
 from banditbench.policies.linalg import fit_logistic
 from banditbench.simulation.runner import build, run_cell, simulate
 from conftest import ROOT
 from helpers import make
 
+
 def cell(env, policy, budget, seed, horizon, env_params=None, delay=None):
-    return {"experiment": "test", "algorithm": policy, "delay_label": "d", "seed": seed, "horizon": horizon,
-            "budget": budget, "environment": {"name": env, "params": env_params or {}},
-            "policy": {"name": policy, "params": {}}, "delay": delay or {"kind": "none"}}
+    return {
+        "experiment": "test",
+        "algorithm": policy,
+        "delay_label": "d",
+        "seed": seed,
+        "horizon": horizon,
+        "budget": budget,
+        "environment": {"name": env, "params": env_params or {}},
+        "policy": {"name": policy, "params": {}},
+        "delay": delay or {"kind": "none"},
+    }
 
 
 # --- the offline LP (4)-(6) -------------------------------------------------------------
+
 
 def test_lp_value_on_hand_solvable_instances():
     # one context, r = (0.3, 1.0), w = (0.1, 0.5), b = 0.4: per action the budget is 0.2, so
@@ -68,6 +83,7 @@ def test_synthetic_v_star_matches_the_paper_instance():
 
 # --- budget accounting -------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("policy_cls", [OptimisticDuel, RandomizedDuel, ConstrainedDuelingEXP3])
 def test_budget_overspend_is_less_than_one_round_and_null_after_exhaustion(policy_cls):
     T, B = 600, 60.0
@@ -77,8 +93,8 @@ def test_budget_overspend_is_less_than_one_round_and_null_after_exhaustion(polic
     tau = env.tau
     assert tau is not None and tau < T
     spend = np.cumsum(logs["cost"])
-    assert spend[tau - 2] < B <= spend[tau - 1]                       # tau is the first round reaching B
-    assert env.spent - B < logs["cost"][tau - 1] <= 2.0               # overspend < that round's charge
+    assert spend[tau - 2] < B <= spend[tau - 1]  # tau is the first round reaching B
+    assert env.spent - B < logs["cost"][tau - 1] <= 2.0  # overspend < that round's charge
     assert env.spent == pytest.approx(spend[-1])
     after = slice(tau, T)
     assert np.all(logs["reward"][after] == 0) and np.all(logs["cost"][after] == 0)
@@ -106,9 +122,14 @@ def test_null_action_before_exhaustion_costs_nothing_and_gives_no_feedback():
 def test_one_environment_serves_both_algorithm_families_in_one_experiment():
     from banditbench.configuration.grid import load_grid
 
-    spec = {"environment": {"name": "pbbwk_synthetic"}, "horizon": 50, "seeds": 1, "budgets": [20],
-            "algorithms": {"alg1": {"policy": "pblincbwk_alg1"}, "ideal": {"policy": "lincbwk_ideal"}},
-            "delays": {"none": {"kind": "none"}}}
+    spec = {
+        "environment": {"name": "pbbwk_synthetic"},
+        "horizon": 50,
+        "seeds": 1,
+        "budgets": [20],
+        "algorithms": {"alg1": {"policy": "pblincbwk_alg1"}, "ideal": {"policy": "lincbwk_ideal"}},
+        "delays": {"none": {"kind": "none"}},
+    }
     grid = load_grid({"experiments": {"k": spec}})
     fbs = [build(grid.cell("k", alg, "none", "20", 0))[0].feedback_kind for alg in ("alg1", "ideal")]
     assert fbs == ["preference_cost", "reward_cost"]
@@ -128,6 +149,7 @@ def test_both_feedback_variants_draw_the_same_contexts_and_costs():
 
 
 # --- policies ----------------------------------------------------------------------------
+
 
 class _CapturingAlg1(OptimisticDuel):
     def _choose(self, t, context):
@@ -157,7 +179,7 @@ def test_virtual_queue_follows_recursion_12_with_the_optimistic_cost():
         q_prev = policy.Q
         fb, _ = env.step(t, (x, y))
         policy.observe(t + 1, [fb])
-    assert policy.queue_trace[1:t].max() > 0          # the queue was actually used
+    assert policy.queue_trace[1:t].max() > 0  # the queue was actually used
 
 
 class _RandomContexts(_DuelKnapsack):
@@ -188,7 +210,7 @@ def test_algorithm1_estimates_converge_on_an_easy_instance():
     T = 1500
     cosines = {100: [], T: []}
     for seed in range(3):
-        env = _RandomContexts(np.random.SeedSequence(seed), horizon=T, budget=10 * T)   # never binding
+        env = _RandomContexts(np.random.SeedSequence(seed), horizon=T, budget=10 * T)  # never binding
         policy = make(OptimisticDuel, env)
         for t in range(1, T + 1):
             x, y = policy.act(t, env.context(t))
@@ -198,7 +220,7 @@ def test_algorithm1_estimates_converge_on_an_easy_instance():
                 th = policy._estimate()
                 cosines[t].append(th @ env.theta_star / np.linalg.norm(th) / np.linalg.norm(env.theta_star))
         assert np.linalg.norm(policy.cost.estimate - env.omega_star) < 0.015
-        rows, labels = policy.rows[:policy.n_rows], policy.labels[:policy.n_rows]
+        rows, labels = policy.rows[: policy.n_rows], policy.labels[: policy.n_rows]
         exact = minimize(logistic_loss, np.zeros(3), args=(rows, labels, 1.0), method="BFGS", tol=1e-10).x
         assert np.allclose(policy._estimate(), exact, atol=1e-4)
         assert np.allclose(policy.sigma.matrix, policy.kappa * np.eye(3) + rows.T @ rows)
@@ -211,7 +233,7 @@ def test_algorithm1_refits_on_one_weighted_row_per_distinct_duel():
     """Without contexts the differences phi^- take at most K(K-1) values: the MLE (10) runs on that
     many weighted rows however many duels arrived, and equals the fit on every duel."""
     T = 2000
-    env = SyntheticPbBwK(np.random.SeedSequence(0), horizon=T, budget=0.45 * T)      # a seed with many x != y
+    env = SyntheticPbBwK(np.random.SeedSequence(0), horizon=T, budget=0.45 * T)  # a seed with many x != y
     policy = make(OptimisticDuel, env)
     simulate(env, policy, make_delay({"kind": "geometric", "mean": 5}), T, np.random.default_rng(2))
     m, n = len(policy._distinct), policy.n_rows
@@ -228,7 +250,7 @@ def test_delayed_feedback_enters_the_statistics_exactly_once_on_arrival():
         env = SyntheticPbBwK(np.random.SeedSequence(7), horizon=T, budget=10 * T, feedback_kind=cls.feedback_kind)
         policy = make(cls, env)
         simulate(env, policy, delay, T, np.random.default_rng(8))
-        delays = delay.sample(np.random.default_rng(8), T)                 # the run's delays
+        delays = delay.sample(np.random.default_rng(8), T)  # the run's delays
         arrived = [s for s in range(1, T + 1) if delays[s - 1] <= 30 and s + max(delays[s - 1], 1) <= T]
         assert policy.cost.n == 2 * len(arrived) < 2 * T
         if cls is not IdealDuel:
@@ -258,8 +280,11 @@ def test_ideal_baseline_beats_both_preference_algorithms_on_average():
     optimistic cost estimate lets it spend the budget early (tau ~ 0.5 T at B = 300, T = 2000)."""
     T, B, seeds = 1000, 450, range(6)
     totals = {}
-    for name, env_name in (("pblincbwk_alg1", "pbbwk_synthetic"), ("pblincbwk_alg2", "pbbwk_synthetic"),
-                           ("lincbwk_ideal", "pbbwk_synthetic")):
+    for name, env_name in (
+        ("pblincbwk_alg1", "pbbwk_synthetic"),
+        ("pblincbwk_alg2", "pbbwk_synthetic"),
+        ("lincbwk_ideal", "pbbwk_synthetic"),
+    ):
         totals[name] = np.mean([run_cell(cell(env_name, name, B, s, T))[0]["reward"].sum() for s in seeds])
     assert totals["lincbwk_ideal"] > totals["pblincbwk_alg1"] + 10
     assert totals["lincbwk_ideal"] > totals["pblincbwk_alg2"] + 10
@@ -267,9 +292,9 @@ def test_ideal_baseline_beats_both_preference_algorithms_on_average():
 
 @pytest.mark.parametrize("policy_cls", [OptimisticDuel, RandomizedDuel, IdealDuel])
 def test_allow_null_skips_rounds_once_the_queue_prices_every_duel_out(policy_cls):
-    T, B = 1500, 75.0                                    # b = 0.05 < the cheapest duel (0.1)
+    T, B = 1500, 75.0  # b = 0.05 < the cheapest duel (0.1)
     env = SyntheticPbBwK(np.random.SeedSequence(10), horizon=T, budget=B, feedback_kind=policy_cls.feedback_kind)
-    policy = make(policy_cls, env, allow_null=True, beta_w=0.0)       # no cost optimism: Q tracks the spend
+    policy = make(policy_cls, env, allow_null=True, beta_w=0.0)  # no cost optimism: Q tracks the spend
     nulls, played = 0, 0
     for t in range(1, T + 1):
         ctx = env.context(t)
@@ -279,7 +304,7 @@ def test_allow_null_skips_rounds_once_the_queue_prices_every_duel_out(policy_cls
         if action == NULL and not ctx.stopped:
             nulls += 1
             assert fb is None and truth["cost"] == 0 and truth["active"] == 1
-            assert policy.Q == pytest.approx(max(q_before - B / T, 0.0))          # W~ = 0 in (12)
+            assert policy.Q == pytest.approx(max(q_before - B / T, 0.0))  # W~ = 0 in (12)
         elif fb is not None:
             played += 1
             policy.observe(t + 1, [fb])
@@ -309,6 +334,7 @@ def test_theory_radii_run():
 
 # --- car moderation -------------------------------------------------------------------------
 
+
 def test_car_oracle_predicts_held_out_classes_and_has_documented_ranges(car_oracle):
     oracle, _ = load_npz(car_oracle, "car oracle")
     assert oracle["contexts"].shape == (1728, 22) and oracle["theta"].shape == (88,)
@@ -318,12 +344,18 @@ def test_car_oracle_predicts_held_out_classes_and_has_documented_ranges(car_orac
     phi = action_features(oracle["contexts"])
     assert np.allclose(np.linalg.norm(phi, axis=-1), 1.0)
     score = phi @ oracle["logit_theta"]
-    r = phi @ oracle["theta"]                                           # the [0, 1] option
+    r = phi @ oracle["theta"]  # the [0, 1] option
     assert r.min() == pytest.approx(0.0, abs=1e-12) and r.max() == pytest.approx(1.0, abs=1e-12)
-    assert np.allclose(r, oracle["alpha"] * score + oracle["beta"])     # an increasing affine map of the score
-    assert (r.argmax(axis=1) == oracle["labels"]).mean() > 0.8          # reward ranks the true review first
-    env = CarModeration(np.random.SeedSequence(0), horizon=100, budget=30, oracle=str(car_oracle),
-                        reward_scale="unit_interval", noise="bernoulli")
+    assert np.allclose(r, oracle["alpha"] * score + oracle["beta"])  # an increasing affine map of the score
+    assert (r.argmax(axis=1) == oracle["labels"]).mean() > 0.8  # reward ranks the true review first
+    env = CarModeration(
+        np.random.SeedSequence(0),
+        horizon=100,
+        budget=30,
+        oracle=str(car_oracle),
+        reward_scale="unit_interval",
+        noise="bernoulli",
+    )
     assert np.allclose(env.r, r)
     assert np.allclose(env.w, np.array([0.5, 0.3, 0.3, 0.5]) * env.r)
     assert env.w.min() >= 0 and env.w.max() <= 0.5
@@ -345,16 +377,23 @@ def test_car_expected_reward_is_the_fitted_models_score(car_oracle):
     phi = action_features(oracle["contexts"])
     labels = (oracle["labels"][:, None] == np.arange(len(CLASSES))).ravel()
     model = LogisticRegression(C=1.0, fit_intercept=False, solver="newton-cholesky", tol=1e-10, max_iter=200)
-    model.fit(phi.reshape(-1, phi.shape[-1]), labels)                  # C = 1 <-> ridge lam = 1
+    model.fit(phi.reshape(-1, phi.shape[-1]), labels)  # C = 1 <-> ridge lam = 1
     T = 2000
-    env = CarModeration(np.random.SeedSequence(5), horizon=T, budget=1e9, oracle=str(car_oracle),
-                        reward_scale="logit", allow_negative_costs=True, noise="gaussian")   # the formula verbatim
+    env = CarModeration(
+        np.random.SeedSequence(5),
+        horizon=T,
+        budget=1e9,
+        oracle=str(car_oracle),
+        reward_scale="logit",
+        allow_negative_costs=True,
+        noise="gaussian",
+    )  # the formula verbatim
     v = np.array([0.5, 0.3, 0.3, 0.5])
     rng = np.random.default_rng(0)
     bits, probs, negative = [], [], 0
     for t in range(1, T + 1):
         ctx = env.context(t)
-        score = model.decision_function(ctx.phi)                        # the fitted model's score per review
+        score = model.decision_function(ctx.phi)  # the fitted model's score per review
         x, y = (int(a) for a in rng.integers(len(CLASSES), size=2))
         fb, truth = env.step(t, (x, y))
         assert truth["reward"] == pytest.approx(score[x] + score[y], abs=1e-6)
@@ -364,10 +403,17 @@ def test_car_expected_reward_is_the_fitted_models_score(car_oracle):
         negative += truth["reward"] < 0
     probs = np.array(probs)
     assert abs(np.sum(bits) - probs.sum()) < 4 * np.sqrt(np.sum(probs * (1 - probs)))
-    assert negative > 0.3 * T                                           # raw scores: wrong reviews score < 0
+    assert negative > 0.3 * T  # raw scores: wrong reviews score < 0
     with pytest.raises(ConfigError, match="bernoulli"):
-        CarModeration(np.random.SeedSequence(0), horizon=10, budget=5, oracle=str(car_oracle), noise="bernoulli",
-                      reward_scale="logit", allow_negative_costs=True)
+        CarModeration(
+            np.random.SeedSequence(0),
+            horizon=10,
+            budget=5,
+            oracle=str(car_oracle),
+            noise="bernoulli",
+            reward_scale="logit",
+            allow_negative_costs=True,
+        )
     with pytest.raises(ConfigError, match="reward_scale"):
         CarModeration(np.random.SeedSequence(0), horizon=10, budget=5, oracle=str(car_oracle), reward_scale="prob")
 
@@ -388,11 +434,17 @@ def _dual_value(r, w, b):
 def test_car_v_star_is_recomputed_for_the_reward_construction(car_oracle, reward_scale):
     T, values = 2000, []
     for B in (300, 500, 700, 900):
-        env = CarModeration(np.random.SeedSequence(0), horizon=T, budget=B, oracle=str(car_oracle),
-                            reward_scale=reward_scale, allow_negative_costs=reward_scale == "logit")
+        env = CarModeration(
+            np.random.SeedSequence(0),
+            horizon=T,
+            budget=B,
+            oracle=str(car_oracle),
+            reward_scale=reward_scale,
+            allow_negative_costs=reward_scale == "logit",
+        )
         dual, lam = _dual_value(env.r, env.w, B / T)
-        assert env.v_star == pytest.approx(dual, abs=1e-7)                # strong duality, independent solve
-        assert env.v_star <= 2 * np.maximum(env.r.max(axis=1), 0).mean() + 1e-9   # unconstrained optimum
+        assert env.v_star == pytest.approx(dual, abs=1e-7)  # strong duality, independent solve
+        assert env.v_star <= 2 * np.maximum(env.r.max(axis=1), 0).mean() + 1e-9  # unconstrained optimum
         values.append(env.v_star)
         if reward_scale == "logit":
             # w = v(a) r: every review returns 1 / v(a) reward per unit of budget, so the multiplier is
@@ -404,12 +456,16 @@ def test_car_v_star_is_recomputed_for_the_reward_construction(car_oracle, reward
 
 
 def test_car_cell_runs_end_to_end_through_run_cell(car_oracle, monkeypatch):
-    monkeypatch.chdir(car_oracle.parent)               # the project: data files must lie inside it
+    monkeypatch.chdir(car_oracle.parent)  # the project: data files must lie inside it
     params = {"oracle": car_oracle.name}
-    for policy, env_name in (("pblincbwk_alg2", "car_moderation"), ("cd_exp3_reconstructed", "car_moderation"),
-                             ("lincbwk_ideal", "car_moderation")):
-        series, meta, timing = run_cell(cell(env_name, policy, 40, 3, 300, params,
-                                             delay={"kind": "geometric", "mean": 10}))
+    for policy, env_name in (
+        ("pblincbwk_alg2", "car_moderation"),
+        ("cd_exp3_reconstructed", "car_moderation"),
+        ("lincbwk_ideal", "car_moderation"),
+    ):
+        series, meta, timing = run_cell(
+            cell(env_name, policy, 40, 3, 300, params, delay={"kind": "geometric", "mean": 10})
+        )
         assert set(series) == {"reward", "regret", "cost", "active"} and len(series["reward"]) == 300
         summary = meta["summary"]
         assert summary["spent"] == pytest.approx(series["cost"].sum())
@@ -450,4 +506,4 @@ def test_the_reconstructed_baseline_is_labelled_as_such_everywhere():
                 if alg["policy"] == "cd_exp3_reconstructed":
                     uses += 1
                     assert "reconstructed" in label, f"{path.name}: {name}.{label}"
-    assert uses >= 3                                                  # default grid + both paper experiments
+    assert uses >= 3  # default grid + both paper experiments

@@ -15,19 +15,25 @@ from banditbench.simulation.delays import make_delay
 from banditbench.errors import ConfigError
 from banditbench.envs.lipschitz import FUNCTIONS, LipschitzEnv, mean_reward
 from banditbench.policies.lipschitz import DLPP, DelayedZooming, log_term
-from banditbench.policies.metric_space import (ball_boxes, cover_box, find_uncovered, in_balls, linf_distance,
-                                               split_box)
+from banditbench.policies.metric_space import ball_boxes, cover_box, find_uncovered, in_balls, linf_distance, split_box
 from banditbench.simulation.runner import build, run_cell, simulate
 from conftest import ROOT
 
 
 def cell(function="triangle", policy="delayed_zooming", delay=None, horizon=2000, seed=0, noise_sigma=1.0, **params):
-    return {"seed": seed, "horizon": horizon, "budget": None, "delay_label": "test",
-            "environment": {"name": "lipschitz", "params": {"function": function, "noise_sigma": noise_sigma}},
-            "policy": {"name": policy, "params": params}, "delay": delay or {"kind": "none"}}
+    return {
+        "seed": seed,
+        "horizon": horizon,
+        "budget": None,
+        "delay_label": "test",
+        "environment": {"name": "lipschitz", "params": {"function": function, "noise_sigma": noise_sigma}},
+        "policy": {"name": policy, "params": params},
+        "delay": delay or {"kind": "none"},
+    }
 
 
 # --- environment --------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("function", sorted(FUNCTIONS))
 def test_mu_star_is_the_exact_maximum(function):
@@ -35,8 +41,15 @@ def test_mu_star_is_the_exact_maximum(function):
     assert mean_reward(function, np.array(arg)) == pytest.approx(mu_star, abs=1e-15)
     rng = np.random.default_rng(0)
     starts = rng.random((40, d))
-    best = max(-minimize(lambda x: -mean_reward(function, np.clip(x, 0, 1)), x0, method="Nelder-Mead",
-                         options={"xatol": 1e-12, "fatol": 1e-14}).fun for x0 in starts)
+    best = max(
+        -minimize(
+            lambda x: -mean_reward(function, np.clip(x, 0, 1)),
+            x0,
+            method="Nelder-Mead",
+            options={"xatol": 1e-12, "fatol": 1e-14},
+        ).fun
+        for x0 in starts
+    )
     assert best <= mu_star + 1e-12
     assert best >= mu_star - 1e-6
     env = LipschitzEnv(np.random.SeedSequence(1), horizon=5, function=function)
@@ -62,17 +75,18 @@ def test_environment_regret_noise_and_bad_input():
     with pytest.raises(ConfigError, match="function"):
         LipschitzEnv(np.random.SeedSequence(0), horizon=3, function="parabola")
     with pytest.raises(ConfigError, match=r"environment\.params\.noise_sigma: must be a finite number >= 0"):
-        params.check(LipschitzEnv, {"noise_sigma": -1.0}, "environment.params")     # what runner.build checks
+        params.check(LipschitzEnv, {"noise_sigma": -1.0}, "environment.params")  # what runner.build checks
 
 
 # --- metric space and covering oracles ----------------------------------------------------------
 
+
 def test_covering_oracle_is_exact_at_boundaries():
     lo, hi = ball_boxes(np.array([[0.25], [0.75]]), np.array([0.25, 0.25]))
-    assert find_uncovered(np.zeros(1), np.ones(1), lo, hi, rule="midpoint") is None       # closed balls touch
+    assert find_uncovered(np.zeros(1), np.ones(1), lo, hi, rule="midpoint") is None  # closed balls touch
     lo, hi = ball_boxes(np.array([[0.25], [0.75 + 1e-9]]), np.array([0.25, 0.25]))
     p = find_uncovered(np.zeros(1), np.ones(1), lo, hi, np.random.default_rng(0))
-    assert 0.5 < p[0] < 0.5 + 1e-9 and not in_balls(p, lo, hi).any()                    # a 1e-9 gap is found
+    assert 0.5 < p[0] < 0.5 + 1e-9 and not in_balls(p, lo, hi).any()  # a 1e-9 gap is found
     centers = np.array([[0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]])
     lo, hi = ball_boxes(centers, np.full(4, 0.25))
     assert find_uncovered(np.zeros(2), np.ones(2), lo, hi, rule="midpoint") is None
@@ -80,7 +94,7 @@ def test_covering_oracle_is_exact_at_boundaries():
     for rule in ("uniform", "midpoint"):
         p = find_uncovered(np.zeros(2), np.ones(2), lo, hi, np.random.default_rng(1), rule)
         assert not in_balls(p, lo, hi).any()
-        assert 0.25 - 1e-7 < linf_distance(p, centers[3]) <= 0.25                        # in the 1e-7 sliver
+        assert 0.25 - 1e-7 < linf_distance(p, centers[3]) <= 0.25  # in the 1e-7 sliver
     assert linf_distance(np.array([0.1, 0.9]), np.array([0.3, 0.2])) == pytest.approx(0.7)
 
 
@@ -107,7 +121,7 @@ def test_covering_oracle_agrees_with_dense_sampling(d):
 
 
 def test_uniform_activation_is_uniform_on_the_uncovered_set():
-    lo, hi = ball_boxes(np.array([[0.55]]), np.array([0.35]))          # covers [0.2, 0.9]
+    lo, hi = ball_boxes(np.array([[0.55]]), np.array([0.35]))  # covers [0.2, 0.9]
     rng = np.random.default_rng(5)
     pts = np.array([find_uncovered(np.zeros(1), np.ones(1), lo, hi, rng)[0] for _ in range(4000)])
     assert np.all((pts < 0.2) | (pts > 0.9))
@@ -118,7 +132,7 @@ def test_uniform_activation_is_uniform_on_the_uncovered_set():
 def test_cover_box_is_an_r_covering():
     rng = np.random.default_rng(2)
     for d in (1, 2):
-        c = cover_box(np.full(d, 0.25), np.full(d, 0.75), 0.125)           # dyadic: 2^d children
+        c = cover_box(np.full(d, 0.25), np.full(d, 0.75), 0.125)  # dyadic: 2^d children
         assert c.shape == (2**d, d)
         assert np.allclose(np.sort(c[:, 0]), np.repeat([0.375, 0.625], 2 ** (d - 1)))
         lo, hi = rng.random(d) * 0.4, 0.6 + rng.random(d) * 0.4
@@ -131,6 +145,7 @@ def test_cover_box_is_an_r_covering():
 
 
 # --- Delayed Zooming ------------------------------------------------------------------------------
+
 
 class RecordingZooming(DelayedZooming):
     """Checks Alg. 1's activation rule against a global exact coverage test every round."""
@@ -148,25 +163,30 @@ class RecordingZooming(DelayedZooming):
         return action
 
 
-@pytest.mark.parametrize("function,delay,sigma,lazy_rule,min_arms", [
-    ("triangle", {"kind": "geometric", "mean": 20}, 0.04, "count", 5),
-    ("two_dim", {"kind": "uniform", "low": 0, "high": 40}, 0.04, "count", 20),
-    ("triangle", {"kind": "geometric", "mean": 20}, 0.001, "radius", 60),     # queued boxes get split
-])
-def test_zooming_activates_exactly_when_the_space_is_not_covered(function, delay, sigma, lazy_rule, min_arms,
-                                                                 monkeypatch):
+@pytest.mark.parametrize(
+    "function,delay,sigma,lazy_rule,min_arms",
+    [
+        ("triangle", {"kind": "geometric", "mean": 20}, 0.04, "count", 5),
+        ("two_dim", {"kind": "uniform", "low": 0, "high": 40}, 0.04, "count", 20),
+        ("triangle", {"kind": "geometric", "mean": 20}, 0.001, "radius", 60),  # queued boxes get split
+    ],
+)
+def test_zooming_activates_exactly_when_the_space_is_not_covered(
+    function, delay, sigma, lazy_rule, min_arms, monkeypatch
+):
     import banditbench.policies.lipschitz as module
 
     splits = []
     monkeypatch.setattr(module, "split_box", lambda lo, hi: splits.append(1) or split_box(lo, hi))
     c = cell(function, delay=delay, horizon=3000)
     env, _, dmodel, drng = build(c)
-    pol = RecordingZooming(Problem(3000, info=env.public_info()), np.random.default_rng(7), sigma=sigma,
-                           lazy_rule=lazy_rule)
+    pol = RecordingZooming(
+        Problem(3000, info=env.public_info()), np.random.default_rng(7), sigma=sigma, lazy_rule=lazy_rule
+    )
     simulate(env, pol, dmodel, 3000, drng)
-    assert pol.n_arms >= min_arms                                      # the check ran on a real active set
+    assert pol.n_arms >= min_arms  # the check ran on a real active set
     if sigma < 0.01:
-        assert splits                                                  # the box-splitting path was exercised
+        assert splits  # the box-splitting path was exercised
 
 
 class LazyCheckingZooming(DelayedZooming):
@@ -202,10 +222,11 @@ def test_lazy_update_invariant_under_delays(lazy_rule):
     # long delays: an arm is pulled many times before its first reward arrives, so v_s stays small
     c = cell("two_dim", delay={"kind": "uniform", "low": 100, "high": 200}, horizon=4000)
     env, _, dmodel, drng = build(c)
-    pol = LazyCheckingZooming(Problem(4000, info=env.public_info()), np.random.default_rng(3),
-                              lazy_rule=lazy_rule, sigma=0.1)
+    pol = LazyCheckingZooming(
+        Problem(4000, info=env.public_info()), np.random.default_rng(3), lazy_rule=lazy_rule, sigma=0.1
+    )
     simulate(env, pol, dmodel, 4000, drng)
-    assert pol.cached_ever > 0                                         # the cache was exercised
+    assert pol.cached_ever > 0  # the cache was exercised
     assert pol.n_arms >= 5
 
 
@@ -275,8 +296,13 @@ def _shipped_zooming_settings():
                 continue
             for alg in exp["algorithms"].values():
                 if alg["policy"] == "delayed_zooming":
-                    found.add((env["params"]["function"], float(env["params"].get("noise_sigma", 1.0)),
-                               float(alg.get("params", {}).get("sigma", 1.0))))
+                    found.add(
+                        (
+                            env["params"]["function"],
+                            float(env["params"].get("noise_sigma", 1.0)),
+                            float(alg.get("params", {}).get("sigma", 1.0)),
+                        )
+                    )
     return sorted(found)
 
 
@@ -305,7 +331,7 @@ class ClassicZoomingCheck(DelayedZooming):
         n = np.array(self.ref_n, dtype=np.int64)
         k = len(n)
         radii = self.scale / np.sqrt(1.0 + n)
-        assert np.array_equal(self.v[:k], n) and not self.cache_n[:k].any()       # every reward used at once
+        assert np.array_equal(self.v[:k], n) and not self.cache_n[:k].any()  # every reward used at once
         np.testing.assert_allclose(self.radius[:k], radii, rtol=1e-13)
         lo, hi = ball_boxes(np.array(self.ref_centers).reshape(k, self.d), radii)
         action = super().act(t, context)
@@ -318,7 +344,7 @@ class ClassicZoomingCheck(DelayedZooming):
             index = np.where(n > 0, np.array(self.ref_sum) / np.maximum(n, 1), 0.0) + 2.0 * radii
             assert self.arm_of_round[t - 1] == int(np.argmax(index))
             self.selections += 1
-            if t % (10 if self.d == 1 else 100) == 0:                          # the reference balls cover the space
+            if t % (10 if self.d == 1 else 100) == 0:  # the reference balls cover the space
                 assert find_uncovered(np.zeros(self.d), np.ones(self.d), lo, hi, rule="midpoint") is None
         return action
 
@@ -330,11 +356,12 @@ def test_without_delay_delayed_zooming_is_classic_zooming_at_every_shipped_sigma
     for both lazy rules (``count`` at v_s = 0 included) and every (function, noise, sigma) in the configs."""
     T = 1500
     env, _, dmodel, drng = build(cell(function, horizon=T, seed=2, noise_sigma=noise))
-    pol = ClassicZoomingCheck(Problem(T, info=env.public_info()), np.random.default_rng(5), sigma=sigma,
-                              lazy_rule=lazy_rule)
+    pol = ClassicZoomingCheck(
+        Problem(T, info=env.public_info()), np.random.default_rng(5), sigma=sigma, lazy_rule=lazy_rule
+    )
     simulate(env, pol, dmodel, T, drng)
     assert pol.n_arms >= 2
-    assert pol.selections > 0 or pol.n_arms == T                           # tiny sigma in 2-d: activation only
+    assert pol.selections > 0 or pol.n_arms == T  # tiny sigma in 2-d: activation only
 
 
 def test_shipped_settings_include_the_theory_constants_and_small_sigmas():
@@ -359,18 +386,21 @@ class ShellSoundnessCheck(DelayedZooming):
         return covered
 
 
-@pytest.mark.parametrize("function,delay,sigma", [
-    ("two_dim", {"kind": "none"}, 0.01),
-    ("two_dim", {"kind": "uniform", "low": 0, "high": 40}, 0.05),
-    ("triangle", {"kind": "geometric", "mean": 20}, 0.01),
-])
+@pytest.mark.parametrize(
+    "function,delay,sigma",
+    [
+        ("two_dim", {"kind": "none"}, 0.01),
+        ("two_dim", {"kind": "uniform", "low": 0, "high": 40}, 0.05),
+        ("triangle", {"kind": "geometric", "mean": 20}, 0.01),
+    ],
+)
 def test_the_cheap_shell_test_only_calls_covered_boxes_covered(function, delay, sigma):
     T = 4000
     env, _, dmodel, drng = build(cell(function, delay=delay, horizon=T, noise_sigma=sigma))
     pol = ShellSoundnessCheck(Problem(T, info=env.public_info()), np.random.default_rng(1), sigma=sigma)
     simulate(env, pol, dmodel, T, drng)
     calls = pol.verdicts[True] + pol.verdicts[False]
-    assert calls > T / 2 and pol.verdicts[True] > 0.8 * calls and pol.verdicts[False] > 0   # both answers exercised
+    assert calls > T / 2 and pol.verdicts[True] > 0.8 * calls and pol.verdicts[False] > 0  # both answers exercised
 
 
 def test_count_rule_uses_an_arms_first_reward_and_keeps_the_printed_test_afterwards():
@@ -378,20 +408,20 @@ def test_count_rule_uses_an_arms_first_reward_and_keeps_the_printed_test_afterwa
     radius guarantee lets up to three in (r >= r_0 / 2), and with ``v_s >= 1`` the printed test applies."""
     T = 100
     env = LipschitzEnv(np.random.SeedSequence(0), horizon=T, function="triangle", noise_sigma=0.1)
-    pol = DelayedZooming(Problem(T, info=env.public_info()), np.random.default_rng(0), sigma=0.1,
-                         lazy_rule="count")
-    pol.act(1)                                                   # first arm, v_s = 0
+    pol = DelayedZooming(Problem(T, info=env.public_info()), np.random.default_rng(0), sigma=0.1, lazy_rule="count")
+    pol.act(1)  # first arm, v_s = 0
     fb = [env.step(s, pol.centers[0, 0])[0] for s in range(1, 6)]
-    pol.arm_of_round[:5] = 0                                     # five rounds of arm 0, rewards arrive late
+    pol.arm_of_round[:5] = 0  # five rounds of arm 0, rewards arrive late
     pol.observe(6, fb)
-    assert pol.v[0] == 3 and pol.cache_n[0] == 2                 # 1 + v <= 4 (1 + 0) -> 3 used
-    pol.v_at_pull[0] = 2                                         # now pulled with v_s = 2: v + 1 <= 8
+    assert pol.v[0] == 3 and pol.cache_n[0] == 2  # 1 + v <= 4 (1 + 0) -> 3 used
+    pol.v_at_pull[0] = 2  # now pulled with v_s = 2: v + 1 <= 8
     pol.cache_n[0] = 0
     pol.observe(7, fb * 2)
     assert pol.v[0] == 8 and pol.cache_n[0] == 5
 
 
 # --- DLPP -------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("function,noise,T", [("triangle", 0.2, 8000), ("two_dim", 0.1, 12000)])
 def test_dlpp_credits_feedback_to_its_ball_and_prunes_per_algorithm_2(function, noise, T):
@@ -425,13 +455,13 @@ def test_dlpp_credits_feedback_to_its_ball_and_prunes_per_algorithm_2(function, 
         ids = np.flatnonzero(pol.phase_of[: pol.n_balls] == m)
         r = 2.0**-m
         v_m = noise**2 * log_term(T, 0.01) / r**2
-        assert np.all(pol.v[ids] >= v_m)                                     # phase m ended with v_m each
+        assert np.all(pol.v[ids] >= v_m)  # phase m ended with v_m each
         assert np.allclose(pol.hi[ids] - pol.lo[ids], 2 * r)
-        keep = pol.mean[ids].max() - pol.mean[ids] < 4 * r                   # elimination at 4 r_m
+        keep = pol.mean[ids].max() - pol.mean[ids] < 4 * r  # elimination at 4 r_m
         assert pol.eliminated[m - 1] == int((~keep).sum())
         children = np.concatenate([cover_box(pol.lo[b], pol.hi[b], r / 2) for b in ids[keep]])
         nxt = np.flatnonzero(pol.phase_of[: pol.n_balls] == m + 1)
-        np.testing.assert_allclose(pol.centers[nxt], children)              # r_m / 2 re-covering
+        np.testing.assert_allclose(pol.centers[nxt], children)  # r_m / 2 re-covering
     assert sum(pol.eliminated) > 0
 
 
@@ -449,14 +479,16 @@ def test_dlpp_freeze_uses_exactly_v_m_observations():
 
 # --- shared behaviour -----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("policy", ["delayed_zooming", "dlpp"])
-@pytest.mark.parametrize("delay", [{"kind": "geometric", "mean": 20}, {"kind": "uniform", "low": 0, "high": 40},
-                                   {"kind": "none"}])
+@pytest.mark.parametrize(
+    "delay", [{"kind": "geometric", "mean": 20}, {"kind": "uniform", "low": 0, "high": 40}, {"kind": "none"}]
+)
 def test_feedback_never_arrives_early(policy, delay):
     T = 1500
     c = cell("sine", policy=policy, delay=delay, horizon=T, seed=4)
     env, pol, dmodel, drng = build(c)
-    delays = dmodel.sample(build(c)[3], T)            # the runner's delays: same seed, same stream
+    delays = dmodel.sample(build(c)[3], T)  # the runner's delays: same seed, same stream
     seen = []
     original = pol.observe
 
@@ -477,11 +509,22 @@ def test_regret_is_sublinear_on_triangle():
     ratios = {}
     for policy in ("delayed_zooming", "dlpp"):
         for T in (6000, 12000):
-            regrets = [run_cell(cell("triangle", policy=policy, horizon=T, seed=s, noise_sigma=0.2, sigma=0.2,
-                                     delay={"kind": "geometric", "mean": 20}))[0]["regret"].sum()
-                       for s in range(3)]
+            regrets = [
+                run_cell(
+                    cell(
+                        "triangle",
+                        policy=policy,
+                        horizon=T,
+                        seed=s,
+                        noise_sigma=0.2,
+                        sigma=0.2,
+                        delay={"kind": "geometric", "mean": 20},
+                    )
+                )[0]["regret"].sum()
+                for s in range(3)
+            ]
             ratios[policy, T] = np.mean(regrets) / T
-    uniform_play = 0.9 * (0.4**2 + 0.6**2) / 2                    # per-round regret of x ~ U[0, 1]
+    uniform_play = 0.9 * (0.4**2 + 0.6**2) / 2  # per-round regret of x ~ U[0, 1]
     for policy in ("delayed_zooming", "dlpp"):
         assert ratios[policy, 12000] < 0.92 * ratios[policy, 6000], ratios
         assert ratios[policy, 12000] < 0.85 * uniform_play, ratios
@@ -491,8 +534,9 @@ def test_paper_config_validates_and_a_cell_runs():
     config = load_config_file("config/lipschitz.yaml")
     grid = load_grid(config)
     functions = ["sine", "triangle", "two_dim"]
-    assert sorted(grid.experiments) == sorted([f"lipschitz_{f}" for f in functions]
-                                              + [f"lipschitz_{f}_theory_constants" for f in functions])
+    assert sorted(grid.experiments) == sorted(
+        [f"lipschitz_{f}" for f in functions] + [f"lipschitz_{f}_theory_constants" for f in functions]
+    )
     for name, exp in grid.experiments.items():
         assert exp.horizon == 60000 and len(exp.seeds) == 30 and len(list(grid.jobs(name))) == 2 * 5 * 30
         noise = exp.spec["environment"]["params"]["noise_sigma"]
@@ -515,14 +559,17 @@ def _run_paper_dlpp(experiment, delay):
     return pol, logs
 
 
-@pytest.mark.parametrize("experiment,delays", [
-    ("lipschitz_triangle", ["none", "uniform_mean20", "uniform_mean50", "geometric_mean20", "geometric_mean50"]),
-    ("lipschitz_two_dim", ["geometric_mean50"]),
-])
+@pytest.mark.parametrize(
+    "experiment,delays",
+    [
+        ("lipschitz_triangle", ["none", "uniform_mean20", "uniform_mean50", "geometric_mean20", "geometric_mean50"]),
+        ("lipschitz_two_dim", ["geometric_mean50"]),
+    ],
+)
 def test_dlpp_eliminates_balls_within_the_horizon_at_the_paper_default(experiment, delays):
     for delay in delays:
         pol, _ = _run_paper_dlpp(experiment, delay)
-        assert sum(pol.eliminated) >= 1, delay                        # Sec. 7: "surviving active balls"
+        assert sum(pol.eliminated) >= 1, delay  # Sec. 7: "surviving active balls"
         assert pol.phase >= 5
 
 
@@ -531,12 +578,19 @@ def test_dlpp_never_eliminates_at_the_theory_constants():
     ~128k rounds, so DLPP plays uniformly on [0, 1] for all 60,000 rounds."""
     pol, logs = _run_paper_dlpp("lipschitz_triangle_theory_constants", "none")
     assert sum(pol.eliminated) == 0 and pol.phase == 4
-    uniform_play = 0.9 * (0.4**2 + 0.6**2) / 2                          # E[Delta(U)], U ~ U[0, 1]
+    uniform_play = 0.9 * (0.4**2 + 0.6**2) / 2  # E[Delta(U)], U ~ U[0, 1]
     assert logs["regret"].mean() == pytest.approx(uniform_play, rel=0.02)
 
 
-@pytest.mark.parametrize("params,match", [({"lazy_rule": "eager"}, "lazy_rule"), ({"delta": 1.5}, "delta"),
-                                          ({"activation": "grid"}, "activation"), ({"sigma": 0}, "sigma")])
+@pytest.mark.parametrize(
+    "params,match",
+    [
+        ({"lazy_rule": "eager"}, "lazy_rule"),
+        ({"delta": 1.5}, "delta"),
+        ({"activation": "grid"}, "activation"),
+        ({"sigma": 0}, "sigma"),
+    ],
+)
 def test_bad_policy_parameters_raise(params, match):
     with pytest.raises(ConfigError, match=match):
         build(cell(**params))

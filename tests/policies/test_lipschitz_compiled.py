@@ -21,10 +21,17 @@ from banditbench.simulation.runner import build, simulate
 
 
 def cell(function, policy="delayed_zooming", delay=None, horizon=2000, seed=0, noise_sigma=0.1, **params):
-    return {"experiment": "x", "algorithm": policy, "delay_label": "d", "budget": None, "horizon": horizon,
-            "seed": seed, "delay": delay or {"kind": "none"},
-            "environment": {"name": "lipschitz", "params": {"function": function, "noise_sigma": noise_sigma}},
-            "policy": {"name": policy, "params": params}}
+    return {
+        "experiment": "x",
+        "algorithm": policy,
+        "delay_label": "d",
+        "budget": None,
+        "horizon": horizon,
+        "seed": seed,
+        "delay": delay or {"kind": "none"},
+        "environment": {"name": "lipschitz", "params": {"function": function, "noise_sigma": noise_sigma}},
+        "policy": {"name": policy, "params": params},
+    }
 
 
 def run(c, compiled_run: bool):
@@ -33,7 +40,7 @@ def run(c, compiled_run: bool):
     run_compiled = pol.run_compiled
     pol.run_compiled = lambda *a: ran.append(run_compiled(*a)) or ran[-1]
     series = simulate(env, pol, delay, c["horizon"], delay_rng, compiled=compiled_run)
-    assert ran == ([True] if compiled_run else [])                  # the path asked for was the path taken
+    assert ran == ([True] if compiled_run else [])  # the path asked for was the path taken
     return series, pol
 
 
@@ -42,14 +49,23 @@ def floats(x):
 
 
 def queue(pending: deque) -> list:
-    return [(floats(lo), floats(hi), None if inner is None else (floats(inner[0]), floats(inner[1])), int(arm), int(v))
-            for lo, hi, inner, arm, v in pending]
+    return [
+        (floats(lo), floats(hi), None if inner is None else (floats(inner[0]), floats(inner[1])), int(arm), int(v))
+        for lo, hi, inner, arm, v in pending
+    ]
 
 
-DELAYS = [{"kind": "none"}, {"kind": "geometric", "mean": 20, "window": 60},
-          {"kind": "uniform", "low": 100, "high": 200}]
-ZOOMING = [{"sigma": 0.01}, {"sigma": 0.1, "lazy_rule": "count"}, {"sigma": 0.001, "activation": "midpoint"},
-           {"sigma": 0.002}]
+DELAYS = [
+    {"kind": "none"},
+    {"kind": "geometric", "mean": 20, "window": 60},
+    {"kind": "uniform", "low": 100, "high": 200},
+]
+ZOOMING = [
+    {"sigma": 0.01},
+    {"sigma": 0.1, "lazy_rule": "count"},
+    {"sigma": 0.001, "activation": "midpoint"},
+    {"sigma": 0.002},
+]
 
 
 @pytest.mark.parametrize("function", list(FUNCTIONS))
@@ -62,12 +78,23 @@ def test_compiled_zooming_makes_the_python_loops_decisions(function, delay, para
         assert np.array_equal(fast[name], slow[name])
     n = b.n_arms
     assert a.n_arms == n >= 3 and np.array_equal(a.arm_of_round, b.arm_of_round)
-    for name in ("centers", "lo", "hi", "v", "sums", "radius", "index", "cache_n", "cache_sum", "v_at_pull",
-                 "v_after_pull"):
+    for name in (
+        "centers",
+        "lo",
+        "hi",
+        "v",
+        "sums",
+        "radius",
+        "index",
+        "cache_n",
+        "cache_sum",
+        "v_at_pull",
+        "v_after_pull",
+    ):
         assert np.array_equal(getattr(a, name)[:n], getattr(b, name)[:n]), name
     assert a._version == b._version and queue(a._pending) == queue(b._pending)
     assert a.activated_last_round == b.activated_last_round
-    assert a.rng.random() == b.rng.random()                         # the same draws from the policy's stream
+    assert a.rng.random() == b.rng.random()  # the same draws from the policy's stream
 
 
 @pytest.mark.parametrize("function", list(FUNCTIONS))
@@ -104,11 +131,11 @@ def test_the_python_loop_runs_whatever_the_compiled_run_cannot_reproduce():
     env, pol, delay, drng = build(c)
     seen = []
     original = pol.observe
-    pol.observe = lambda t, arrived: seen.extend(arrived) or original(t, arrived)     # a replaced method
+    pol.observe = lambda t, arrived: seen.extend(arrived) or original(t, arrived)  # a replaced method
     simulate(env, pol, delay, 300, drng)
     assert len(seen) > 200
 
-    class Counting(DLPP):                                           # a subclass may change any step
+    class Counting(DLPP):  # a subclass may change any step
         acts = 0
 
         def act(self, t, context=None):
@@ -121,12 +148,12 @@ def test_the_python_loop_runs_whatever_the_compiled_run_cannot_reproduce():
     simulate(env, pol, make_delay({"kind": "none"}), 300, np.random.default_rng(0))
     assert Counting.acts == 300
 
-    class Quiet(LipschitzEnv):                                      # another environment
+    class Quiet(LipschitzEnv):  # another environment
         pass
 
     env, pol, _, _ = build(c)
     assert not pol.run_compiled(Quiet(np.random.SeedSequence(0), horizon=300), np.arange(2, 302), 300)
-    pol.act(1)                                                      # a policy that has played already
+    pol.act(1)  # a policy that has played already
     assert not pol.run_compiled(env, np.arange(2, 302), 300)
 
 
@@ -139,20 +166,23 @@ def test_replay_is_the_same_environment_step_and_queue():
     function, noise = env.compiled_step()
     mu, delivered = compiled.replay_run(pol.centers[pol.arm_of_round], function, noise, rounds, start)
     assert np.array_equal(mu, series["expected_reward"])
-    delivered_rounds = rounds[start[1]:start[1501]]
+    delivered_rounds = rounds[start[1] : start[1501]]
     assert sorted(delivered_rounds.tolist()) == (np.flatnonzero(arrival) + 1).tolist()
     assert delivered == pytest.approx((mu + noise)[delivered_rounds - 1].sum(), rel=1e-12)
 
 
 def test_arrival_table_lists_each_rounds_arrivals_in_round_order():
     T = 3000
-    for spec in ({"kind": "geometric", "mean": 20, "window": 30}, {"kind": "uniform", "low": 0, "high": 100},
-                 {"kind": "none"}):
+    for spec in (
+        {"kind": "geometric", "mean": 20, "window": 30},
+        {"kind": "uniform", "low": 0, "high": 100},
+        {"kind": "none"},
+    ):
         delay = make_delay(spec)
         arrival = delay.arrival_rounds(delay.sample(np.random.default_rng(0), T), T)
         rounds, start = compiled.arrival_table(arrival, T)
         for t in range(1, T + 1):
-            assert rounds[start[t]:start[t + 1]].tolist() == (np.flatnonzero(arrival == t) + 1).tolist()
+            assert rounds[start[t] : start[t + 1]].tolist() == (np.flatnonzero(arrival == t) + 1).tolist()
         assert start[T + 1] - start[1] == np.count_nonzero(arrival)
 
 
@@ -188,8 +218,9 @@ def test_compiled_grid_oracle_and_covering_match_metric_space(d, uniform):
         meet = ((lo < rhi) & (hi > rlo)).all(axis=1)
         blo, bhi = blo[meet], bhi[meet]
         seed = int(rng.integers(1 << 30))
-        expected = metric_space.grid_uncovered(rlo, rhi, blo, bhi, np.random.default_rng(seed),
-                                               "uniform" if uniform else "midpoint")
+        expected = metric_space.grid_uncovered(
+            rlo, rhi, blo, bhi, np.random.default_rng(seed), "uniform" if uniform else "midpoint"
+        )
         found, x, y = compiled.grid_uncovered(rlo, rhi, blo, bhi, np.random.default_rng(seed), uniform)
         assert found == (expected is not None)
         if found:
@@ -222,10 +253,17 @@ def test_precompile_leaves_a_job_nothing_to_compile():
     done = subprocess.run([sys.executable, "-m", "banditbench", "precompile"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "zooming_run, dlpp_run" in done.stdout
-    cells = [cell(function, policy, delay=delay, horizon=300, seed=1, **params)
-             for function in FUNCTIONS for delay in DELAYS
-             for policy, params in (("delayed_zooming", {"lazy_rule": "count", "activation": "midpoint"}),
-                                    ("delayed_zooming", {}), ("dlpp", {"late_feedback": "update"}), ("dlpp", {}))]
+    cells = [
+        cell(function, policy, delay=delay, horizon=300, seed=1, **params)
+        for function in FUNCTIONS
+        for delay in DELAYS
+        for policy, params in (
+            ("delayed_zooming", {"lazy_rule": "count", "activation": "midpoint"}),
+            ("delayed_zooming", {}),
+            ("dlpp", {"late_feedback": "update"}),
+            ("dlpp", {}),
+        )
+    ]
     job = subprocess.run([sys.executable, "-c", JOB_PROCESS, json.dumps(cells)], capture_output=True, text=True)
     assert job.returncode == 0, job.stderr
     stats = json.loads(job.stdout)

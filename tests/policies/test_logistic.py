@@ -6,7 +6,7 @@ import banditbench.numerics.logistic_mle as logistic
 from banditbench.numerics.sigmoid import sigmoid
 
 X = np.array([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0], [1.0, 0.0, -1.0]])
-WEIGHTS = np.array([3e5, 4e5, 2e5])          # many duplicated duels: a loss of order 1e5
+WEIGHTS = np.array([3e5, 4e5, 2e5])  # many duplicated duels: a loss of order 1e5
 LABELS = np.array([0.6, 0.55, 0.7])
 
 
@@ -31,7 +31,7 @@ def test_a_step_below_the_loss_resolution_is_taken_in_full(monkeypatch):
     monkeypatch.setattr(logistic, "logistic_loss", rounded_up)
     theta = logistic.fit_logistic(X, LABELS, 1.0, start, weights=WEIGHTS, max_iter=3, tol=1e-6)
     assert np.abs(_gradient(theta)).max() < 1e-6
-    assert len(calls) <= 4                    # no halving of the step down to nothing
+    assert len(calls) <= 4  # no halving of the step down to nothing
 
 
 def test_a_real_increase_is_still_backtracked():
@@ -52,8 +52,7 @@ CENTRE = np.array([0.3, -0.2, 0.1])
 
 
 def _near_centred_optimum():
-    optimum = logistic.fit_logistic(X, LABELS, 1.0, np.zeros(3), weights=WEIGHTS, tol=1e-9, max_iter=100,
-                                    centre=CENTRE)
+    optimum = logistic.fit_logistic(X, LABELS, 1.0, np.zeros(3), weights=WEIGHTS, tol=1e-9, max_iter=100, centre=CENTRE)
     return optimum + 1e-10 * np.array([1.0, -2.0, 0.5])
 
 
@@ -71,7 +70,7 @@ def test_every_loss_the_solver_compares_is_the_centred_one(monkeypatch):
 
     monkeypatch.setattr(logistic, "logistic_loss", spy)
     theta = logistic.fit_logistic(X, LABELS, 1.0, start, weights=WEIGHTS, max_iter=3, tol=1e-12, centre=CENTRE)
-    assert len(centres) >= 2                                   # the start's loss and at least one full step
+    assert len(centres) >= 2  # the start's loss and at least one full step
     assert all(c is not None and np.array_equal(c, CENTRE) for c in centres)
     assert np.isfinite(theta).all()
 
@@ -95,8 +94,9 @@ def test_batched_solver_compares_centred_losses_too(monkeypatch):
     def t(a):
         return torch.from_numpy(np.asarray(a, dtype=float))[None]
 
-    theta = B.fit_logistic(t(X), t(LABELS), 1.0, t(start), t(WEIGHTS), torch.tensor([True]), max_iter=3,
-                           tol=1e-12, centre=t(CENTRE))
+    theta = B.fit_logistic(
+        t(X), t(LABELS), 1.0, t(start), t(WEIGHTS), torch.tensor([True]), max_iter=3, tol=1e-12, centre=t(CENTRE)
+    )
     assert len(centres) >= 2
     assert all(c is not None and torch.equal(c, t(CENTRE)) for c in centres)
     assert torch.isfinite(theta).all()

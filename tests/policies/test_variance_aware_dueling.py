@@ -21,15 +21,15 @@ def _policy(T=100, d=2, seed=0, **params):
 
 def test_layers_follow_alpha_and_a_too_shallow_stack_is_refused():
     assert layer_count(1 / 8) == 3 and layer_count(0.1) == 4
-    assert _policy(T=100).L == layer_count(100 ** -1.5) == 10
-    assert _policy(layers=5, alpha=2 ** -5).L == 5
+    assert _policy(T=100).L == layer_count(100**-1.5) == 10
+    assert _policy(layers=5, alpha=2**-5).L == 5
     with pytest.raises(ConfigError, match="policy.params.layers"):
         _policy(layers=3, alpha=0.1)
     with pytest.raises(ConfigError, match="policy.params.layers"):
         VACDB.check_params({"alpha": "auto", "layers": 3}, 100)
     for bad, key in (({"exploration": "random"}, "exploration"), ({"exploit_update": "all"}, "exploit_update")):
         with pytest.raises(ConfigError, match=f"policy.params.{key}: must be one of"):
-            params.check(VACDB, bad, "policy.params")                    # what runner.build checks first
+            params.check(VACDB, bad, "policy.params")  # what runner.build checks first
 
 
 def test_first_round_explores_layer_one_with_the_weight_of_line_14():
@@ -37,7 +37,7 @@ def test_first_round_explores_layer_one_with_the_weight_of_line_14():
     w_1 = 2^-1 / (2 ||x_1 - y_1||); Sigma_1 takes w^2 (x - y)(x - y)^T (line 18) before round 2."""
     pol = _policy(exploration="widest")
     i, j = pol.act(1, ARMS)
-    assert {i, j} == {0, 2}                                      # the widest pair: ||x - y|| = 2
+    assert {i, j} == {0, 2}  # the widest pair: ||x - y|| = 2
     assert pol.layer[0] == 0
     assert pol.weight2[0] == pytest.approx((0.5 / (2 * 2.0)) ** 2)
     pol.observe(2, [PreferenceFeedback(1, 1)])
@@ -45,44 +45,44 @@ def test_first_round_explores_layer_one_with_the_weight_of_line_14():
     z = ARMS[i] - ARMS[j]
     Sigma = np.eye(2) / 4 + pol.weight2[0] * np.outer(z, z)
     np.testing.assert_allclose(pol.inverse[0], np.linalg.inv(Sigma), rtol=1e-12)
-    np.testing.assert_allclose(pol.inverse[1], 16 * np.eye(2))   # layer 2 untouched
+    np.testing.assert_allclose(pol.inverse[1], 16 * np.eye(2))  # layer 2 untouched
 
 
 def test_elimination_then_exploration_in_the_next_layer():
     """Layer 1 certain (all widths <= 1/2): arms more than 2^-1 beta below the best leave (line 10);
     layer 2 is still wide, so the pair is drawn among the surviving arms and joins layer 2."""
     pol = _policy(beta=1.0)
-    pol.inverse[0] = np.eye(2) * 0.01                            # widths 0.1 ||x - y|| <= 0.5
-    pol.theta[0] = np.array([1.0, 0.7])                          # u = (1, 0.7, -1): arm 2 is 2 below, arm 1 0.3
+    pol.inverse[0] = np.eye(2) * 0.01  # widths 0.1 ||x - y|| <= 0.5
+    pol.theta[0] = np.array([1.0, 0.7])  # u = (1, 0.7, -1): arm 2 is 2 below, arm 1 0.3
     pol.theta[1] = np.zeros(2)
     seen = set()
     for t in range(1, 40):
-        pol.pending = None                                       # keep the hand-set matrices
+        pol.pending = None  # keep the hand-set matrices
         i, j = pol.act(t, ARMS)
         seen |= {i, j}
         assert pol.layer[t - 1] == 1 and i != j
         width = np.sqrt((ARMS[i] - ARMS[j]) @ pol.inverse[1] @ (ARMS[i] - ARMS[j]))
         assert pol.weight2[t - 1] == pytest.approx((0.25 / width) ** 2)
-    assert seen == {0, 1}                                        # arm 2 eliminated at layer 1
+    assert seen == {0, 1}  # arm 2 eliminated at layer 1
 
 
 def test_alpha_branch_plays_the_optimistic_pair_and_joins_no_layer():
     pol = _policy(beta=0.5, alpha=0.01, layers=7)
-    pol.inverse[:] = np.eye(2) * 1e-6                            # every width 1e-3 ||x - y|| <= alpha
-    pol.theta[0] = np.array([0.2, 1.0])                          # arm 1 is best: (x + y)^T theta is largest at (1, 1)
+    pol.inverse[:] = np.eye(2) * 1e-6  # every width 1e-3 ||x - y|| <= alpha
+    pol.theta[0] = np.array([0.2, 1.0])  # arm 1 is best: (x + y)^T theta is largest at (1, 1)
     assert pol.act(1, ARMS) == (1, 1)
     assert pol.layer[0] == -1
     before = pol.inverse.copy()
     pol.act(2, ARMS)
-    np.testing.assert_array_equal(pol.inverse, before)           # line 8: no layer changes
+    np.testing.assert_array_equal(pol.inverse, before)  # line 8: no layer changes
     code = _policy(beta=0.5, alpha=0.01, layers=7, exploit_update="next_layer")
     code.inverse[:] = np.eye(2) * 1e-6
     code.theta[0] = np.array([0.2, 1.0])
     code.act(1, ARMS)
-    assert code.layer[0] == -1                                   # (1, 1) has zero width: nothing to add
-    code.beta[0] = 1e4                                           # now the bonus picks a distinct pair, which
-    i, j = code.act(2, ARMS)                                     # the official code adds to layer 2 with
-    assert i != j                                                # layer 2's weight
+    assert code.layer[0] == -1  # (1, 1) has zero width: nothing to add
+    code.beta[0] = 1e4  # now the bonus picks a distinct pair, which
+    i, j = code.act(2, ARMS)  # the official code adds to layer 2 with
+    assert i != j  # layer 2's weight
     width = np.sqrt((ARMS[i] - ARMS[j]) @ code.inverse[1] @ (ARMS[i] - ARMS[j]))
     assert code.layer[1] == 1 and code.weight2[1] == pytest.approx((0.25 / width) ** 2)
 
@@ -108,7 +108,7 @@ def test_layer_mle_solves_line_19_and_converges_on_a_linear_instance():
         pol = _policy(T=T, d=4, beta="theory")
         _linear_duels(pol, T, theta_star)
         for l in np.flatnonzero(pol.stale):
-            pol._fit(int(l), T)                                  # what act(T + 1) would do first
+            pol._fit(int(l), T)  # what act(T + 1) would do first
         counts = np.bincount(pol.layer[pol.layer >= 0], minlength=pol.L)
         assert (pol.layer >= 0).all() and (counts[:2] > 0).all()  # layers fill from the bottom
         for l in np.flatnonzero(counts):
@@ -122,11 +122,26 @@ def test_layer_mle_solves_line_19_and_converges_on_a_linear_instance():
 
 
 def _cell(name, seed=0, T=900, util="linear", **params):
-    return {"experiment": "e", "algorithm": name, "delay_label": "none", "horizon": T, "budget": None, "seed": seed,
-            "environment": {"name": "synthetic_dueling",
-                            "params": {"dimension": 5, "n_arms": 5, "utility": util,
-                                       "arm_distribution": "normalized_cube", "theta_distribution": "cube"}},
-            "delay": {"kind": "none"}, "policy": {"name": name, "params": params}}
+    return {
+        "experiment": "e",
+        "algorithm": name,
+        "delay_label": "none",
+        "horizon": T,
+        "budget": None,
+        "seed": seed,
+        "environment": {
+            "name": "synthetic_dueling",
+            "params": {
+                "dimension": 5,
+                "n_arms": 5,
+                "utility": util,
+                "arm_distribution": "normalized_cube",
+                "theta_distribution": "cube",
+            },
+        },
+        "delay": {"kind": "none"},
+        "policy": {"name": name, "params": params},
+    }
 
 
 def test_vacdb_beats_random_pairs_on_a_linear_utility():
@@ -149,7 +164,7 @@ def test_vacdb_is_deterministic_depends_on_its_seed_and_needs_no_torch():
 
 def test_memory_bound_counts_the_history_and_one_inverse_per_layer():
     values = {"alpha": "auto", "layers": "auto"}
-    T, d = 2000, 378                                              # Covertype's block arms: 54 x 7
+    T, d = 2000, 378  # Covertype's block arms: 54 x 7
     pol = VACDB(Problem(T, info={"dimension": d}), np.random.default_rng(0))
     arrays = sum(a.nbytes for a in (pol.inverse, pol.diffs, pol.weight2, pol.layer, pol.labels, pol.arrived))
     assert arrays <= VACDB.memory_bytes(values, T, {"dimension": d}) <= 1.01 * arrays

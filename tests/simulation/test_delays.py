@@ -41,11 +41,14 @@ def test_constant_and_none():
     assert (make_delay({"kind": "none"}).sample(np.random.default_rng(0), 100) == 0).all()
 
 
-@pytest.mark.parametrize("spec", [
-    {"kind": "geometric", "p": 0.05, "window": 30},
-    {"kind": "uniform", "low": 0, "high": 40, "window": 25},
-    {"kind": "constant", "value": 5, "window": 5},
-])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"kind": "geometric", "p": 0.05, "window": 30},
+        {"kind": "uniform", "low": 0, "high": 40, "window": 25},
+        {"kind": "constant", "value": 5, "window": 5},
+    ],
+)
 def test_rho_is_the_probability_of_arriving_in_the_window(spec):
     model = make_delay(spec)
     d = model.sample(np.random.default_rng(3), N)
@@ -66,8 +69,11 @@ def test_censoring_drops_exactly_the_late_items_and_delivers_the_rest_on_time():
     delay_rng = np.random.default_rng(5)
     simulate(env, policy, model, T, delay_rng)
     delays = model.sample(np.random.default_rng(5), T)  # the same stream as the run
-    expected = {s: s + max(int(delays[s - 1]), 1) for s in range(1, T + 1)
-                if delays[s - 1] <= 12 and s + max(int(delays[s - 1]), 1) <= T}
+    expected = {
+        s: s + max(int(delays[s - 1]), 1)
+        for s in range(1, T + 1)
+        if delays[s - 1] <= 12 and s + max(int(delays[s - 1]), 1) <= T
+    }
     got = {s: t for t, s in policy.seen}
     assert got == expected
     assert len(got) < T * 0.8  # the window really censored a good share
@@ -83,13 +89,16 @@ def test_queue_pops_in_order_and_only_due_items():
     assert len(q) == 1 and q.pop_until(100) == ["c"]
 
 
-@pytest.mark.parametrize("spec, fragment", [
-    ({"kind": "poisson"}, "delays.x.kind"),
-    ({"kind": "geometric"}, "exactly one of 'p' or 'mean'"),
-    ({"kind": "uniform", "low": 5, "high": 2}, "delays.x.high"),
-    ({"kind": "constant", "value": 9, "window": 3}, "censors every feedback"),
-    ({"kind": "none", "lag": 3}, "unknown key(s) ['lag']"),
-])
+@pytest.mark.parametrize(
+    "spec, fragment",
+    [
+        ({"kind": "poisson"}, "delays.x.kind"),
+        ({"kind": "geometric"}, "exactly one of 'p' or 'mean'"),
+        ({"kind": "uniform", "low": 5, "high": 2}, "delays.x.high"),
+        ({"kind": "constant", "value": 9, "window": 3}, "censors every feedback"),
+        ({"kind": "none", "lag": 3}, "unknown key(s) ['lag']"),
+    ],
+)
 def test_bad_delay_specs_name_the_problem(spec, fragment):
     with pytest.raises(ConfigError, match=None) as err:
         make_delay(spec, where="delays.x")

@@ -30,6 +30,7 @@ from banditbench.simulation.runner import build, simulate
 from banditbench.api import NULL, Policy
 
 from conftest import ROOT  # noqa: E402
+
 GRID = load_grid(load_config_file(ROOT / "config.yaml"))
 #: rounds per run: enough to pass a delay window and a knapsack's stopping time; the neural families fewer
 HORIZONS = {"neural_delayed_dueling": 25, "variance_dueling_square": 25, "neural_logistic_h1": 25}
@@ -101,23 +102,32 @@ def test_simulate_matches_the_straightforward_loop_on_the_default_grid(with_grid
                 policy, played = recorded(policy)
                 logs = simulate(env, policy, model, horizon, delay_rng)
                 env, policy, model, delay_rng = build(cell)
-                policy.context_form = None           # the environment's default context (LinUCB: the matrix)
+                policy.context_form = None  # the environment's default context (LinUCB: the matrix)
                 expected, actions = reference_simulate(env, policy, model, horizon, delay_rng)
                 where = f"{experiment}/{algorithm}/{delay}/{budget}"
                 assert list(logs) == list(expected), where
-                for name in expected:                # bit for bit
+                for name in expected:  # bit for bit
                     assert logs[name].tobytes() == expected[name].tobytes(), f"{where}: {name}"
-                assert len(played) == horizon and all(_same_action(played[t + 1], a) for t, a in enumerate(actions)), \
+                assert len(played) == horizon and all(_same_action(played[t + 1], a) for t, a in enumerate(actions)), (
                     where
+                )
 
 
 def test_next_round_loop_and_bucket_loop_agree_when_every_delay_is_at_most_one():
     """Delays of 0 or 1 arrive next round: the runner takes the loop without buckets for a constant
     delay of 1, the bucket loop when one round's delay is longer (censored by the window; so all
     others arrive next round too) — the same result as the straightforward loop either way."""
-    cell = {"experiment": "e", "algorithm": "a", "delay_label": "d", "seed": 3, "horizon": 400, "budget": 150,
-            "environment": {"name": "pbbwk_synthetic", "params": {}},
-            "policy": {"name": "pblincbwk_alg2", "params": {}}, "delay": {"kind": "constant", "value": 1}}
+    cell = {
+        "experiment": "e",
+        "algorithm": "a",
+        "delay_label": "d",
+        "seed": 3,
+        "horizon": 400,
+        "budget": 150,
+        "environment": {"name": "pbbwk_synthetic", "params": {}},
+        "policy": {"name": "pblincbwk_alg2", "params": {}},
+        "delay": {"kind": "constant", "value": 1},
+    }
     for delay in ({"kind": "constant", "value": 1}, {"kind": "uniform", "low": 0, "high": 2, "window": 1}):
         env, policy, _, _ = build(dict(cell, delay=delay))
         logs = simulate(env, policy, make_delay(delay), 400, np.random.default_rng(5))
@@ -130,7 +140,7 @@ def test_linucb_on_block_arms_asks_for_the_row_and_chooses_as_with_the_matrix(wi
     cell = dict(GRID.cell("digits_reward", "linucb", "geometric_mean20_M50", NO_BUDGET, 1), horizon=300)
     env, policy, model, delay_rng = build(cell)
     assert policy.context_form == "row" and "row" in env.context_forms
-    assert env.context(1).shape == (10, 10 * 16)                  # the default context: the block matrix
+    assert env.context(1).shape == (10, 10 * 16)  # the default context: the block matrix
     env, policy, model, delay_rng = build(cell)
 
     def no_matrix(x, n_arms):
@@ -160,14 +170,14 @@ def test_block_arms_is_the_block_diagonal_matrix():
     assert arms.dtype == np.float64 and arms.flags.c_contiguous
     expected = np.zeros((5, 35))
     for k in range(5):
-        expected[k, 7 * k:7 * k + 7] = x
+        expected[k, 7 * k : 7 * k + 7] = x
     assert arms.tobytes() == expected.tobytes()
 
 
 def test_sigmoid_of_has_the_bits_of_sigmoid():
     z = np.concatenate([np.random.default_rng(1).standard_normal(5000) * 6, [0.0, -0.0, 40.0, -40.0, 750.0, -750.0]])
     assert all(sigmoid_of(float(v)) == float(sigmoid(v)) for v in z)
-    assert all(sigmoid_of(v) == float(sigmoid(v)) for v in z[:50])             # numpy scalars too
+    assert all(sigmoid_of(v) == float(sigmoid(v)) for v in z[:50])  # numpy scalars too
 
 
 def test_block_draws_are_the_numbers_of_one_draw_per_round():
@@ -186,17 +196,25 @@ def test_truth_log_of_the_wrong_metrics_is_refused():
             return {"regret": [0.0] * horizon}
 
     env = Broken(np.random.SeedSequence(0), horizon=5, noise_sigma=0.1)
-    policy = type("Fixed", (), {"context_form": None, "engines": frozenset(), "observe": lambda self, t, a: None,
-                                "act": lambda self, t, c: 0.5})()
+    policy = type(
+        "Fixed",
+        (),
+        {
+            "context_form": None,
+            "engines": frozenset(),
+            "observe": lambda self, t, a: None,
+            "act": lambda self, t, c: 0.5,
+        },
+    )()
     with pytest.raises(ValueError, match=r"Broken.truth_log returned \['regret'\].*expected_reward"):
         runner.simulate(env, policy, make_delay({"kind": "none"}), 5, np.random.default_rng(0))
-
 
 
 def test_an_environment_that_keeps_truth_must_define_play_and_truth_log():
     from banditbench.api import Environment
 
     with pytest.raises(TypeError, match="Half sets keeps_truth but does not define truth_log"):
+
         class Half(Environment):
             keeps_truth = True
 
@@ -224,8 +242,12 @@ def test_knapsack_rounds_after_the_stopping_time_equal_the_general_path(algorith
     """After the stopping time the environment answers the ``NULL`` constant at once and hands out one context
     per instance context: the same logs, bit for bit, as when the policy plays a fresh ``(-1, -1)`` or any pair
     (both through the full check), and every context says whether the process had stopped by then."""
-    cell = dict(GRID.cell("knapsack_synthetic", algorithm, "none", "75", 0), horizon=400,
-                delay_label="geometric_mean20", delay={"kind": "geometric", "mean": 20})
+    cell = dict(
+        GRID.cell("knapsack_synthetic", algorithm, "none", "75", 0),
+        horizon=400,
+        delay_label="geometric_mean20",
+        delay={"kind": "geometric", "mean": 20},
+    )
     runs = []
     for answer in (None, lambda t: (-1, -1), lambda t: (t % 4, (t // 4) % 4)):
         env, policy, model, delay_rng = build(cell)
@@ -241,7 +263,7 @@ def test_knapsack_rounds_after_the_stopping_time_equal_the_general_path(algorith
             assert ctx.stopped == (tau is not None) and ctx.phi.tobytes() == env.phi[c].tobytes()
             assert not ctx.phi.flags.writeable and not ctx.psi.flags.writeable
     (logs, summary), *others = runs
-    assert np.all(logs["active"][int(summary["tau"]):] == 0)
+    assert np.all(logs["active"][int(summary["tau"]) :] == 0)
     for other, other_summary in others:
         assert other_summary == summary
         assert all(other[name].tobytes() == logs[name].tobytes() for name in logs)
@@ -251,8 +273,14 @@ def test_knapsack_rounds_after_the_stopping_time_equal_the_general_path(algorith
 def test_knapsack_gaussian_feedback_is_the_mean_plus_the_scaled_normal(feedback_kind):
     from banditbench.envs.knapsack import SyntheticPbBwK
 
-    env = SyntheticPbBwK(np.random.SeedSequence(6), horizon=60, budget=1000.0, noise="gaussian", noise_std=0.3,
-                         feedback_kind=feedback_kind)
+    env = SyntheticPbBwK(
+        np.random.SeedSequence(6),
+        horizon=60,
+        budget=1000.0,
+        noise="gaussian",
+        noise_std=0.3,
+        feedback_kind=feedback_kind,
+    )
     for t in range(1, 61):
         x, y = t % 4, (t * 3) % 4
         env.context(t)
@@ -281,8 +309,16 @@ def test_a_contextless_environment_is_never_asked_for_its_context():
             raise AssertionError("a contextless environment's context must not be called")
 
     seen = []
-    policy = type("Fixed", (), {"context_form": None, "engines": frozenset(), "observe": lambda self, t, a: None,
-                                "act": lambda self, t, c: seen.append(c) or 0.5})()
+    policy = type(
+        "Fixed",
+        (),
+        {
+            "context_form": None,
+            "engines": frozenset(),
+            "observe": lambda self, t, a: None,
+            "act": lambda self, t, c: seen.append(c) or 0.5,
+        },
+    )()
     for delay in ({"kind": "none"}, {"kind": "geometric", "mean": 3}):
         env = Silent(np.random.SeedSequence(0), horizon=50, noise_sigma=0.1)
         logs = runner.simulate(env, policy, make_delay(delay), 50, np.random.default_rng(0))
@@ -296,9 +332,16 @@ def test_the_synthetic_dueling_utilities_of_a_block_are_those_of_each_round(util
     each round's are the bits of the product of that round's arms alone, and play credits them."""
     from banditbench.envs.dueling import SyntheticDueling, _utility
 
-    env = SyntheticDueling(np.random.SeedSequence(8), horizon=120, dimension=7, n_arms=6, utility=utility,
-                           arm_distribution="normalized_cube", theta_distribution="cube")
-    env._arm_rounds = 50                                       # several blocks within the run
+    env = SyntheticDueling(
+        np.random.SeedSequence(8),
+        horizon=120,
+        dimension=7,
+        n_arms=6,
+        utility=utility,
+        arm_distribution="normalized_cube",
+        theta_distribution="cube",
+    )
+    env._arm_rounds = 50  # several blocks within the run
     for t in range(1, 121):
         arms = env.context(t)
         f = _utility(utility, env.theta, arms)
@@ -325,11 +368,15 @@ def _random_baseline_run(cell, monkeypatch, row_form):
 
 
 @pytest.mark.parametrize("experiment, policy", [("digits_dueling", "random_pair"), ("digits_reward", "random_arm")])
-def test_random_baselines_on_block_arms_ask_for_the_row_and_draw_as_with_the_matrix(with_grid_data, monkeypatch,
-                                                                                  experiment, policy):
+def test_random_baselines_on_block_arms_ask_for_the_row_and_draw_as_with_the_matrix(
+    with_grid_data, monkeypatch, experiment, policy
+):
     algorithm = next(iter(GRID.experiments[experiment].algorithms))
-    cell = dict(GRID.cell(experiment, algorithm, "geometric_mean20_M50", NO_BUDGET, 1), horizon=200,
-                policy={"name": policy, "params": {}})
+    cell = dict(
+        GRID.cell(experiment, algorithm, "geometric_mean20_M50", NO_BUDGET, 1),
+        horizon=200,
+        policy={"name": policy, "params": {}},
+    )
     logs, rows = _random_baseline_run(cell, monkeypatch, row_form=True)
     expected, matrix = _random_baseline_run(cell, monkeypatch, row_form=False)
     assert rows == matrix and len(set(rows.values())) > 5
@@ -342,13 +389,18 @@ def test_classification_dueling_keeps_the_duel_metrics_of_its_utilities(with_gri
     are the dueling metrics of the round's utility array, and the outcome is that of the utilities."""
     from banditbench.envs.classification import ClassificationDueling
 
-    def duel_metrics(f, i, j):                     # the metrics' definitions (envs/preference.py), on the array
+    def duel_metrics(f, i, j):  # the metrics' definitions (envs/preference.py), on the array
         best = f.max()
-        return {"regret": 2.0 * best - f[i] - f[j], "average_regret": 0.5 * (2.0 * best - f[i] - f[j]),
-                "weak_regret": best - max(f[i], f[j]), "self_duel": float(i == j)}
+        return {
+            "regret": 2.0 * best - f[i] - f[j],
+            "average_regret": 0.5 * (2.0 * best - f[i] - f[j]),
+            "weak_regret": best - max(f[i], f[j]),
+            "self_duel": float(i == j),
+        }
 
-    env = ClassificationDueling(np.random.SeedSequence(5), horizon=200, dataset="digits",
-                                preprocessing={"image_size": 4}, preference=preference)
+    env = ClassificationDueling(
+        np.random.SeedSequence(5), horizon=200, dataset="digits", preprocessing={"image_size": 4}, preference=preference
+    )
     assert env.keeps_truth
     for t in range(1, 201):
         env.context(t)

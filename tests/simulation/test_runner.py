@@ -13,7 +13,12 @@ from banditbench.simulation.runner import build, run_cell, simulate
 from helpers import CountingEnv, RecordingPolicy
 
 CELL = {
-    "experiment": "e", "algorithm": "ldb_df", "delay_label": "geo", "seed": 7, "horizon": 300, "budget": None,
+    "experiment": "e",
+    "algorithm": "ldb_df",
+    "delay_label": "geo",
+    "seed": 7,
+    "horizon": 300,
+    "budget": None,
     "environment": {"name": "synthetic_dueling", "params": {"dimension": 6, "n_arms": 8}},
     "policy": {"name": "ldb_df", "params": {}},
     "delay": {"kind": "geometric", "mean": 10, "window": 20},
@@ -30,8 +35,21 @@ def test_same_seed_gives_an_identical_result_file(tmp_path):
     for path in (a, b):
         save_result(path, *run_cell(CELL))
     ma, mb = _members(a), _members(b)
-    assert set(ma) == set(mb) == {"regret.npy", "average_regret.npy", "weak_regret.npy", "self_duel.npy", "meta.npy",
-                                  "timing.npy", "checksum.npy", "provenance.npy", "run_checksum.npy"}
+    assert (
+        set(ma)
+        == set(mb)
+        == {
+            "regret.npy",
+            "average_regret.npy",
+            "weak_regret.npy",
+            "self_duel.npy",
+            "meta.npy",
+            "timing.npy",
+            "checksum.npy",
+            "provenance.npy",
+            "run_checksum.npy",
+        }
+    )
     # everything but the wall time and what ran it (and their checksum) is byte-identical, zip headers included
     assert all(ma[k] == mb[k] for k in ma if k not in ("timing.npy", "provenance.npy", "run_checksum.npy"))
     with zipfile.ZipFile(a) as za, zipfile.ZipFile(b) as zb:
@@ -86,9 +104,8 @@ def test_logs_cross_block_boundaries_and_same_round_arrivals_come_in_round_order
     T = 100
     env = CountingEnv(np.random.SeedSequence(3), horizon=T)
     policy = RecordingPolicy(Problem(T), np.random.default_rng(0))
-    logs = simulate(env, policy, make_delay({"kind": "uniform", "low": 0, "high": 9}), T,
-                           np.random.default_rng(1))
-    expected = np.random.default_rng(np.random.SeedSequence(3)).random(T)   # CountingEnv's draws, in order
+    logs = simulate(env, policy, make_delay({"kind": "uniform", "low": 0, "high": 9}), T, np.random.default_rng(1))
+    expected = np.random.default_rng(np.random.SeedSequence(3)).random(T)  # CountingEnv's draws, in order
     assert np.array_equal(logs["context"], expected)
     by_arrival = {}
     for t, s in policy.seen:
@@ -104,10 +121,17 @@ def test_an_environment_returning_other_values_than_its_metrics_is_named():
             return feedback, {"contxt": self.value}
 
     env = Misnamed(np.random.SeedSequence(0), horizon=5)
-    with pytest.raises(ValueError, match=re.escape("Misnamed.step returned the values ['contxt'] in round 1; "
-                                                   "its metrics are ['context']")):
-        simulate(env, RecordingPolicy(Problem(5), np.random.default_rng(0)), make_delay({"kind": "none"}), 5,
-                 np.random.default_rng(0))
+    with pytest.raises(
+        ValueError,
+        match=re.escape("Misnamed.step returned the values ['contxt'] in round 1; its metrics are ['context']"),
+    ):
+        simulate(
+            env,
+            RecordingPolicy(Problem(5), np.random.default_rng(0)),
+            make_delay({"kind": "none"}),
+            5,
+            np.random.default_rng(0),
+        )
 
 
 def test_arrival_rounds_are_zero_for_censored_and_too_late_feedback():

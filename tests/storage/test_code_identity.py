@@ -24,7 +24,7 @@ def test_the_fingerprint_follows_the_code_not_its_location(tmp_path):
     shutil.copytree(ROOT / "src" / "banditbench", copy, ignore=shutil.ignore_patterns("__pycache__"))
     assert fingerprint(copy) == fingerprint(ROOT / "src" / "banditbench") == fingerprint()
     (copy / "__pycache__").mkdir(exist_ok=True)
-    (copy / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"compiled")      # caches are not code
+    (copy / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"compiled")  # caches are not code
     assert fingerprint(copy) == fingerprint()
     runner = copy / "simulation" / "runner.py"
     runner.write_text(runner.read_text() + "\n")
@@ -35,9 +35,11 @@ def test_the_fingerprint_follows_the_code_not_its_location(tmp_path):
 
 def _plan_after_importing(workdir, package_parent):
     """A dry run of the workflow in ``workdir`` by a process that imported banditbench from ``package_parent``."""
-    code = (f"import sys; sys.path.insert(0, {str(package_parent)!r}); import banditbench; "
-            f"from snakemake.cli import main; main(['-n', '--cores', '1', '--directory', {str(workdir)!r}, "
-            f"'--snakefile', {str(workdir / 'Snakefile')!r}])")
+    code = (
+        f"import sys; sys.path.insert(0, {str(package_parent)!r}); import banditbench; "
+        f"from snakemake.cli import main; main(['-n', '--cores', '1', '--directory', {str(workdir)!r}, "
+        f"'--snakefile', {str(workdir / 'Snakefile')!r}])"
+    )
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=workdir, timeout=300)
 
 
@@ -72,6 +74,6 @@ def test_a_job_reads_its_data_from_the_inputs_it_was_handed(tmp_path, monkeypatc
     files.use_inputs([str(stored), str(tmp_path / "data" / "oracles" / "o.npz")])
     assert files.located("data/processed/d/k.npz") == str(stored)
     assert files.located("./data/processed/d/../d/k.npz") == str(stored)
-    assert files.located("data/processed/d/other.npz") == "data/processed/d/other.npz"   # not an input: as named
+    assert files.located("data/processed/d/other.npz") == "data/processed/d/other.npz"  # not an input: as named
     arrays, meta = files.load_npz("data/processed/d/k.npz", "prepared data", expect={"dataset": "d"})
     assert np.array_equal(arrays["x"], np.arange(3.0)) and meta["dataset"] == "d"

@@ -37,27 +37,44 @@ import yaml
 
 from banditbench.data import quarantine, verify
 from banditbench.data.files import load_npz, save_npz
-from banditbench.data.paths import (CLASSIFIER_OPTIONS, classifier_oracle_path, parse_key, parse_preprocess_key,
-                                    processed_path)
+from banditbench.data.paths import (
+    CLASSIFIER_OPTIONS,
+    classifier_oracle_path,
+    parse_key,
+    parse_preprocess_key,
+    processed_path,
+)
 from banditbench.data.preprocess import load_prepared, prepare, save_prepared
 from banditbench.errors import CorruptFileError
 from banditbench.storage.resultio import identity_from_path, load_result, save_result
 from banditbench.simulation.runner import run_cell
 from conftest import ROOT
 
-RUN_CELL = {"experiment": "exp", "algorithm": "ldb_df", "delay_label": "none", "seed": 0, "horizon": 40,
-            "budget": None, "environment": {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4}},
-            "policy": {"name": "ldb_df", "params": {}}, "delay": {"kind": "none"}}
+RUN_CELL = {
+    "experiment": "exp",
+    "algorithm": "ldb_df",
+    "delay_label": "none",
+    "seed": 0,
+    "horizon": 40,
+    "budget": None,
+    "environment": {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4}},
+    "policy": {"name": "ldb_df", "params": {}},
+    "delay": {"kind": "none"},
+}
 RESULT = "results/runs/exp/ldb_df/none/none/{}.npz"
-CD_EXTERNAL_ATTRIBUTES = range(38, 42)      # offsets inside a central-directory entry: read by nothing
+CD_EXTERNAL_ATTRIBUTES = range(38, 42)  # offsets inside a central-directory entry: read by nothing
 
 
 # --- the files: a valid one of each kind, and another one (another run, another preparation) ------------
 
+
 def _oracle_identity(path: str) -> dict:
     parts = path.split("/")
-    return {"dataset": parts[3], "preprocessing": parse_preprocess_key(parts[3], parts[4]),
-            "options": parse_key(CLASSIFIER_OPTIONS, parts[-1].removesuffix(".npz"), path)}
+    return {
+        "dataset": parts[3],
+        "preprocessing": parse_preprocess_key(parts[3], parts[4]),
+        "options": parse_key(CLASSIFIER_OPTIONS, parts[-1].removesuffix(".npz"), path),
+    }
 
 
 def _load(kind: str, path: str):
@@ -88,22 +105,29 @@ def files(tmp_path_factory):
             probabilities = np.random.default_rng(size).dirichlet(np.ones(10), size=len(data.y))
             save_npz(oracle, {"probabilities": probabilities}, _oracle_identity(oracle))
         paths = {"result": [RESULT.format(0), RESULT.format(1)], "prepared": prepared, "oracle": oracles}
-        return {kind: (first, Path(first).read_bytes(), other, Path(other).read_bytes())
-                for kind, (first, other) in paths.items()}
+        return {
+            kind: (first, Path(first).read_bytes(), other, Path(other).read_bytes())
+            for kind, (first, other) in paths.items()
+        }
     finally:
         os.chdir(cwd)
 
 
 # --- the damage -------------------------------------------------------------------------------------------
 
+
 def _changed(data: bytes, offset: int, new: bytes) -> bytes:
-    return data[:offset] + new + data[offset + len(new):]
+    return data[:offset] + new + data[offset + len(new) :]
 
 
 def _flips(data: bytes, start: int, stop: int, label: str, skip=()) -> dict[str, bytes]:
     """Every byte of ``data[start:stop]`` flipped two ways (all bits, lowest bit)."""
-    return {f"{label}+{i - start}^{mask:#x}": _changed(data, i, bytes([data[i] ^ mask]))
-            for i in range(start, stop) if i - start not in skip for mask in (0xFF, 0x01)}
+    return {
+        f"{label}+{i - start}^{mask:#x}": _changed(data, i, bytes([data[i] ^ mask]))
+        for i in range(start, stop)
+        if i - start not in skip
+        for mask in (0xFF, 0x01)
+    }
 
 
 def _members(data: bytes) -> dict[str, bytes]:
@@ -131,9 +155,9 @@ def _npy(arr) -> bytes:
 def _another_array(content: bytes) -> bytes:
     """A different array of the same shape and type (or, for a JSON text member, other valid JSON)."""
     arr = np.lib.format.read_array(io.BytesIO(content), allow_pickle=False)
-    if arr.dtype == np.uint8:                                   # a result's JSON (meta, timing, ...) or digest
+    if arr.dtype == np.uint8:  # a result's JSON (meta, timing, ...) or digest
         return _npy(np.frombuffer(json.dumps({"other": 1}).encode(), dtype=np.uint8))
-    if arr.dtype.kind == "U":                                   # a prepared file's JSON meta or class names
+    if arr.dtype.kind == "U":  # a prepared file's JSON meta or class names
         return _npy(np.full(arr.shape, "1"))
     other = arr.copy()
     other.flat[0] = other.flat[0] + 1 if other.dtype.kind != "b" else not other.flat[0]
@@ -152,22 +176,29 @@ def damages(data: bytes, other: bytes) -> dict[str, dict[str, bytes]]:
         if info in (infos[0], infos[-1]):
             local.update(_flips(data, info.header_offset, header_end, f"local header of {info.filename}"))
         for at in sorted({0, info.compress_size // 2, info.compress_size - 1}):
-            payload[f"{info.filename} payload+{at}"] = _changed(data, header_end + at, bytes([data[header_end + at] ^ 0xFF]))
+            payload[f"{info.filename} payload+{at}"] = _changed(
+                data, header_end + at, bytes([data[header_end + at] ^ 0xFF])
+            )
     payload["7 bytes at offset 100"] = _changed(data, 100, b"garbage")
     entry = start_dir
-    for info in infos[:2]:                                       # the first two central-directory entries
+    for info in infos[:2]:  # the first two central-directory entries
         name_len, extra_len, comment_len = struct.unpack_from("<3H", data, entry + 28)
         stop = entry + 46 + name_len + extra_len + comment_len
         central.update(_flips(data, entry, stop, f"central entry of {info.filename}", skip=CD_EXTERNAL_ATTRIBUTES))
         entry = stop
-    central["garbled name in the central directory"] = _changed(data, start_dir + 46, bytes([data[start_dir + 46] ^ 0x20]))
+    central["garbled name in the central directory"] = _changed(
+        data, start_dir + 46, bytes([data[start_dir + 46] ^ 0x20])
+    )
     members = _members(data)
     compression = infos[0].compress_type
     first = next(iter(members))
-    wrong = {f"without {name}": _zip({k: v for k, v in members.items() if k != name}, compression)
-             for name in members}
-    wrong.update({f"{name} replaced by another array": _zip({**members, name: _another_array(content)}, compression)
-                  for name, content in members.items()})
+    wrong = {f"without {name}": _zip({k: v for k, v in members.items() if k != name}, compression) for name in members}
+    wrong.update(
+        {
+            f"{name} replaced by another array": _zip({**members, name: _another_array(content)}, compression)
+            for name, content in members.items()
+        }
+    )
     wrong["an extra member"] = _zip({**members, "extra.npy": _npy(np.arange(3.0))}, compression)
     wrong[f"{first} twice"] = _duplicated(members, first, compression)
     return {
@@ -175,7 +206,9 @@ def damages(data: bytes, other: bytes) -> dict[str, dict[str, bytes]]:
         "payload": payload,
         "central directory": central,
         "end record": _flips(data, size - 22, size, "end record"),
-        "truncated": {f"first {n} bytes": data[:n] for n in (1, 21, 22, 100, start_dir, size // 2, size - 22, size - 1)},
+        "truncated": {
+            f"first {n} bytes": data[:n] for n in (1, 21, 22, 100, start_dir, size // 2, size - 22, size - 1)
+        },
         "zero-length": {"empty": b""},
         "added bytes": {"appended": data + b"\0" * 7, "prepended": b"\0" * 7 + data},
         "wrong members": wrong,
@@ -193,8 +226,17 @@ def _duplicated(members: dict[str, bytes], name: str, compression: int) -> bytes
     return buf.getvalue()
 
 
-CLASSES = ["local header", "payload", "central directory", "end record", "truncated", "zero-length",
-           "added bytes", "wrong members", "another file"]
+CLASSES = [
+    "local header",
+    "payload",
+    "central directory",
+    "end record",
+    "truncated",
+    "zero-length",
+    "added bytes",
+    "wrong members",
+    "another file",
+]
 KINDS = ["result", "prepared", "oracle"]
 
 
@@ -236,33 +278,38 @@ def test_a_rewritten_zip_with_the_same_members_is_accepted(files, project, kind)
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_damage_is_refused_by_the_loader_and_moved_aside_before_any_job(files, project, kind, damage):
     path, data, sibling, other = files[kind]
-    _place(sibling, other)                                     # a valid file next to it
+    _place(sibling, other)  # a valid file next to it
     cases = damages(data, other)[damage]
     assert cases
     missed, unnamed, not_moved = [], [], []
     for label, damaged in cases.items():
         assert damaged != data, label
         _place(path, damaged)
-        try:                                                   # (a) the loader names the file
+        try:  # (a) the loader names the file
             _load(kind, path)
             missed.append(label)
         except CorruptFileError as err:
             if not str(err).startswith(f"{path}: "):
                 unnamed.append((label, str(err)))
-        for cache in (verify.CACHE, quarantine.RESULTS_CACHE):      # each case is a new file (mtimes may tie)
+        for cache in (verify.CACHE, quarantine.RESULTS_CACHE):  # each case is a new file (mtimes may tie)
             cache.unlink(missing_ok=True)
         data_files, results = ([], [path, sibling]) if kind == "result" else ([path, sibling], [])
-        messages = quarantine.quarantine_corrupt(data_files, results=results)   # (b) the pre-job check
+        messages = quarantine.quarantine_corrupt(data_files, results=results)  # (b) the pre-job check
         moved = Path(path + ".corrupt")
-        if not (len(messages) == 1 and messages[0].startswith(f"{path}: ") and "\n" not in messages[0]
-                and f"moved to {moved}" in messages[0] and not Path(path).exists()
-                and moved.read_bytes() == damaged):
+        if not (
+            len(messages) == 1
+            and messages[0].startswith(f"{path}: ")
+            and "\n" not in messages[0]
+            and f"moved to {moved}" in messages[0]
+            and not Path(path).exists()
+            and moved.read_bytes() == damaged
+        ):
             not_moved.append((label, messages))
         moved.unlink(missing_ok=True)
     assert not missed, f"{kind} file: damage not caught by the loader: {missed}"
     assert not unnamed, unnamed
     assert not not_moved, not_moved
-    assert Path(sibling).read_bytes() == other                    # the valid file next to it is kept
+    assert Path(sibling).read_bytes() == other  # the valid file next to it is kept
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -286,9 +333,9 @@ def test_the_pre_job_check_of_results_is_cached_by_size_and_mtime(files, project
     real = quarantine.verify_result
     monkeypatch.setattr(quarantine, "verify_result", lambda path: checked.append(path) or real(path))
     assert quarantine.quarantine_corrupt([], results=[*runs, RESULT.format(2)]) == [] and checked == runs
-    assert quarantine.quarantine_corrupt([], results=runs) == [] and checked == runs        # only stat calls
+    assert quarantine.quarantine_corrupt([], results=runs) == [] and checked == runs  # only stat calls
     stat = os.stat(runs[1])
-    os.utime(runs[1], ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))                  # a new version
+    os.utime(runs[1], ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # a new version
     assert quarantine.quarantine_corrupt([], results=runs) == [] and checked == [*runs, runs[1]]
     assert json.loads(quarantine.RESULTS_CACHE.read_text()).keys() == {os.path.abspath(r) for r in runs}
 
@@ -296,14 +343,20 @@ def test_the_pre_job_check_of_results_is_cached_by_size_and_mtime(files, project
 # --- one end-to-end run -----------------------------------------------------------------------------------
 
 GRID = {
-    "seeds": None, "horizon": None,
+    "seeds": None,
+    "horizon": None,
     "experiments": {
-        "duel": {"environment": {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4}},
-                 "horizon": 40, "seeds": 2, "seeds_per_job": 1, "algorithms": {"ldb": {"policy": "ldb_df"}},
-                 "delays": {"none": {"kind": "none"}, "two": {"kind": "constant", "value": 2}}},
+        "duel": {
+            "environment": {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4}},
+            "horizon": 40,
+            "seeds": 2,
+            "seeds_per_job": 1,
+            "algorithms": {"ldb": {"policy": "ldb_df"}},
+            "delays": {"none": {"kind": "none"}, "two": {"kind": "constant", "value": 2}},
+        },
     },
 }
-VARYING = ("timing.npy", "provenance.npy", "run_checksum.npy")   # members that differ between two runs of a job
+VARYING = ("timing.npy", "provenance.npy", "run_checksum.npy")  # members that differ between two runs of a job
 
 
 def _stable_members(path: Path) -> dict[str, bytes]:
@@ -316,22 +369,36 @@ def test_damaged_results_are_named_moved_aside_and_rebuilt_in_one_run(tmp_path):
     work.mkdir()
     for item in ("Snakefile", "src", "workflow", "config", "envs"):
         src = ROOT / item
-        (shutil.copytree(src, work / item, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-         if src.is_dir() else shutil.copy2(src, work / item))
+        (
+            shutil.copytree(src, work / item, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+            if src.is_dir()
+            else shutil.copy2(src, work / item)
+        )
     (work / "config.yaml").write_text(yaml.safe_dump(GRID))
     env = dict(os.environ, PYTHONPATH=str(work / "src"))
-    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--directory", str(work),
-           "--snakefile", str(work / "Snakefile"), "results/tables/duel.csv", "results/timing/duel.csv"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--cores",
+        "2",
+        "--directory",
+        str(work),
+        "--snakefile",
+        str(work / "Snakefile"),
+        "results/tables/duel.csv",
+        "results/timing/duel.csv",
+    ]
     first = subprocess.run(cmd, capture_output=True, text=True, cwd=work, env=env)
     assert first.returncode == 0, first.stderr[-3000:]
     runs = sorted((work / "results/runs/duel").rglob("*.npz"))
     assert len(runs) == 4
     before = {p: (_stable_members(p), p.stat().st_mtime_ns) for p in runs}
     payload, directory = work / "results/runs/duel/ldb/none/none/0.npz", work / "results/runs/duel/ldb/two/none/1.npz"
-    payload.write_bytes(_changed(payload.read_bytes(), 100, b"garbage"))          # inside the compressed payload
+    payload.write_bytes(_changed(payload.read_bytes(), 100, b"garbage"))  # inside the compressed payload
     data = directory.read_bytes()
     start_dir = zipfile.ZipFile(io.BytesIO(data)).start_dir
-    directory.write_bytes(_changed(data, start_dir + 46, b"X"))                    # a garbled name, central directory
+    directory.write_bytes(_changed(data, start_dir + 46, b"X"))  # a garbled name, central directory
     run = subprocess.run(cmd, capture_output=True, text=True, cwd=work, env=env)
     out = run.stdout + run.stderr
     assert run.returncode == 0, out[-3000:]
@@ -341,9 +408,9 @@ def test_damaged_results_are_named_moved_aside_and_rebuilt_in_one_run(tmp_path):
         [line] = [line for line in out.splitlines() if line.startswith(f"{rel}: ")]
         assert f"moved to {rel}.corrupt" in line
         assert Path(f"{victim}.corrupt").is_file()
-        assert _stable_members(victim) == before[victim][0]                       # rebuilt, the same bytes
+        assert _stable_members(victim) == before[victim][0]  # rebuilt, the same bytes
         load_result(victim, identity_from_path(victim))
     for path in set(runs) - {payload, directory}:
-        assert path.stat().st_mtime_ns == before[path][1]                          # the others untouched
+        assert path.stat().st_mtime_ns == before[path][1]  # the others untouched
     assert "Traceback" not in "".join(p.read_text() for p in (work / "logs").rglob("*.log"))
     assert (work / "results/tables/duel.csv").stat().st_mtime_ns > before[payload][1]

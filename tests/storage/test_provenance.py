@@ -26,7 +26,12 @@ from conftest import ROOT
 from smk import copy_project, members_but_timing, smk
 
 CELL = {
-    "experiment": "e", "algorithm": "ldb_df", "delay_label": "geo", "seed": 3, "horizon": 40, "budget": None,
+    "experiment": "e",
+    "algorithm": "ldb_df",
+    "delay_label": "geo",
+    "seed": 3,
+    "horizon": 40,
+    "budget": None,
     "environment": {"name": "synthetic_dueling", "params": {"dimension": 4, "n_arms": 5}},
     "policy": {"name": "ldb_df", "params": {}},
     "delay": {"kind": "geometric", "mean": 5, "window": 10},
@@ -50,19 +55,19 @@ def test_a_result_records_what_produced_it(tmp_path, fresh):
     path = tmp_path / "r.npz"
     save_result(path, *run_cell(CELL))
     prov = load_provenance(path)
-    if provenance.source_checkout() is not None and shutil.which("git"):   # run inside the checkout
+    if provenance.source_checkout() is not None and shutil.which("git"):  # run inside the checkout
         assert prov["commit"] == _git("rev-parse", "HEAD") and prov["commit_from"] == "checkout"
         assert prov["dirty"] is bool(_git("status", "--porcelain", "--untracked-files=no"))
     assert prov["host"] == socket.gethostname() and prov["python"] == platform.python_version()
     assert prov["cpu"] and prov["machine"] == platform.machine()
-    assert prov["code"] == fingerprint(ROOT / "src" / "banditbench")          # the code itself
+    assert prov["code"] == fingerprint(ROOT / "src" / "banditbench")  # the code itself
     assert prov["packages"]["numpy"] == np.__version__ and prov["packages"]["banditbench"] == __version__
     assert set(prov["packages"]) == {"banditbench", "numpy", "scipy", "torch", "numba", "snakemake"}
     blas = [lib for lib in prov["blas"] if lib["user_api"] == "blas"]
     assert blas and all(lib["internal_api"] and lib["version"] and lib["num_threads"] >= 1 for lib in blas)
     assert set(provenance.THREAD_VARS) <= set(prov["threads"])
     assert provenance.blas_label(prov) != provenance.UNKNOWN
-    assert load_result(path)[1]["cell"] == CELL                   # the result itself loads as before
+    assert load_result(path)[1]["cell"] == CELL  # the result itself loads as before
 
 
 def test_the_commit_handed_over_by_snakemake_wins(fresh, monkeypatch):
@@ -74,16 +79,18 @@ def test_the_commit_handed_over_by_snakemake_wins(fresh, monkeypatch):
 
 def test_a_folder_that_is_not_the_top_of_a_checkout_has_no_commit(tmp_path):
     assert provenance.git_state(tmp_path) == {"commit": "unknown", "dirty": None}
-    assert provenance.git_state(ROOT / "src")["commit"] == "unknown"       # inside a checkout, not its top
+    assert provenance.git_state(ROOT / "src")["commit"] == "unknown"  # inside a checkout, not its top
     assert provenance.git_environment(tmp_path) == {provenance.COMMIT_VAR: "unknown", provenance.DIRTY_VAR: "unknown"}
 
 
 def test_collecting_imports_neither_torch_nor_numba_and_finds_their_versions():
-    code = ("import sys, banditbench.storage.provenance as p; prov = p.collect(); "
-            "assert 'torch' not in sys.modules and 'numba' not in sys.modules, sorted(sys.modules); "
-            "assert 'torch' not in prov['threads']; from importlib import metadata; "
-            "assert prov['packages'] == {'banditbench': p.__version__, "
-            "**{n: metadata.version(n) for n in p.PACKAGES}}, prov['packages']; print('ok')")
+    code = (
+        "import sys, banditbench.storage.provenance as p; prov = p.collect(); "
+        "assert 'torch' not in sys.modules and 'numba' not in sys.modules, sorted(sys.modules); "
+        "assert 'torch' not in prov['threads']; from importlib import metadata; "
+        "assert prov['packages'] == {'banditbench': p.__version__, "
+        "**{n: metadata.version(n) for n in p.PACKAGES}}, prov['packages']; print('ok')"
+    )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr
 
@@ -153,8 +160,14 @@ def _fake_runs(root, produced: dict[int, dict]) -> list:
     """Small result files of experiment ``exp``, seed -> provenance (no simulation: fast)."""
     paths = []
     for seed, prov in produced.items():
-        cell = {"experiment": "exp", "algorithm": "alg", "delay_label": "none", "budget": None, "seed": seed,
-                "horizon": 2}
+        cell = {
+            "experiment": "exp",
+            "algorithm": "alg",
+            "delay_label": "none",
+            "budget": None,
+            "seed": seed,
+            "horizon": 2,
+        }
         path = root / "runs/exp/alg/none/none" / f"{seed}.npz"
         save_result(path, {"regret": np.zeros(2)}, {"cell": cell}, {"wall_time_s": 0.1}, provenance=prov)
         paths.append(path)
@@ -162,12 +175,27 @@ def _fake_runs(root, produced: dict[int, dict]) -> list:
 
 
 def _prov(commit="a" * 40, host="node1", dirty=False, arch="Haswell"):
-    return {"commit": commit, "dirty": dirty, "commit_from": "snakemake", "host": host, "cpu": "Some CPU",
-            "machine": "x86_64", "os": "Linux", "python": "3.11.7",
-            "packages": {"banditbench": "0.1.0", "numpy": "2.0.0", "torch": None},
-            "blas": [{"user_api": "blas", "internal_api": "openblas", "version": "0.3.27", "architecture": arch,
-                      "num_threads": 1}],
-            "threads": {"OMP_NUM_THREADS": "1"}}
+    return {
+        "commit": commit,
+        "dirty": dirty,
+        "commit_from": "snakemake",
+        "host": host,
+        "cpu": "Some CPU",
+        "machine": "x86_64",
+        "os": "Linux",
+        "python": "3.11.7",
+        "packages": {"banditbench": "0.1.0", "numpy": "2.0.0", "torch": None},
+        "blas": [
+            {
+                "user_api": "blas",
+                "internal_api": "openblas",
+                "version": "0.3.27",
+                "architecture": arch,
+                "num_threads": 1,
+            }
+        ],
+        "threads": {"OMP_NUM_THREADS": "1"},
+    }
 
 
 def test_the_cli_summarises_one_commit_and_host_without_warnings(tmp_path, capsys):
@@ -185,8 +213,9 @@ def test_the_cli_flags_results_of_two_commits_and_hosts(tmp_path, capsys):
     assert main(["provenance", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "commit             2  aaaaaaaaaaaa (clean)\n                     1  bbbbbbbbbbbb (dirty tree)" in out
-    assert ("warning: results from 2 commits (mixed within exp): aaaaaaaaaaaa (clean): 2; "
-            "bbbbbbbbbbbb (dirty tree): 1") in out
+    assert (
+        "warning: results from 2 commits (mixed within exp): aaaaaaaaaaaa (clean): 2; bbbbbbbbbbbb (dirty tree): 1"
+    ) in out
     assert "warning: results from 2 hosts (mixed within exp): node1: 2; node2: 1" in out
     assert "warning: results from a checkout with uncommitted changes (dirty tree) in exp" in out
 
@@ -218,12 +247,19 @@ def test_the_report_shows_what_produced_the_results_and_flags_a_mixture(tmp_path
 
 
 TINY = {
-    "seeds": None, "horizon": None,
-    "experiments": {"prov": {
-        "environment": {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4}},
-        "horizon": 20, "seeds": 2, "seeds_per_job": 2, "table_horizons": [20],
-        "algorithms": {"random": {"policy": "random_pair"}}, "delays": {"none": {"kind": "none"}},
-    }},
+    "seeds": None,
+    "horizon": None,
+    "experiments": {
+        "prov": {
+            "environment": {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4}},
+            "horizon": 20,
+            "seeds": 2,
+            "seeds_per_job": 2,
+            "table_horizons": [20],
+            "algorithms": {"random": {"policy": "random_pair"}},
+            "delays": {"none": {"kind": "none"}},
+        }
+    },
 }
 
 

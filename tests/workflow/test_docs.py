@@ -37,8 +37,13 @@ def _hooks():
 def site(tmp_path_factory) -> Path:
     """The site built with ``mkdocs build --strict`` (warnings, broken links, missing pages fail it)."""
     out = tmp_path_factory.mktemp("site")
-    run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-                         cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    run = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     return out
 
@@ -105,8 +110,10 @@ def test_the_parameter_table_takes_each_description_from_the_declaration():
     for row in rows:
         name = row.split("`")[1]
         assert row.endswith(f" | {hooks._esc(hooks._rst_to_md(params.description(cls, name)))} |")
-    assert any(row.startswith("| `kappa_mu` | a finite number > 0 | `0.1` | lower bound on the link derivative")
-               for row in rows)
+    assert any(
+        row.startswith("| `kappa_mu` | a finite number > 0 | `0.1` | lower bound on the link derivative")
+        for row in rows
+    )
 
 
 def _type_aliases_of_params() -> list[str]:
@@ -114,17 +121,29 @@ def _type_aliases_of_params() -> list[str]:
     import ast
 
     tree = ast.parse((ROOT / "src" / "banditbench" / "params.py").read_text())
-    return [node.targets[0].id for node in tree.body
-            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
-            and not node.targets[0].id.startswith("_") and isinstance(node.value, ast.Subscript)
-            and getattr(node.value.value, "id", None) == "Annotated"]
+    return [
+        node.targets[0].id
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.targets[0], ast.Name)
+        and not node.targets[0].id.startswith("_")
+        and isinstance(node.value, ast.Subscript)
+        and getattr(node.value.value, "id", None) == "Annotated"
+    ]
 
 
 def test_the_parameter_types_table_names_every_type_alias_of_params():
     hooks = _hooks()
     aliases = _type_aliases_of_params()
-    assert {"Positive", "NonNegative", "Probability", "UnitInterval", "PositiveInt", "NonNegativeInt",
-            "DataPath"} <= set(aliases)
+    assert {
+        "Positive",
+        "NonNegative",
+        "Probability",
+        "UnitInterval",
+        "PositiveInt",
+        "NonNegativeInt",
+        "DataPath",
+    } <= set(aliases)
     assert hooks.PARAMETER_TYPES in (ROOT / "docs" / "extending.md").read_text()
     table = hooks.parameter_types_table()
     for name in aliases:
@@ -136,7 +155,7 @@ def test_the_parameter_types_table_names_every_type_alias_of_params():
 
 @pytest.mark.slow
 def test_the_extending_page_shows_the_parameter_types_table(site):
-    assert "<!-- parameter types -->" not in (site / "extending.html").read_text()      # replaced by the table
+    assert "<!-- parameter types -->" not in (site / "extending.html").read_text()  # replaced by the table
     text = _text(site / "extending.html")
     for name in _type_aliases_of_params():
         assert name in text
@@ -226,13 +245,13 @@ def test_every_banditbench_command_the_docs_show_runs(tmp_path, monkeypatch, cap
     archive.parent.mkdir(parents=True)
     archive.write_bytes(b"not the real archive")
 
-    commands = sorted(_doc_commands(), key=lambda c: c[0] == "provenance")   # results first
+    commands = sorted(_doc_commands(), key=lambda c: c[0] == "provenance")  # results first
     assert commands
     ran = []
     for argv in commands:
         argv = [json.dumps(cell) if a == "{...}" else a for a in argv]
         if argv[0] == "run-one" and "--horizon" not in argv:
-            argv += ["--horizon", "20"]                  # the documented cell, shortened
+            argv += ["--horizon", "20"]  # the documented cell, shortened
         if argv[0] == "provenance":
             runs = Path(argv[1])
             runs.mkdir(parents=True, exist_ok=True)
@@ -240,13 +259,13 @@ def test_every_banditbench_command_the_docs_show_runs(tmp_path, monkeypatch, cap
                 if runs not in result.parents:
                     shutil.copy(result, runs / f"{i}.npz")
         if argv[0] == "run-block":
-            for out in argv[argv.index("--outputs") + 1:]:
+            for out in argv[argv.index("--outputs") + 1 :]:
                 Path(out).parent.mkdir(parents=True, exist_ok=True)
         code = main(argv)
         captured = capsys.readouterr()
         assert code == 0, f"banditbench {' '.join(argv)}: exit {code}\n{captured.err}"
         if argv[0] == "checksum":
-            assert "dataset_checksums: {obd_full: \"sha256:" in captured.out
+            assert 'dataset_checksums: {obd_full: "sha256:' in captured.out
         if argv[0] == "provenance":
             assert re.search(r"^[1-9]\d* result\(s\) in ", captured.out), captured.out
         ran.append(argv[0])

@@ -79,8 +79,11 @@ def _module_level_imports(*folders) -> set[str]:
 def _optional_requirements() -> dict[str, tuple[str, Requirement]]:
     """Distribution -> (optional dependency group, requirement) of pyproject.toml's extras."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    return {canonicalize_name(r.name): (extra, r) for extra, reqs in project.get("optional-dependencies", {}).items()
-            for r in map(Requirement, reqs)}
+    return {
+        canonicalize_name(r.name): (extra, r)
+        for extra, reqs in project.get("optional-dependencies", {}).items()
+        for r in map(Requirement, reqs)
+    }
 
 
 def _lazy_distributions() -> set[str]:
@@ -89,7 +92,8 @@ def _lazy_distributions() -> set[str]:
     owners = importlib.metadata.packages_distributions()
     lazy = set(_imported_modules("src/banditbench", "workflow/scripts")) - eager
     return {canonicalize_name(d) for m in lazy for d in owners.get(m, [])} - {
-        canonicalize_name(d) for m in eager for d in owners.get(m, [])}
+        canonicalize_name(d) for m in eager for d in owners.get(m, [])
+    }
 
 
 def _third_party_distributions() -> dict[str, set[str]]:
@@ -115,7 +119,7 @@ def _conda_requirements(env_name: str = "banditbench") -> dict[str, SpecifierSet
     env = yaml.safe_load((ROOT / "envs" / f"{env_name}.yaml").read_text())
     specs = {}
     for dep in (p for d in env["dependencies"] if isinstance(d, dict) for p in d.get("pip", [])):
-        req = Requirement(dep)                                  # pip's syntax
+        req = Requirement(dep)  # pip's syntax
         specs[canonicalize_name(req.name)] = req.specifier
     for dep in env["dependencies"]:
         if not isinstance(dep, str) or dep == "pip":
@@ -131,7 +135,7 @@ def _conda_name(dist: str) -> str:
 
 def test_every_imported_distribution_is_declared_in_pyproject_and_the_conda_file():
     dists = _third_party_distributions()
-    assert {"numpy", "torch", "numba", "scikit-learn", "pyyaml"} <= set(dists)   # the scan sees the imports
+    assert {"numpy", "torch", "numba", "scikit-learn", "pyyaml"} <= set(dists)  # the scan sees the imports
     declared, conda = _pyproject_requirements(), _conda_requirements()
     optional, lazy = _optional_requirements(), _lazy_distributions()
     extras = {d: optional[d][0] for d in dists if d not in declared and d in optional and d in lazy}
@@ -216,9 +220,16 @@ def test_the_dockerfile_is_what_snakemake_containerize_generates(tmp_path):
     (shim / "conda").write_text(STAND_IN_CONDA)
     (shim / "conda").chmod(0o755)
     env = {**os.environ, "PATH": f"{shim}{os.pathsep}{os.environ['PATH']}"}
-    run = subprocess.run([sys.executable, "-m", "snakemake", "--containerize"], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--containerize"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert "COPY envs/banditbench.yaml" in run.stdout
     assert (ROOT / "Dockerfile").read_text() == run.stdout, (
-        "Dockerfile is stale: regenerate it with `make Dockerfile` (snakemake --containerize > Dockerfile)")
+        "Dockerfile is stale: regenerate it with `make Dockerfile` (snakemake --containerize > Dockerfile)"
+    )

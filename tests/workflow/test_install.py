@@ -33,30 +33,62 @@ def installed(tmp_path_factory):
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     borrowed = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
     (Path(site) / "borrowed_dependencies.pth").write_text("\n".join(borrowed) + "\n")
-    run = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-                          "--no-build-isolation", "--no-index", str(pkg)], capture_output=True, text=True)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            str(pkg),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
-    work = tmp / "elsewhere"                      # outside the checkout and the package copy
+    work = tmp / "elsewhere"  # outside the checkout and the package copy
     work.mkdir()
     shutil.copy2(ROOT / "config.yaml", work / "my_config.yaml")
     return venv, work
 
 
 def _cli(venv, work, *args):
-    return subprocess.run([str(venv / "bin" / "banditbench"), *args], capture_output=True, text=True, cwd=work,
-                          env={"PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [str(venv / "bin" / "banditbench"), *args],
+        capture_output=True,
+        text=True,
+        cwd=work,
+        env={"PATH": "/usr/bin:/bin"},
+    )
 
 
 def test_the_installed_package_is_a_regular_install_outside_the_checkout(installed):
     venv, work = installed
-    where = subprocess.run([str(venv / "bin" / "python"), "-c",
-                            "import banditbench, banditbench.configuration.grid as c; print(banditbench.__file__); "
-                            "print(c.SCHEMA_PATH.is_file())"], capture_output=True, text=True, cwd=work,
-                           env={"PATH": "/usr/bin:/bin"})
+    where = subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-c",
+            "import banditbench, banditbench.configuration.grid as c; print(banditbench.__file__); "
+            "print(c.SCHEMA_PATH.is_file())",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=work,
+        env={"PATH": "/usr/bin:/bin"},
+    )
     file, schema_shipped = where.stdout.split()
     assert file.startswith(str(venv)) and not file.startswith(str(ROOT))
     assert schema_shipped == "True"
@@ -67,9 +99,26 @@ def test_the_installed_cli_validates_a_config_and_runs_a_cell(installed):
     check = _cli(venv, work, "validate", "my_config.yaml")
     assert check.returncode == 0, check.stderr
     assert "my_config.yaml: valid" in check.stdout
-    run = _cli(venv, work, "run-one", "--config", "my_config.yaml", "--experiment", "linear_delayed_dueling",
-               "--algorithm", "ldb_df", "--delay", "geometric_mean50_M20", "--seed", "0", "--horizon", "40",
-               "--output", "out/run.npz", "--no-progress")
+    run = _cli(
+        venv,
+        work,
+        "run-one",
+        "--config",
+        "my_config.yaml",
+        "--experiment",
+        "linear_delayed_dueling",
+        "--algorithm",
+        "ldb_df",
+        "--delay",
+        "geometric_mean50_M20",
+        "--seed",
+        "0",
+        "--horizon",
+        "40",
+        "--output",
+        "out/run.npz",
+        "--no-progress",
+    )
     assert run.returncode == 0, run.stderr
     assert "cumulative regret" in run.stdout and (work / "out" / "run.npz").stat().st_size > 0
 

@@ -19,7 +19,7 @@ def _package_block() -> dict[str, str]:
     current = ""
     for line in lines:
         if not line.startswith(" "):
-            break                                           # tests/, benchmarks/, ...: outside the package
+            break  # tests/, benchmarks/, ...: outside the package
         entry = re.match(r"^  (\S+)", line)
         if entry:
             name = entry.group(1)

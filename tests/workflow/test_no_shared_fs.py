@@ -23,8 +23,9 @@ from smk import copy_project, members_but_timing, smk
 pytestmark = pytest.mark.slow
 
 pytest.importorskip("snakemake_storage_plugin_fs", reason="snakemake-storage-plugin-fs is not installed")
-pytest.importorskip("snakemake_executor_plugin_cluster_generic",
-                    reason="snakemake-executor-plugin-cluster-generic is not installed")
+pytest.importorskip(
+    "snakemake_executor_plugin_cluster_generic", reason="snakemake-executor-plugin-cluster-generic is not installed"
+)
 if shutil.which("rsync") is None:
     pytest.skip("the fs storage plugin needs rsync", allow_module_level=True)
 
@@ -75,18 +76,47 @@ def test_a_grid_without_a_shared_file_system_equals_the_local_run(tmp_path):
         subprocess.run([*git, *cmd], cwd=remote, check=True)
     nodes, store = tmp_path / "nodes", tmp_path / "store"
     nodes.mkdir()
-    submit = _script(tmp_path / "submit.sh", SUBMIT.format(nodes=nodes, remote=remote, bindir=Path(sys.executable).parent))
+    submit = _script(
+        tmp_path / "submit.sh", SUBMIT.format(nodes=nodes, remote=remote, bindir=Path(sys.executable).parent)
+    )
     status = _script(tmp_path / "status.sh", STATUS)
-    run = smk(remote, "--executor", "cluster-generic", "--cluster-generic-submit-cmd", str(submit),
-              "--cluster-generic-status-cmd", str(status), "--jobs", "2", "--latency-wait", "1",
-              "--shared-fs-usage", "none", "--job-deploy-sources",
-              "--default-storage-provider", "fs", "--default-storage-prefix", str(store), *TARGETS, timeout=900)
+    run = smk(
+        remote,
+        "--executor",
+        "cluster-generic",
+        "--cluster-generic-submit-cmd",
+        str(submit),
+        "--cluster-generic-status-cmd",
+        str(status),
+        "--jobs",
+        "2",
+        "--latency-wait",
+        "1",
+        "--shared-fs-usage",
+        "none",
+        "--job-deploy-sources",
+        "--default-storage-provider",
+        "fs",
+        "--default-storage-prefix",
+        str(store),
+        *TARGETS,
+        timeout=900,
+    )
     if run.returncode != 0:  # the failed jobs' own logs first: their stderr is what says why
         logs = [*remote.glob(".snakemake/storage/**/logs/**/*.log"), *store.glob("logs/**/*.log")]
         failed = [p for p in nodes.glob("node.*") if p.suffix == ".rc" and p.read_text().strip() != "0"]
-        pytest.fail("\n".join([*(f"{p}:\n{p.read_text()[-2000:]}" for p in logs if p.stat().st_size),
-                               *(f"{p.with_suffix('')}/job.out:\n{(p.with_suffix('') / 'job.out').read_text()[-3000:]}"
-                                 for p in failed), run.stderr[-3000:]]))
+        pytest.fail(
+            "\n".join(
+                [
+                    *(f"{p}:\n{p.read_text()[-2000:]}" for p in logs if p.stat().st_size),
+                    *(
+                        f"{p.with_suffix('')}/job.out:\n{(p.with_suffix('') / 'job.out').read_text()[-3000:]}"
+                        for p in failed
+                    ),
+                    run.stderr[-3000:],
+                ]
+            )
+        )
 
     # jobs ran on nodes, from the sources deployed there, and wrote only to storage
     node_dirs = [p for p in nodes.iterdir() if p.is_dir()]

@@ -28,31 +28,52 @@ TINY = {
             "seeds_per_job": 2,  # jobs: seeds (0, 1) and (2,)
             "table_horizons": [30, 60],
             "extra_plots": ["weak_regret"],
-            "algorithms": {"ldb_df": {"policy": "ldb_df"}, "random": {"policy": "random_pair"},
-                           "ndb_df": {"policy": "ndb_df", "params": {"width": 8, "train_steps": 2}},
-                           "nvldb": {"policy": "nvldb_ts_osym", "params": {"width": 8, "train_steps": 2}},
-                           "vacdb": {"policy": "vacdb"}},
-            "panel_plots": {"pairs": {"caption": "Linear against neural duelling, side by side.",
-                                      "panels": {"linear": ["ldb_df", "vacdb"], "neural": ["ndb_df", "nvldb"]}}},
+            "algorithms": {
+                "ldb_df": {"policy": "ldb_df"},
+                "random": {"policy": "random_pair"},
+                "ndb_df": {"policy": "ndb_df", "params": {"width": 8, "train_steps": 2}},
+                "nvldb": {"policy": "nvldb_ts_osym", "params": {"width": 8, "train_steps": 2}},
+                "vacdb": {"policy": "vacdb"},
+            },
+            "panel_plots": {
+                "pairs": {
+                    "caption": "Linear against neural duelling, side by side.",
+                    "panels": {"linear": ["ldb_df", "vacdb"], "neural": ["ndb_df", "nvldb"]},
+                }
+            },
             "delays": {"none": {"kind": "none"}, "geo": {"kind": "geometric", "mean": 5, "window": 10}},
         },
         "tinylog": {
-            "environment": {"name": "synthetic_logistic",
-                            "params": {"latent": "h1", "dimension": 4, "n_arms": 3, "n_contexts": None}},
+            "environment": {
+                "name": "synthetic_logistic",
+                "params": {"latent": "h1", "dimension": 4, "n_arms": 3, "n_contexts": None},
+            },
             "horizon": 40,
             "seeds": 2,
             "seeds_per_job": 2,  # the same block (0, 1) as tiny's first: one rule serves both
-            "paired": False,     # gathered by the rule without paired comparisons
-            "algorithms": {"neurallog_ucb2": {"policy": "neurallog_ucb2",
-                                              "params": {"width": 4, "train_every": 10, "train_steps": 2}},
-                           "logistic_ucb1": {"policy": "logistic_ucb1"}, "random": {"policy": "random_arm"}},
+            "paired": False,  # gathered by the rule without paired comparisons
+            "algorithms": {
+                "neurallog_ucb2": {
+                    "policy": "neurallog_ucb2",
+                    "params": {"width": 4, "train_every": 10, "train_steps": 2},
+                },
+                "logistic_ucb1": {"policy": "logistic_ucb1"},
+                "random": {"policy": "random_arm"},
+            },
             "delays": {"none": {"kind": "none"}},
         },
     },
-    "summary_tables": {   # one row per delay setting of tiny; the best cell of a row in bold
-        "tiny_final": {"metric": "cumulative_regret", "better": "lower", "bold": 1, "algorithms": ["ldb_df", "random"],
-                       "rows": [{"group": "delay", "label": "none", "experiment": "tiny", "delay": "none"},
-                                {"group": "delay", "label": "geo", "experiment": "tiny", "delay": "geo"}]},
+    "summary_tables": {  # one row per delay setting of tiny; the best cell of a row in bold
+        "tiny_final": {
+            "metric": "cumulative_regret",
+            "better": "lower",
+            "bold": 1,
+            "algorithms": ["ldb_df", "random"],
+            "rows": [
+                {"group": "delay", "label": "none", "experiment": "tiny", "delay": "none"},
+                {"group": "delay", "label": "geo", "experiment": "tiny", "delay": "geo"},
+            ],
+        },
     },
 }
 
@@ -61,8 +82,10 @@ def _simulate_jobs(experiment: str, algorithms) -> Counter:
     """Simulate jobs per rule of these algorithms of an experiment: a rule per block of seeds."""
     spec = TINY["experiments"][experiment]
     n, per_job = spec["seeds"], spec.get("seeds_per_job", 1)
-    rules = [f"simulate_seed_{s}" if min(s + per_job, n) - s == 1 else f"simulate_seeds_{s}_to_{min(s + per_job, n) - 1}"
-             for s in range(0, n, per_job)]
+    rules = [
+        f"simulate_seed_{s}" if min(s + per_job, n) - s == 1 else f"simulate_seeds_{s}_to_{min(s + per_job, n) - 1}"
+        for s in range(0, n, per_job)
+    ]
     return Counter({rule: len(algorithms) * len(spec["delays"]) for rule in rules})
 
 
@@ -72,9 +95,16 @@ def _downstream(experiments) -> dict[str, int]:
     extra = sum(len(TINY["experiments"][e].get("extra_plots", [])) for e in experiments)
     panels = sum(len(TINY["experiments"][e].get("panel_plots", {})) for e in experiments)
     unpaired = sum(TINY["experiments"][e].get("paired", True) is False for e in experiments)
-    counts = {"all": 1, "run_info": 1, "aggregate": len(experiments) - unpaired, "aggregate_unpaired": unpaired,
-              "timing": len(experiments),
-              "plot_extra": extra, "plot_panels": panels, "summary_table": int("tiny" in experiments)}
+    counts = {
+        "all": 1,
+        "run_info": 1,
+        "aggregate": len(experiments) - unpaired,
+        "aggregate_unpaired": unpaired,
+        "timing": len(experiments),
+        "plot_extra": extra,
+        "plot_panels": panels,
+        "summary_table": int("tiny" in experiments),
+    }
     return {k: v for k, v in counts.items() if v}
 
 
@@ -88,8 +118,10 @@ def project(tmp_path_factory):
     try:
         run = smk(work, "--quiet", "--max-jobs-per-timespan", "100000/1h", timeout=1200)
     except subprocess.TimeoutExpired:
-        pytest.fail("Snakemake did not exit within 20 minutes of starting the tiny grid: the scheduler's "
-                    "re-evaluation timers outlived the run (Snakefile onsuccess / onerror)")
+        pytest.fail(
+            "Snakemake did not exit within 20 minutes of starting the tiny grid: the scheduler's "
+            "re-evaluation timers outlived the run (Snakefile onsuccess / onerror)"
+        )
     assert run.returncode == 0, run.stderr[-3000:]
     return work
 
@@ -109,8 +141,13 @@ def test_default_pipeline_produces_tables_and_plots(project):
     assert (project / "results/plots/tiny/panels/pairs.png").stat().st_size > 10_000
     # one benchmark file per simulate job (a block of seeds), one result file per seed
     cell = project / "results/runs/tiny/ldb_df/geo/none"
-    assert sorted(p.name for p in cell.iterdir()) == ["0.npz", "1.npz", "2.npz", "seed_2.benchmark.tsv",
-                                                      "seeds_0-1.benchmark.tsv"]
+    assert sorted(p.name for p in cell.iterdir()) == [
+        "0.npz",
+        "1.npz",
+        "2.npz",
+        "seed_2.benchmark.tsv",
+        "seeds_0-1.benchmark.tsv",
+    ]
     assert (cell / "seeds_0-1.benchmark.tsv").read_text().startswith("s\th:m:s")
     timing = pd.read_csv(project / "results/timing/tiny.csv")
     assert len(timing) == 5 * 2 * 2 and sorted(timing["seeds"]) == [1] * 10 + [2] * 10
@@ -122,8 +159,12 @@ def test_default_pipeline_produces_tables_and_plots(project):
     # the summary table: a row per delay setting, the lower final regret of ldb_df and random in bold
     final = tidy[(tidy["metric"] == "cumulative_regret") & (tidy["t"] == 60)].set_index(["delay", "algorithm"])["mean"]
     summary = pd.read_csv(project / "results/summary/tiny_final.csv")
-    assert list(zip(summary["label"], summary["algorithm"])) == [("none", "ldb_df"), ("none", "random"),
-                                                                 ("geo", "ldb_df"), ("geo", "random")]
+    assert list(zip(summary["label"], summary["algorithm"])) == [
+        ("none", "ldb_df"),
+        ("none", "random"),
+        ("geo", "ldb_df"),
+        ("geo", "random"),
+    ]
     for (delay, alg), bold in zip(zip(summary["label"], summary["algorithm"]), summary["bold"]):
         assert bold == (final[(delay, alg)] == min(final[(delay, "ldb_df")], final[(delay, "random")]))
     md = (project / "results/summary/tiny_final.md").read_text()
@@ -137,25 +178,33 @@ def test_plain_snakemake_loads_the_default_profile(project):
     assert plain.returncode == 0, plain.stderr[-2000:]
     assert "Using workflow specific profile profiles/default" in plain.stderr
     assert "Nothing to be done" in plain.stdout + plain.stderr
-    bare = subprocess.run([sys.executable, "-m", "snakemake", "--workflow-profile", "none"], capture_output=True,
-                          text=True, cwd=project, env=env)
+    bare = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--workflow-profile", "none"],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env=env,
+    )
     assert bare.returncode != 0 and "cores" in bare.stdout + bare.stderr
 
 
-@pytest.mark.parametrize("module, rerun", [
-    ("policies/delayed_dueling.py", {"tiny": {"ldb_df"}}),                   # one family: only its jobs
-    ("policies/neural/nets.py", {"tiny": {"ndb_df", "nvldb"}, "tinylog": {"neurallog_ucb2"}}),  # every neural job
-    ("policies/neural/delayed_dueling.py", {"tiny": {"ndb_df"}}),
-    ("policies/neural/variance_dueling.py", {"tiny": {"nvldb"}}),
-    ("policies/neural/batched/ops.py", {"tiny": {"ndb_df", "nvldb"}, "tinylog": {"neurallog_ucb2"}}),
-    ("policies/neural/batched/logistic.py", {"tinylog": {"neurallog_ucb2"}}),
-    ("policies/pair_selection.py", {"tiny": {"nvldb", "vacdb"}}),
-    ("policies/variance_aware_dueling.py", {"tiny": {"vacdb"}}),
-    ("policies/delayed_labels.py", {"tiny": {"ldb_df", "ndb_df"}}),  # shared by the linear and neural families
-    ("policies/neural/logistic.py", {"tinylog": {"neurallog_ucb2"}}),
-    ("policies/logistic.py", {"tinylog": {"logistic_ucb1"}}),
-    ("envs/logistic.py", {"tinylog": {"neurallog_ucb2", "logistic_ucb1", "random"}}),   # every job on it
-])
+@pytest.mark.parametrize(
+    "module, rerun",
+    [
+        ("policies/delayed_dueling.py", {"tiny": {"ldb_df"}}),  # one family: only its jobs
+        ("policies/neural/nets.py", {"tiny": {"ndb_df", "nvldb"}, "tinylog": {"neurallog_ucb2"}}),  # every neural job
+        ("policies/neural/delayed_dueling.py", {"tiny": {"ndb_df"}}),
+        ("policies/neural/variance_dueling.py", {"tiny": {"nvldb"}}),
+        ("policies/neural/batched/ops.py", {"tiny": {"ndb_df", "nvldb"}, "tinylog": {"neurallog_ucb2"}}),
+        ("policies/neural/batched/logistic.py", {"tinylog": {"neurallog_ucb2"}}),
+        ("policies/pair_selection.py", {"tiny": {"nvldb", "vacdb"}}),
+        ("policies/variance_aware_dueling.py", {"tiny": {"vacdb"}}),
+        ("policies/delayed_labels.py", {"tiny": {"ldb_df", "ndb_df"}}),  # shared by the linear and neural families
+        ("policies/neural/logistic.py", {"tinylog": {"neurallog_ucb2"}}),
+        ("policies/logistic.py", {"tinylog": {"logistic_ucb1"}}),
+        ("envs/logistic.py", {"tinylog": {"neurallog_ucb2", "logistic_ucb1", "random"}}),  # every job on it
+    ],
+)
 def test_editing_one_algorithm_reruns_only_its_jobs(project, module, rerun):
     assert "Nothing to be done" in smk(project, "-n").stdout
     path = project / "src/banditbench" / module
@@ -176,8 +225,11 @@ def test_editing_one_algorithm_reruns_only_its_jobs(project, module, rerun):
 def test_a_run_interrupted_midway_resumes_where_it_stopped(project):
     """As after a crash: one seed's result and the tables missing; only that seed's block and the tables are rebuilt."""
     victim = project / "results/runs/tiny/random/geo/none/1.npz"
-    partner = project / "results/runs/tiny/random/geo/none/0.npz"     # same block (seeds 0, 1)
-    survivors = [project / "results/runs/tiny/random/geo/none/2.npz", project / "results/runs/tiny/ldb_df/geo/none/1.npz"]
+    partner = project / "results/runs/tiny/random/geo/none/0.npz"  # same block (seeds 0, 1)
+    survivors = [
+        project / "results/runs/tiny/random/geo/none/2.npz",
+        project / "results/runs/tiny/ldb_df/geo/none/1.npz",
+    ]
     before = [p.stat().st_mtime_ns for p in survivors]
     partner_bytes = members_but_timing(partner)
     victim.unlink()
@@ -213,11 +265,14 @@ def test_report_opens_on_the_run_and_shows_tables_plots_and_timing(project):
     assert "What was run" in description and "synthetic_dueling" in description and "Versions" in description
     results = json.loads(re.search(r"var results = (\{.*?\});\n", page).group(1))
     kinds = {path: entry["mime_type"] for path, entry in results.items()}
-    assert kinds == {**{f"results/{kind}/{e}.html": "text/html" for kind in ("tables", "timing") for e in TINY["experiments"]},
-                     **{f"results/plots/{e}.png": "image/png" for e in TINY["experiments"]},
-                     **{f"results/paired/tiny.{ext}": mime for ext, mime in (("html", "text/html"), ("png", "image/png"))},
-                     "results/plots/tiny/weak_regret.png": "image/png", "results/plots/tiny/panels/pairs.png": "image/png",
-                     "results/summary/tiny_final.html": "text/html"}
+    assert kinds == {
+        **{f"results/{kind}/{e}.html": "text/html" for kind in ("tables", "timing") for e in TINY["experiments"]},
+        **{f"results/plots/{e}.png": "image/png" for e in TINY["experiments"]},
+        **{f"results/paired/tiny.{ext}": mime for ext, mime in (("html", "text/html"), ("png", "image/png"))},
+        "results/plots/tiny/weak_regret.png": "image/png",
+        "results/plots/tiny/panels/pairs.png": "image/png",
+        "results/summary/tiny_final.html": "text/html",
+    }
     # every plot has its own caption
     assert "Cumulative regret of" in results["results/plots/tiny.png"]["caption"]
     assert "weak_regret" in results["results/plots/tiny/weak_regret.png"]["caption"]
@@ -247,12 +302,17 @@ def test_a_copy_runs_its_own_library_not_the_installed_checkouts(tmp_path):
     init = work / "src" / "banditbench" / "__init__.py"
     init.write_text(init.read_text() + "\nimport sys\nprint('the copy banditbench', file=sys.stderr)\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    probe = subprocess.run([sys.executable, "-c", "import banditbench; print(banditbench.__file__)"],
-                           capture_output=True, text=True, cwd=tmp_path, env=env)
-    assert probe.stdout.startswith(str(ROOT / "src"))        # the installed library is the original's ...
+    probe = subprocess.run(
+        [sys.executable, "-c", "import banditbench; print(banditbench.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert probe.stdout.startswith(str(ROOT / "src"))  # the installed library is the original's ...
     run = smk(work, "-n", env=env, own_src=False)
     assert run.returncode == 0, run.stderr[-3000:]
-    assert "the copy banditbench" in run.stderr            # ... yet the copy's planned the jobs
+    assert "the copy banditbench" in run.stderr  # ... yet the copy's planned the jobs
 
 
 def test_slurm_profile_is_valid(project):
@@ -277,11 +337,12 @@ def test_reduced_real_data_grid_runs_end_to_end_through_the_mirror(tmp_path):
     assert "ndb_df" in set(pd.read_csv(work / "results/tables/ci_prompt.csv")["algorithm"])  # neural, fixed arms
     replay = pd.read_csv(work / "results/tables/ci_obd_replay.csv")
     assert {"cumulative_reward", "ctr", "events_used"} <= set(replay["metric"])
-    assert (replay[replay["metric"] == "events_used"]["mean"] > 150).all()         # skipped events were replayed
-    ctr = pd.read_csv(work / "results/summary/ci_obd_ctr.csv")                     # a run summary, Table 2 layout
+    assert (replay[replay["metric"] == "events_used"]["mean"] > 150).all()  # skipped events were replayed
+    ctr = pd.read_csv(work / "results/summary/ci_obd_ctr.csv")  # a run summary, Table 2 layout
     assert list(ctr["algorithm"]) == ["neurallog_ts1", "logistic_ucb1", "random"]
-    np.testing.assert_allclose(ctr["mean"], replay[replay["metric"] == "ctr"].set_index("algorithm")
-                               .loc[ctr["algorithm"], "mean"])
+    np.testing.assert_allclose(
+        ctr["mean"], replay[replay["metric"] == "ctr"].set_index("algorithm").loc[ctr["algorithm"], "mean"]
+    )
     assert "| replay | 150 events |" in (work / "results/summary/ci_obd_ctr.md").read_text()
     assert any((work / "data/oracles").rglob("*.quality.csv"))
     assert (work / "data/raw/uci/banknote/data_banknote_authentication.txt").is_file()

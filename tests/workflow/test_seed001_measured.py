@@ -58,7 +58,7 @@ def test_the_statlog_rows_hold_the_paired_difference_and_the_late_self_duel_shar
     row = next(line for line in lines if line.startswith("| label_coin | TS-OSYM |"))
     d = nvldb - nldb
     half = stats.t.ppf(0.975, 3) * d.std(ddof=1) / 2
-    assert f"| {d.mean():.3f} ± {half:.3f} | 2/4 | 100 % / 50 % |" in row    # NVLDB lower on seeds 0 and 2
+    assert f"| {d.mean():.3f} ± {half:.3f} | 2/4 | 100 % / 50 % |" in row  # NVLDB lower on seeds 0 and 2
     assert f"(med {np.median(nvldb):.3f})" in row and f"(med {np.median(nldb):.3f})" in row
 
 

@@ -34,15 +34,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", default=None, help="comma-separated tuning seeds (--run; default: the config's)")
     parser.add_argument("--experiments", default=None, help="comma-separated tuning experiments (default: all)")
     parser.add_argument("--jobs", type=int, default=1)
-    parser.add_argument("--block", type=int, default=None,
-                        help="--run: at most this many runs (nu, lam, seed) in one lockstep block (default: all "
-                             "of an experiment's runs of one algorithm)")
+    parser.add_argument(
+        "--block",
+        type=int,
+        default=None,
+        help="--run: at most this many runs (nu, lam, seed) in one lockstep block (default: all "
+        "of an experiment's runs of one algorithm)",
+    )
     parser.add_argument("--write", default=None, help="also write the chosen values to this YAML file")
-    parser.add_argument("--apply", nargs="*", default=[], metavar="CONFIG",
-                        help="set the chosen nu and lam in these paper-grid configs, in place (analysis.tuning."
-                             "apply_choice), e.g. config/neural_logistic.yaml config/neural_logistic_obd_full.yaml")
-    parser.add_argument("--cache", default="results/tuning/runs.csv",
-                        help="CSV of finished runs (--run): appended as they finish, reused on a re-run")
+    parser.add_argument(
+        "--apply",
+        nargs="*",
+        default=[],
+        metavar="CONFIG",
+        help="set the chosen nu and lam in these paper-grid configs, in place (analysis.tuning."
+        "apply_choice), e.g. config/neural_logistic.yaml config/neural_logistic_obd_full.yaml",
+    )
+    parser.add_argument(
+        "--cache",
+        default="results/tuning/runs.csv",
+        help="CSV of finished runs (--run): appended as they finish, reused on a re-run",
+    )
     args = parser.parse_args(argv)
 
     config = load_config_file(args.config)

@@ -65,6 +65,7 @@ def t_quantile(p, df):
     which spares each aggregation job the ~1.5 s import of ``scipy.stats``."""
     return stdtrit(df, p)
 
+
 def mean_ci(values: np.ndarray, level: float = DEFAULT_CI_LEVEL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean and Student-t CI at confidence ``level`` along axis 0 (rows are seeds)."""
     values = np.asarray(values, dtype=float)
@@ -77,9 +78,16 @@ def mean_ci(values: np.ndarray, level: float = DEFAULT_CI_LEVEL) -> tuple[np.nda
     return mean, mean - half, mean + half
 
 
-def aggregate_runs(runs: Sequence[str], experiment: str, horizons: Sequence[int], curve_points: int = CURVE_POINTS,
-                   per_round: Sequence[str] = (), remove_corrupt: bool = False,
-                   ci_level: float = DEFAULT_CI_LEVEL, workers: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
+def aggregate_runs(
+    runs: Sequence[str],
+    experiment: str,
+    horizons: Sequence[int],
+    curve_points: int = CURVE_POINTS,
+    per_round: Sequence[str] = (),
+    remove_corrupt: bool = False,
+    ci_level: float = DEFAULT_CI_LEVEL,
+    workers: int = 1,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return the tidy table and the curves table of one experiment's runs (read and checked by
     :func:`~banditbench.analysis.seedtable.collect_seeds`)."""
     seeds = collect_seeds(runs, experiment, horizons, per_round, remove_corrupt, curve_points, workers)
@@ -97,11 +105,12 @@ def _check_complete(seeds: pd.DataFrame) -> None:
 def _group_stats(df: pd.DataFrame, ci_level: float) -> pd.DataFrame:
     """Mean, Student-t interval, standard deviation, extremes, median and quartiles over the seeds of
     each (cell, t, metric)."""
-    grouped = df.groupby(["experiment", "algorithm", "delay", "budget", "t", "metric"], observed=True,
-                         sort=False)["value"]
+    grouped = df.groupby(["experiment", "algorithm", "delay", "budget", "t", "metric"], observed=True, sort=False)[
+        "value"
+    ]
     g = grouped.agg(["mean", "std", "count", "min", "max"])
     for name, level in (("q1", 0.25), ("median", 0.5), ("q3", 0.75)):
-        g[name] = grouped.quantile(level)                 # aligned on the groups' keys
+        g[name] = grouped.quantile(level)  # aligned on the groups' keys
     g = g.reset_index()
     n = g["count"].to_numpy()
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -114,22 +123,25 @@ def _group_stats(df: pd.DataFrame, ci_level: float) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def seed_statistics(seeds: pd.DataFrame, ci_level: float = DEFAULT_CI_LEVEL,
-                    curve_points: int = CURVE_POINTS) -> tuple[pd.DataFrame, pd.DataFrame]:
+def seed_statistics(
+    seeds: pd.DataFrame, ci_level: float = DEFAULT_CI_LEVEL, curve_points: int = CURVE_POINTS
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The tidy table (the table horizons, run summaries at the final one) and the curves table (the
     series on the curve grid) of a per-seed table (:mod:`banditbench.analysis.seedtable`)."""
     _check_complete(seeds)
     T = int(seeds["t"].max())
-    metric = seeds["metric"].astype("category")          # one test per metric name, not per row
-    series = np.array([str(c).startswith(("cumulative_", "per_round_")) for c in metric.cat.categories],
-                      dtype=bool)[metric.cat.codes.to_numpy()]
+    metric = seeds["metric"].astype("category")  # one test per metric name, not per row
+    series = np.array([str(c).startswith(("cumulative_", "per_round_")) for c in metric.cat.categories], dtype=bool)[
+        metric.cat.codes.to_numpy()
+    ]
     tidy = _group_stats(seeds[seeds["table_horizon"].to_numpy() & series | ~series], ci_level)
     curves = _group_stats(seeds[series & seeds["t"].isin(curve_grid(T, curve_points)).to_numpy()], ci_level)
     return tidy, curves
 
 
-def task_table(seeds: pd.DataFrame, metric: str, ci_level: float = DEFAULT_CI_LEVEL,
-               spread: str = "ci") -> pd.DataFrame | None:
+def task_table(
+    seeds: pd.DataFrame, metric: str, ci_level: float = DEFAULT_CI_LEVEL, spread: str = "ci"
+) -> pd.DataFrame | None:
     """``metric`` at the final horizon per task (rows algorithms, columns delay and task) of a per-seed
     table, for experiments whose seeds are spread over tasks (seed 000's prompt benchmark); None for
     any other experiment."""
@@ -139,11 +151,16 @@ def task_table(seeds: pd.DataFrame, metric: str, ci_level: float = DEFAULT_CI_LE
     if final.empty:
         return None
     df = final.assign(setting=final["delay"].astype(str) + ", " + final["task"].astype(str))
-    stats_ = df.groupby(["algorithm", "setting"], observed=True, sort=False)["value"].agg(
-        ["mean", "std", "count", "min"]).reset_index()
+    stats_ = (
+        df.groupby(["algorithm", "setting"], observed=True, sort=False)["value"]
+        .agg(["mean", "std", "count", "min"])
+        .reset_index()
+    )
     n = stats_["count"].to_numpy()
     with np.errstate(invalid="ignore", divide="ignore"):
-        half = np.where(n > 1, t_quantile(0.5 + ci_level / 2, np.maximum(n - 1, 1)), np.nan) * stats_["std"] / np.sqrt(n)
+        half = (
+            np.where(n > 1, t_quantile(0.5 + ci_level / 2, np.maximum(n - 1, 1)), np.nan) * stats_["std"] / np.sqrt(n)
+        )
     stats_ = stats_.assign(ci_low=stats_["mean"] - half, ci_high=stats_["mean"] + half, sd=stats_["std"])
     stats_["cell"] = [_cell(row, spread) for _, row in stats_.iterrows()]
     stats_["algorithm"] = stats_["algorithm"].astype(str)
@@ -158,7 +175,7 @@ def read_tidy(path: str | Path, what: str = "tidy table") -> pd.DataFrame:
         df = pd.read_csv(path, dtype={"algorithm": str, "delay": str, "budget": str, "experiment": str})
     except FileNotFoundError:
         raise CorruptFileError(f"{path}: {what} does not exist") from None
-    except (ValueError, OSError, UnicodeDecodeError) as err:      # pandas' parser errors are ValueErrors
+    except (ValueError, OSError, UnicodeDecodeError) as err:  # pandas' parser errors are ValueErrors
         raise CorruptFileError(f"{path}: {what} is unreadable ({type(err).__name__}: {err}); {rebuild}") from None
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
@@ -166,8 +183,7 @@ def read_tidy(path: str | Path, what: str = "tidy table") -> pd.DataFrame:
     for column in ("t", "mean", "ci_low", "ci_high", "n"):
         # ci_low / ci_high are empty with one seed; the others always hold a number
         if not pd.api.types.is_numeric_dtype(df[column]) or (column in ("t", "mean", "n") and df[column].isna().any()):
-            raise CorruptFileError(f"{path}: {what} has missing or non-numeric values in column {column!r}; "
-                                   f"{rebuild}")
+            raise CorruptFileError(f"{path}: {what} has missing or non-numeric values in column {column!r}; {rebuild}")
     return df
 
 
@@ -197,50 +213,59 @@ def spread_note(spread: str, ci_level: float, n: int | None = None, interval: st
     if spread == "sd":
         return f"Mean ± standard deviation{seeds}."
     if spread == "both":
-        return (f"Mean ± {ci_percent(ci_level)} % {interval} CI half-width{seeds}; "
-                f"(sd S): the standard deviation across the seeds.")
+        return (
+            f"Mean ± {ci_percent(ci_level)} % {interval} CI half-width{seeds}; "
+            f"(sd S): the standard deviation across the seeds."
+        )
     if spread == "quantiles":
-        return (f"Mean ± {ci_percent(ci_level)} % {interval} CI half-width{seeds}; "
-                f"(med M [Q1, Q3]): the median and the lower and upper quartiles across the seeds (where the "
-                f"seeds split into groups, the mean lies between them and the quartiles show the split).")
+        return (
+            f"Mean ± {ci_percent(ci_level)} % {interval} CI half-width{seeds}; "
+            f"(med M [Q1, Q3]): the median and the lower and upper quartiles across the seeds (where the "
+            f"seeds split into groups, the mean lies between them and the quartiles show the split)."
+        )
     return f"Mean ± {ci_percent(ci_level)} % {interval} CI half-width{seeds}."
 
 
 #: what the dueling environments' regret metrics are (banditbench.envs.preference), for the tables' headers
 REGRET_NAMES = {
     "regret": "the total regret of both arms, per round 2 u* - u_1 - u_2 (seed 000's regret; seed 001's "
-              "'cumulative total regret', App. E Figs. E.10 and E.11(b))",
+    "'cumulative total regret', App. E Figs. E.10 and E.11(b))",
     "average_regret": "the average regret, per round (2 u* - u_1 - u_2) / 2 (seed 001, Sec. 3.1; its Figs. 2, "
-                      "E.1-E.9, E.11(a))",
+    "E.1-E.9, E.11(a))",
     "weak_regret": "the weak regret, per round u* - max(u_1, u_2) (seed 001, Sec. 3.1)",
 }
 #: what the dueling environments' other per-round and summary metrics are, for the tables' headers
 METRIC_NOTES = {
     "cumulative_self_duel": "the number of rounds up to t whose two arms were the same arm (self-duels)",
     "per_round_self_duel": "the share of rounds up to t whose two arms were the same arm (self-duels: a "
-                           "duel of an arm with itself carries no information for a learner driven by the "
-                           "difference of the two arms' features)",
+    "duel of an arm with itself carries no information for a learner driven by the "
+    "difference of the two arms' features)",
     "late_self_duel_rate": "the share of self-duels in the run's last 10 % of rounds (near 1: the learner "
-                           "has locked onto one arm)",
+    "has locked onto one arm)",
 }
 
 
 def metric_note(metric: str) -> str | None:
     """What a table's metric is, when it is a regret the dueling environments log (``cumulative_M`` is
     R(t), ``per_round_M`` R(t)/t) or one of :data:`METRIC_NOTES`; None for other metrics."""
-    for prefix, what in (("per_round_", "R(t)/t, the running average of"), ("cumulative_", "R(t), the sum over rounds of")):
-        if metric.startswith(prefix) and metric[len(prefix):] in REGRET_NAMES:
-            return f"{metric}: {what} {REGRET_NAMES[metric[len(prefix):]]}."
+    for prefix, what in (
+        ("per_round_", "R(t)/t, the running average of"),
+        ("cumulative_", "R(t), the sum over rounds of"),
+    ):
+        if metric.startswith(prefix) and metric[len(prefix) :] in REGRET_NAMES:
+            return f"{metric}: {what} {REGRET_NAMES[metric[len(prefix) :]]}."
     return f"{metric}: {METRIC_NOTES[metric]}." if metric in METRIC_NOTES else None
 
 
 def below_zero_note(n: int | None, ci_level: float) -> str:
     """Why a ``†`` cell's interval reaches below 0."""
     q = f"{t_quantile(0.5 + ci_level / 2, n - 1) / np.sqrt(n):.2f}" if n and n > 1 else "many"
-    return (f"{BELOW_ZERO} the interval reaches below 0, a value no seed reached (every seed's value is >= 0): "
-            f"a Student-t interval is symmetric about the mean and does not know the metric's bound; with "
-            f"n = {n} seeds its half-width is {q} standard deviations, so a few seeds far above the rest "
-            f"stretch it below 0.")
+    return (
+        f"{BELOW_ZERO} the interval reaches below 0, a value no seed reached (every seed's value is >= 0): "
+        f"a Student-t interval is symmetric about the mean and does not know the metric's bound; with "
+        f"n = {n} seeds its half-width is {q} standard deviations, so a few seeds far above the rest "
+        f"stretch it below 0."
+    )
 
 
 def headline_table(tidy: pd.DataFrame, metric: str, spread: str = "ci") -> pd.DataFrame:
@@ -265,7 +290,7 @@ def with_instance_rows(headline: pd.DataFrame, tidy: pd.DataFrame) -> pd.DataFra
     """``headline`` followed by one row per ``instance_*`` summary (its mean over the cell's runs)."""
     rows = []
     for name in dict.fromkeys(m for m in tidy["metric"] if str(m).startswith(INSTANCE_PREFIX)):
-        table = headline_table(tidy.assign(ci_high=np.nan), name)      # a constant: the value alone
+        table = headline_table(tidy.assign(ci_high=np.nan), name)  # a constant: the value alone
         rows.append(table.iloc[[0]].rename(index={table.index[0]: name.removeprefix(INSTANCE_PREFIX)}))
     return pd.concat([headline, *rows]) if rows else headline
 
@@ -274,10 +299,10 @@ def human_tables(tidy: pd.DataFrame, spread: str = "ci") -> dict[str, pd.DataFra
     """One wide table per metric: rows (delay, budget, algorithm), columns ``t = ...``."""
     out = {}
     for metric, df in tidy.groupby("metric", sort=False):
-        df = df.assign(cell=[_cell(row, spread) for _, row in df.iterrows()],
-                       horizon=df["t"].map(lambda t: f"t = {t}"))
-        wide = df.pivot_table(index=["delay", "budget", "algorithm"], columns="horizon", values="cell",
-                              aggfunc="first", sort=False)
+        df = df.assign(cell=[_cell(row, spread) for _, row in df.iterrows()], horizon=df["t"].map(lambda t: f"t = {t}"))
+        wide = df.pivot_table(
+            index=["delay", "budget", "algorithm"], columns="horizon", values="cell", aggfunc="first", sort=False
+        )
         wide = wide[sorted(wide.columns, key=lambda c: int(c.split("= ")[1]))]
         out[metric] = wide
     return out
@@ -302,8 +327,13 @@ def _notes(tables: dict[str, pd.DataFrame], ci_level: float, spread: str, n: int
     return notes
 
 
-def to_markdown(tables: dict[str, pd.DataFrame], experiment: str, ci_level: float = DEFAULT_CI_LEVEL,
-                spread: str = "ci", n: int | None = None) -> str:
+def to_markdown(
+    tables: dict[str, pd.DataFrame],
+    experiment: str,
+    ci_level: float = DEFAULT_CI_LEVEL,
+    spread: str = "ci",
+    n: int | None = None,
+) -> str:
     lines = [f"# {experiment}", ""]
     for note in _notes(tables, ci_level, spread, n):
         lines += [note, ""]
@@ -323,8 +353,13 @@ def tex_escape(s: str) -> str:
     return str(s).replace("\\", r"\textbackslash{}").replace("_", r"\_").replace("%", r"\%").replace("&", r"\&")
 
 
-def to_latex(tables: dict[str, pd.DataFrame], experiment: str, ci_level: float = DEFAULT_CI_LEVEL,
-           spread: str = "ci", n: int | None = None) -> str:
+def to_latex(
+    tables: dict[str, pd.DataFrame],
+    experiment: str,
+    ci_level: float = DEFAULT_CI_LEVEL,
+    spread: str = "ci",
+    n: int | None = None,
+) -> str:
     notes = " ".join(_notes(tables, ci_level, spread, n)).replace(BELOW_ZERO, r"$\dagger$")
     parts = []
     for metric, wide in tables.items():
@@ -332,20 +367,40 @@ def to_latex(tables: dict[str, pd.DataFrame], experiment: str, ci_level: float =
         head = list(wide.index.names) + list(wide.columns)
         body = [" & ".join(tex_escape(h) for h in head) + r" \\ \midrule"]
         for idx, row in wide.iterrows():
-            cells = [*map(str, _labels(idx)),
-                     *(str(v).replace("±", r"$\pm$").replace(BELOW_ZERO, r"$^\dagger$") for v in row.values)]
+            cells = [
+                *map(str, _labels(idx)),
+                *(str(v).replace("±", r"$\pm$").replace(BELOW_ZERO, r"$^\dagger$") for v in row.values),
+            ]
             body.append(" & ".join(tex_escape(c) if "$" not in c else c for c in cells) + r" \\")
-        parts.append("\n".join([
-            r"\begin{table}[t]", r"\centering",
-            rf"\caption{{{tex_escape(experiment)}: {tex_escape(metric)}. "
-            + tex_escape(notes).replace("±", r"$\pm$").replace(r"\textbackslash{}dagger", r"\dagger") + "}",
-            r"\begin{tabular}{" + "l" * len(wide.index.names) + "r" * len(wide.columns) + "}",
-            r"\toprule", *body, r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]))
+        parts.append(
+            "\n".join(
+                [
+                    r"\begin{table}[t]",
+                    r"\centering",
+                    rf"\caption{{{tex_escape(experiment)}: {tex_escape(metric)}. "
+                    + tex_escape(notes).replace("±", r"$\pm$").replace(r"\textbackslash{}dagger", r"\dagger")
+                    + "}",
+                    r"\begin{tabular}{" + "l" * len(wide.index.names) + "r" * len(wide.columns) + "}",
+                    r"\toprule",
+                    *body,
+                    r"\bottomrule",
+                    r"\end{tabular}",
+                    r"\end{table}",
+                    "",
+                ]
+            )
+        )
     return "\n".join(parts)
 
 
-def to_html(tables: dict[str, pd.DataFrame], experiment: str, description: str = "",
-            ci_level: float = DEFAULT_CI_LEVEL, spread: str = "ci", n: int | None = None) -> str:
+def to_html(
+    tables: dict[str, pd.DataFrame],
+    experiment: str,
+    description: str = "",
+    ci_level: float = DEFAULT_CI_LEVEL,
+    spread: str = "ci",
+    n: int | None = None,
+) -> str:
     """A self-contained page of the same tables (escaped; one ``<table>`` per metric)."""
     body = [f"<h1>{html.escape(experiment)}</h1>"]
     if description:
@@ -363,8 +418,9 @@ def _csv_bytes(df: pd.DataFrame) -> bytes:
     return buf.getvalue().encode()
 
 
-def tables_from_seeds(seeds: pd.DataFrame, experiment: str, main_metric: str, ci_level: float = DEFAULT_CI_LEVEL,
-                      spread: str = "ci") -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame], int]:
+def tables_from_seeds(
+    seeds: pd.DataFrame, experiment: str, main_metric: str, ci_level: float = DEFAULT_CI_LEVEL, spread: str = "ci"
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame], int]:
     """The tidy table, the curves table, the human tables and the number of seeds per cell, all from
     the per-seed table ``seeds``."""
     tidy, curve_df = seed_statistics(seeds, ci_level)
@@ -377,12 +433,24 @@ def tables_from_seeds(seeds: pd.DataFrame, experiment: str, main_metric: str, ci
     return tidy, curve_df, tables, int(tidy["n"].max())
 
 
-def aggregate_experiment(runs: Sequence[str], experiment: str, horizons: Sequence[int], csv: str | Path,
-                         markdown: str | Path, latex: str | Path, curves: str | Path,
-                         main_metric: str, per_round: Sequence[str] = (), remove_corrupt: bool = False,
-                         html_file: str | Path | None = None, description: str = "",
-                         ci_level: float = DEFAULT_CI_LEVEL, seeds_file: str | Path | None = None,
-                         spread: str = "ci", workers: int | None = None) -> pd.DataFrame:
+def aggregate_experiment(
+    runs: Sequence[str],
+    experiment: str,
+    horizons: Sequence[int],
+    csv: str | Path,
+    markdown: str | Path,
+    latex: str | Path,
+    curves: str | Path,
+    main_metric: str,
+    per_round: Sequence[str] = (),
+    remove_corrupt: bool = False,
+    html_file: str | Path | None = None,
+    description: str = "",
+    ci_level: float = DEFAULT_CI_LEVEL,
+    seeds_file: str | Path | None = None,
+    spread: str = "ci",
+    workers: int | None = None,
+) -> pd.DataFrame:
     """Aggregate ``runs`` and write all table files atomically; return the tidy table.
 
     The runs are read once into the per-seed table (:func:`~banditbench.analysis.seedtable.collect_seeds`,
@@ -398,8 +466,9 @@ def aggregate_experiment(runs: Sequence[str], experiment: str, horizons: Sequenc
     """
     if spread not in SPREADS:
         raise ValueError(f"spread must be one of {SPREADS}, got {spread!r}")
-    seeds = collect_seeds(runs, experiment, horizons, per_round, remove_corrupt,
-                          workers=default_workers() if workers is None else workers)
+    seeds = collect_seeds(
+        runs, experiment, horizons, per_round, remove_corrupt, workers=default_workers() if workers is None else workers
+    )
     if seeds_file is not None:
         write_parquet(seeds, seeds_file)
     tidy, curve_df, tables, n = tables_from_seeds(seeds, experiment, main_metric, ci_level, spread)

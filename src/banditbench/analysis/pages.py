@@ -20,5 +20,7 @@ tbody tr:hover { background: #f8f8ff; }
 
 def html_page(title: str, body: str) -> str:
     """A complete UTF-8 page titled ``title`` around already-escaped ``body`` markup."""
-    return (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-            f"<style>{_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f"<style>{_STYLE}</style></head>\n<body>\n{body}\n</body></html>\n"
+    )

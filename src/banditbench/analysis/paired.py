@@ -41,15 +41,33 @@ from .aggregate import ci_percent, t_quantile, tex_escape
 from .pages import html_page
 from .seedtable import curve_grid, read_seeds
 
-COLUMNS = ["experiment", "a", "b", "delay", "budget", "t", "metric", "better", "mean", "ci_low", "ci_high", "sd",
-           "n", "a_better", "tied", "interval", "level"]
+COLUMNS = [
+    "experiment",
+    "a",
+    "b",
+    "delay",
+    "budget",
+    "t",
+    "metric",
+    "better",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "sd",
+    "n",
+    "a_better",
+    "tied",
+    "interval",
+    "level",
+]
 INTERVAL_NAMES = {"t": "Student-t", "bootstrap": "BCa bootstrap"}
 #: bootstrap values held at once (resamples x seeds x rounds), bounding its memory
 _BOOTSTRAP_BATCH_VALUES = 20_000_000
 
 
-def paired_interval(d: np.ndarray, level: float = DEFAULT_CI_LEVEL, interval: str = "t",
-                    resamples: int = 9999, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def paired_interval(
+    d: np.ndarray, level: float = DEFAULT_CI_LEVEL, interval: str = "t", resamples: int = 9999, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Mean, interval bounds and standard deviation of the differences ``d`` (rows seeds, columns rounds).
 
     ``interval``: ``t`` (mean ± t_{n-1} sd / sqrt(n)) or ``bootstrap`` (BCa, ``resamples`` resamples of
@@ -73,49 +91,72 @@ def paired_interval(d: np.ndarray, level: float = DEFAULT_CI_LEVEL, interval: st
     low, high = mean.copy(), mean.copy()
     varies = np.ptp(d, axis=0) > 0
     if varies.any():
-        from scipy import stats            # here only: importing scipy.stats costs each job ~1.5 s
+        from scipy import stats  # here only: importing scipy.stats costs each job ~1.5 s
 
         sub = d[:, varies]
         batch = max(1, _BOOTSTRAP_BATCH_VALUES // (n * sub.shape[1]))
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")    # BCa's warning on few distinct values: the bounds say it
-            res = stats.bootstrap((sub,), np.mean, axis=0, vectorized=True, n_resamples=resamples,
-                                  confidence_level=level, method="BCa", batch=batch,
-                                  rng=np.random.default_rng(seed))
+            warnings.simplefilter("ignore")  # BCa's warning on few distinct values: the bounds say it
+            res = stats.bootstrap(
+                (sub,),
+                np.mean,
+                axis=0,
+                vectorized=True,
+                n_resamples=resamples,
+                confidence_level=level,
+                method="BCa",
+                batch=batch,
+                rng=np.random.default_rng(seed),
+            )
         low[varies], high[varies] = res.confidence_interval.low, res.confidence_interval.high
     return mean, low, high, sd
 
 
-def differences(seeds: pd.DataFrame, a: str, b: str, metric: str) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
+def differences(
+    seeds: pd.DataFrame, a: str, b: str, metric: str
+) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
     """Per (delay, budget): the rounds and the differences ``A - B`` (rows seeds in increasing order,
     columns rounds), seed matched to seed.  A seed that only one of the two ran is a ``ValueError``."""
     df = seeds[(seeds["metric"] == metric) & seeds["algorithm"].isin([a, b])]
     missing = [x for x in (a, b) if not (df["algorithm"] == x).any()]
     if missing:
-        raise ValueError(f"no {metric!r} values for algorithm(s) {missing} in the per-seed table; it has "
-                         f"{sorted(map(str, seeds['algorithm'].unique()))}")
+        raise ValueError(
+            f"no {metric!r} values for algorithm(s) {missing} in the per-seed table; it has "
+            f"{sorted(map(str, seeds['algorithm'].unique()))}"
+        )
     out = {}
     for (delay, budget), cell in df.groupby(["delay", "budget"], observed=True, sort=False):
-        wide = cell.pivot_table(index=["t", "seed"], columns="algorithm", values="value", aggfunc="first",
-                                observed=True)
+        wide = cell.pivot_table(
+            index=["t", "seed"], columns="algorithm", values="value", aggfunc="first", observed=True
+        )
         for x in (a, b):
             if x not in wide.columns:
                 raise ValueError(f"delay {delay}, budget {budget}: no {metric!r} values for algorithm {x!r}")
         lacking = wide[[a, b]].isna()
         if lacking.to_numpy().any():
             seeds_of = {x: sorted(set(cell.loc[cell["algorithm"] == x, "seed"])) for x in (a, b)}
-            raise ValueError(f"delay {delay}, budget {budget}: a paired comparison needs the same seeds, but "
-                             f"{a} ran seeds {seeds_of[a]} and {b} ran {seeds_of[b]}")
+            raise ValueError(
+                f"delay {delay}, budget {budget}: a paired comparison needs the same seeds, but "
+                f"{a} ran seeds {seeds_of[a]} and {b} ran {seeds_of[b]}"
+            )
         wide = wide.sort_index()
         ts = wide.index.get_level_values("t").unique().to_numpy()
-        diff = (wide[a] - wide[b]).to_numpy().reshape(len(ts), -1).T       # rows seeds, columns rounds
+        diff = (wide[a] - wide[b]).to_numpy().reshape(len(ts), -1).T  # rows seeds, columns rounds
         out[(str(delay), str(budget))] = (ts, diff)
     return out
 
 
-def paired_statistics(seeds: pd.DataFrame, experiment: str, pairs: Sequence[Sequence[str]], metric: str,
-                      better: str, ci_level: float = DEFAULT_CI_LEVEL, interval: str = "t",
-                      resamples: int = 9999, curve_points: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def paired_statistics(
+    seeds: pd.DataFrame,
+    experiment: str,
+    pairs: Sequence[Sequence[str]],
+    metric: str,
+    better: str,
+    ci_level: float = DEFAULT_CI_LEVEL,
+    interval: str = "t",
+    resamples: int = 9999,
+    curve_points: int | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The paired table (the table horizons) and the difference curves (the curve grid) of ``pairs``."""
     T = int(seeds["t"].max())
     table_t = np.unique(seeds.loc[seeds["table_horizon"].to_numpy(), "t"].to_numpy())
@@ -127,15 +168,34 @@ def paired_statistics(seeds: pd.DataFrame, experiment: str, pairs: Sequence[Sequ
             sign = -1.0 if better == "lower" else 1.0
             a_better = (sign * d > 0).mean(axis=0)
             tied = (d == 0).mean(axis=0)
-            frame = pd.DataFrame({"experiment": experiment, "a": a, "b": b, "delay": delay, "budget": budget,
-                                  "t": ts, "metric": metric, "better": better, "mean": mean, "ci_low": low,
-                                  "ci_high": high, "sd": sd, "n": d.shape[0], "a_better": a_better, "tied": tied,
-                                  "interval": interval, "level": ci_level})
+            frame = pd.DataFrame(
+                {
+                    "experiment": experiment,
+                    "a": a,
+                    "b": b,
+                    "delay": delay,
+                    "budget": budget,
+                    "t": ts,
+                    "metric": metric,
+                    "better": better,
+                    "mean": mean,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "sd": sd,
+                    "n": d.shape[0],
+                    "a_better": a_better,
+                    "tied": tied,
+                    "interval": interval,
+                    "level": ci_level,
+                }
+            )
             table_rows.append(frame[np.isin(ts, table_t)])
             curve_rows.append(frame[np.isin(ts, grid)])
     empty = pd.DataFrame(columns=COLUMNS)
-    return (pd.concat(table_rows, ignore_index=True) if table_rows else empty,
-            pd.concat(curve_rows, ignore_index=True) if curve_rows else empty)
+    return (
+        pd.concat(table_rows, ignore_index=True) if table_rows else empty,
+        pd.concat(curve_rows, ignore_index=True) if curve_rows else empty,
+    )
 
 
 def _cell(row, spread: str) -> str:
@@ -169,13 +229,17 @@ def lock_in_note(seeds: pd.DataFrame, algorithms: Sequence[str]) -> str | None:
         values = run["value"].to_numpy()
         if values.mean() > LOCK_IN_RATE:
             where = f", delay {delay}" + (f", budget {budget}" if str(budget) != "none" else "") if several else ""
-            locked.append(f"{alg} ({100 * values.mean():.0f} %{where}; {int((values > LOCK_IN_RATE).sum())} of "
-                          f"{len(values)} seeds above {100 * LOCK_IN_RATE:.0f} %)")
+            locked.append(
+                f"{alg} ({100 * values.mean():.0f} %{where}; {int((values > LOCK_IN_RATE).sum())} of "
+                f"{len(values)} seeds above {100 * LOCK_IN_RATE:.0f} %)"
+            )
     if not locked:
         return None
-    return ("Self-duel lock-in: " + ", ".join(locked) + f" played one arm against itself in more than "
-            f"{100 * LOCK_IN_RATE:.0f} % of the last {100 * LATE_SHARE:.0f} % of rounds (mean over seeds); "
-            f"such duels carry no information, so these runs' regret is frozen on the arm they locked onto.")
+    return (
+        "Self-duel lock-in: " + ", ".join(locked) + f" played one arm against itself in more than "
+        f"{100 * LOCK_IN_RATE:.0f} % of the last {100 * LATE_SHARE:.0f} % of rounds (mean over seeds); "
+        f"such duels carry no information, so these runs' regret is frozen on the arm they locked onto."
+    )
 
 
 def _pair(row) -> str:
@@ -192,13 +256,17 @@ def caption(table: pd.DataFrame, spread: str = "ci") -> str:
         spread_text = f"mean ± standard deviation of the per-seed differences over n = {n} seeds"
     else:
         how = "± half-width" if row["interval"] == "t" else "[low, high]"
-        spread_text = (f"mean {how} of the {ci_percent(float(row['level']))} % "
-                       f"{INTERVAL_NAMES[row['interval']]} interval of the mean paired difference over n = {n} seeds"
-                       + (f" ({int(_resamples_of(table))} resamples)" if row["interval"] == "bootstrap" else "")
-                       + (", then sd: the standard deviation of the per-seed differences" if spread == "both" else ""))
-    return (f"A − B: the per-seed difference of {metric} between algorithms A and B on the same seeds "
-            f"({row['better']} is better, so a {favour} difference favours A); {spread_text}; in parentheses the "
-            f"seeds on which A is better (ties count for neither).")
+        spread_text = (
+            f"mean {how} of the {ci_percent(float(row['level']))} % "
+            f"{INTERVAL_NAMES[row['interval']]} interval of the mean paired difference over n = {n} seeds"
+            + (f" ({int(_resamples_of(table))} resamples)" if row["interval"] == "bootstrap" else "")
+            + (", then sd: the standard deviation of the per-seed differences" if spread == "both" else "")
+        )
+    return (
+        f"A − B: the per-seed difference of {metric} between algorithms A and B on the same seeds "
+        f"({row['better']} is better, so a {favour} difference favours A); {spread_text}; in parentheses the "
+        f"seeds on which A is better (ties count for neither)."
+    )
 
 
 def _resamples_of(table: pd.DataFrame) -> int:
@@ -216,10 +284,14 @@ def human_tables(table: pd.DataFrame, spread: str = "ci") -> dict[str, pd.DataFr
     if "budget" in varying:
         setting = setting.str.replace(r"(^|, )(\d[\d.e+-]*)$", r"\1B = \2", regex=True)
     metric = str(table["metric"].iloc[0])
-    out = {f"A − B, {metric} at T = {final_t}": final.assign(setting=setting).pivot_table(
-        index="pair", columns="setting", values="cell", aggfunc="first", sort=False)}
+    out = {
+        f"A − B, {metric} at T = {final_t}": final.assign(setting=setting).pivot_table(
+            index="pair", columns="setting", values="cell", aggfunc="first", sort=False
+        )
+    }
     wide = df.assign(horizon=df["t"].map(lambda t: f"t = {t}")).pivot_table(
-        index=["delay", "budget", "pair"], columns="horizon", values="cell", aggfunc="first", sort=False)
+        index=["delay", "budget", "pair"], columns="horizon", values="cell", aggfunc="first", sort=False
+    )
     out[f"A − B, {metric} by horizon"] = wide[sorted(wide.columns, key=lambda c: int(c.split("= ")[1]))]
     return out
 
@@ -251,17 +323,30 @@ def to_latex(tables: Mapping[str, pd.DataFrame], experiment: str, text: str) -> 
         head, body = _rows(wide)
         lines = [" & ".join(_tex(str(h)) for h in head) + r" \\ \midrule"]
         lines += [" & ".join(_tex(str(c)) for c in row) + r" \\" for row in body]
-        parts.append("\n".join([
-            r"\begin{table}[t]", r"\centering",
-            rf"\caption{{{_tex(experiment)}: {_tex(title)}. {_tex(text.replace(chr(10) * 2, ' '))}}}",
-            r"\begin{tabular}{" + "l" * len(wide.index.names) + "r" * len(wide.columns) + "}",
-            r"\toprule", *lines, r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]))
+        parts.append(
+            "\n".join(
+                [
+                    r"\begin{table}[t]",
+                    r"\centering",
+                    rf"\caption{{{_tex(experiment)}: {_tex(title)}. {_tex(text.replace(chr(10) * 2, ' '))}}}",
+                    r"\begin{tabular}{" + "l" * len(wide.index.names) + "r" * len(wide.columns) + "}",
+                    r"\toprule",
+                    *lines,
+                    r"\bottomrule",
+                    r"\end{tabular}",
+                    r"\end{table}",
+                    "",
+                ]
+            )
+        )
     return "\n".join(parts)
 
 
 def to_html(tables: Mapping[str, pd.DataFrame], experiment: str, text: str) -> str:
-    body = [f"<h1>{html.escape(experiment)}: paired comparisons</h1>",
-            *(f"<p>{html.escape(part)}</p>" for part in text.split("\n\n"))]
+    body = [
+        f"<h1>{html.escape(experiment)}: paired comparisons</h1>",
+        *(f"<p>{html.escape(part)}</p>" for part in text.split("\n\n")),
+    ]
     for title, wide in tables.items():
         flat = wide.rename_axis(columns=None).reset_index()
         body += [f"<h2>{html.escape(title)}</h2>", flat.to_html(index=False, escape=True, border=0, na_rep="")]
@@ -286,8 +371,13 @@ def plot_differences(curves: pd.DataFrame, title: str, outputs: Sequence[str | P
     df = curves.assign(budget=curves["budget"].astype(str), pair=curves.apply(_pair, axis=1))
     delays, budgets = list(dict.fromkeys(df["delay"])), list(dict.fromkeys(df["budget"]))
     pairs = list(dict.fromkeys(df["pair"]))
-    fig, axes = plt.subplots(len(budgets), len(delays), figsize=(3.6 * len(delays) + 0.6, 2.9 * len(budgets) + 0.9),
-                             squeeze=False, sharex=True)
+    fig, axes = plt.subplots(
+        len(budgets),
+        len(delays),
+        figsize=(3.6 * len(delays) + 0.6, 2.9 * len(budgets) + 0.9),
+        squeeze=False,
+        sharex=True,
+    )
     for r, budget in enumerate(budgets):
         for c, delay in enumerate(delays):
             ax = axes[r][c]
@@ -309,23 +399,42 @@ def plot_differences(curves: pd.DataFrame, title: str, outputs: Sequence[str | P
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), frameon=False, fontsize=8)
     row = df.iloc[0]
-    band = (f"{ci_percent(float(row['level']))} % {INTERVAL_NAMES[row['interval']]} band of the mean paired "
-            f"difference, n = {int(df['n'].max())} seeds; {row['better']} is better")
+    band = (
+        f"{ci_percent(float(row['level']))} % {INTERVAL_NAMES[row['interval']]} band of the mean paired "
+        f"difference, n = {int(df['n'].max())} seeds; {row['better']} is better"
+    )
     fig.suptitle(f"{title}\n{band}", fontsize=10)
     fig.tight_layout(rect=(0, 0.1 if len(budgets) == 1 else 0.06, 1, 1))
     _save(fig, outputs)
 
 
-def write_paired(seeds_file: str | Path, experiment: str, paired: Mapping[str, Any], csv: str | Path,
-                 curves_csv: str | Path, markdown: str | Path, latex: str | Path, html_file: str | Path,
-                 plots: Sequence[str | Path] = (), ci_level: float = DEFAULT_CI_LEVEL,
-                 spread: str = "ci") -> pd.DataFrame:
+def write_paired(
+    seeds_file: str | Path,
+    experiment: str,
+    paired: Mapping[str, Any],
+    csv: str | Path,
+    curves_csv: str | Path,
+    markdown: str | Path,
+    latex: str | Path,
+    html_file: str | Path,
+    plots: Sequence[str | Path] = (),
+    ci_level: float = DEFAULT_CI_LEVEL,
+    spread: str = "ci",
+) -> pd.DataFrame:
     """Read the per-seed table, write the paired tables, curves and plot atomically; return the table.
 
     ``paired`` is the experiment's resolved ``paired`` (:func:`banditbench.configuration.comparisons.resolve`)."""
     seeds = read_seeds(seeds_file)
-    table, curves = paired_statistics(seeds, experiment, paired["pairs"], paired["metric"], paired["better"],
-                                      ci_level, paired["interval"], int(paired.get("resamples", 9999)))
+    table, curves = paired_statistics(
+        seeds,
+        experiment,
+        paired["pairs"],
+        paired["metric"],
+        paired["better"],
+        ci_level,
+        paired["interval"],
+        int(paired.get("resamples", 9999)),
+    )
     table.attrs["resamples"] = curves.attrs["resamples"] = int(paired.get("resamples", 9999))
     text = caption(table, spread)
     note = lock_in_note(seeds, [a for pair in paired["pairs"] for a in pair])

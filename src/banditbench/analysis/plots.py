@@ -63,8 +63,10 @@ def below_zero_note(df: pd.DataFrame) -> str | None:
     if crossing.empty:
         return None
     n = int(crossing["n"].min())
-    return (f"Bands reaching below 0 do so where no seed's value did: a symmetric Student-t interval over "
-            f"n = {n} seeds does not know that the metric cannot be negative.")
+    return (
+        f"Bands reaching below 0 do so where no seed's value did: a symmetric Student-t interval over "
+        f"n = {n} seeds does not know that the metric cannot be negative."
+    )
 
 
 def _note(fig, df: pd.DataFrame) -> float:
@@ -72,7 +74,7 @@ def _note(fig, df: pd.DataFrame) -> float:
     note = below_zero_note(df)
     if not note:
         return 0.0
-    text = textwrap.fill(note, width=max(40, int(15 * fig.get_figwidth())))     # 7-point characters per line
+    text = textwrap.fill(note, width=max(40, int(15 * fig.get_figwidth())))  # 7-point characters per line
     fig.text(0.01, 0.005, text, fontsize=7, ha="left", va="bottom", color="0.3")
     return 0.12 * (text.count("\n") + 1) + 0.05
 
@@ -98,8 +100,14 @@ def _draw_seeds(ax, seeds: pd.DataFrame, colour) -> None:
         ax.plot(run["t"], run["value"], color=colour, lw=0.5, alpha=0.25, zorder=1)
 
 
-def plot_curves(curves: str | Path | pd.DataFrame, metric: str, title: str, outputs: Sequence[str | Path],
-                ci_level: float | None = None, seeds: pd.DataFrame | None = None) -> None:
+def plot_curves(
+    curves: str | Path | pd.DataFrame,
+    metric: str,
+    title: str,
+    outputs: Sequence[str | Path],
+    ci_level: float | None = None,
+    seeds: pd.DataFrame | None = None,
+) -> None:
     """One panel per (budget, delay), one mean curve with its band per algorithm; under each budget's
     panels a row with the self-duel rate (:data:`RATE_CURVE`) where the curves hold it; with ``seeds``
     (the experiment's per-seed table, :mod:`banditbench.analysis.seedtable`) every seed's curve faintly
@@ -115,8 +123,14 @@ def plot_curves(curves: str | Path | pd.DataFrame, metric: str, title: str, outp
     styles = {a: ("-", "--", "-.", ":")[i % 4] for i, a in enumerate(algorithms)}
     rows = [(budget, name) for budget in budgets for name in ([metric, RATE_CURVE] if len(rate) else [metric])]
     heights = [1.0 if name == metric else 0.45 for _, name in rows]
-    fig, axes = plt.subplots(len(rows), len(delays), figsize=(3.6 * len(delays) + 0.6, 2.9 * sum(heights) + 0.6),
-                             squeeze=False, sharex=True, gridspec_kw={"height_ratios": heights})
+    fig, axes = plt.subplots(
+        len(rows),
+        len(delays),
+        figsize=(3.6 * len(delays) + 0.6, 2.9 * sum(heights) + 0.6),
+        squeeze=False,
+        sharex=True,
+        gridspec_kw={"height_ratios": heights},
+    )
     if seeds is not None:
         seeds = seeds[seeds["metric"] == metric].assign(budget=lambda d: d["budget"].astype(str))
     for r, (budget, name) in enumerate(rows):
@@ -129,8 +143,11 @@ def plot_curves(curves: str | Path | pd.DataFrame, metric: str, title: str, outp
                 if d.empty:
                     continue
                 if seeds is not None and name == metric:
-                    _draw_seeds(ax, seeds[(seeds["algorithm"] == alg) & (seeds["delay"] == delay)
-                                          & (seeds["budget"] == budget)], colours[alg])
+                    _draw_seeds(
+                        ax,
+                        seeds[(seeds["algorithm"] == alg) & (seeds["delay"] == delay) & (seeds["budget"] == budget)],
+                        colours[alg],
+                    )
                 _draw(ax, d, colours[alg], styles[alg], alg)
             if name == metric:
                 ax.set_title(f"delay: {delay}" + (f", budget: {budget}" if budget != "none" else ""), fontsize=10)
@@ -144,24 +161,43 @@ def plot_curves(curves: str | Path | pd.DataFrame, metric: str, title: str, outp
     handles, labels = axes[0][0].get_legend_handles_labels()
     height = fig.get_figheight()
     note_inches = _note(fig, df)
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), frameon=False, fontsize=9,
-               bbox_to_anchor=(0.5, note_inches / height))
+    fig.legend(
+        handles,
+        labels,
+        loc="lower center",
+        ncol=min(len(labels), 5),
+        frameon=False,
+        fontsize=9,
+        bbox_to_anchor=(0.5, note_inches / height),
+    )
     how = [f"bands: {ci_percent(ci_level)} % CI"] if ci_level is not None else []
     how += ["faint lines: single seeds"] if seeds is not None else []
     fig.suptitle(title + (f"\n({'; '.join(how)})" if how else ""), fontsize=11)
-    legend_inches = 0.2 * -(-len(labels) // 5) + 0.15          # the legend's rows of 9-point text, and a margin
+    legend_inches = 0.2 * -(-len(labels) // 5) + 0.15  # the legend's rows of 9-point text, and a margin
     fig.tight_layout(rect=(0, min(0.45, (legend_inches + note_inches) / height), 1, 1))
     _save(fig, outputs)
 
 
-def plot_panels(curves: str | Path | pd.DataFrame, metric: str, panels: Mapping[str, Sequence[str]], title: str,
-                outputs: Sequence[str | Path], ci_level: float | None = None) -> None:
+def plot_panels(
+    curves: str | Path | pd.DataFrame,
+    metric: str,
+    panels: Mapping[str, Sequence[str]],
+    title: str,
+    outputs: Sequence[str | Path],
+    ci_level: float | None = None,
+) -> None:
     """Write :func:`panel_figure` to ``outputs``."""
     _save(panel_figure(curves, metric, panels, title, ci_level=ci_level), outputs)
 
 
-def panel_figure(curves: str | Path | pd.DataFrame, metric: str, panels: Mapping[str, Sequence[str]], title: str,
-                 columns: int = 3, ci_level: float | None = None):
+def panel_figure(
+    curves: str | Path | pd.DataFrame,
+    metric: str,
+    panels: Mapping[str, Sequence[str]],
+    title: str,
+    columns: int = 3,
+    ci_level: float | None = None,
+):
     """One panel per entry of ``panels`` (title -> algorithm labels) and (budget, delay), at most
     ``columns`` to a row (unused axes hidden); the i-th label of every panel has the i-th colour."""
     df = _metric_curves(curves, metric)
@@ -172,15 +208,15 @@ def panel_figure(curves: str | Path | pd.DataFrame, metric: str, panels: Mapping
     cells = [(name, labels, budget, delay) for budget, delay in settings for name, labels in panels.items()]
     ncols = min(columns, len(cells))
     nrows = -(-len(cells) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols + 0.6, 3.0 * nrows + 0.6), squeeze=False,
-                             sharex=True)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols + 0.6, 3.0 * nrows + 0.6), squeeze=False, sharex=True)
     for k, (name, labels, budget, delay) in enumerate(cells):
         ax = axes[k // ncols][k % ncols]
         cell = df[(df["delay"] == delay) & (df["budget"] == budget)]
         for i, alg in enumerate(labels):
             _draw(ax, cell[cell["algorithm"] == alg], plt.get_cmap("tab10")(i % 10), ("-", "--", "-.", ":")[i % 4], alg)
-        heading = name + ("" if len(settings) == 1 else f" (delay: {delay}"
-                          + (f", budget: {budget})" if budget != "none" else ")"))
+        heading = name + (
+            "" if len(settings) == 1 else f" (delay: {delay}" + (f", budget: {budget})" if budget != "none" else ")")
+        )
         ax.set_title(heading, fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, frameon=False)

@@ -53,13 +53,26 @@ def curve_grid(horizon: int, points: int = CURVE_POINTS) -> np.ndarray:
 def _flat_provenance(prov: dict | None) -> tuple:
     if not prov:
         return (None,) * len(PROVENANCE_COLUMNS)
-    blas = "; ".join(dict.fromkeys(
-        " ".join(str(b.get(k)) for k in ("internal_api", "version", "architecture") if b.get(k) is not None)
-        for b in prov.get("blas") or [] if isinstance(b, dict))) or None
+    blas = (
+        "; ".join(
+            dict.fromkeys(
+                " ".join(str(b.get(k)) for k in ("internal_api", "version", "architecture") if b.get(k) is not None)
+                for b in prov.get("blas") or []
+                if isinstance(b, dict)
+            )
+        )
+        or None
+    )
     dirty = prov.get("dirty")
-    return (prov.get("commit"), None if not isinstance(dirty, bool) else ("yes" if dirty else "no"),
-            prov.get("host"), prov.get("cpu"), blas, prov.get("python"),
-            (prov.get("packages") or {}).get("banditbench"))
+    return (
+        prov.get("commit"),
+        None if not isinstance(dirty, bool) else ("yes" if dirty else "no"),
+        prov.get("host"),
+        prov.get("cpu"),
+        blas,
+        prov.get("python"),
+        (prov.get("packages") or {}).get("banditbench"),
+    )
 
 
 def _task_name(cell, summary) -> str | None:
@@ -84,15 +97,17 @@ def _read_run(path: str, experiment: str, per_round: Sequence[str]):
     the flat provenance."""
     expect = identity_from_path(path)
     if expect.get("experiment") != experiment:
-        raise ValueError(f"{path}: not a run of experiment {experiment!r} "
-                         f"(expected results/runs/{experiment}/<algorithm>/<delay>/<budget>/<seed>.npz)")
+        raise ValueError(
+            f"{path}: not a run of experiment {experiment!r} "
+            f"(expected results/runs/{experiment}/<algorithm>/<delay>/<budget>/<seed>.npz)"
+        )
     try:
         data, meta, _, prov = load_run(path, expect)
     except CorruptFileError as err:
         return path, str(err), None
     cell = meta["cell"]
     names, series = [], []
-    for name in meta.get("metrics", sorted(data)):   # the environment's order: primary metric first
+    for name in meta.get("metrics", sorted(data)):  # the environment's order: primary metric first
         names.append(f"cumulative_{name}")
         series.append(np.cumsum(data[name]))
     for name in per_round:
@@ -101,12 +116,20 @@ def _read_run(path: str, experiment: str, per_round: Sequence[str]):
         names.append(f"per_round_{name}")
         series.append(np.cumsum(data[name]) / np.arange(1, len(data[name]) + 1))
     summary = meta.get("summary", {})
-    return path, None, {
-        "key": (cell["algorithm"], cell["delay_label"], budget_label(cell["budget"])),
-        "seed": int(meta.get("seed", cell.get("seed"))), "horizon": int(cell["horizon"]),
-        "names": tuple(names), "series": np.vstack(series) if series else np.empty((0, int(cell["horizon"]))),
-        "summary": {k: float(v) for k, v in summary.items()}, "task": _task_name(cell, summary),
-        "provenance": _flat_provenance(prov)}
+    return (
+        path,
+        None,
+        {
+            "key": (cell["algorithm"], cell["delay_label"], budget_label(cell["budget"])),
+            "seed": int(meta.get("seed", cell.get("seed"))),
+            "horizon": int(cell["horizon"]),
+            "names": tuple(names),
+            "series": np.vstack(series) if series else np.empty((0, int(cell["horizon"]))),
+            "summary": {k: float(v) for k, v in summary.items()},
+            "task": _task_name(cell, summary),
+            "provenance": _flat_provenance(prov),
+        },
+    )
 
 
 def _read_chunk(args):
@@ -115,25 +138,33 @@ def _read_chunk(args):
     for path in paths:
         path, err, run = _read_run(path, experiment, per_round)
         if run is not None and keep is not None and len(keep) and run["horizon"] >= keep[-1]:
-            run["series"] = run["series"][:, keep - 1]       # cut in the worker: less to send back
+            run["series"] = run["series"][:, keep - 1]  # cut in the worker: less to send back
             run["cut"] = True
         out.append((path, err, run))
     return out
 
 
-def _read_all(runs: Sequence[str], experiment: str, per_round: Sequence[str], keep: np.ndarray | None,
-              workers: int) -> list:
+def _read_all(
+    runs: Sequence[str], experiment: str, per_round: Sequence[str], keep: np.ndarray | None, workers: int
+) -> list:
     runs = [str(p) for p in runs]
     if workers <= 1 or len(runs) < PARALLEL_READ_FROM:
         return _read_chunk((runs, experiment, tuple(per_round), keep))
     size = max(50, -(-len(runs) // (4 * workers)))
-    chunks = [(runs[i:i + size], experiment, tuple(per_round), keep) for i in range(0, len(runs), size)]
+    chunks = [(runs[i : i + size], experiment, tuple(per_round), keep) for i in range(0, len(runs), size)]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         return [item for part in pool.map(_read_chunk, chunks) for item in part]
 
 
-def collect_seeds(runs: Sequence[str], experiment: str, horizons: Sequence[int], per_round: Sequence[str] = (),
-                  remove_corrupt: bool = False, curve_points: int = CURVE_POINTS, workers: int = 1) -> pd.DataFrame:
+def collect_seeds(
+    runs: Sequence[str],
+    experiment: str,
+    horizons: Sequence[int],
+    per_round: Sequence[str] = (),
+    remove_corrupt: bool = False,
+    curve_points: int = CURVE_POINTS,
+    workers: int = 1,
+) -> pd.DataFrame:
     """The per-seed table (module docstring) of ``runs``, every file checked against the run its path
     names and its checksums.
 
@@ -160,8 +191,11 @@ def collect_seeds(runs: Sequence[str], experiment: str, horizons: Sequence[int],
         if remove_corrupt:
             for path, _ in bad:
                 Path(path).unlink(missing_ok=True)
-        what = (f"removed {len(bad)} corrupt result file(s); run snakemake again to rebuild them"
-                if remove_corrupt else f"{len(bad)} corrupt result file(s); delete them and re-run their jobs")
+        what = (
+            f"removed {len(bad)} corrupt result file(s); run snakemake again to rebuild them"
+            if remove_corrupt
+            else f"{len(bad)} corrupt result file(s); delete them and re-run their jobs"
+        )
         raise CorruptFileError("\n".join(err for _, err in bad) + f"\n{what}")
     loaded = [run for _, _, run in read]
     horizons_found = sorted({run["horizon"] for run in loaded})
@@ -184,8 +218,9 @@ def _assemble(loaded: list, experiment: str, keep: np.ndarray, table_t: set[int]
         names = list(run["names"])
         m, p = series.shape
         summary = run["summary"]
-        metric_parts.append(np.concatenate([np.repeat(_codes(names, metric_cat), p),
-                                            _codes(list(summary), metric_cat)]))
+        metric_parts.append(
+            np.concatenate([np.repeat(_codes(names, metric_cat), p), _codes(list(summary), metric_cat)])
+        )
         t_parts.append(np.concatenate([np.tile(keep, m), np.full(len(summary), T)]))
         value_parts.append(np.concatenate([series.ravel(), np.fromiter(summary.values(), float, len(summary))]))
         counts.append(m * p + len(summary))
@@ -195,7 +230,7 @@ def _assemble(loaded: list, experiment: str, keep: np.ndarray, table_t: set[int]
         categories = {} if categories is None else categories
         codes = np.repeat(_codes(values, categories), counts)
         names = list(categories)
-        if None in categories:     # None is a missing value, not a category
+        if None in categories:  # None is a missing value, not a category
             none = categories[None]
             codes = np.where(codes == none, -1, codes - (codes > none))
             names.remove(None)
@@ -237,9 +272,10 @@ def read_seeds(path: str | Path) -> pd.DataFrame:
         df = pd.read_parquet(path, engine="pyarrow")
     except FileNotFoundError:
         raise CorruptFileError(f"{path}: per-seed table does not exist") from None
-    except Exception as err:    # pyarrow's errors for a damaged file are of several types
-        raise CorruptFileError(f"{path}: per-seed table is unreadable ({type(err).__name__}: {err}); "
-                               f"{rebuild}") from None
+    except Exception as err:  # pyarrow's errors for a damaged file are of several types
+        raise CorruptFileError(
+            f"{path}: per-seed table is unreadable ({type(err).__name__}: {err}); {rebuild}"
+        ) from None
     missing = [c for c in SEED_COLUMNS if c not in df.columns]
     if missing:
         raise CorruptFileError(f"{path}: per-seed table lacks the columns {missing}; {rebuild}")
@@ -250,5 +286,5 @@ def default_workers() -> int:
     """Processes that read result files: the CPUs this process may use."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:     # not Linux
+    except AttributeError:  # not Linux
         return max(1, os.cpu_count() or 1)

@@ -123,8 +123,12 @@ def _bounded(d: np.ndarray, alpha: float, lo: float, hi: float) -> tuple[np.ndar
     return lo + (hi - lo) * np.maximum(centre - half, 0), lo + (hi - lo) * np.minimum(centre + half, 1)
 
 
-def confidence_sequence(differences, alpha: float = 0.05, bounds: tuple[float, float] | None = None,
-                        prior_precision: float = PRIOR_PRECISION) -> tuple[np.ndarray, np.ndarray]:
+def confidence_sequence(
+    differences,
+    alpha: float = 0.05,
+    bounds: tuple[float, float] | None = None,
+    prior_precision: float = PRIOR_PRECISION,
+) -> tuple[np.ndarray, np.ndarray]:
     """Low and high bound at the current n of a (1 - alpha) confidence sequence for the mean difference.
 
     ``differences``: rows seeds in the order they were added, columns independent sequences (or 1-D).
@@ -189,8 +193,13 @@ class Verdict:
     method: str
 
 
-def verdict(differences, direction: str, alpha: float = 0.05, bounds: tuple[float, float] | None = None,
-            prior_precision: float = PRIOR_PRECISION) -> Verdict:
+def verdict(
+    differences,
+    direction: str,
+    alpha: float = 0.05,
+    bounds: tuple[float, float] | None = None,
+    prior_precision: float = PRIOR_PRECISION,
+) -> Verdict:
     """Judge the claim that the mean difference ``A - B`` is below 0 (``direction='less'``, e.g. lower
     regret) or above 0 (``'greater'``) on the 1-D ``differences`` with :func:`confidence_sequence`."""
     if direction not in DIRECTIONS:

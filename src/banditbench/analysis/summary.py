@@ -38,20 +38,36 @@ def summary_cells(table: Mapping[str, Any], tidy_files: Mapping[str, str | Path]
         final = df[df["t"] == df["t"].max()]
         cells = final[final["metric"] == table["metric"]].set_index("algorithm")
         if cells.empty:
-            raise ValueError(f"{where}.metric: {table['metric']!r} is not in the table of experiment "
-                             f"{row['experiment']!r} ({tidy_files[row['experiment']]}); it has "
-                             f"{sorted(set(final['metric']))}")
+            raise ValueError(
+                f"{where}.metric: {table['metric']!r} is not in the table of experiment "
+                f"{row['experiment']!r} ({tidy_files[row['experiment']]}); it has "
+                f"{sorted(set(final['metric']))}"
+            )
         missing = [a for a in table["algorithms"] if a not in cells.index]
         if missing:
-            raise ValueError(f"{where}.rows.{i}: the table of experiment {row['experiment']!r} "
-                             f"({tidy_files[row['experiment']]}) has no row for {missing}; re-run its aggregation")
+            raise ValueError(
+                f"{where}.rows.{i}: the table of experiment {row['experiment']!r} "
+                f"({tidy_files[row['experiment']]}) has no row for {missing}; re-run its aggregation"
+            )
         means = cells.loc[list(table["algorithms"]), "mean"].to_numpy(dtype=float)
         bold = _best(means, table["better"], table["bold"])
         for alg, is_bold in zip(table["algorithms"], bold):
             c = cells.loc[alg]
-            lines.append({"row": i, "group": row["group"], "label": row["label"], "experiment": row["experiment"],
-                          "algorithm": alg, "mean": c["mean"], "ci_low": c["ci_low"], "ci_high": c["ci_high"],
-                          "n": int(c["n"]), "t": int(c["t"]), "bold": bool(is_bold)})
+            lines.append(
+                {
+                    "row": i,
+                    "group": row["group"],
+                    "label": row["label"],
+                    "experiment": row["experiment"],
+                    "algorithm": alg,
+                    "mean": c["mean"],
+                    "ci_low": c["ci_low"],
+                    "ci_high": c["ci_high"],
+                    "n": int(c["n"]),
+                    "t": int(c["t"]),
+                    "bold": bool(is_bold),
+                }
+            )
     return pd.DataFrame(lines)
 
 
@@ -83,22 +99,32 @@ def _grid(cells: pd.DataFrame, table: Mapping[str, Any]) -> tuple[list[str], lis
             previous = first["group"]
         else:
             lead = [first["label"]]
-        body.append([(str(x), False) for x in lead]
-                    + [(_text(line, table["decimals"]), bool(line["bold"])) for _, line in row.iterrows()])
+        body.append(
+            [(str(x), False) for x in lead]
+            + [(_text(line, table["decimals"]), bool(line["bold"])) for _, line in row.iterrows()]
+        )
     return head, body
 
 
 def _caption(table: Mapping[str, Any], t_values: list[int]) -> str:
     horizon = f"T = {t_values[0]}" if len(set(t_values)) == 1 else "each experiment's final horizon"
-    text = (f"{table['metric']} at {horizon}: mean ± {ci_percent(table['ci_level'])} % CI half-width across seeds; "
-            f"in bold the best {table['bold']} of each row ({table['better']} is better).")
+    text = (
+        f"{table['metric']} at {horizon}: mean ± {ci_percent(table['ci_level'])} % CI half-width across seeds; "
+        f"in bold the best {table['bold']} of each row ({table['better']} is better)."
+    )
     return f"{table['description']} {text}".strip()
 
 
 def to_markdown(cells: pd.DataFrame, table: Mapping[str, Any]) -> str:
     head, body = _grid(cells, table)
-    lines = [f"# {table['name']}", "", _caption(table, list(cells["t"])), "",
-             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [
+        f"# {table['name']}",
+        "",
+        _caption(table, list(cells["t"])),
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
     lines += ["| " + " | ".join(f"**{s}**" if b else s for s, b in row) + " |" for row in body]
     return "\n".join(lines) + "\n"
 
@@ -114,23 +140,49 @@ def to_latex(cells: pd.DataFrame, table: Mapping[str, Any]) -> str:
     rows = [" & ".join(tex_escape(h) for h in head) + r" \\ \midrule"]
     rows += [" & ".join(cell(s, b) for s, b in row) + r" \\" for row in body]
     caption = tex_escape(_caption(table, list(cells["t"]))).replace("±", r"$\pm$")
-    return "\n".join([r"\begin{table}[t]", r"\centering", rf"\caption{{{caption}}}",
-                      r"\begin{tabular}{" + "l" * n_lead + "r" * len(table["algorithms"]) + "}",
-                      r"\toprule", *rows, r"\bottomrule", r"\end{tabular}", r"\end{table}", ""])
+    return "\n".join(
+        [
+            r"\begin{table}[t]",
+            r"\centering",
+            rf"\caption{{{caption}}}",
+            r"\begin{tabular}{" + "l" * n_lead + "r" * len(table["algorithms"]) + "}",
+            r"\toprule",
+            *rows,
+            r"\bottomrule",
+            r"\end{tabular}",
+            r"\end{table}",
+            "",
+        ]
+    )
 
 
 def to_html(cells: pd.DataFrame, table: Mapping[str, Any]) -> str:
     head, body = _grid(cells, table)
     rows = ["<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"]
-    rows += ["<tr>" + "".join(f"<td><b>{html.escape(s)}</b></td>" if b else f"<td>{html.escape(s)}</td>"
-                              for s, b in row) + "</tr>" for row in body]
-    page = [f"<h1>{html.escape(table['name'])}</h1>", f"<p>{html.escape(_caption(table, list(cells['t'])))}</p>",
-            "<table>", *rows, "</table>"]
+    rows += [
+        "<tr>"
+        + "".join(f"<td><b>{html.escape(s)}</b></td>" if b else f"<td>{html.escape(s)}</td>" for s, b in row)
+        + "</tr>"
+        for row in body
+    ]
+    page = [
+        f"<h1>{html.escape(table['name'])}</h1>",
+        f"<p>{html.escape(_caption(table, list(cells['t'])))}</p>",
+        "<table>",
+        *rows,
+        "</table>",
+    ]
     return html_page(table["name"], "\n".join(page))
 
 
-def write_summary_table(table: Mapping[str, Any], tidy_files: Mapping[str, str | Path], csv: str | Path,
-                        markdown: str | Path, latex: str | Path, html_file: str | Path) -> pd.DataFrame:
+def write_summary_table(
+    table: Mapping[str, Any],
+    tidy_files: Mapping[str, str | Path],
+    csv: str | Path,
+    markdown: str | Path,
+    latex: str | Path,
+    html_file: str | Path,
+) -> pd.DataFrame:
     """Build ``table`` from the experiments' tidy tables and write its four files atomically."""
     cells = summary_cells(table, tidy_files)
     buf = io.StringIO()

@@ -26,8 +26,18 @@ from ..configuration.grid import block_label
 from ..storage.resultio import atomic_write_bytes, load_result
 from .pages import html_page
 
-JOB_COLUMNS = ["algorithm", "delay", "budget", "job", "seeds", "wall_s", "overhead_s", "max_rss_mb",
-               "simulation_s", "cpu_s"]
+JOB_COLUMNS = [
+    "algorithm",
+    "delay",
+    "budget",
+    "job",
+    "seeds",
+    "wall_s",
+    "overhead_s",
+    "max_rss_mb",
+    "simulation_s",
+    "cpu_s",
+]
 
 
 def benchmark_path(run: str | Path, block: Sequence[int]) -> Path:
@@ -45,34 +55,54 @@ def job_table(runs: Sequence[str | Path]) -> pd.DataFrame:
     for run in runs:
         _, meta, timing = load_result(run)
         if "block" not in timing:
-            raise ValueError(f"{run}: no 'block' in its timing member: it was not written by a simulate job "
-                             "(banditbench run-block); delete it and re-run Snakemake")
+            raise ValueError(
+                f"{run}: no 'block' in its timing member: it was not written by a simulate job "
+                "(banditbench run-block); delete it and re-run Snakemake"
+            )
         jobs[benchmark_path(run, timing["block"])].append((meta["cell"], timing))
     rows = []
     for bench, members in jobs.items():
         if not bench.is_file():
-            raise FileNotFoundError(f"{bench}: benchmark file of the simulate job that wrote "
-                                    f"{len(members)} result file(s) in {bench.parent} is missing; "
-                                    "delete those result files and re-run Snakemake")
-        measured = pd.read_csv(bench, sep="\t").iloc[-1]   # the last line: the last attempt
+            raise FileNotFoundError(
+                f"{bench}: benchmark file of the simulate job that wrote "
+                f"{len(members)} result file(s) in {bench.parent} is missing; "
+                "delete those result files and re-run Snakemake"
+            )
+        measured = pd.read_csv(bench, sep="\t").iloc[-1]  # the last line: the last attempt
         cell = members[0][0]
         simulation = sum(t["wall_time_s"] for _, t in members)
         wall = float(_number(measured["s"]))
-        rows.append((cell["algorithm"], cell["delay_label"],
-                     "none" if cell["budget"] is None else format(cell["budget"], "g"),
-                     bench.name.removesuffix(".benchmark.tsv"), len(members), wall, wall - simulation,
-                     float(_number(measured.get("max_rss"))), simulation, float(_number(measured.get("cpu_time")))))
+        rows.append(
+            (
+                cell["algorithm"],
+                cell["delay_label"],
+                "none" if cell["budget"] is None else format(cell["budget"], "g"),
+                bench.name.removesuffix(".benchmark.tsv"),
+                len(members),
+                wall,
+                wall - simulation,
+                float(_number(measured.get("max_rss"))),
+                simulation,
+                float(_number(measured.get("cpu_time"))),
+            )
+        )
     return pd.DataFrame(rows, columns=JOB_COLUMNS)
 
 
 def summary_table(jobs: pd.DataFrame) -> pd.DataFrame:
     """Per algorithm (and in total): jobs, seeds, job wall time, overhead share and peak memory."""
+
     def summarise(df: pd.DataFrame) -> dict:
-        return {"jobs": len(df), "seeds": int(df["seeds"].sum()),
-                "mean job [s]": df["wall_s"].mean(), "max job [s]": df["wall_s"].max(),
-                "overhead [%]": 100 * df["overhead_s"].sum() / df["wall_s"].sum(),
-                "max RSS [MB]": df["max_rss_mb"].max(),
-                "total [s]": df["wall_s"].sum(), "simulation [s]": df["simulation_s"].sum()}
+        return {
+            "jobs": len(df),
+            "seeds": int(df["seeds"].sum()),
+            "mean job [s]": df["wall_s"].mean(),
+            "max job [s]": df["wall_s"].max(),
+            "overhead [%]": 100 * df["overhead_s"].sum() / df["wall_s"].sum(),
+            "max RSS [MB]": df["max_rss_mb"].max(),
+            "total [s]": df["wall_s"].sum(),
+            "simulation [s]": df["simulation_s"].sum(),
+        }
 
     rows = {alg: summarise(df) for alg, df in jobs.groupby("algorithm", sort=False)}
     rows["all"] = summarise(jobs)
@@ -82,15 +112,17 @@ def summary_table(jobs: pd.DataFrame) -> pd.DataFrame:
 def to_html(jobs: pd.DataFrame, experiment: str, slowest: int = 10) -> str:
     summary = summary_table(jobs)
     top = jobs.sort_values("wall_s", ascending=False).head(slowest)
-    body = [f"<h1>{html.escape(experiment)}: simulate jobs</h1>",
-            "<p>From Snakemake's benchmark files: wall time, CPU time and sampled peak resident memory "
-            "(NaN when the job ended before the first sample) of each simulate job, which runs a block "
-            "of seeds in one process. Overhead = job wall time minus its seeds' simulation time "
-            "(process start, imports, set-up, file writes).</p>",
-            "<h2>Per algorithm</h2>",
-            summary.reset_index().to_html(index=False, float_format=lambda v: f"{v:,.2f}", border=0, na_rep="NaN"),
-            f"<h2>Slowest {len(top)} of {len(jobs)} jobs</h2>",
-            top.to_html(index=False, float_format=lambda v: f"{v:,.2f}", border=0, na_rep="NaN")]
+    body = [
+        f"<h1>{html.escape(experiment)}: simulate jobs</h1>",
+        "<p>From Snakemake's benchmark files: wall time, CPU time and sampled peak resident memory "
+        "(NaN when the job ended before the first sample) of each simulate job, which runs a block "
+        "of seeds in one process. Overhead = job wall time minus its seeds' simulation time "
+        "(process start, imports, set-up, file writes).</p>",
+        "<h2>Per algorithm</h2>",
+        summary.reset_index().to_html(index=False, float_format=lambda v: f"{v:,.2f}", border=0, na_rep="NaN"),
+        f"<h2>Slowest {len(top)} of {len(jobs)} jobs</h2>",
+        top.to_html(index=False, float_format=lambda v: f"{v:,.2f}", border=0, na_rep="NaN"),
+    ]
     return html_page(f"{experiment}: simulate jobs", "\n".join(body))
 
 

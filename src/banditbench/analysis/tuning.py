@@ -58,8 +58,15 @@ def read_tables(paths: Iterable[str | Path]) -> list[tuple[str, str, float]]:
     return rows
 
 
-def run_grid(config: Mapping, experiments: Sequence[str], seeds: Sequence[int], horizon: int | None,
-             jobs: int = 1, cache: str | Path | None = None, block: int | None = None) -> list[tuple[str, str, float]]:
+def run_grid(
+    config: Mapping,
+    experiments: Sequence[str],
+    seeds: Sequence[int],
+    horizon: int | None,
+    jobs: int = 1,
+    cache: str | Path | None = None,
+    block: int | None = None,
+) -> list[tuple[str, str, float]]:
     """Run every algorithm of the tuning experiments in-process (``jobs`` worker processes) and
     return ``(experiment, algorithm, mean cumulative regret over seeds)``.  ``horizon`` (None: the
     config's) overrides the config's as ``--config horizon=...`` would; ``seeds`` replaces each
@@ -78,18 +85,24 @@ def run_grid(config: Mapping, experiments: Sequence[str], seeds: Sequence[int], 
     for name in experiments:
         exp = grid.experiments[name]
         (delay,), (budget,) = exp.delays, exp.budget_labels
-        cells += [(name, alg, grid.cell(name, alg, delay, budget, seed)) for alg in exp.algorithms for seed in exp.seeds]
-    for name in experiments:                       # a missing prepared dataset stops here, before any run
+        cells += [
+            (name, alg, grid.cell(name, alg, delay, budget, seed)) for alg in exp.algorithms for seed in exp.seeds
+        ]
+    for name in experiments:  # a missing prepared dataset stops here, before any run
         for path in grid.data_files(name):
             if not Path(path).exists():
-                raise FileNotFoundError(f"{name}: prepared dataset {path} does not exist; build it with "
-                                        f"`snakemake --cores 1 {path}`")
+                raise FileNotFoundError(
+                    f"{name}: prepared dataset {path} does not exist; build it with `snakemake --cores 1 {path}`"
+                )
     done: dict[tuple[str, str, int], float] = {}
     if cache is not None and Path(cache).exists():
         with open(cache, newline="") as f:
-            done = {(r["experiment"], r["algorithm"], int(r["seed"])): float(r["cumulative_regret"])
-                    for r in csv.DictReader(f) if r["experiment"] in grid.experiments
-                    and int(r["horizon"]) == grid.experiments[r["experiment"]].horizon}
+            done = {
+                (r["experiment"], r["algorithm"], int(r["seed"])): float(r["cumulative_regret"])
+                for r in csv.DictReader(f)
+                if r["experiment"] in grid.experiments
+                and int(r["horizon"]) == grid.experiments[r["experiment"]].horizon
+            }
     todo = [(n, a, c) for n, a, c in cells if (n, a, int(c["seed"])) not in done]
     blocks = member_blocks(todo, block)
     out = open(cache, "a", newline="") if cache is not None else None
@@ -103,7 +116,7 @@ def run_grid(config: Mapping, experiments: Sequence[str], seeds: Sequence[int], 
             results = pool.imap(_final_regrets, [[c for _, _, c in b] for b in blocks], chunksize=1)
         else:
             pool, results = None, map(_final_regrets, [[c for _, _, c in b] for b in blocks])
-        for members, totals in zip(blocks, results):          # each block recorded as it finishes
+        for members, totals in zip(blocks, results):  # each block recorded as it finishes
             for (name, alg, cell), total in zip(members, totals):
                 done[(name, alg, int(cell["seed"]))] = total
                 if out is not None:
@@ -122,7 +135,9 @@ def run_grid(config: Mapping, experiments: Sequence[str], seeds: Sequence[int], 
     return [(e, a, sum(v) / len(v)) for (e, a), v in sums.items()]
 
 
-def member_blocks(runs: Sequence[tuple[str, str, Mapping]], block: int | None = None) -> list[list[tuple[str, str, Mapping]]]:
+def member_blocks(
+    runs: Sequence[tuple[str, str, Mapping]], block: int | None = None
+) -> list[list[tuple[str, str, Mapping]]]:
     """Group ``(experiment, label, cell)`` runs into blocks for :func:`banditbench.simulation.runner.run_members`:
     one block per experiment, delay, budget, policy and policy parameters other than the policy's
     ``per_member`` ones,
@@ -141,7 +156,7 @@ def member_blocks(runs: Sequence[tuple[str, str, Mapping]], block: int | None = 
         key = (name, cell["delay_label"], repr(cell["budget"]), cell["policy"]["name"], tuple(fixed))
         groups.setdefault(key, []).append(run)
     size = block or max((len(g) for g in groups.values()), default=1)
-    return [g[i:i + size] for g in groups.values() for i in range(0, len(g), size)]
+    return [g[i : i + size] for g in groups.values() for i in range(0, len(g), size)]
 
 
 def _final_regrets(cells: Sequence[Mapping]) -> list[float]:
@@ -159,7 +174,7 @@ def _final_regrets(cells: Sequence[Mapping]) -> list[float]:
 
 def choose(rows: Iterable[tuple[str, str, float]]) -> dict[str, dict[str, dict[str, float]]]:
     """``{family: {algorithm: {"nu", "lam", "score"}}}`` (module docstring)."""
-    regret: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)     # family -> (environment, label)
+    regret: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)  # family -> (environment, label)
     for experiment, label, value in rows:
         family, environment = family_of(experiment)
         regret[family][(environment, label)] = value
@@ -170,8 +185,10 @@ def choose(rows: Iterable[tuple[str, str, float]]) -> dict[str, dict[str, dict[s
             if (env, NORMALISER) not in table:
                 raise ValueError(f"tune_{family}_{env}: no {NORMALISER!r} run to normalise by")
             if not table[(env, NORMALISER)] > 0:
-                raise ValueError(f"tune_{family}_{env}: uniform random has no regret; the environment cannot rank "
-                                 f"pairs (leave it out of the tuning grid)")
+                raise ValueError(
+                    f"tune_{family}_{env}: uniform random has no regret; the environment cannot rank "
+                    f"pairs (leave it out of the tuning grid)"
+                )
         scores: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
         labels = {label for _, label in table}
         for label in labels:
@@ -181,13 +198,14 @@ def choose(rows: Iterable[tuple[str, str, float]]) -> dict[str, dict[str, dict[s
             algorithm, nu, lam = parsed
             missing = [env for env in environments if (env, label) not in table]
             if missing:
-                raise ValueError(f"{label}: no run in tune_{family}_{missing[0]} (every environment of a family "
-                                 f"runs the same grid)")
+                raise ValueError(
+                    f"{label}: no run in tune_{family}_{missing[0]} (every environment of a family runs the same grid)"
+                )
             score = sum(table[(env, label)] / table[(env, NORMALISER)] for env in environments) / len(environments)
             scores[algorithm].append((nu, lam, score))
         chosen[family] = {}
         for algorithm, entries in sorted(scores.items()):
-            best = min(sorted(entries), key=lambda e: e[2])          # grid order breaks ties
+            best = min(sorted(entries), key=lambda e: e[2])  # grid order breaks ties
             chosen[family][algorithm] = {"nu": best[0], "lam": best[1], "score": round(best[2], 4)}
     return chosen
 
@@ -230,4 +248,3 @@ def apply_choice(text: str, chosen: Mapping[str, Mapping[str, Mapping[str, float
                 line = re.sub(r"\blam: [^,}]+", f"lam: {values['lam']:g}", line)
         out.append(line)
     return "".join(out)
-

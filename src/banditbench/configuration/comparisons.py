@@ -57,12 +57,15 @@ def check_top(top: Any, experiments: Mapping[str, Mapping[str, Any]]) -> None:
     """The top-level ``paired``: a ``reference`` must name an algorithm of some experiment."""
     if isinstance(top, Mapping) and top.get("reference") is not None:
         if not any(top["reference"] in spec["algorithms"] for spec in experiments.values()):
-            raise ConfigError(f"paired.reference: {top['reference']!r} is not an algorithm of any experiment; "
-                              f"algorithms: {sorted({a for s in experiments.values() for a in s['algorithms']})}")
+            raise ConfigError(
+                f"paired.reference: {top['reference']!r} is not an algorithm of any experiment; "
+                f"algorithms: {sorted({a for s in experiments.values() for a in s['algorithms']})}"
+            )
 
 
-def resolve(name: str, spec: Mapping[str, Any], top: Any, metrics: Sequence[str],
-            plot_metric: str) -> dict[str, Any] | None:
+def resolve(
+    name: str, spec: Mapping[str, Any], top: Any, metrics: Sequence[str], plot_metric: str
+) -> dict[str, Any] | None:
     """The experiment's paired comparisons, or None (fewer than two algorithms, or ``paired: false``):
     ``{pairs: [[A, B], ...], metric: cumulative_<m>, better, interval, resamples}``."""
     own = spec.get("paired", {})
@@ -79,8 +82,10 @@ def resolve(name: str, spec: Mapping[str, Any], top: Any, metrics: Sequence[str]
         for i, pair in enumerate(pairs):
             for label in pair:
                 if label not in algorithms:
-                    raise ConfigError(f"{key_path(where, 'pairs', i)}: {label!r} is not an algorithm of this "
-                                      f"experiment; its algorithms: {algorithms}")
+                    raise ConfigError(
+                        f"{key_path(where, 'pairs', i)}: {label!r} is not an algorithm of this "
+                        f"experiment; its algorithms: {algorithms}"
+                    )
             if pair[0] == pair[1]:
                 raise ConfigError(f"{key_path(where, 'pairs', i)}: a pair of {pair[0]!r} with itself")
         if not pairs:
@@ -89,8 +94,10 @@ def resolve(name: str, spec: Mapping[str, Any], top: Any, metrics: Sequence[str]
         if own.get("reference") is not None:
             reference = own["reference"]
             if reference not in algorithms:
-                raise ConfigError(f"{key_path(where, 'reference')}: {reference!r} is not an algorithm of this "
-                                  f"experiment; its algorithms: {algorithms}")
+                raise ConfigError(
+                    f"{key_path(where, 'reference')}: {reference!r} is not an algorithm of this "
+                    f"experiment; its algorithms: {algorithms}"
+                )
         elif top.get("reference") in algorithms:
             reference = top["reference"]
         else:
@@ -98,20 +105,31 @@ def resolve(name: str, spec: Mapping[str, Any], top: Any, metrics: Sequence[str]
         pairs = [[reference, other] for other in algorithms if other != reference]
     metric = own.get("metric") or plot_metric
     if metric not in metrics:
-        raise ConfigError(f"{key_path(where, 'metric')}: {metric!r} is not logged by the environment; "
-                          f"choose from {list(metrics)}")
+        raise ConfigError(
+            f"{key_path(where, 'metric')}: {metric!r} is not logged by the environment; choose from {list(metrics)}"
+        )
     better = own.get("better") or top.get("better") or better_of(metric)
     if better is None:
-        raise ConfigError(f"{key_path(where, 'better')}: say whether lower or higher {metric!r} is better "
-                          f"(better: lower or better: higher)")
+        raise ConfigError(
+            f"{key_path(where, 'better')}: say whether lower or higher {metric!r} is better "
+            f"(better: lower or better: higher)"
+        )
     interval = own.get("interval") or top.get("interval") or "t"
     resamples = _coerce(own.get("resamples", top.get("resamples", DEFAULT_RESAMPLES)), int)
-    for key, value, ok in (("interval", interval, interval in INTERVALS),
-                           ("resamples", resamples, isinstance(resamples, int) and not isinstance(resamples, bool)
-                            and resamples >= 100)):
+    for key, value, ok in (
+        ("interval", interval, interval in INTERVALS),
+        ("resamples", resamples, isinstance(resamples, int) and not isinstance(resamples, bool) and resamples >= 100),
+    ):
         if not ok:
             source = where if key in own else "paired"
-            raise ConfigError(f"{key_path(source, key)}: {value!r} is not "
-                              + ("one of " + ", ".join(INTERVALS) if key == "interval" else "an integer >= 100"))
-    return {"pairs": pairs, "metric": f"cumulative_{metric}", "better": better, "interval": interval,
-            "resamples": int(resamples)}
+            raise ConfigError(
+                f"{key_path(source, key)}: {value!r} is not "
+                + ("one of " + ", ".join(INTERVALS) if key == "interval" else "an integer >= 100")
+            )
+    return {
+        "pairs": pairs,
+        "metric": f"cumulative_{metric}",
+        "better": better,
+        "interval": interval,
+        "resamples": int(resamples),
+    }

@@ -103,7 +103,7 @@ class Experiment:
     def seed_blocks(self) -> list[tuple[int, ...]]:
         """The seeds in order, cut into blocks of ``seeds_per_job``: one simulate job per block."""
         n = self.seeds_per_job
-        return [self.seeds[i:i + n] for i in range(0, len(self.seeds), n)]
+        return [self.seeds[i : i + n] for i in range(0, len(self.seeds), n)]
 
     def env_class(self):
         return registry.get("environment", self.spec["environment"]["name"]).load()
@@ -124,9 +124,14 @@ class Experiment:
     @property
     def panel_plots(self) -> dict[str, dict[str, Any]]:
         """``name -> {caption, metric, panels}`` with ``metric`` defaulting to :attr:`plot_metric`."""
-        return {name: {"caption": spec["caption"], "metric": spec.get("metric") or self.plot_metric,
-                       "panels": {title: list(labels) for title, labels in spec["panels"].items()}}
-                for name, spec in self.spec.get("panel_plots", {}).items()}
+        return {
+            name: {
+                "caption": spec["caption"],
+                "metric": spec.get("metric") or self.plot_metric,
+                "panels": {title: list(labels) for title, labels in spec["panels"].items()},
+            }
+            for name, spec in self.spec.get("panel_plots", {}).items()
+        }
 
     @property
     def per_round_metrics(self) -> list[str]:
@@ -167,9 +172,17 @@ class SummaryTable:
         return list(dict.fromkeys(row["experiment"] for row in self.rows))
 
     def as_params(self) -> dict[str, Any]:
-        return {"name": self.name, "metric": self.metric, "better": self.better, "bold": self.bold,
-                "decimals": self.decimals, "algorithms": list(self.algorithms), "rows": [dict(r) for r in self.rows],
-                "ci_level": self.ci_level, "description": self.description}
+        return {
+            "name": self.name,
+            "metric": self.metric,
+            "better": self.better,
+            "bold": self.bold,
+            "decimals": self.decimals,
+            "algorithms": list(self.algorithms),
+            "rows": [dict(r) for r in self.rows],
+            "ci_level": self.ci_level,
+            "description": self.description,
+        }
 
 
 class ExperimentGrid:
@@ -189,7 +202,8 @@ class ExperimentGrid:
         for name, spec in config["experiments"].items():
             self.experiments[name] = self._check(name, spec)
         self.summary_tables: dict[str, SummaryTable] = {
-            name: self._check_summary_table(name, spec) for name, spec in config.get("summary_tables", {}).items()}
+            name: self._check_summary_table(name, spec) for name, spec in config.get("summary_tables", {}).items()
+        }
 
     # --- validation -------------------------------------------------------
     def _check(self, name: str, spec: Mapping[str, Any]) -> Experiment:
@@ -201,19 +215,23 @@ class ExperimentGrid:
         env_params = dict(spec["environment"].get("params", {}))
         self._check_values(env_cls, env_params, horizon, "environment", env_where, RESERVED_ENVIRONMENT_PARAMS)
         with rerooting("environment", env_where):
-            data_files = tuple(env_cls.required_files(env_params))   # dataset names and their options
+            data_files = tuple(env_cls.required_files(env_params))  # dataset names and their options
         facts = env_cls.known_facts(registry.values(env_cls, env_params))
         for label, alg in spec["algorithms"].items():
             awhere = component_path(name, "policy", label)
             pol_cls = registry.get("policy", alg["policy"], key_path(awhere, "policy")).load()
             self._check_values(pol_cls, alg.get("params", {}), horizon, "policy", awhere)
             if pol_cls.feedback_kind not in feedback_kinds(env_cls):
-                raise ConfigError(f"{key_path(awhere, 'policy')}: {alg['policy']!r} learns from "
-                                  f"{pol_cls.feedback_kind!r} feedback but environment {env_name!r} gives "
-                                  f"{' or '.join(map(repr, feedback_kinds(env_cls)))}")
+                raise ConfigError(
+                    f"{key_path(awhere, 'policy')}: {alg['policy']!r} learns from "
+                    f"{pol_cls.feedback_kind!r} feedback but environment {env_name!r} gives "
+                    f"{' or '.join(map(repr, feedback_kinds(env_cls)))}"
+                )
             if pol_cls.action_kind != env_cls.action_kind:
-                raise ConfigError(f"{key_path(awhere, 'policy')}: {alg['policy']!r} plays {pol_cls.action_kind!r} "
-                                  f"actions but environment {env_name!r} takes {env_cls.action_kind!r} actions")
+                raise ConfigError(
+                    f"{key_path(awhere, 'policy')}: {alg['policy']!r} plays {pol_cls.action_kind!r} "
+                    f"actions but environment {env_name!r} takes {env_cls.action_kind!r} actions"
+                )
             self._check_memory(name, spec, label, env_cls, pol_cls, horizon, facts)
         for label, delay in spec["delays"].items():
             make_delay(delay, where=key_path(where, "delays", label))
@@ -227,21 +245,36 @@ class ExperimentGrid:
             too_big = [h for h in table if h > horizon]
             if too_big:
                 raise ConfigError(f"{key_path(where, 'table_horizons')}: {too_big} exceed the horizon {horizon}")
-        for key, metrics in (("plot_metric", [spec.get("plot_metric")]), ("extra_plots", spec.get("extra_plots", [])),
-                             ("per_round_metrics", spec.get("per_round_metrics", []))):
+        for key, metrics in (
+            ("plot_metric", [spec.get("plot_metric")]),
+            ("extra_plots", spec.get("extra_plots", [])),
+            ("per_round_metrics", spec.get("per_round_metrics", [])),
+        ):
             unknown = [m for m in metrics if m is not None and m not in env_cls.metrics]
             if unknown:
-                raise ConfigError(f"{key_path(where, key)}: {unknown[0]!r} is not logged by the environment; "
-                                  f"choose from {list(env_cls.metrics)}")
+                raise ConfigError(
+                    f"{key_path(where, key)}: {unknown[0]!r} is not logged by the environment; "
+                    f"choose from {list(env_cls.metrics)}"
+                )
         for key in ("algorithms", "delays"):
             _distinct_labels(list(spec[key]), key_path(where, key))
         self._check_panel_plots(where, spec, env_cls)
-        paired = paired_checks.resolve(name, spec, self.config.get("paired"), env_cls.metrics,
-                                       spec.get("plot_metric") or env_cls.primary_metric)
-        return Experiment(name, spec, horizon, seeds, budgets, table, data_files,
-                          seeds_per_job=int(spec.get("seeds_per_job", 1)),
-                          ci_level=float(spec.get("ci_level", self.config.get("ci_level", DEFAULT_CI_LEVEL))),
-                          paired=paired, spread=spec.get("spread", self.config.get("spread", "ci")))
+        paired = paired_checks.resolve(
+            name, spec, self.config.get("paired"), env_cls.metrics, spec.get("plot_metric") or env_cls.primary_metric
+        )
+        return Experiment(
+            name,
+            spec,
+            horizon,
+            seeds,
+            budgets,
+            table,
+            data_files,
+            seeds_per_job=int(spec.get("seeds_per_job", 1)),
+            ci_level=float(spec.get("ci_level", self.config.get("ci_level", DEFAULT_CI_LEVEL))),
+            paired=paired,
+            spread=spec.get("spread", self.config.get("spread", "ci")),
+        )
 
     def _check_summary_table(self, name: str, spec: Mapping[str, Any]) -> SummaryTable:
         """Every row names a configured experiment (and one of its delay settings and budgets when it
@@ -252,41 +285,68 @@ class ExperimentGrid:
         for i, row in enumerate(spec["rows"]):
             rwhere = key_path(where, "rows", i)
             if row["experiment"] not in self.experiments:
-                raise ConfigError(f"{key_path(rwhere, 'experiment')}: {row['experiment']!r} is not an experiment of "
-                                  f"this config; configured: {sorted(self.experiments)}")
+                raise ConfigError(
+                    f"{key_path(rwhere, 'experiment')}: {row['experiment']!r} is not an experiment of "
+                    f"this config; configured: {sorted(self.experiments)}"
+                )
             exp = self.experiments[row["experiment"]]
             delay = row.get("delay")
             budget = budget_label(row["budget"]) if "budget" in row else None
             for key, value, known in (("delay", delay, exp.delays), ("budget", budget, exp.budget_labels)):
                 if value is None and len(known) > 1:
-                    raise ConfigError(f"{rwhere}: experiment {exp.name!r} has the {key} settings {known}; "
-                                      f"name one with '{key}'")
+                    raise ConfigError(
+                        f"{rwhere}: experiment {exp.name!r} has the {key} settings {known}; name one with '{key}'"
+                    )
                 if value is not None and value not in known:
-                    raise ConfigError(f"{key_path(rwhere, key)}: {value!r} is not a {key} setting of experiment "
-                                      f"{exp.name!r}; configured: {known}")
-            rows.append({"experiment": exp.name, "group": str(row.get("group", "")), "label": str(row["label"]),
-                         "delay": delay or exp.delays[0], "budget": budget or exp.budget_labels[0]})
+                    raise ConfigError(
+                        f"{key_path(rwhere, key)}: {value!r} is not a {key} setting of experiment "
+                        f"{exp.name!r}; configured: {known}"
+                    )
+            rows.append(
+                {
+                    "experiment": exp.name,
+                    "group": str(row.get("group", "")),
+                    "label": str(row["label"]),
+                    "delay": delay or exp.delays[0],
+                    "budget": budget or exp.budget_labels[0],
+                }
+            )
         experiments = [self.experiments[r["experiment"]] for r in rows]
         algorithms = tuple(spec.get("algorithms") or experiments[0].algorithms)
         for exp in experiments:
             missing = [a for a in algorithms if a not in exp.algorithms]
             if missing:
-                raise ConfigError(f"{key_path(where, 'algorithms')}: {missing} not among the algorithms of experiment "
-                                  f"{exp.name!r} ({exp.algorithms})")
+                raise ConfigError(
+                    f"{key_path(where, 'algorithms')}: {missing} not among the algorithms of experiment "
+                    f"{exp.name!r} ({exp.algorithms})"
+                )
         metric = spec["metric"]
         for prefix, known in (("cumulative_", "metrics"), ("per_round_", "per_round_metrics")):
             if metric.startswith(prefix):
                 for exp in experiments:
                     names = exp.env_class().metrics if known == "metrics" else exp.per_round_metrics
                     if metric.removeprefix(prefix) not in names:
-                        raise ConfigError(f"{key_path(where, 'metric')}: experiment {exp.name!r} has no {metric!r} "
-                                          f"(its {known}: {list(names)})")
+                        raise ConfigError(
+                            f"{key_path(where, 'metric')}: experiment {exp.name!r} has no {metric!r} "
+                            f"(its {known}: {list(names)})"
+                        )
         levels = sorted({exp.ci_level for exp in experiments})
         if len(levels) > 1:
-            raise ConfigError(f"{key_path(where, 'rows')}: the experiments' ci_level differ ({levels}); one table "
-                              f"needs one confidence level")
-        return SummaryTable(name, metric, spec["better"], int(spec.get("bold", 3)), int(spec.get("decimals", 2)),
-                            algorithms, tuple(rows), levels[0], spec.get("description", ""))
+            raise ConfigError(
+                f"{key_path(where, 'rows')}: the experiments' ci_level differ ({levels}); one table "
+                f"needs one confidence level"
+            )
+        return SummaryTable(
+            name,
+            metric,
+            spec["better"],
+            int(spec.get("bold", 3)),
+            int(spec.get("decimals", 2)),
+            algorithms,
+            tuple(rows),
+            levels[0],
+            spec.get("description", ""),
+        )
 
     @staticmethod
     def _check_panel_plots(where: str, spec: Mapping[str, Any], env_cls) -> None:
@@ -296,13 +356,17 @@ class ExperimentGrid:
             pwhere = key_path(where, "panel_plots", name)
             metric = plot.get("metric")
             if metric is not None and metric not in env_cls.metrics:
-                raise ConfigError(f"{key_path(pwhere, 'metric')}: {metric!r} is not logged by the environment; "
-                                  f"choose from {list(env_cls.metrics)}")
+                raise ConfigError(
+                    f"{key_path(pwhere, 'metric')}: {metric!r} is not logged by the environment; "
+                    f"choose from {list(env_cls.metrics)}"
+                )
             for title, labels in plot["panels"].items():
                 unknown = [a for a in labels if a not in spec["algorithms"]]
                 if unknown:
-                    raise ConfigError(f"{key_path(pwhere, 'panels', title)}: {unknown[0]!r} is not an algorithm "
-                                      f"of this experiment; its algorithms are {list(spec['algorithms'])}")
+                    raise ConfigError(
+                        f"{key_path(pwhere, 'panels', title)}: {unknown[0]!r} is not an algorithm "
+                        f"of this experiment; its algorithms are {list(spec['algorithms'])}"
+                    )
 
     def unpinned(self) -> dict[str, list[str]]:
         """Datasets without a published checksum that experiments read but ``dataset_checksums`` does not
@@ -317,8 +381,15 @@ class ExperimentGrid:
                     out.setdefault(dataset, []).append(name)
         return out
 
-    def _check_values(self, cls, values: Mapping[str, Any], horizon: int, component: str, where: str,
-                      reserved: frozenset[str] = frozenset()) -> None:
+    def _check_values(
+        self,
+        cls,
+        values: Mapping[str, Any],
+        horizon: int,
+        component: str,
+        where: str,
+        reserved: frozenset[str] = frozenset(),
+    ) -> None:
         """Names, then values (annotations, data files, relations) of a component's ``params``."""
         from ..data.paths import buildable
 
@@ -326,8 +397,9 @@ class ExperimentGrid:
         known = set(registry.parameters(cls)) - reserved
         unknown = set(values) - known
         if unknown:
-            raise ConfigError(f"{pwhere}: unknown parameter(s) {sorted(unknown)} for {cls.registry_name!r}; "
-                              f"known: {sorted(known)}")
+            raise ConfigError(
+                f"{pwhere}: unknown parameter(s) {sorted(unknown)} for {cls.registry_name!r}; known: {sorted(known)}"
+            )
         missing = registry.required_parameters(cls) - set(values) - reserved
         if missing:
             raise ConfigError(f"{pwhere}: missing required parameter(s) {sorted(missing)} for {cls.registry_name!r}")
@@ -335,24 +407,29 @@ class ExperimentGrid:
         with rerooting(component, where):
             cls.check_params(registry.values(cls, values), horizon)
 
-    def _check_memory(self, name: str, spec: Mapping[str, Any], label: str, env_cls, pol_cls, horizon: int,
-                      facts: Mapping[str, Any]) -> None:
+    def _check_memory(
+        self, name: str, spec: Mapping[str, Any], label: str, env_cls, pol_cls, horizon: int, facts: Mapping[str, Any]
+    ) -> None:
         """A simulate job's arrays must fit in its ``resources.mem_mb`` (a lower bound: see the hooks)."""
         from ..simulation.runner import memory_bytes
 
         env_params = spec["environment"].get("params", {})
         pol_params = spec["algorithms"][label].get("params", {})
-        parts = {"the loop's logs": memory_bytes(env_cls, horizon),
-                 "the environment": env_cls.memory_bytes(registry.values(env_cls, env_params), horizon),
-                 "the policy": pol_cls.memory_bytes(registry.values(pol_cls, pol_params), horizon, facts)}
+        parts = {
+            "the loop's logs": memory_bytes(env_cls, horizon),
+            "the environment": env_cls.memory_bytes(registry.values(env_cls, env_params), horizon),
+            "the policy": pol_cls.memory_bytes(registry.values(pol_cls, pol_params), horizon, facts),
+        }
         need = sum(parts.values()) / 2**20
         mem_mb = spec.get("resources", {}).get("mem_mb", SIMULATE_RESOURCES["mem_mb"])
         if need > mem_mb:
             detail = ", ".join(f"{k} {v / 2**20:,.0f}" for k, v in parts.items())
-            raise ConfigError(f"{key_path('experiments', name, 'resources', 'mem_mb')}: a simulate job of algorithm "
-                              f"{label!r} needs at least {need:,.0f} MiB for its arrays at horizon {horizon:,} "
-                              f"({detail}), more than mem_mb = {mem_mb}; lower the horizon or raise "
-                              f"experiments.{name}.resources.mem_mb")
+            raise ConfigError(
+                f"{key_path('experiments', name, 'resources', 'mem_mb')}: a simulate job of algorithm "
+                f"{label!r} needs at least {need:,.0f} MiB for its arrays at horizon {horizon:,} "
+                f"({detail}), more than mem_mb = {mem_mb}; lower the horizon or raise "
+                f"experiments.{name}.resources.mem_mb"
+            )
 
     @staticmethod
     def _check_budgets(where: str, env_cls, env_name: str, budgets: list) -> tuple[float | None, ...]:
@@ -376,8 +453,13 @@ class ExperimentGrid:
             for delay in exp.delays:
                 for budget in exp.budget_labels:
                     for seed in exp.seeds:
-                        yield {"experiment": experiment, "algorithm": alg, "delay": delay,
-                               "budget": budget, "seed": str(seed)}
+                        yield {
+                            "experiment": experiment,
+                            "algorithm": alg,
+                            "delay": delay,
+                            "budget": budget,
+                            "seed": str(seed),
+                        }
 
     def seed_blocks(self) -> dict[tuple[int, ...], list[str]]:
         """Each distinct block of seeds that one simulate job runs, with the experiments cutting it."""
@@ -396,13 +478,19 @@ class ExperimentGrid:
             raise ConfigError(f"experiments: no experiment {experiment!r}; configured: {sorted(self.experiments)}")
         exp = self.experiments[experiment]
         spec = exp.spec
-        for key, value, known in (("algorithms", algorithm, exp.algorithms), ("delays", delay, exp.delays),
-                                  ("budgets", budget, exp.budget_labels)):
+        for key, value, known in (
+            ("algorithms", algorithm, exp.algorithms),
+            ("delays", delay, exp.delays),
+            ("budgets", budget, exp.budget_labels),
+        ):
             if value not in known:
-                raise ConfigError(f"{key_path('experiments', experiment, key)}: no entry {value!r}; configured: {known}")
+                raise ConfigError(
+                    f"{key_path('experiments', experiment, key)}: no entry {value!r}; configured: {known}"
+                )
         if seed is not None and int(seed) not in exp.seeds:
-            raise ConfigError(f"{key_path('experiments', experiment, 'seeds')}: seed {seed} is not configured "
-                              f"({list(exp.seeds)})")
+            raise ConfigError(
+                f"{key_path('experiments', experiment, 'seeds')}: seed {seed} is not configured ({list(exp.seeds)})"
+            )
         alg = spec["algorithms"][algorithm]
         plugins = registry.cell_plugins(spec["environment"]["name"], alg["policy"])
         return {
@@ -433,10 +521,12 @@ class ExperimentGrid:
 
 def unpinned_note(dataset: str, experiments: list[str]) -> str:
     """What to do about a dataset whose checksum is neither published nor pinned (:meth:`ExperimentGrid.unpinned`)."""
-    return (f"experiment(s) {', '.join(experiments)} read dataset {dataset!r}, which has no published checksum and "
-            f"none pinned: its download stops until {PIN_KEY}.{dataset} is set to the sha256 of your copy (the config "
-            f"line {PIN_KEY}: {{{dataset}: \"sha256:<64 hex>\"}}; `banditbench checksum <file>` prints it; "
-            f"docs/datasets.md)")
+    return (
+        f"experiment(s) {', '.join(experiments)} read dataset {dataset!r}, which has no published checksum and "
+        f"none pinned: its download stops until {PIN_KEY}.{dataset} is set to the sha256 of your copy (the config "
+        f'line {PIN_KEY}: {{{dataset}: "sha256:<64 hex>"}}; `banditbench checksum <file>` prints it; '
+        f"docs/datasets.md)"
+    )
 
 
 def _distinct_labels(labels: list[str], where: str) -> None:
@@ -446,8 +536,10 @@ def _distinct_labels(labels: list[str], where: str) -> None:
     for label in labels:
         other = seen.setdefault(label.casefold(), label)
         if other != label or labels.count(label) > 1:
-            raise ConfigError(f"{where}: labels {other!r} and {label!r} name the same files "
-                              f"(labels must differ in more than letter case)")
+            raise ConfigError(
+                f"{where}: labels {other!r} and {label!r} name the same files "
+                f"(labels must differ in more than letter case)"
+            )
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -462,7 +554,8 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
         if key in seen:
             first = seen[key].start_mark
             raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r} (first given on line {first.line + 1})", key_node.start_mark)
+                None, None, f"duplicate key {key!r} (first given on line {first.line + 1})", key_node.start_mark
+            )
         seen[key] = key_node
     return loader.construct_mapping(node, deep=deep)
 
@@ -495,8 +588,9 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: a config is a mapping of keys (seeds, horizon, experiments), "
-                          f"got a {type(data).__name__}")
+        raise ConfigError(
+            f"{path}: a config is a mapping of keys (seeds, horizon, experiments), got a {type(data).__name__}"
+        )
     return data
 
 

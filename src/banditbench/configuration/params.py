@@ -48,8 +48,12 @@ class Range:
     le: float | None = None
 
     def holds(self, value: float) -> bool:
-        return ((self.gt is None or value > self.gt) and (self.ge is None or value >= self.ge)
-                and (self.lt is None or value < self.lt) and (self.le is None or value <= self.le))
+        return (
+            (self.gt is None or value > self.gt)
+            and (self.ge is None or value >= self.ge)
+            and (self.lt is None or value < self.lt)
+            and (self.le is None or value <= self.le)
+        )
 
     def __str__(self) -> str:
         low = f"> {self.gt:g}" if self.gt is not None else f">= {self.ge:g}" if self.ge is not None else ""
@@ -110,12 +114,14 @@ def hints(cls: type) -> dict[str, Any]:
             out[name] = Any
         elif isinstance(ann, str):
             try:
-                out[name] = eval(ann, init.__globals__)          # noqa: S307 - the package's own source
+                out[name] = eval(ann, init.__globals__)  # noqa: S307 - the package's own source
             except Exception as exc:
                 if init.__module__.split(".")[0] == __name__.split(".")[0]:
-                    raise TypeError(f"{init.__qualname__} ({init.__module__}): the annotation {ann!r} of "
-                                    f"{name!r} does not evaluate: {exc}") from exc
-                out[name] = Any                                  # a name only known to type checkers
+                    raise TypeError(
+                        f"{init.__qualname__} ({init.__module__}): the annotation {ann!r} of "
+                        f"{name!r} does not evaluate: {exc}"
+                    ) from exc
+                out[name] = Any  # a name only known to type checkers
         else:
             out[name] = ann
     return out
@@ -181,10 +187,9 @@ def describe(hint: Any) -> str:
 
 
 def _plural(text: str) -> str:
-    for single, plural in (("a finite number", "finite numbers"), ("an integer", "integers"),
-                           ("a string", "strings")):
+    for single, plural in (("a finite number", "finite numbers"), ("an integer", "integers"), ("a string", "strings")):
         if text.startswith(single):
-            return plural + text[len(single):]
+            return plural + text[len(single) :]
     return text
 
 
@@ -232,8 +237,11 @@ def _data_files(hint: Any) -> bool:
     """Whether the annotation marks a data file path."""
     if typing.get_origin(hint) is Annotated:
         return any(isinstance(m, DataFile) for m in typing.get_args(hint)[1:]) or _data_files(typing.get_args(hint)[0])
-    return any(_data_files(a) for a in typing.get_args(hint)) if typing.get_origin(hint) in (
-        typing.Union, types.UnionType) else False
+    return (
+        any(_data_files(a) for a in typing.get_args(hint))
+        if typing.get_origin(hint) in (typing.Union, types.UnionType)
+        else False
+    )
 
 
 def data_file_path(value: str, data_root: str | None = None) -> str | None:
@@ -261,15 +269,16 @@ def check_data_file(value: str, where: str, data_root: str | None = None, builda
     path = data_file_path(value, data_root)
     if path is None:
         inside = f"the project {os.getcwd()}" + (f" or the data root {data_root}" if data_root else "")
-        raise ConfigError(f"{where}: {value!r} lies outside {inside}; data files must lie inside the project "
-                          f"(or set the config's data_root to a directory to read them from)")
+        raise ConfigError(
+            f"{where}: {value!r} lies outside {inside}; data files must lie inside the project "
+            f"(or set the config's data_root to a directory to read them from)"
+        )
     if not os.path.isfile(path) and not (buildable and buildable(path)):
         raise ConfigError(f"{where}: {value!r} does not exist and no rule of the pipeline builds it")
     return path
 
 
-def check(cls: type, params: Mapping[str, Any], where: str, *, data_root: str | None = None,
-          buildable=None) -> None:
+def check(cls: type, params: Mapping[str, Any], where: str, *, data_root: str | None = None, buildable=None) -> None:
     """Check the values of ``params`` (the given ones; defaults are the class's own) against their
     declared annotations, data-file paths included; ``where`` is the key path of ``params``
     (``policy.params``, ``environment.params``)."""

@@ -79,8 +79,10 @@ def parse_override(entry: str, where: str) -> tuple[str | None, str, str, Any]:
     target, eq, text = entry.partition("=")
     algorithm, dot, parameter = target.rpartition(".")
     if not eq or not dot or not algorithm or not parameter.isidentifier() or not text:
-        raise ConfigError(f"{where}: {entry!r} is not ALGORITHM.PARAMETER=VALUE (or "
-                          f"EXPERIMENT/ALGORITHM.PARAMETER=VALUE), e.g. ldb_df.lam=2")
+        raise ConfigError(
+            f"{where}: {entry!r} is not ALGORITHM.PARAMETER=VALUE (or "
+            f"EXPERIMENT/ALGORITHM.PARAMETER=VALUE), e.g. ldb_df.lam=2"
+        )
     experiment, slash, algorithm = algorithm.rpartition("/")
     try:
         value = yaml.safe_load(text)
@@ -96,8 +98,11 @@ def _value_label(value: Any) -> str:
     elif isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
         text = repr(value)
     else:
-        text = yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip() \
-            if isinstance(value, (list, dict)) else str(value)
+        text = (
+            yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip()
+            if isinstance(value, (list, dict))
+            else str(value)
+        )
     return _LABEL_CHARS.sub("_", text.replace(" ", ""))
 
 
@@ -121,37 +126,47 @@ def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
     if keep is not None:
         unknown = [e for e in keep if e not in experiments]
         if unknown:
-            raise ConfigError(f"only_experiments: {unknown[0]!r} is not an experiment of this config; "
-                              f"configured: {list(experiments)}")
+            raise ConfigError(
+                f"only_experiments: {unknown[0]!r} is not an experiment of this config; configured: {list(experiments)}"
+            )
         experiments = {name: spec for name, spec in experiments.items() if name in keep}
 
-    variants_of: dict[tuple[str, str], str] = {}      # (experiment, variant label) -> configured label
+    variants_of: dict[tuple[str, str], str] = {}  # (experiment, variant label) -> configured label
     overrides: dict[tuple[str | None, str], dict[str, Any]] = {}
     for i, entry in enumerate(_split_overrides(config.get("override"))):
         exp, alg, param, value = parse_override(entry, key_path("override", i))
         if exp is not None and exp not in experiments:
-            raise ConfigError(f"{key_path('override', i)}: {entry!r} names experiment {exp!r}, which is not "
-                              f"{'kept' if exp in config['experiments'] else 'configured'}; "
-                              f"experiments: {list(experiments)}")
+            raise ConfigError(
+                f"{key_path('override', i)}: {entry!r} names experiment {exp!r}, which is not "
+                f"{'kept' if exp in config['experiments'] else 'configured'}; "
+                f"experiments: {list(experiments)}"
+            )
         targets = [name for name, spec in experiments.items() if (exp in (None, name)) and alg in spec["algorithms"]]
         if not targets:
-            raise ConfigError(f"{key_path('override', i)}: {entry!r} names algorithm {alg!r}, which is not an "
-                              f"algorithm of {'experiment ' + repr(exp) if exp else 'any experiment kept'}; "
-                              f"algorithms: {sorted({a for s in experiments.values() for a in s['algorithms']})}")
+            raise ConfigError(
+                f"{key_path('override', i)}: {entry!r} names algorithm {alg!r}, which is not an "
+                f"algorithm of {'experiment ' + repr(exp) if exp else 'any experiment kept'}; "
+                f"algorithms: {sorted({a for s in experiments.values() for a in s['algorithms']})}"
+            )
         for name in targets:
             policy = experiments[name]["algorithms"][alg]["policy"]
-            known = registry.parameters(registry.get("policy", policy, key_path(
-                "experiments", name, "algorithms", alg, "policy")).load())
+            known = registry.parameters(
+                registry.get("policy", policy, key_path("experiments", name, "algorithms", alg, "policy")).load()
+            )
             if param not in known:
-                raise ConfigError(f"{key_path('override', i)}: {param!r} is not a parameter of policy {policy!r} "
-                                  f"(algorithm {alg!r} of experiment {name!r}); its parameters: {sorted(known)}")
+                raise ConfigError(
+                    f"{key_path('override', i)}: {param!r} is not a parameter of policy {policy!r} "
+                    f"(algorithm {alg!r} of experiment {name!r}); its parameters: {sorted(known)}"
+                )
             overrides.setdefault((name, alg), {})[param] = value
     for (name, alg), params in overrides.items():
         spec = experiments[name] = copy.deepcopy(experiments[name])
         label = variant_label(alg, params)
         if label in spec["algorithms"]:
-            raise ConfigError(f"override: the variant label {label!r} is already an algorithm of experiment "
-                              f"{name!r}; rename that algorithm")
+            raise ConfigError(
+                f"override: the variant label {label!r} is already an algorithm of experiment "
+                f"{name!r}; rename that algorithm"
+            )
         variant = copy.deepcopy(spec["algorithms"][alg])
         variant["params"] = {**variant.get("params", {}), **params}
         algorithms = {}
@@ -167,13 +182,16 @@ def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
         every = {a for spec in experiments.values() for a in spec["algorithms"]}
         unknown = [a for a in wanted if a not in every]
         if unknown:
-            raise ConfigError(f"only_algorithms: {unknown[0]!r} is not an algorithm of "
-                              f"{'the experiments kept' if keep is not None else 'any experiment'}; "
-                              f"algorithms: {sorted(every)}")
+            raise ConfigError(
+                f"only_algorithms: {unknown[0]!r} is not an algorithm of "
+                f"{'the experiments kept' if keep is not None else 'any experiment'}; "
+                f"algorithms: {sorted(every)}"
+            )
         for name in list(experiments):
             spec = experiments[name] = copy.deepcopy(experiments[name])
-            spec["algorithms"] = {a: s for a, s in spec["algorithms"].items()
-                                  if a in wanted or variants_of.get((name, a)) in wanted}
+            spec["algorithms"] = {
+                a: s for a, s in spec["algorithms"].items() if a in wanted or variants_of.get((name, a)) in wanted
+            }
             if not spec["algorithms"]:
                 del experiments[name]
     if not experiments:
@@ -213,8 +231,11 @@ def _prune_summary_tables(config: dict) -> None:
             continue
         table["rows"] = rows
         if table.get("algorithms"):
-            kept = [a for a in table["algorithms"]
-                    if all(a in config["experiments"][row["experiment"]]["algorithms"] for row in rows)]
+            kept = [
+                a
+                for a in table["algorithms"]
+                if all(a in config["experiments"][row["experiment"]]["algorithms"] for row in rows)
+            ]
             if not kept:
                 del tables[name]
                 continue

@@ -69,8 +69,9 @@ def read_car_data(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         raise ConfigError(f"{path}: does not exist (the UCI car evaluation file car.data)")
     rows = [line.strip().split(",") for line in path.read_text().splitlines() if line.strip()]
     if len(rows) != N_ROWS or any(len(r) != 7 for r in rows):
-        raise ConfigError(f"{path}: not the UCI car evaluation data "
-                          f"(expected {N_ROWS} rows of 7 comma-separated fields)")
+        raise ConfigError(
+            f"{path}: not the UCI car evaluation data (expected {N_ROWS} rows of 7 comma-separated fields)"
+        )
     raw = np.array(rows)
     blocks = []
     for j, (name, levels) in enumerate(ATTRIBUTES):
@@ -94,8 +95,8 @@ def action_features(x: np.ndarray, n_actions: int = len(CLASSES), feature_norm: 
     n, p = x.shape
     phi = np.zeros((n, n_actions, n_actions * p))
     scaled = feature_norm * x / np.linalg.norm(x, axis=1, keepdims=True)
-    for a in range(n_actions):                       # K = 4 block copies, not a per-round loop
-        phi[:, a, a * p:(a + 1) * p] = scaled
+    for a in range(n_actions):  # K = 4 block copies, not a per-round loop
+        phi[:, a, a * p : (a + 1) * p] = scaled
     return phi
 
 
@@ -103,8 +104,9 @@ def _fit(x: np.ndarray, y: np.ndarray, lam: float, feature_norm: float) -> np.nd
     phi = action_features(x, feature_norm=feature_norm)
     k = phi.shape[1]
     labels = (y[:, None] == np.arange(k)).astype(float)
-    return fit_logistic(phi.reshape(-1, phi.shape[2]), labels.ravel(), lam, np.zeros(phi.shape[2]),
-                        max_iter=100, tol=1e-8)
+    return fit_logistic(
+        phi.reshape(-1, phi.shape[2]), labels.ravel(), lam, np.zeros(phi.shape[2]), max_iter=100, tol=1e-8
+    )
 
 
 def _stratified_split(y: np.ndarray, test_fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -116,8 +118,14 @@ def _stratified_split(y: np.ndarray, test_fraction: float, rng: np.random.Genera
     return np.setdiff1d(np.arange(len(y)), test_idx), test_idx
 
 
-def fit_car_oracle(car_data_path: str | Path, *, lam: float = 1.0, feature_norm: float = 1.0,
-                   test_fraction: float = 0.25, seed: int = 0) -> dict[str, np.ndarray]:
+def fit_car_oracle(
+    car_data_path: str | Path,
+    *,
+    lam: float = 1.0,
+    feature_norm: float = 1.0,
+    test_fraction: float = 0.25,
+    seed: int = 0,
+) -> dict[str, np.ndarray]:
     """Fit the moderator oracle on ``car.data``; return the arrays of its oracle file
     (:func:`banditbench.data.files.save_npz`, read by :class:`banditbench.envs.knapsack.CarModeration`).
 
@@ -145,17 +153,25 @@ def fit_car_oracle(car_data_path: str | Path, *, lam: float = 1.0, feature_norm:
     lo, hi = float(logits.min()), float(logits.max())
     alpha, beta = 1.0 / (hi - lo), -lo / (hi - lo)
     p = x.shape[1]
-    norm = float(np.sqrt(x[0].sum())) / feature_norm   # every row has the same number of ones
+    norm = float(np.sqrt(x[0].sum())) / feature_norm  # every row has the same number of ones
     intercepts = np.zeros(len(CLASSES) * p)
-    intercepts[p - 1::p] = 1.0
+    intercepts[p - 1 :: p] = 1.0
     theta = alpha * theta_lr + beta * norm * intercepts
     return {
-        "contexts": x, "labels": y, "theta": theta, "logit_theta": theta_lr,
-        "alpha": np.float64(alpha), "beta": np.float64(beta),
+        "contexts": x,
+        "labels": y,
+        "theta": theta,
+        "logit_theta": theta_lr,
+        "alpha": np.float64(alpha),
+        "beta": np.float64(beta),
         "test_accuracy": np.float64((pred[test] == y[test]).mean()),
         "train_accuracy": np.float64((pred[train] == y[train]).mean()),
         "majority_accuracy": np.float64((y[test] == np.bincount(y[train]).argmax()).mean()),
-        "lam": np.float64(lam), "feature_norm": np.float64(feature_norm),
-        "score_min": np.float64(lo), "score_max": np.float64(hi),
-        "negative_fraction": np.float64((logits < 0).mean()), "test_fraction": np.float64(test_fraction), "seed": np.int64(seed),
+        "lam": np.float64(lam),
+        "feature_norm": np.float64(feature_norm),
+        "score_min": np.float64(lo),
+        "score_max": np.float64(hi),
+        "negative_fraction": np.float64((logits < 0).mean()),
+        "test_fraction": np.float64(test_fraction),
+        "seed": np.int64(seed),
     }

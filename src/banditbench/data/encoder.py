@@ -50,16 +50,21 @@ def install_hint(encoder: Encoder) -> str:
 def missing(name: str) -> list[str]:
     """The modules the encoder ``name`` needs that are not installed (empty when it can run); imports nothing."""
     encoder = get_encoder(name)
-    return [m for m in ("torch", "transformers", "tokenizers", "safetensors", encoder.module)
-            if importlib.util.find_spec(m) is None]
+    return [
+        m
+        for m in ("torch", "transformers", "tokenizers", "safetensors", encoder.module)
+        if importlib.util.find_spec(m) is None
+    ]
 
 
 def check_installed(name: str, where: str) -> None:
     """A :class:`ConfigError` at ``where`` naming the extra to install when the encoder cannot run here."""
     absent = missing(name)
     if absent:
-        raise ConfigError(f"{where}: the sentence encoder {name!r} needs {absent}, which are not installed; "
-                          f"{install_hint(get_encoder(name))}")
+        raise ConfigError(
+            f"{where}: the sentence encoder {name!r} needs {absent}, which are not installed; "
+            f"{install_hint(get_encoder(name))}"
+        )
 
 
 def package_source(encoder: Encoder) -> Path:
@@ -67,12 +72,15 @@ def package_source(encoder: Encoder) -> Path:
     ``__init__`` prints and writes to the home folder)."""
     spec = importlib.util.find_spec(encoder.module)
     if spec is None or not spec.submodule_search_locations:
-        raise ConfigError(f"sentence encoder {encoder.name!r}: package {encoder.package!r} is not installed; "
-                          f"{install_hint(encoder)}")
+        raise ConfigError(
+            f"sentence encoder {encoder.name!r}: package {encoder.package!r} is not installed; {install_hint(encoder)}"
+        )
     path = Path(list(spec.submodule_search_locations)[0]) / encoder.member
     if not path.is_file():
-        raise ConfigError(f"sentence encoder {encoder.name!r}: {path} is missing from package {encoder.package!r}; "
-                          f"reinstall it ({install_hint(encoder)})")
+        raise ConfigError(
+            f"sentence encoder {encoder.name!r}: {path} is missing from package {encoder.package!r}; "
+            f"reinstall it ({install_hint(encoder)})"
+        )
     return path
 
 
@@ -94,15 +102,21 @@ def verify_folder(folder: str | os.PathLike, encoder: Encoder, origin: str) -> d
             raise ConfigError(f"sentence encoder {encoder.name!r}: {origin} has no {name}")
         got = sha256_file(path)
         if got != expected:
-            raise ConfigError(f"sentence encoder {encoder.name!r}: {name} from {origin} has sha256 {got}, but the "
-                              f"published {encoder.model} (revision {encoder.revision}) has {expected}; refusing "
-                              f"to run on it (reinstall {encoder.package!r}, or give the published files)")
+            raise ConfigError(
+                f"sentence encoder {encoder.name!r}: {name} from {origin} has sha256 {got}, but the "
+                f"published {encoder.model} (revision {encoder.revision}) has {expected}; refusing "
+                f"to run on it (reinstall {encoder.package!r}, or give the published files)"
+            )
         found[name] = got
-    pooling = json.loads((folder / "1_Pooling/config.json").read_text()) if (folder / "1_Pooling/config.json"
-                                                                            ).is_file() else None
-    if pooling is not None and not (pooling.get("pooling_mode_mean_tokens")
-                                    and not any(v for k, v in pooling.items()
-                                                if k.startswith("pooling_mode_") and k != "pooling_mode_mean_tokens")):
+    pooling = (
+        json.loads((folder / "1_Pooling/config.json").read_text())
+        if (folder / "1_Pooling/config.json").is_file()
+        else None
+    )
+    if pooling is not None and not (
+        pooling.get("pooling_mode_mean_tokens")
+        and not any(v for k, v in pooling.items() if k.startswith("pooling_mode_") and k != "pooling_mode_mean_tokens")
+    ):
         raise ConfigError(f"sentence encoder {encoder.name!r}: {origin} declares pooling {pooling}, not mean pooling")
     return found
 
@@ -119,8 +133,13 @@ def _unpack(source: Path, encoder: Encoder, into: Path) -> Path:
     return into
 
 
-def embed(texts: Sequence[str], name: str = "all-MiniLM-L6-v2", source: str | os.PathLike | None = None,
-          batch_size: int = 64, threads: int = 1) -> tuple[np.ndarray, dict[str, Any]]:
+def embed(
+    texts: Sequence[str],
+    name: str = "all-MiniLM-L6-v2",
+    source: str | os.PathLike | None = None,
+    batch_size: int = 64,
+    threads: int = 1,
+) -> tuple[np.ndarray, dict[str, Any]]:
     """Unit-norm sentence embeddings (float32, one row per text) and the encoder's identity.
 
     ``source`` is a model folder or a zip of one (default: the installed package's zip); its pinned
@@ -138,21 +157,32 @@ def embed(texts: Sequence[str], name: str = "all-MiniLM-L6-v2", source: str | os
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         torch.set_num_threads(max(int(threads), 1))
         tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-        model = transformers.AutoModel.from_pretrained(str(folder), local_files_only=True,
-                                                       dtype=torch.float32).eval()
+        model = transformers.AutoModel.from_pretrained(str(folder), local_files_only=True, dtype=torch.float32).eval()
         out = np.zeros((len(texts), encoder.dimension), dtype=np.float32)
         with torch.inference_mode():
             for start in range(0, len(texts), batch_size):
-                batch = tokenizer(list(texts[start:start + batch_size]), padding=True, truncation=True,
-                                  max_length=encoder.max_seq_length, return_tensors="pt")
+                batch = tokenizer(
+                    list(texts[start : start + batch_size]),
+                    padding=True,
+                    truncation=True,
+                    max_length=encoder.max_seq_length,
+                    return_tensors="pt",
+                )
                 tokens = model(**batch).last_hidden_state
                 mask = batch["attention_mask"].unsqueeze(-1).to(tokens.dtype)
                 mean = (tokens * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                out[start:start + len(mean)] = torch.nn.functional.normalize(mean, p=2, dim=1).numpy()
-    identity = {"encoder": encoder.name, "model": encoder.model, "revision": encoder.revision,
-                "sha256": checksums, "pooling": "mean", "normalised": True,
-                "max_seq_length": encoder.max_seq_length, "dimension": encoder.dimension,
-                "versions": {d: _version(d) for d in (encoder.package, "transformers", "tokenizers", "torch")}}
+                out[start : start + len(mean)] = torch.nn.functional.normalize(mean, p=2, dim=1).numpy()
+    identity = {
+        "encoder": encoder.name,
+        "model": encoder.model,
+        "revision": encoder.revision,
+        "sha256": checksums,
+        "pooling": "mean",
+        "normalised": True,
+        "max_seq_length": encoder.max_seq_length,
+        "dimension": encoder.dimension,
+        "versions": {d: _version(d) for d in (encoder.package, "transformers", "tokenizers", "torch")},
+    }
     return out, identity
 
 

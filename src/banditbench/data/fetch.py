@@ -80,9 +80,15 @@ def _download(url: str, target: Path, known_hash: str, timeout: float) -> None:
     pooch.retrieve(url, known_hash=known_hash, fname=target.name, path=str(target.parent), downloader=downloader)
 
 
-def fetch_file(dataset: Dataset, remote: RemoteFile, cache_dir: str | os.PathLike = DEFAULT_CACHE,
-               mirror: str | None = None, retries: int = 1, timeout: float = 60.0,
-               checksums: Mapping[str, str] | None = None) -> Path:
+def fetch_file(
+    dataset: Dataset,
+    remote: RemoteFile,
+    cache_dir: str | os.PathLike = DEFAULT_CACHE,
+    mirror: str | None = None,
+    retries: int = 1,
+    timeout: float = 60.0,
+    checksums: Mapping[str, str] | None = None,
+) -> Path:
     """Return the verified local copy of one registered file (see the module docstring);
     ``checksums``: the config's ``dataset_checksums``."""
     known_hash = expected_hash(dataset, remote, checksums)
@@ -96,7 +102,8 @@ def fetch_file(dataset: Dataset, remote: RemoteFile, cache_dir: str | os.PathLik
             raise DataFetchError(
                 f"dataset {dataset.name!r}: {target} has {alg}:{file_digest(target, alg)}, not the {known_hash} "
                 f"pinned by {PIN_KEY}.{dataset.name}; if the pin is right the file is damaged (delete it and run "
-                f"again), otherwise correct the pin. The file was left in place.")
+                f"again), otherwise correct the pin. The file was left in place."
+            )
         log.warning("%s: cached %s does not match %s; deleting it", dataset.name, target, known_hash)
         target.unlink()
     mirror = os.environ.get(MIRROR_ENV) if mirror is None else mirror
@@ -115,7 +122,7 @@ def fetch_file(dataset: Dataset, remote: RemoteFile, cache_dir: str | os.PathLik
                     _copy_verified(Path(where), target, known_hash)
                 else:
                     _download(where, target, known_hash, timeout)
-                os.chmod(target, umask_mode())       # temporary files are created 0600
+                os.chmod(target, umask_mode())  # temporary files are created 0600
                 log.info("%s: %s <- %s", dataset.name, target, where)
                 return target
             except Exception as exc:  # network errors, HTTP errors, checksum mismatches: try again / next source
@@ -131,11 +138,18 @@ def fetch_file(dataset: Dataset, remote: RemoteFile, cache_dir: str | os.PathLik
         f"Tried:\n{tried}\n"
         f"To place the file by hand, download it from {remote.urls[0]} and save it as {target} "
         f"(it must have {known_hash}), or set {MIRROR_ENV} to a directory or base URL that holds "
-        f"{remote.path}.")
+        f"{remote.path}."
+    )
 
 
-def fetch(name: str | Dataset, cache_dir: str | os.PathLike = DEFAULT_CACHE, mirror: str | None = None,
-          retries: int = 1, timeout: float = 60.0, checksums: Mapping[str, str] | None = None) -> list[Path]:
+def fetch(
+    name: str | Dataset,
+    cache_dir: str | os.PathLike = DEFAULT_CACHE,
+    mirror: str | None = None,
+    retries: int = 1,
+    timeout: float = 60.0,
+    checksums: Mapping[str, str] | None = None,
+) -> list[Path]:
     """Fetch every file of a registered dataset; return their verified local paths (``checksums``: the
     config's ``dataset_checksums``, needed for a dataset whose checksum is not published)."""
     dataset = name if isinstance(name, Dataset) else get_dataset(name)

@@ -61,8 +61,9 @@ def save_npz(path: str | os.PathLike, arrays: Mapping[str, np.ndarray], meta: Ma
     atomic_write_bytes(path, buf.getvalue())
 
 
-def load_npz(path: str | os.PathLike, what: str, required: Sequence[str] = (),
-             expect: Mapping[str, Any] | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def load_npz(
+    path: str | os.PathLike, what: str, required: Sequence[str] = (), expect: Mapping[str, Any] | None = None
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Arrays and meta of a file written by :func:`save_npz`, checked.
 
     ``what`` says what the file is (for the messages).  A missing file is a
@@ -74,20 +75,24 @@ def load_npz(path: str | os.PathLike, what: str, required: Sequence[str] = (),
     """
     path = located(path)
     if not Path(path).is_file():
-        raise ConfigError(f"{path}: {what} does not exist; build it with `snakemake --cores 1 {path}` "
-                          f"(the data rules of workflow/rules/)")
+        raise ConfigError(
+            f"{path}: {what} does not exist; build it with `snakemake --cores 1 {path}` "
+            f"(the data rules of workflow/rules/)"
+        )
     rebuild = f"delete it and rebuild it with `snakemake --cores 1 {path}`"
     try:
         arrays, meta = _read(path)
-    except Exception as err:     # BadZipFile, CRC errors, zlib.error, short reads, bad headers, bad JSON, ...
+    except Exception as err:  # BadZipFile, CRC errors, zlib.error, short reads, bad headers, bad JSON, ...
         raise CorruptFileError(f"{path}: {what} is unreadable ({type(err).__name__}: {err}); {rebuild}") from None
     missing = sorted(set(required) - set(arrays))
     if missing:
         raise CorruptFileError(f"{path}: {what} lacks {missing}; {rebuild}")
     wrong = {k: meta.get(k) for k, v in (expect or {}).items() if meta.get(k) != v}
     if wrong:
-        raise CorruptFileError(f"{path}: {what} was built for {wrong}, not for "
-                               f"{ {k: expect[k] for k in wrong} } (a file copied over it?); {rebuild}")
+        raise CorruptFileError(
+            f"{path}: {what} was built for {wrong}, not for "
+            f"{ {k: expect[k] for k in wrong} } (a file copied over it?); {rebuild}"
+        )
     for name, arr in arrays.items():
         if arr.dtype.kind == "f" and not np.isfinite(arr).all():
             raise CorruptFileError(f"{path}: {what} holds non-finite values in {name!r}; {rebuild}")

@@ -101,33 +101,39 @@ def scale_unit(x: np.ndarray, lo: float | None = None, hi: float | None = None) 
 def _member(archive: zipfile.ZipFile, suffix: str, where: Path) -> str:
     """The one member of the archive whose path ends with ``suffix`` (any root folder)."""
     want = PurePosixPath(suffix).parts
-    found = [n for n in archive.namelist() if PurePosixPath(n).parts[-len(want):] == want]
+    found = [n for n in archive.namelist() if PurePosixPath(n).parts[-len(want) :] == want]
     if len(found) != 1:
         names = archive.namelist()
-        raise ConfigError(f"dataset 'obd_full': {where} has {len(found)} members ending in {suffix} ({found}); "
-                          f"need exactly one (the archive's layout <root>/random/all/...); its first members: "
-                          f"{names[:12]}")
+        raise ConfigError(
+            f"dataset 'obd_full': {where} has {len(found)} members ending in {suffix} ({found}); "
+            f"need exactly one (the archive's layout <root>/random/all/...); its first members: "
+            f"{names[:12]}"
+        )
     return found[0]
 
 
-def _tables(dataset: str, raw_dir: str | os.PathLike, checksums: Mapping[str, str] | None, stack: ExitStack
-            ) -> tuple[Callable[[], IO[bytes]], Callable[[], IO[bytes]]]:
+def _tables(
+    dataset: str, raw_dir: str | os.PathLike, checksums: Mapping[str, str] | None, stack: ExitStack
+) -> tuple[Callable[[], IO[bytes]], Callable[[], IO[bytes]]]:
     """Openers of the logged events and of the item table of ``dataset``, its raw files verified."""
     files = [Path(raw_dir) / Path(p).relative_to(RAW_DIR) for p in replay_raw_paths(dataset)]
     missing = [str(f) for f in files if not f.is_file()]
     if missing:
-        raise ConfigError(f"dataset {dataset!r}: raw file(s) {missing} missing; fetch them first "
-                          f"(banditbench.data.fetch or the Snakemake download rules)")
+        raise ConfigError(
+            f"dataset {dataset!r}: raw file(s) {missing} missing; fetch them first "
+            f"(banditbench.data.fetch or the Snakemake download rules)"
+        )
     for f in files:
-        verify_raw(f, checksums=checksums)             # the registered (or pinned) bytes, or an error
-    if [f.suffix for f in files] == [".zip"]:          # the full archive: its random / all members
+        verify_raw(f, checksums=checksums)  # the registered (or pinned) bytes, or an error
+    if [f.suffix for f in files] == [".zip"]:  # the full archive: its random / all members
         archive = stack.enter_context(zipfile.ZipFile(files[0]))
         log_member, item_member = (_member(archive, m, files[0]) for m in ARCHIVE_MEMBERS)
-        return (lambda: stack.enter_context(archive.open(log_member)),
-                lambda: stack.enter_context(archive.open(item_member)))
-    log_file, item_file = files                        # the sample: all.csv, item_context.csv
-    return (lambda: stack.enter_context(open(log_file, "rb")),
-            lambda: stack.enter_context(open(item_file, "rb")))
+        return (
+            lambda: stack.enter_context(archive.open(log_member)),
+            lambda: stack.enter_context(archive.open(item_member)),
+        )
+    log_file, item_file = files  # the sample: all.csv, item_context.csv
+    return (lambda: stack.enter_context(open(log_file, "rb")), lambda: stack.enter_context(open(item_file, "rb")))
 
 
 def _chunks(open_log: Callable[[], IO[bytes]], user_cols: list[str], chunk_rows: int):
@@ -136,9 +142,12 @@ def _chunks(open_log: Callable[[], IO[bytes]], user_cols: list[str], chunk_rows:
     return pd.read_csv(open_log(), index_col=0, chunksize=chunk_rows, dtype={c: str for c in user_cols})
 
 
-def prepare_obd(options: Mapping[str, Any] | None = None, raw_dir: str | os.PathLike = RAW_DIR,
-                checksums: Mapping[str, str] | None = None, chunk_rows: int = CHUNK_ROWS
-                ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def prepare_obd(
+    options: Mapping[str, Any] | None = None,
+    raw_dir: str | os.PathLike = RAW_DIR,
+    checksums: Mapping[str, str] | None = None,
+    chunk_rows: int = CHUNK_ROWS,
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Read the random / all campaign of the ``source`` the options name from ``raw_dir`` and build the
     replay arrays (module docstring); ``checksums``: the config's ``dataset_checksums`` (the full archive's)."""
     import pandas as pd
@@ -177,13 +186,17 @@ def prepare_obd(options: Mapping[str, Any] | None = None, raw_dir: str | os.Path
         unique_users = np.array(counts.index.to_list(), dtype=object).reshape(len(counts), len(user_cols))
         categories = [np.unique(unique_users[:, j]) for j in range(len(user_cols))]
         X = one_hot(unique_users, categories)
-        V_user = svd_basis(X.T @ (counts.to_numpy(dtype=np.float64)[:, None] * X), opts["user_dim"])   # = X^T X
+        V_user = svd_basis(X.T @ (counts.to_numpy(dtype=np.float64)[:, None] * X), opts["user_dim"])  # = X^T X
 
-        item_num = [c for c in item_table.columns
-                    if c.startswith("item_feature_") and pd.api.types.is_numeric_dtype(item_table[c])]
+        item_num = [
+            c
+            for c in item_table.columns
+            if c.startswith("item_feature_") and pd.api.types.is_numeric_dtype(item_table[c])
+        ]
         item_cat = [c for c in item_table.columns if c.startswith("item_feature_") and c not in item_num]
-        item_matrix = np.hstack([one_hot(item_table[item_cat].astype(str).to_numpy()),
-                                 item_table[item_num].to_numpy(dtype=np.float64)])
+        item_matrix = np.hstack(
+            [one_hot(item_table[item_cat].astype(str).to_numpy()), item_table[item_num].to_numpy(dtype=np.float64)]
+        )
         item_emb = truncated_svd(item_matrix, opts["item_dim"])
 
         # pass 2: action sets and features, chunk by chunk
@@ -199,22 +212,40 @@ def prepare_obd(options: Mapping[str, Any] | None = None, raw_dir: str | os.Path
             affinity = chunk[aff_cols].to_numpy(dtype=np.float64)
             logged = chunk["item_id"].to_numpy(dtype=np.int64)
             others = affinity.copy()
-            others[rows, logged] = -np.inf                                   # the logged item is not an alternative
+            others[rows, logged] = -np.inf  # the logged item is not an alternative
             order = np.lexsort((rng.random((m, n_items)), -others), axis=1)  # highest affinity first, ties at random
             chunk_items = np.concatenate([logged[:, None], order[:, : K - 1]], axis=1)
             users = one_hot(chunk[user_cols].astype(str).to_numpy(), categories) @ V_user
             position = scale_unit(chunk["position"].to_numpy(dtype=np.float64), lo_pos, hi_pos)
-            log_aff = scale_unit(np.log1p(affinity), lo_aff, hi_aff)[rows[:, None], chunk_items]     # (m, K)
+            log_aff = scale_unit(np.log1p(affinity), lo_aff, hi_aff)[rows[:, None], chunk_items]  # (m, K)
             U = np.broadcast_to(users[:, None, :], (m, K, users.shape[1]))
-            features[start:start + m] = np.concatenate(
-                [U, item_emb[chunk_items], np.broadcast_to(position[:, None, None], (m, K, 1)),
-                 log_aff[..., None], U * log_aff[..., None]], axis=2)
-            items[start:start + m] = chunk_items
-            click[start:start + m] = chunk["click"].to_numpy(dtype=np.int64)
+            features[start : start + m] = np.concatenate(
+                [
+                    U,
+                    item_emb[chunk_items],
+                    np.broadcast_to(position[:, None, None], (m, K, 1)),
+                    log_aff[..., None],
+                    U * log_aff[..., None],
+                ],
+                axis=2,
+            )
+            items[start : start + m] = chunk_items
+            click[start : start + m] = chunk["click"].to_numpy(dtype=np.int64)
             start += m
-    meta = {"dataset": dataset, "options": opts, "n_events": n, "n_items": n_items,
-            "feature_dim": dim, "click_rate": float(click.mean()),
-            "nonzero_affinity_fraction": nonzero / (n * n_items),
-            "layout": {"user": opts["user_dim"], "item": opts["item_dim"], "position": 1, "log_affinity": 1,
-                       "interaction": opts["user_dim"]}}
+    meta = {
+        "dataset": dataset,
+        "options": opts,
+        "n_events": n,
+        "n_items": n_items,
+        "feature_dim": dim,
+        "click_rate": float(click.mean()),
+        "nonzero_affinity_fraction": nonzero / (n * n_items),
+        "layout": {
+            "user": opts["user_dim"],
+            "item": opts["item_dim"],
+            "position": 1,
+            "log_affinity": 1,
+            "interaction": opts["user_dim"],
+        },
+    }
     return {"features": features, "items": items, "click": click}, meta

@@ -94,8 +94,9 @@ def _full_proba(clf, X: np.ndarray, n_classes: int) -> np.ndarray:
     return out
 
 
-def fit_classifier_oracle(prepared: Prepared, options: Mapping[str, Any] | None = None,
-                          name: str = "") -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any]]:
+def fit_classifier_oracle(
+    prepared: Prepared, options: Mapping[str, Any] | None = None, name: str = ""
+) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any]]:
     """Fit the classifier oracle; return (arrays, meta, quality row).  Arrays: ``probabilities`` (n, K) float32;
     meta: the dataset, its preprocessing options and the oracle options (what the file is checked against
     when read) and the quality row."""
@@ -115,17 +116,24 @@ def fit_classifier_oracle(prepared: Prepared, options: Mapping[str, Any] | None 
     prior = np.bincount(y[train], minlength=K) / len(train)
     quality = {
         "oracle": name or f"{prepared.meta.get('dataset', '?')}/{opts['model']}",
-        "model": opts["model"], "n_train": int(len(train)), "n_test": int(len(test)),
+        "model": opts["model"],
+        "n_train": int(len(train)),
+        "n_test": int(len(test)),
         "test_accuracy": float((p_test.argmax(1) == y[test]).mean()),
         "test_log_loss": float(log_loss(y[test], p_test / p_test.sum(1, keepdims=True), labels=np.arange(K))),
         "majority_accuracy": float((y[test] == prior.argmax()).mean()),
-        "prior_log_loss": float(log_loss(y[test], np.tile(np.clip(prior, 1e-12, 1), (len(test), 1)),
-                                         labels=np.arange(K))),
+        "prior_log_loss": float(
+            log_loss(y[test], np.tile(np.clip(prior, 1e-12, 1), (len(test), 1)), labels=np.arange(K))
+        ),
     }
     full = _classifier(opts["model"], opts["seed"]).fit(X, y)
     arrays = {"probabilities": _full_proba(full, X, K).astype(np.float32)}
-    meta = {"dataset": prepared.meta.get("dataset"), "preprocessing": prepared.meta.get("options"), "options": opts,
-            "quality": quality}
+    meta = {
+        "dataset": prepared.meta.get("dataset"),
+        "preprocessing": prepared.meta.get("options"),
+        "options": opts,
+        "quality": quality,
+    }
     return arrays, meta, quality
 
 
@@ -139,8 +147,9 @@ def _history_rows(result: Mapping[str, Any]) -> dict[str, list[tuple[str, float]
     }
 
 
-def collect_scores(result_paths: Sequence[str | os.PathLike], task: str,
-                   tolerance: float = 0.15) -> tuple[list[tuple[str, float]], dict[str, int]]:
+def collect_scores(
+    result_paths: Sequence[str | os.PathLike], task: str, tolerance: float = 0.15
+) -> tuple[list[tuple[str, float]], dict[str, int]]:
     """Unique (instruction, accuracy) pairs of ``task`` from Federated-APOHF result logs (module docstring)."""
     results = []
     for path in result_paths:
@@ -155,8 +164,12 @@ def collect_scores(result_paths: Sequence[str | os.PathLike], task: str,
     for instruction, score in pairs:
         reference.setdefault(instruction, []).append(score)
     ref_mean = {k: float(np.mean(v)) for k, v in reference.items()}
-    stats = {"files": len(results), "prompts_set_pairs": len(pairs), "history_fields_kept": 0,
-             "history_fields_dropped": 0}
+    stats = {
+        "files": len(results),
+        "prompts_set_pairs": len(pairs),
+        "history_fields_kept": 0,
+        "history_fields_dropped": 0,
+    }
     for result in results:
         for rows in _history_rows(result).values():
             if not rows:
@@ -199,9 +212,13 @@ def _regressor_search(name: str, n_rows: int, seed: int):
     return GridSearchCV(est, grid, cv=KFold(n_splits=min(3, n_rows), shuffle=True, random_state=seed), scoring="r2")
 
 
-def fit_prompt_oracle(task: str, pool_path: str | os.PathLike, result_paths: Sequence[str | os.PathLike],
-                      annotation_path: str | os.PathLike | None = None, options: Mapping[str, Any] | None = None,
-                      ) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any]]:
+def fit_prompt_oracle(
+    task: str,
+    pool_path: str | os.PathLike,
+    result_paths: Sequence[str | os.PathLike],
+    annotation_path: str | os.PathLike | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any]]:
     """Fit the prompt oracle of ``task``; return (arrays, meta, quality row).
 
     Arrays: ``instructions`` (K,), ``features`` (K, embedding_dim) unit-norm
@@ -240,17 +257,23 @@ def fit_prompt_oracle(task: str, pool_path: str | os.PathLike, result_paths: Seq
     gold_utility = np.clip(final.predict(_unit_rows(embed.transform(gold))), 0.0, 1.0) if gold else np.zeros(0)
     in_pool = np.isin(pool, unique)
     quality = {
-        "task": task, "regressor": opts["regressor"], "embedding": opts["embedding"],
-        "embedding_dim": opts["embedding_dim"], "n_scores": int(len(scores)), "n_instructions": len(unique),
+        "task": task,
+        "regressor": opts["regressor"],
+        "embedding": opts["embedding"],
+        "embedding_dim": opts["embedding_dim"],
+        "n_scores": int(len(scores)),
+        "n_instructions": len(unique),
         "cv_r2": float(r2_score(y, pred, sample_weight=counts)),
         "cv_rmse": float(np.sqrt(mean_squared_error(y, pred, sample_weight=counts))),
-        "score_mean": float(scores.mean()), "score_std": float(scores.std()),
+        "score_mean": float(scores.mean()),
+        "score_std": float(scores.std()),
         "repeat_noise_std": float(np.sqrt(noise_var)),
         "pool_scored_fraction": float(in_pool.mean()),
-        "utility_min": float(utility.min()), "utility_mean": float(utility.mean()), "utility_max": float(utility.max()),
+        "utility_min": float(utility.min()),
+        "utility_mean": float(utility.mean()),
+        "utility_max": float(utility.max()),
         "gold_utility_mean": float(gold_utility.mean()) if gold else float("nan"),
     }
-    meta = {"task": task, "options": opts, "best_params": final.best_params_, "score_stats": stats,
-            "quality": quality}
+    meta = {"task": task, "options": opts, "best_params": final.best_params_, "score_stats": stats, "quality": quality}
     arrays = {"instructions": np.array(pool), "features": features, "utility": utility}
     return arrays, meta, quality

@@ -39,8 +39,11 @@ _CATEGORICAL = {"categorical": ("random", ("random", "onehot")), "encoding_seed"
 
 #: per dataset: option -> (default, allowed values or ``int`` / ``float``)
 PREPROCESS_OPTIONS: dict[str, dict[str, tuple[Any, Any]]] = {
-    "mnist": {"split": ("test", ("test", "train", "all")), "image_size": (14, (1, 2, 4, 7, 14, 28)),
-              "scaling": _SCALING},
+    "mnist": {
+        "split": ("test", ("test", "train", "all")),
+        "image_size": (14, (1, 2, 4, 7, 14, 28)),
+        "scaling": _SCALING,
+    },
     "digits": {"image_size": (8, (1, 2, 4, 8)), "scaling": _SCALING},
     "mushroom": _CATEGORICAL,
     "car": _CATEGORICAL,
@@ -118,8 +121,10 @@ def resolve(spec: Mapping[str, tuple[Any, Any]], options: Mapping[str, Any] | No
     unknown = set(options) - set(spec)
     if unknown:
         raise ConfigError(f"{where}: unknown option(s) {sorted(unknown)}; known: {sorted(spec)}")
-    return {name: _check_value(name, options.get(name, default), allowed, where)
-            for name, (default, allowed) in spec.items()}
+    return {
+        name: _check_value(name, options.get(name, default), allowed, where)
+        for name, (default, allowed) in spec.items()
+    }
 
 
 #: separator of the ``name=value`` pairs of a key
@@ -167,8 +172,12 @@ def processed_path(dataset: str, options: Mapping[str, Any] | None = None, where
     return f"{PROCESSED_DIR}/{dataset}/{options_key(preprocess_options(dataset, options, where))}.npz"
 
 
-def classifier_oracle_path(dataset: str, preprocessing: Mapping[str, Any] | None = None,
-                           oracle: Mapping[str, Any] | None = None, where: str = "") -> str:
+def classifier_oracle_path(
+    dataset: str,
+    preprocessing: Mapping[str, Any] | None = None,
+    oracle: Mapping[str, Any] | None = None,
+    where: str = "",
+) -> str:
     pkey = options_key(preprocess_options(dataset, preprocessing, where))
     okey = options_key(resolve(CLASSIFIER_OPTIONS, oracle, key_path(where, "oracle")))
     return f"{ORACLE_DIR}/classifiers/{dataset}/{pkey}/{okey}.npz"
@@ -176,17 +185,19 @@ def classifier_oracle_path(dataset: str, preprocessing: Mapping[str, Any] | None
 
 def prompt_oracle_path(task: str, oracle: Mapping[str, Any] | None = None, where: str = "") -> str:
     if task not in SCORED_TASKS:
-        raise ConfigError(f"{key_path(where, 'tasks')}: {task!r} has no LLM-scored instructions; "
-                          f"scored tasks: {list(SCORED_TASKS)}")
+        raise ConfigError(
+            f"{key_path(where, 'tasks')}: {task!r} has no LLM-scored instructions; scored tasks: {list(SCORED_TASKS)}"
+        )
     options = resolve(PROMPT_ORACLE_OPTIONS, oracle, key_path(where, "oracle"))
-    pool_file(task, options["pool"], key_path(where, "tasks"))     # the task must have a pool of that variant
+    pool_file(task, options["pool"], key_path(where, "tasks"))  # the task must have a pool of that variant
     return f"{ORACLE_DIR}/prompts/{task}/{options_key(options)}.npz"
 
 
 def _scored_task(task: str, where: str) -> None:
     if task not in SCORED_TASKS:
-        raise ConfigError(f"{key_path(where, 'tasks')}: {task!r} has no LLM-scored instructions; "
-                          f"scored tasks: {list(SCORED_TASKS)}")
+        raise ConfigError(
+            f"{key_path(where, 'tasks')}: {task!r} has no LLM-scored instructions; scored tasks: {list(SCORED_TASKS)}"
+        )
 
 
 def prompt_arms_options(arms: Mapping[str, Any] | None = None, where: str = "") -> dict[str, Any]:
@@ -194,7 +205,9 @@ def prompt_arms_options(arms: Mapping[str, Any] | None = None, where: str = "") 
     if options["max_arms"] < 2:
         raise ConfigError(f"{key_path(where, 'arms', 'max_arms')}: need at least 2 arms, got {options['max_arms']}")
     if options["embedding"] not in ENCODERS and options["embedding_dim"] < 2:
-        raise ConfigError(f"{key_path(where, 'arms', 'embedding_dim')}: need at least 2, got {options['embedding_dim']}")
+        raise ConfigError(
+            f"{key_path(where, 'arms', 'embedding_dim')}: need at least 2, got {options['embedding_dim']}"
+        )
     return options
 
 
@@ -218,8 +231,11 @@ def prompt_embedding_raw_paths(task: str) -> dict[str, list[str]]:
     of the task, its result logs, its gold instructions."""
     gold = annotation_file(task)
     return {
-        "pools": [f"{RAW_DIR}/{pool_file(task, v).path}" for v in POOL_VARIANTS
-                  if (POOL_VARIANTS[v], task) in {(variant, t) for variant, t, _ in PROMPT_POOLS}],
+        "pools": [
+            f"{RAW_DIR}/{pool_file(task, v).path}"
+            for v in POOL_VARIANTS
+            if (POOL_VARIANTS[v], task) in {(variant, t) for variant, t, _ in PROMPT_POOLS}
+        ],
         "scores": [f"{RAW_DIR}/{f.path}" for f in score_files(task)],
         "annotations": [f"{RAW_DIR}/{gold.path}"] if gold else [],
     }
@@ -279,7 +295,7 @@ def pinned_datasets(path: str) -> list[str]:
 def raw_paths(dataset: str, options: Mapping[str, Any] | None = None) -> list[str]:
     """Raw files (under ``data/raw``) that preprocessing ``dataset`` with ``options`` reads."""
     opts = preprocess_options(dataset, options)
-    if dataset == "digits":              # bundled with scikit-learn: nothing to download
+    if dataset == "digits":  # bundled with scikit-learn: nothing to download
         return []
     if dataset == "mnist":
         names = {"test": ["mnist_test"], "train": ["mnist_train"], "all": ["mnist_train", "mnist_test"]}[opts["split"]]

@@ -51,8 +51,15 @@ MUSHROOM_CLASSES = ("poisonous", "edible")
 SHUTTLE_CLASSES = ("Rad Flow", "Fpv Close", "Fpv Open", "High", "Bypass", "Bpv Close", "Bpv Open")
 MAGIC_CLASSES = ("hadron", "gamma")
 BANKNOTE_CLASSES = ("0", "1")
-COVERTYPE_CLASSES = ("Spruce/Fir", "Lodgepole Pine", "Ponderosa Pine", "Cottonwood/Willow", "Aspen",
-                     "Douglas-fir", "Krummholz")
+COVERTYPE_CLASSES = (
+    "Spruce/Fir",
+    "Lodgepole Pine",
+    "Ponderosa Pine",
+    "Cottonwood/Willow",
+    "Aspen",
+    "Douglas-fir",
+    "Krummholz",
+)
 DIGIT_CLASSES = tuple(str(k) for k in range(10))
 
 
@@ -60,8 +67,8 @@ DIGIT_CLASSES = tuple(str(k) for k in range(10))
 class Prepared:
     """A preprocessed classification dataset."""
 
-    X: np.ndarray                  # (n, d) float32 in [-1, 1]
-    y: np.ndarray                  # (n,) int64 in 0..K-1
+    X: np.ndarray  # (n, d) float32 in [-1, 1]
+    y: np.ndarray  # (n,) int64 in 0..K-1
     class_names: tuple[str, ...]
     meta: dict[str, Any] = field(default_factory=dict)
 
@@ -110,7 +117,7 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
         raw = fh.read()
     magic = int.from_bytes(raw[:4], "big")
     if magic == 2051:
-        n, rows, cols = (int.from_bytes(raw[4 * k: 4 * k + 4], "big") for k in (1, 2, 3))
+        n, rows, cols = (int.from_bytes(raw[4 * k : 4 * k + 4], "big") for k in (1, 2, 3))
         return np.frombuffer(raw, dtype=np.uint8, offset=16).reshape(n, rows, cols)
     if magic == 2049:
         return np.frombuffer(raw, dtype=np.uint8, offset=8).astype(np.int64)
@@ -159,8 +166,9 @@ def _load(dataset: str, opts: Mapping[str, Any], files: list[str]) -> tuple[np.n
         return t[:, :-1], _labels(t[:, -1], CAR_CLASSES, files[0]), CAR_CLASSES, True
     if dataset == "shuttle":
         by_name = {Path(f).name: f for f in files}
-        parts = {"all": ["shuttle.trn", "shuttle.tst"], "train": ["shuttle.trn"],
-                 "test": ["shuttle.tst"]}[opts["split"]]
+        parts = {"all": ["shuttle.trn", "shuttle.tst"], "train": ["shuttle.trn"], "test": ["shuttle.tst"]}[
+            opts["split"]
+        ]
         t = np.vstack([_numeric(_table(by_name[p], sep=r"\s+")) for p in parts])
         return t[:, :-1], t[:, -1].astype(np.int64) - 1, SHUTTLE_CLASSES, False
     if dataset == "magic":
@@ -177,8 +185,9 @@ def _load(dataset: str, opts: Mapping[str, Any], files: list[str]) -> tuple[np.n
     raise ConfigError(f"dataset: no reader for {dataset!r}")
 
 
-def prepare(dataset: str, options: Mapping[str, Any] | None = None, raw_dir: str | os.PathLike = RAW_DIR,
-            verify: bool = True) -> Prepared:
+def prepare(
+    dataset: str, options: Mapping[str, Any] | None = None, raw_dir: str | os.PathLike = RAW_DIR, verify: bool = True
+) -> Prepared:
     """Read the raw files of ``dataset`` from ``raw_dir`` and preprocess them (module docstring).
 
     Each raw file is first checked against its registered checksum (:func:`banditbench.data.verify.verify_raw`);
@@ -188,8 +197,10 @@ def prepare(dataset: str, options: Mapping[str, Any] | None = None, raw_dir: str
     files = [str(Path(raw_dir) / Path(p).relative_to(RAW_DIR)) for p in raw_paths(dataset, opts)]
     missing = [f for f in files if not Path(f).is_file()]
     if missing:
-        raise ConfigError(f"{missing[0]}: raw file of dataset {dataset!r} missing (all missing: {missing}); "
-                          f"fetch them first (banditbench.data.fetch or the Snakemake download rules)")
+        raise ConfigError(
+            f"{missing[0]}: raw file of dataset {dataset!r} missing (all missing: {missing}); "
+            f"fetch them first (banditbench.data.fetch or the Snakemake download rules)"
+        )
     if verify:
         for f in files:
             verify_raw(f)
@@ -198,31 +209,46 @@ def prepare(dataset: str, options: Mapping[str, Any] | None = None, raw_dir: str
         features = encode_categorical(features, opts["categorical"], opts["encoding_seed"])
     X = minmax_scale(features, opts["scaling"]).astype(np.float32)
     if y.min() < 0 or y.max() >= len(classes):
-        raise ConfigError(f"{files[0] if files else dataset}: labels of dataset {dataset!r} outside "
-                          f"0..{len(classes) - 1}")
-    meta = {"dataset": dataset, "options": opts, "n_rows": int(X.shape[0]), "n_features": int(X.shape[1]),
-            "class_counts": np.bincount(y, minlength=len(classes)).tolist(),
-            "raw_files": [Path(f).name for f in files]}
+        raise ConfigError(
+            f"{files[0] if files else dataset}: labels of dataset {dataset!r} outside 0..{len(classes) - 1}"
+        )
+    meta = {
+        "dataset": dataset,
+        "options": opts,
+        "n_rows": int(X.shape[0]),
+        "n_features": int(X.shape[1]),
+        "class_counts": np.bincount(y, minlength=len(classes)).tolist(),
+        "raw_files": [Path(f).name for f in files],
+    }
     return Prepared(X, y, tuple(classes), meta)
 
 
 def save_prepared(path: str | os.PathLike, prepared: Prepared) -> None:
     """Write ``X``, ``y``, class names and meta to an uncompressed ``.npz`` (atomically)."""
-    save_npz(path, {"X": prepared.X, "y": prepared.y, "class_names": np.array(prepared.class_names)},
-             prepared.meta)
+    save_npz(path, {"X": prepared.X, "y": prepared.y, "class_names": np.array(prepared.class_names)}, prepared.meta)
 
 
-def load_prepared(path: str | os.PathLike, dataset: str | None = None,
-                  options: Mapping[str, Any] | None = None) -> Prepared:
+def load_prepared(
+    path: str | os.PathLike, dataset: str | None = None, options: Mapping[str, Any] | None = None
+) -> Prepared:
     """Read a file written by :func:`save_prepared`, checked (:func:`~banditbench.data.files.load_npz`):
     given ``dataset`` (and its resolved ``options``), the file must hold that preparation, and
     ``X`` must be a matrix with one label in ``0..K-1`` per row."""
     expect = {"dataset": dataset, **({"options": dict(options)} if options is not None else {})} if dataset else None
     arrays, meta = load_npz(path, "prepared dataset", required=("X", "y", "class_names"), expect=expect)
     X, y, names = arrays["X"], arrays["y"], arrays["class_names"]
-    if X.ndim != 2 or y.shape != (len(X),) or y.dtype.kind not in "iu" or names.ndim != 1 or len(X) == 0 \
-            or y.min() < 0 or y.max() >= len(names):
-        raise CorruptFileError(f"{path}: prepared dataset is inconsistent (X {X.shape}, y {y.shape} {y.dtype}, "
-                               f"{names.shape[0] if names.ndim else '?'} classes); delete it and rebuild it with "
-                               f"`snakemake --cores 1 {path}`")
+    if (
+        X.ndim != 2
+        or y.shape != (len(X),)
+        or y.dtype.kind not in "iu"
+        or names.ndim != 1
+        or len(X) == 0
+        or y.min() < 0
+        or y.max() >= len(names)
+    ):
+        raise CorruptFileError(
+            f"{path}: prepared dataset is inconsistent (X {X.shape}, y {y.shape} {y.dtype}, "
+            f"{names.shape[0] if names.ndim else '?'} classes); delete it and rebuild it with "
+            f"`snakemake --cores 1 {path}`"
+        )
     return Prepared(X, y, tuple(str(c) for c in names), meta)

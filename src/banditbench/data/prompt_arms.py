@@ -56,8 +56,9 @@ def normalise(text: str) -> str:
     return " ".join(text.split())
 
 
-def measured_arms(pairs: Sequence[tuple[str, float]], duplicates: str = "whitespace", max_arms: int = 500,
-                  arm_seed: int = 0) -> dict[str, np.ndarray]:
+def measured_arms(
+    pairs: Sequence[tuple[str, float]], duplicates: str = "whitespace", max_arms: int = 500, arm_seed: int = 0
+) -> dict[str, np.ndarray]:
     """Arms from unique (instruction, score) pairs: ``instructions``, ``accuracy`` (mean of the arm's
     distinct measurements), ``n_scores`` (how many), ``spread`` (their standard deviation), sorted by text
     (module docstring)."""
@@ -100,9 +101,14 @@ def texts_sha256(texts: Sequence[str]) -> str:
     return hashlib.sha256(json.dumps(list(texts)).encode()).hexdigest()
 
 
-def build_embeddings(task: str, pool_paths: Sequence[str | os.PathLike], result_paths: Sequence[str | os.PathLike],
-                     annotation_paths: Sequence[str | os.PathLike] = (), encoder: str = "all-MiniLM-L6-v2",
-                     threads: int = 1) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def build_embeddings(
+    task: str,
+    pool_paths: Sequence[str | os.PathLike],
+    result_paths: Sequence[str | os.PathLike],
+    annotation_paths: Sequence[str | os.PathLike] = (),
+    encoder: str = "all-MiniLM-L6-v2",
+    threads: int = 1,
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Embed every instruction of ``task`` once; return (arrays, meta) of its embedding file."""
     from .encoder import embed
 
@@ -119,9 +125,14 @@ def build_embeddings(task: str, pool_paths: Sequence[str | os.PathLike], result_
     return {"texts": np.array(texts), "features": features}, meta
 
 
-def build_arms(task: str, result_paths: Sequence[str | os.PathLike], options: Mapping[str, Any] | None = None,
-               embedding_path: str | os.PathLike | None = None, pool_path: str | os.PathLike | None = None,
-               annotation_path: str | os.PathLike | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def build_arms(
+    task: str,
+    result_paths: Sequence[str | os.PathLike],
+    options: Mapping[str, Any] | None = None,
+    embedding_path: str | os.PathLike | None = None,
+    pool_path: str | os.PathLike | None = None,
+    annotation_path: str | os.PathLike | None = None,
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The arms file of ``task``: (arrays, meta).  Arrays ``instructions``, ``features``, ``accuracy``,
     ``n_scores``, ``spread``; the meta holds the options, the embedding's identity and the score statistics."""
     from .files import load_npz
@@ -137,15 +148,18 @@ def build_arms(task: str, result_paths: Sequence[str | os.PathLike], options: Ma
     if opts["embedding"] in ENCODERS:
         if embedding_path is None:
             raise ConfigError(f"prompt arms of {task!r}: the {opts['embedding']} embedding needs its embedding file")
-        emb, emb_meta = load_npz(embedding_path, "prompt embeddings", required=("texts", "features"),
-                                 expect={"task": task})
+        emb, emb_meta = load_npz(
+            embedding_path, "prompt embeddings", required=("texts", "features"), expect={"task": task}
+        )
         if emb_meta.get("encoder", {}).get("encoder") != opts["embedding"]:
             raise ConfigError(f"{embedding_path}: embeddings of {emb_meta.get('encoder')}, not {opts['embedding']}")
         row = {str(t): i for i, t in enumerate(emb["texts"])}
         absent = [t for t in texts if t not in row]
         if absent:
-            raise ConfigError(f"{embedding_path}: {len(absent)} scored instruction(s) of {task!r} are not embedded "
-                              f"(e.g. {absent[0]!r}); rebuild it")
+            raise ConfigError(
+                f"{embedding_path}: {len(absent)} scored instruction(s) of {task!r} are not embedded "
+                f"(e.g. {absent[0]!r}); rebuild it"
+            )
         features = emb["features"][[row[t] for t in texts]].astype(np.float64)
         embedding = {"encoder": emb_meta["encoder"], "file_texts_sha256": emb_meta["texts_sha256"]}
     else:
@@ -161,10 +175,22 @@ def build_arms(task: str, result_paths: Sequence[str | os.PathLike], options: Ma
         features = _unit_rows(model.transform(texts))
         embedding = {"method": opts["embedding"], "dim": opts["embedding_dim"]}
     accuracy = arms["accuracy"]
-    quality = {"task": task, "embedding": opts["embedding"], "n_scores": int(len(pairs)),
-               "n_arms": len(texts), "accuracy_min": float(accuracy.min()), "accuracy_mean": float(accuracy.mean()),
-               "accuracy_max": float(accuracy.max()), "gap": float(accuracy.max() - accuracy.mean()),
-               "repeated_fraction": float(np.mean(arms["n_scores"] > 1))}
-    meta = {"task": task, "options": resolve(PROMPT_ARM_OPTIONS, opts, "arms"), "embedding": embedding,
-            "score_stats": stats, "quality": quality}
+    quality = {
+        "task": task,
+        "embedding": opts["embedding"],
+        "n_scores": int(len(pairs)),
+        "n_arms": len(texts),
+        "accuracy_min": float(accuracy.min()),
+        "accuracy_mean": float(accuracy.mean()),
+        "accuracy_max": float(accuracy.max()),
+        "gap": float(accuracy.max() - accuracy.mean()),
+        "repeated_fraction": float(np.mean(arms["n_scores"] > 1)),
+    }
+    meta = {
+        "task": task,
+        "options": resolve(PROMPT_ARM_OPTIONS, opts, "arms"),
+        "embedding": embedding,
+        "score_stats": stats,
+        "quality": quality,
+    }
     return {**arms, "features": features}, meta

@@ -22,7 +22,15 @@ from typing import Iterable, Mapping
 from ..errors import ConfigError, CorruptFileError
 from ..storage.resultio import identity_from_path, load_result
 from .files import load_npz
-from .paths import CAR_ORACLE, CLASSIFIER_OPTIONS, PROMPT_ORACLE_OPTIONS, parse_key, parse_preprocess_key, parse_replay_key, replay_dataset_of
+from .paths import (
+    CAR_ORACLE,
+    CLASSIFIER_OPTIONS,
+    PROMPT_ORACLE_OPTIONS,
+    parse_key,
+    parse_preprocess_key,
+    parse_replay_key,
+    replay_dataset_of,
+)
 from .preprocess import load_prepared
 from .catalog import DATASETS
 from .verify import Cache, verify_raw
@@ -42,8 +50,11 @@ def verify_prepared(path: str) -> None:
     elif parts[:2] == ["data", "processed"] and len(parts) == 4:
         load_prepared(path, parts[2], parse_preprocess_key(parts[2], stem))
     elif parts[:3] == ["data", "oracles", "classifiers"] and len(parts) == 6:
-        identity = {"dataset": parts[3], "preprocessing": parse_preprocess_key(parts[3], parts[4]),
-                    "options": parse_key(CLASSIFIER_OPTIONS, stem, path)}
+        identity = {
+            "dataset": parts[3],
+            "preprocessing": parse_preprocess_key(parts[3], parts[4]),
+            "options": parse_key(CLASSIFIER_OPTIONS, stem, path),
+        }
         load_npz(path, "classifier oracle", required=("probabilities",), expect=identity)
     elif parts[:3] == ["data", "oracles", "prompts"] and len(parts) == 5:
         identity = {"task": parts[3], "options": parse_key(PROMPT_ORACLE_OPTIONS, stem, path)}
@@ -70,9 +81,13 @@ def _quarantine(path: Path, reason: str) -> str:
     return message
 
 
-def quarantine_corrupt(data_files: Iterable[str], raw_dir: str = "data/raw",
-                       checksums: Mapping[str, str] | None = None, results: Iterable[str] = (),
-                       moved_results: list[str] | None = None) -> list[str]:
+def quarantine_corrupt(
+    data_files: Iterable[str],
+    raw_dir: str = "data/raw",
+    checksums: Mapping[str, str] | None = None,
+    results: Iterable[str] = (),
+    moved_results: list[str] | None = None,
+) -> list[str]:
     """Check every registered raw file present under ``raw_dir`` (one without a published checksum
     only if ``checksums`` pins one), every existing file of ``data_files`` and every existing result
     file of ``results`` (:func:`verify_result`); move each corrupt one aside (``<name>.corrupt``).
@@ -83,7 +98,7 @@ def quarantine_corrupt(data_files: Iterable[str], raw_dir: str = "data/raw",
     cache = Cache()
     for dataset in DATASETS.values():
         if dataset.pinned and dataset.name not in (checksums or {}):
-            continue                    # nothing to check it against; it is not read without a pin
+            continue  # nothing to check it against; it is not read without a pin
         for remote in dataset.files:
             path = Path(raw_dir) / remote.path
             if path.is_file():
@@ -106,7 +121,7 @@ def quarantine_corrupt(data_files: Iterable[str], raw_dir: str = "data/raw",
         try:
             checked.get(path, "verified", lambda: verify_result(name) or "ok")
         except FileNotFoundError:
-            continue                    # not run yet
+            continue  # not run yet
         except CorruptFileError as err:
             messages.append(_quarantine(path, str(err)))
             if moved_results is not None:

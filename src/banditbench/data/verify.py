@@ -91,8 +91,7 @@ def registered(path: str | os.PathLike) -> tuple[str, RemoteFile] | None:
     return None
 
 
-def verify_raw(path: str | os.PathLike, cache: Cache | None = None,
-               checksums: Mapping[str, str] | None = None) -> None:
+def verify_raw(path: str | os.PathLike, cache: Cache | None = None, checksums: Mapping[str, str] | None = None) -> None:
     """Check a raw file against its registered checksum (or the one ``checksums``, the config's
     ``dataset_checksums``, pins); a :class:`~banditbench.errors.CorruptFileError` names the file, the
     dataset and both checksums."""
@@ -101,15 +100,21 @@ def verify_raw(path: str | os.PathLike, cache: Cache | None = None,
         raise ConfigError(f"{path}: not a registered raw file (banditbench.data.catalog)")
     dataset, remote = found
     if not Path(path).is_file():
-        raise ConfigError(f"{path}: raw file of dataset {dataset!r} missing; fetch it first "
-                          f"(banditbench.data.fetch or the Snakemake download rules)")
+        raise ConfigError(
+            f"{path}: raw file of dataset {dataset!r} missing; fetch it first "
+            f"(banditbench.data.fetch or the Snakemake download rules)"
+        )
     alg, expected = expected_hash(DATASETS[dataset], remote, checksums).split(":", 1)
     got = file_digest(path, alg, cache)
     if got != expected and remote.known_hash is None:
-        raise CorruptFileError(f"{path}: raw file of dataset {dataset!r} has {alg} {got}, not the {expected} pinned "
-                               f"by {PIN_KEY}.{dataset}; if the pin is right the file is damaged (delete it and "
-                               f"run snakemake again to download it), otherwise correct the pin")
+        raise CorruptFileError(
+            f"{path}: raw file of dataset {dataset!r} has {alg} {got}, not the {expected} pinned "
+            f"by {PIN_KEY}.{dataset}; if the pin is right the file is damaged (delete it and "
+            f"run snakemake again to download it), otherwise correct the pin"
+        )
     if got != expected:
-        raise CorruptFileError(f"{path}: raw file of dataset {dataset!r} has {alg} {got}, not the registered "
-                               f"{expected} (edited or damaged after its download); delete it and run "
-                               f"snakemake again to download it")
+        raise CorruptFileError(
+            f"{path}: raw file of dataset {dataset!r} has {alg} {got}, not the registered "
+            f"{expected} (edited or damaged after its download); delete it and run "
+            f"snakemake again to download it"
+        )

@@ -49,7 +49,14 @@ from typing import Annotated, Any, Mapping
 import numpy as np
 
 from ..api import Environment, register
-from ..data.paths import CLASSIFICATION_DATASETS, CLASSIFIER_OPTIONS, classifier_oracle_path, preprocess_options, processed_path, resolve
+from ..data.paths import (
+    CLASSIFICATION_DATASETS,
+    CLASSIFIER_OPTIONS,
+    classifier_oracle_path,
+    preprocess_options,
+    processed_path,
+    resolve,
+)
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, CorruptFileError, key_path
 from ..simulation.feedback import PreferenceFeedback, RewardFeedback, new_feedback
 from ..numerics.sigmoid import sigmoid_of
@@ -88,36 +95,56 @@ class _Classification(Environment):
     mode_key: str
     context_forms = ("row",)
 
-    def __init__(self, seed_seq: np.random.SeedSequence, mode: str, /, *,
-                 horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
-                 dataset: Annotated[str, OneOf(CLASSIFICATION_DATASETS), Doc(
-                     "the prepared classification dataset (mnist, digits, mushroom, car, shuttle, magic, banknote, "
-                     "covertype): its rows are the contexts, its classes the arms.")],
-                 preprocessing: Annotated[Mapping[str, Any] | None, Doc(
-                     "options of :mod:`banditbench.data.preprocess` (defaults filled in).")] = None,
-                 sampling: Annotated[str, OneOf(SAMPLING), Doc(
-                     "row order: ``shuffle`` (a fresh permutation per pass) or ``uniform`` (rows drawn with "
-                     "replacement).")] = "shuffle",
-                 oracle: Annotated[Mapping[str, Any] | None, Doc(
-                     "options of the classifier oracle that gives ``p(k | x)`` (only with ``classifier`` outcomes).")
-                 ] = None):
+    def __init__(
+        self,
+        seed_seq: np.random.SeedSequence,
+        mode: str,
+        /,
+        *,
+        horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
+        dataset: Annotated[
+            str,
+            OneOf(CLASSIFICATION_DATASETS),
+            Doc(
+                "the prepared classification dataset (mnist, digits, mushroom, car, shuttle, magic, banknote, "
+                "covertype): its rows are the contexts, its classes the arms."
+            ),
+        ],
+        preprocessing: Annotated[
+            Mapping[str, Any] | None, Doc("options of :mod:`banditbench.data.preprocess` (defaults filled in).")
+        ] = None,
+        sampling: Annotated[
+            str,
+            OneOf(SAMPLING),
+            Doc("row order: ``shuffle`` (a fresh permutation per pass) or ``uniform`` (rows drawn with replacement)."),
+        ] = "shuffle",
+        oracle: Annotated[
+            Mapping[str, Any] | None,
+            Doc("options of the classifier oracle that gives ``p(k | x)`` (only with ``classifier`` outcomes)."),
+        ] = None,
+    ):
         from ..data.files import load_npz
         from ..data.preprocess import load_prepared
 
         options = preprocess_options(dataset, preprocessing, ENVIRONMENT_PARAMS)
         prepared = load_prepared(processed_path(dataset, options), dataset, options)
-        self.X, self.y = prepared.X, prepared.y          # float32 rows; a round's arms are float64
+        self.X, self.y = prepared.X, prepared.y  # float32 rows; a round's arms are float64
         self.n_arms, self.d = prepared.n_classes, prepared.X.shape[1]
         self.probs = None
         if mode == "classifier":
             path = classifier_oracle_path(dataset, preprocessing, oracle, ENVIRONMENT_PARAMS)
-            identity = {"dataset": dataset, "preprocessing": options,
-                        "options": resolve(CLASSIFIER_OPTIONS, oracle, key_path(ENVIRONMENT_PARAMS, "oracle"))}
+            identity = {
+                "dataset": dataset,
+                "preprocessing": options,
+                "options": resolve(CLASSIFIER_OPTIONS, oracle, key_path(ENVIRONMENT_PARAMS, "oracle")),
+            }
             arrays, _ = load_npz(path, "classifier oracle", required=("probabilities",), expect=identity)
             self.probs = arrays["probabilities"].astype(np.float64)
             if self.probs.shape != (len(self.y), self.n_arms):
-                raise CorruptFileError(f"{path}: oracle probabilities have shape {self.probs.shape}, expected "
-                                       f"{(len(self.y), self.n_arms)}; delete it and rebuild it")
+                raise CorruptFileError(
+                    f"{path}: oracle probabilities have shape {self.probs.shape}, expected "
+                    f"{(len(self.y), self.n_arms)}; delete it and rebuild it"
+                )
         context_seq, outcome_seq = seed_seq.spawn(2)
         ctx = np.random.default_rng(context_seq)
         n = len(self.y)
@@ -126,15 +153,16 @@ class _Classification(Environment):
         else:
             passes = -(-horizon // n)
             self.rows = np.concatenate([ctx.permutation(n) for _ in range(passes)])[:horizon]
-        self._uniform = uniforms(np.random.default_rng(outcome_seq)).__next__      # the outcomes' uniforms
+        self._uniform = uniforms(np.random.default_rng(outcome_seq)).__next__  # the outcomes' uniforms
         self._row = 0
-        self._round_rows, self._labels = self.rows.tolist(), self.y.tolist()   # Python ints for the per-round path
+        self._round_rows, self._labels = self.rows.tolist(), self.y.tolist()  # Python ints for the per-round path
 
     @classmethod
     def required_files(cls, params: Mapping[str, Any]) -> list[str]:
         if "dataset" not in params:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'dataset')}: required (a prepared classification "
-                              f"dataset)")
+            raise ConfigError(
+                f"{key_path(ENVIRONMENT_PARAMS, 'dataset')}: required (a prepared classification dataset)"
+            )
         dataset, prep = params["dataset"], params.get("preprocessing")
         files = [processed_path(dataset, prep, ENVIRONMENT_PARAMS)]
         if params.get(cls.mode_key, "label") == "classifier":
@@ -143,11 +171,15 @@ class _Classification(Environment):
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
-        return 2 * 8 * horizon                              # the row of every round (an array and a list)
+        return 2 * 8 * horizon  # the row of every round (an array and a list)
 
     def public_info(self) -> dict[str, Any]:
-        return {"dimension": self.n_arms * self.d, "n_arms": self.n_arms, "context_dimension": self.d,
-                "arm_layout": "block"}
+        return {
+            "dimension": self.n_arms * self.d,
+            "n_arms": self.n_arms,
+            "context_dimension": self.d,
+            "arm_layout": "block",
+        }
 
     def context(self, t: int) -> np.ndarray:
         self._row = row = self._round_rows[t - 1]
@@ -166,24 +198,32 @@ class _Classification(Environment):
 
 @register("classification_bandit")
 class ClassificationBandit(KeptRegretReward, _Classification):
-    """K-armed contextual bandit from a classification dataset; reward 1 for the correct class (seed 002 Sec. 7).
-    """
+    """K-armed contextual bandit from a classification dataset; reward 1 for the correct class (seed 002 Sec. 7)."""
 
     feedback_kind = "reward"
     action_kind = "arm"
     mode_key = "reward"
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *,
-                 reward: Annotated[str, OneOf(MODES), Doc(
-                     "``label``: reward 1 for the correct class, else 0; ``classifier``: a Bernoulli reward with the "
-                     "oracle's ``p(k | x)``.")] = "label",
-                 **shared):
+    def __init__(
+        self,
+        seed_seq: np.random.SeedSequence,
+        *,
+        reward: Annotated[
+            str,
+            OneOf(MODES),
+            Doc(
+                "``label``: reward 1 for the correct class, else 0; ``classifier``: a Bernoulli reward with the "
+                "oracle's ``p(k | x)``."
+            ),
+        ] = "label",
+        **shared,
+    ):
         super().__init__(seed_seq, reward, **shared)
         self._keep_truth(len(self.rows))
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
-        return super().memory_bytes(values, horizon) + 2 * 8 * horizon      # and its regret and reward
+        return super().memory_bytes(values, horizon) + 2 * 8 * horizon  # and its regret and reward
 
     def play(self, t: int, action) -> RewardFeedback:
         a = int(action)
@@ -208,17 +248,32 @@ class ClassificationDueling(KeptDuelMetrics, DuelingEnvironment, _Classification
 
     mode_key = "utility"
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *,
-                 utility: Annotated[str, OneOf(MODES), Doc(
-                     "the class utilities of ``preference: btl``: ``label`` (``u_k = s 1{k = y}``) or ``classifier`` "
-                     "(``u_k = s p(k | x)``); the deterministic readings define their own.")] = "label",
-                 utility_scale: Annotated[Positive, Doc(
-                     "``s``; the default logit(0.7) makes the correct class win 70% of its BTL duels.")] = LOGIT_07,
-                 preference: Annotated[str, OneOf(PREFERENCES), Doc(
-                     "``btl`` (sigmoid of the utility difference); ``index_order`` (the higher arm index always wins: "
-                     "App. E.1.2 read literally); ``label`` (the correct class always wins, ties to the higher index); "
-                     "``label_coin`` (likewise, ties by a fair coin).")] = "btl",
-                 **shared):
+    def __init__(
+        self,
+        seed_seq: np.random.SeedSequence,
+        *,
+        utility: Annotated[
+            str,
+            OneOf(MODES),
+            Doc(
+                "the class utilities of ``preference: btl``: ``label`` (``u_k = s 1{k = y}``) or ``classifier`` "
+                "(``u_k = s p(k | x)``); the deterministic readings define their own."
+            ),
+        ] = "label",
+        utility_scale: Annotated[
+            Positive, Doc("``s``; the default logit(0.7) makes the correct class win 70% of its BTL duels.")
+        ] = LOGIT_07,
+        preference: Annotated[
+            str,
+            OneOf(PREFERENCES),
+            Doc(
+                "``btl`` (sigmoid of the utility difference); ``index_order`` (the higher arm index always wins: "
+                "App. E.1.2 read literally); ``label`` (the correct class always wins, ties to the higher index); "
+                "``label_coin`` (likewise, ties by a fair coin)."
+            ),
+        ] = "btl",
+        **shared,
+    ):
         self.check_preference(preference, utility)
         super().__init__(seed_seq, utility, **shared)
         self.scale, self.preference = float(utility_scale), preference
@@ -229,9 +284,11 @@ class ClassificationDueling(KeptDuelMetrics, DuelingEnvironment, _Classification
     def check_preference(preference: str, utility: str) -> None:
         """Class utilities only where the preference model uses them (``btl``)."""
         if preference != "btl" and utility == "classifier":
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'utility')}: 'classifier' utilities are for "
-                              f"preference: btl; preference: {preference} defines its own utilities "
-                              f"({'by arm index' if preference == 'index_order' else 'from the label'})")
+            raise ConfigError(
+                f"{key_path(ENVIRONMENT_PARAMS, 'utility')}: 'classifier' utilities are for "
+                f"preference: btl; preference: {preference} defines its own utilities "
+                f"({'by arm index' if preference == 'index_order' else 'from the label'})"
+            )
 
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
@@ -239,7 +296,7 @@ class ClassificationDueling(KeptDuelMetrics, DuelingEnvironment, _Classification
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
-        return super().memory_bytes(values, horizon) + 3 * 8 * horizon    # and its regret, weak regret, self-duels
+        return super().memory_bytes(values, horizon) + 3 * 8 * horizon  # and its regret, weak regret, self-duels
 
     def utilities(self) -> np.ndarray:
         """Utilities of the current round's K arms."""
@@ -258,12 +315,12 @@ class ClassificationDueling(KeptDuelMetrics, DuelingEnvironment, _Classification
             f = self._index_utilities
             y = int(i > j)
         else:
-            f = self.utilities().tolist()           # Python floats: the round's arithmetic without numpy scalars
+            f = self.utilities().tolist()  # Python floats: the round's arithmetic without numpy scalars
             if preference == "btl":
                 y = int(self._uniform() < sigmoid_of(f[i] - f[j]))
             elif preference == "label":
                 y = int(f[i] > f[j] or (f[i] == f[j] and i > j))
-            else:        # label_coin: a coin every round (the same for every policy), used on equal utilities
+            else:  # label_coin: a coin every round (the same for every policy), used on equal utilities
                 coin = self._uniform()
                 y = int(f[i] > f[j]) if f[i] != f[j] else int(coin < 0.5)
         self._keep_duel(t, f, i, j, max(f))

@@ -26,15 +26,15 @@ def _utility(name: str, theta: np.ndarray, x: np.ndarray) -> np.ndarray:
     z = x @ theta
     if name == "linear":
         return z
-    if name == "quadratic":          # seed 000: (theta^T x)^2
+    if name == "quadratic":  # seed 000: (theta^T x)^2
         return z**2
-    if name == "cubic":              # seed 000: (theta^T x)^3
+    if name == "cubic":  # seed 000: (theta^T x)^3
         return z**3
-    if name == "cosine":             # seed 001: cos(3 Theta^T x)
+    if name == "cosine":  # seed 001: cos(3 Theta^T x)
         return np.cos(3.0 * z)
-    if name == "square":             # seed 001: 10 (Theta^T x)^2
+    if name == "square":  # seed 001: 10 (Theta^T x)^2
         return 10.0 * z**2
-    if name == "quadratic_form":     # seed 001: x^T Theta Theta^T x
+    if name == "quadratic_form":  # seed 001: x^T Theta Theta^T x
         return np.einsum("...i,i,j,...j->...", x, theta, theta, x)
     raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'utility')}: unknown utility {name!r}")
 
@@ -70,19 +70,35 @@ class SyntheticDueling(KeptDuelMetrics, DuelingEnvironment):
     ``theta`` is drawn once per seed from the environment stream.
     """
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *,
-                 horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
-                 dimension: Annotated[PositiveInt, Doc("feature dimension d of the arms.")] = 20,
-                 n_arms: Annotated[int, Range(ge=2), Doc("arms per round K, drawn afresh every round.")] = 20,
-                 utility: Annotated[str, OneOf(UTILITIES), Doc(
-                     "the utility of an arm: ``linear``, ``quadratic``, ``cubic`` (seed 000, Sec. 5.1), ``cosine``, "
-                     "``square``, ``quadratic_form`` (seed 001, App. E.1.1).")] = "linear",
-                 arm_distribution: Annotated[str, OneOf(ARM_DISTRIBUTIONS), Doc(
-                     "how the arms are drawn: uniform on the unit ``sphere``, or ``normalized_cube`` (U([-1,1]^d) scaled to "
-                     "unit norm, seed 001).")] = "sphere",
-                 theta_distribution: Annotated[str, OneOf(THETA_DISTRIBUTIONS), Doc(
-                     "the hidden ``theta``: ``sphere`` (unit norm, seed 000) or ``cube`` (U([-1,1]^d), seed 001).")
-                 ] = "sphere"):
+    def __init__(
+        self,
+        seed_seq: np.random.SeedSequence,
+        *,
+        horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
+        dimension: Annotated[PositiveInt, Doc("feature dimension d of the arms.")] = 20,
+        n_arms: Annotated[int, Range(ge=2), Doc("arms per round K, drawn afresh every round.")] = 20,
+        utility: Annotated[
+            str,
+            OneOf(UTILITIES),
+            Doc(
+                "the utility of an arm: ``linear``, ``quadratic``, ``cubic`` (seed 000, Sec. 5.1), ``cosine``, "
+                "``square``, ``quadratic_form`` (seed 001, App. E.1.1)."
+            ),
+        ] = "linear",
+        arm_distribution: Annotated[
+            str,
+            OneOf(ARM_DISTRIBUTIONS),
+            Doc(
+                "how the arms are drawn: uniform on the unit ``sphere``, or ``normalized_cube`` (U([-1,1]^d) scaled to "
+                "unit norm, seed 001)."
+            ),
+        ] = "sphere",
+        theta_distribution: Annotated[
+            str,
+            OneOf(THETA_DISTRIBUTIONS),
+            Doc("the hidden ``theta``: ``sphere`` (unit norm, seed 000) or ``cube`` (U([-1,1]^d), seed 001)."),
+        ] = "sphere",
+    ):
         instance_seq, context_seq, outcome_seq = seed_seq.spawn(3)
         inst = np.random.default_rng(instance_seq)
         if theta_distribution == "sphere":
@@ -95,7 +111,7 @@ class SyntheticDueling(KeptDuelMetrics, DuelingEnvironment):
         # contexts and outcomes have their own streams: the contexts of a seed are
         # the same whatever the policy does.
         self._ctx_rng = np.random.default_rng(context_seq)
-        self._arm_block, self._next_arms = np.empty((0, n_arms, dimension)), 0    # drawn, not yet used
+        self._arm_block, self._next_arms = np.empty((0, n_arms, dimension)), 0  # drawn, not yet used
         self._uniform = uniforms(np.random.default_rng(outcome_seq)).__next__
         self._arm_rounds = max(1, DRAW_BLOCK // (n_arms * dimension))
         self._keep_truth(horizon)
@@ -120,13 +136,14 @@ class SyntheticDueling(KeptDuelMetrics, DuelingEnvironment):
     def context(self, t: int) -> np.ndarray:
         k = self._next_arms
         if k == len(self._arm_block):
-            self._arm_block = sample_arms(self._ctx_rng, self.n_arms, self.dimension, self.arm_distribution,
-                                          rounds=self._arm_rounds)
-            f = self.utilities(self._arm_block)       # the block's utilities in one product (the bits of one per round)
+            self._arm_block = sample_arms(
+                self._ctx_rng, self.n_arms, self.dimension, self.arm_distribution, rounds=self._arm_rounds
+            )
+            f = self.utilities(self._arm_block)  # the block's utilities in one product (the bits of one per round)
             self._f_block, self._best_block = f.tolist(), f.max(axis=-1).tolist()
             k = 0
         self._next_arms = k + 1
-        self._f_values, self._best = self._f_block[k], self._best_block[k]     # the round's, Python floats
+        self._f_values, self._best = self._f_block[k], self._best_block[k]  # the round's, Python floats
         return self._arm_block[k]
 
     def play(self, t: int, action) -> PreferenceFeedback:

@@ -92,8 +92,9 @@ class LPSolution:
     policy: np.ndarray
 
 
-def offline_lp(p_c: np.ndarray, r: np.ndarray, w: np.ndarray, b: float, pairs: str = "symmetric",
-               method: str = "highs-ipm") -> LPSolution:
+def offline_lp(
+    p_c: np.ndarray, r: np.ndarray, w: np.ndarray, b: float, pairs: str = "symmetric", method: str = "highs-ipm"
+) -> LPSolution:
     """Solve the offline problem (4)-(6) with ``scipy.optimize.linprog`` (HiGHS).
 
     ``p_c`` (C,) context probabilities, ``r`` and ``w`` (C, K) expected rewards and costs,
@@ -168,22 +169,44 @@ class _DuelKnapsack(Environment):
     #: ``bernoulli_factor`` only: ``P(V_a = 1)`` per action (K,), set by the variant before :meth:`_setup`
     _cost_probability: np.ndarray | None = None
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *,
-                 horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
-                 budget: Annotated[Positive, Doc(
-                     "the total budget B; the run stops once the spent cost exceeds it (set from the experiment's "
-                     "``budgets``).")],
-                 noise: Annotated[str, OneOf(NOISES), Doc(
-                     "the law of the observed costs (and of BwK-Ideal's absolute rewards), not stated by the paper: "
-                     "``bernoulli`` draws ``Bernoulli(w)``, ``gaussian`` adds ``N(0, noise_std^2)``.")] = "bernoulli",
-                 noise_std: Annotated[Positive, Doc(
-                     "standard deviation of the ``gaussian`` noise (and of the Ideal baselines' reward noise under "
-                     "``bernoulli_factor``).")] = 0.1,
-                 feedback_kind: Annotated[str, OneOf(("preference_cost", "reward_cost")), Doc(
-                     "set from the policy: ``preference_cost`` (a duel's preference bit and both costs) or "
-                     "``reward_cost`` (both noisy rewards and costs, the Ideal baselines).")] = "preference_cost"):
+    def __init__(
+        self,
+        seed_seq: np.random.SeedSequence,
+        *,
+        horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
+        budget: Annotated[
+            Positive,
+            Doc(
+                "the total budget B; the run stops once the spent cost exceeds it (set from the experiment's "
+                "``budgets``)."
+            ),
+        ],
+        noise: Annotated[
+            str,
+            OneOf(NOISES),
+            Doc(
+                "the law of the observed costs (and of BwK-Ideal's absolute rewards), not stated by the paper: "
+                "``bernoulli`` draws ``Bernoulli(w)``, ``gaussian`` adds ``N(0, noise_std^2)``."
+            ),
+        ] = "bernoulli",
+        noise_std: Annotated[
+            Positive,
+            Doc(
+                "standard deviation of the ``gaussian`` noise (and of the Ideal baselines' reward noise under "
+                "``bernoulli_factor``)."
+            ),
+        ] = 0.1,
+        feedback_kind: Annotated[
+            str,
+            OneOf(("preference_cost", "reward_cost")),
+            Doc(
+                "set from the policy: ``preference_cost`` (a duel's preference bit and both costs) or "
+                "``reward_cost`` (both noisy rewards and costs, the Ideal baselines)."
+            ),
+        ] = "preference_cost",
+    ):
         self.feedback_kind = feedback_kind
-        self._streams = seed_seq.spawn(3)           # contexts, outcomes, costs
+        self._streams = seed_seq.spawn(3)  # contexts, outcomes, costs
         self.horizon, self.budget, self.noise, self.noise_std = int(horizon), float(budget), noise, float(noise_std)
 
     @classmethod
@@ -208,8 +231,11 @@ class _DuelKnapsack(Environment):
         self._ctx = np.random.default_rng(ctx_seq).choice(len(p_c), size=self.horizon, p=p_c)
         self._outcome_u = self._draw_outcomes(np.random.default_rng(outcome_seq))
         cost_rng = np.random.default_rng(cost_seq)
-        self._cost_u = (cost_rng.random((self.horizon, 2)) if self.noise in ("bernoulli", "bernoulli_factor")
-                        else cost_rng.standard_normal((self.horizon, 2)))
+        self._cost_u = (
+            cost_rng.random((self.horizon, 2))
+            if self.noise in ("bernoulli", "bernoulli_factor")
+            else cost_rng.standard_normal((self.horizon, 2))
+        )
         self.spent = 0.0
         self.tau: int | None = None
         # the per-round path reads Python numbers from lists (no numpy call on 2-vectors)
@@ -217,11 +243,12 @@ class _DuelKnapsack(Environment):
         self._round_outcome_u = self._outcome_u.tolist()
         self._r_rows, self._w_rows = r.tolist(), w.tolist()
         self._factor_p = None if self._cost_probability is None else self._cost_probability.tolist()
-        self._win_prob = sigmoid(r[:, :, None] - r[:, None, :]).tolist()     # [c][x][y] = sigma(r(c,x) - r(c,y))
+        self._win_prob = sigmoid(r[:, :, None] - r[:, None, :]).tolist()  # [c][x][y] = sigma(r(c,x) - r(c,y))
         # what the learner sees, per context and whether the process has stopped: made once, handed out every round
         phi_views, psi_views = _read_only_rows(phi), _read_only_rows(psi)
-        self._contexts = [[KnapsackContext(f, g, stopped) for f, g in zip(phi_views, psi_views)]
-                          for stopped in (False, True)]
+        self._contexts = [
+            [KnapsackContext(f, g, stopped) for f, g in zip(phi_views, psi_views)] for stopped in (False, True)
+        ]
         # every round's observed costs (and absolute rewards), written when the round is played (through a
         # memoryview of the flat array: a float item assignment without numpy's) and handed to the policy as
         # that round's read-only view (no array made per round)
@@ -242,8 +269,9 @@ class _DuelKnapsack(Environment):
     def _feedback(self, t: int, c: int, x: int, y: int, costs: np.ndarray):
         """Round ``t``'s feedback: the BT preference bit (eq. 1), or both noisy absolute rewards."""
         if self.feedback_kind == "preference_cost":
-            return new_feedback(PreferenceCostFeedback,
-                                (t, 1 if self._round_outcome_u[t - 1] < self._win_prob[c][x][y] else 0, costs))
+            return new_feedback(
+                PreferenceCostFeedback, (t, 1 if self._round_outcome_u[t - 1] < self._win_prob[c][x][y] else 0, costs)
+            )
         flat = self._reward_flat
         flat[2 * t - 2], flat[2 * t - 1] = self._noisy_pair(self._r_rows[c], x, y, self._round_outcome_u[t - 1])
         return new_feedback(RewardCostFeedback, (t, self._reward_views[t - 1], costs))
@@ -258,31 +286,38 @@ class _DuelKnapsack(Environment):
 
     # --- interface ---------------------------------------------------------
     def public_info(self) -> dict[str, Any]:
-        return {"dimension": self.phi.shape[-1], "cost_dimension": self.psi.shape[-1], "n_arms": self.n_arms,
-                "budget": self.budget, "per_round_budget": self.per_round_budget, "horizon": self.horizon,
-                "n_resources": 1}
+        return {
+            "dimension": self.phi.shape[-1],
+            "cost_dimension": self.psi.shape[-1],
+            "n_arms": self.n_arms,
+            "budget": self.budget,
+            "per_round_budget": self.per_round_budget,
+            "horizon": self.horizon,
+            "n_resources": 1,
+        }
 
     def context(self, t: int) -> KnapsackContext:
         return self._contexts[self.tau is not None][self._round_ctx[t - 1]]
 
     def play(self, t: int, action: Sequence[int]):
         if action is NULL and self.tau is not None:
-            return None                     # after the stopping time: the round's truth values stay the zeros they start at
+            return None  # after the stopping time: the round's truth values stay the zeros they start at
         x, y = int(action[0]), int(action[1])
         n = self.n_arms
         if not (0 <= x < n and 0 <= y < n):
             if (x, y) != NULL:
-                raise ValueError(f"round {t}: action {action!r} is neither a pair of arms in [0, {n}) "
-                                 f"nor the null action {NULL}")
-            self._active[t - 1] = float(self.tau is None)       # the null action: no reward, no cost
+                raise ValueError(
+                    f"round {t}: action {action!r} is neither a pair of arms in [0, {n}) nor the null action {NULL}"
+                )
+            self._active[t - 1] = float(self.tau is None)  # the null action: no reward, no cost
             return None
         if self.tau is not None:
-            return None                                         # after the stopping time: nothing happens
+            return None  # after the stopping time: nothing happens
         c = self._round_ctx[t - 1]
         u = self._round_cost_u[t - 1]
         if self._factor_p is None:
             cost_x, cost_y = self._noisy_pair(self._w_rows[c], x, y, u)
-        else:                                   # W(c, a) = V_a r(c, a), V_a ~ Bernoulli(v(a))
+        else:  # W(c, a) = V_a r(c, a), V_a ~ Bernoulli(v(a))
             p, rewards = self._factor_p, self._r_rows[c]
             cost_x, cost_y = rewards[x] if u[0] < p[x] else 0.0, rewards[y] if u[1] < p[y] else 0.0
         charge = cost_x + cost_y
@@ -298,13 +333,21 @@ class _DuelKnapsack(Environment):
     def step(self, t: int, action: Sequence[int]):
         feedback = self.play(t, action)
         reward = self._reward[t - 1]
-        return feedback, {"reward": reward, "regret": self.v_star - reward, "cost": self._cost[t - 1],
-                          "active": self._active[t - 1]}
+        return feedback, {
+            "reward": reward,
+            "regret": self.v_star - reward,
+            "cost": self._cost[t - 1],
+            "active": self._active[t - 1],
+        }
 
     def truth_log(self, horizon: int) -> dict[str, Any]:
         reward = np.array(self._reward[:horizon])
-        return {"reward": reward, "regret": self.v_star - reward, "cost": self._cost[:horizon],
-                "active": self._active[:horizon]}
+        return {
+            "reward": reward,
+            "regret": self.v_star - reward,
+            "cost": self._cost[:horizon],
+            "active": self._active[:horizon],
+        }
 
     def reward_per_cost(self) -> float:
         """``rho = max_{c, a} r(c, a) / w(c, a)`` over the actions with positive expected reward: the most
@@ -318,16 +361,22 @@ class _DuelKnapsack(Environment):
     def largest_charge(self) -> float:
         """The largest budget one round can charge: twice the largest realised cost of one action
         (unbounded for Gaussian noise, where this is the expected cost)."""
-        top = self.r.max() if self._cost_probability is not None else (1.0 if self.noise == "bernoulli"
-                                                                       else self.w.max())
+        top = (
+            self.r.max() if self._cost_probability is not None else (1.0 if self.noise == "bernoulli" else self.w.max())
+        )
         return 2.0 * float(top)
 
     def summary(self) -> dict[str, float]:
-        return {"tau": float(self.tau if self.tau is not None else self.horizon),
-                "exhausted": float(self.tau is not None), "spent": self.spent, "budget": self.budget,
-                "v_star": self.v_star, "lp_multiplier": self.lp.multiplier,
-                "instance_T_v_star": self.horizon * self.v_star,
-                "instance_budget_ceiling": self.budget * self.reward_per_cost()}
+        return {
+            "tau": float(self.tau if self.tau is not None else self.horizon),
+            "exhausted": float(self.tau is not None),
+            "spent": self.spent,
+            "budget": self.budget,
+            "v_star": self.v_star,
+            "lp_multiplier": self.lp.multiplier,
+            "instance_T_v_star": self.horizon * self.v_star,
+            "instance_budget_ceiling": self.budget * self.reward_per_cost(),
+        }
 
 
 @register("pbbwk_synthetic")
@@ -355,19 +404,31 @@ class SyntheticPbBwK(_DuelKnapsack):
       200 trials).
     """
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *,
-                 rewards: Annotated[Sequence[float], Doc(
-                     "expected rewards ``r(a)`` of the K arms (Sec. 6: [0.1, 0.2, 0.4, 0.7]); ``theta* = rewards`` "
-                     "with one-hot features.")] = (0.1, 0.2, 0.4, 0.7),
-                 costs: Annotated[Sequence[NonNegative], Doc(
-                     "expected costs ``w(a)`` of the K arms, as many as ``rewards`` (Sec. 6: [0.05, 0.4, 0.5, 0.7]).")
-                 ] = (0.05, 0.4, 0.5, 0.7), **shared):
+    def __init__(
+        self,
+        seed_seq: np.random.SeedSequence,
+        *,
+        rewards: Annotated[
+            Sequence[float],
+            Doc(
+                "expected rewards ``r(a)`` of the K arms (Sec. 6: [0.1, 0.2, 0.4, 0.7]); ``theta* = rewards`` "
+                "with one-hot features."
+            ),
+        ] = (0.1, 0.2, 0.4, 0.7),
+        costs: Annotated[
+            Sequence[NonNegative],
+            Doc("expected costs ``w(a)`` of the K arms, as many as ``rewards`` (Sec. 6: [0.05, 0.4, 0.5, 0.7])."),
+        ] = (0.05, 0.4, 0.5, 0.7),
+        **shared,
+    ):
         super().__init__(seed_seq, **shared)
         r = np.asarray(rewards, dtype=float)
         w = np.asarray(costs, dtype=float)
         if r.ndim != 1 or r.shape != w.shape or len(r) < 2:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'rewards')}: rewards and costs need to be two lists "
-                              f"of equal length >= 2, got {list(r)} and {list(w)}")
+            raise ConfigError(
+                f"{key_path(ENVIRONMENT_PARAMS, 'rewards')}: rewards and costs need to be two lists "
+                f"of equal length >= 2, got {list(r)} and {list(w)}"
+            )
         eye = np.eye(len(r))[None]
         self._setup(eye, eye, r[None], w[None], np.ones(1))
 
@@ -375,11 +436,15 @@ class SyntheticPbBwK(_DuelKnapsack):
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
         rewards, costs = list(values["rewards"]), list(values["costs"])
         if len(rewards) != len(costs) or len(rewards) < 2:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'rewards')}: rewards and costs need to be two lists "
-                              f"of equal length >= 2, got {rewards} and {costs}")
+            raise ConfigError(
+                f"{key_path(ENVIRONMENT_PARAMS, 'rewards')}: rewards and costs need to be two lists "
+                f"of equal length >= 2, got {rewards} and {costs}"
+            )
         if values["noise"] == "bernoulli" and not all(0 <= v <= 1 for v in rewards + costs):
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise')}: 'bernoulli' needs rewards and costs in "
-                              f"[0, 1], got {rewards} and {costs}")
+            raise ConfigError(
+                f"{key_path(ENVIRONMENT_PARAMS, 'noise')}: 'bernoulli' needs rewards and costs in "
+                f"[0, 1], got {rewards} and {costs}"
+            )
 
     @classmethod
     def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -476,51 +541,106 @@ class CarModeration(_DuelKnapsack):
       every run's summary and beside the tables' rows.
     """
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *,
-                 oracle: Annotated[DataPath, Doc(
-                     "the car oracle file: the cars' contexts and the logistic-regression scores fitted on UCI Car "
-                     "Evaluation (:mod:`banditbench.data.car_oracle`).")] = DEFAULT_ORACLE,
-                 reward_scale: Annotated[str, OneOf(REWARD_SCALES), Doc(
-                     "how the reward ``r`` is read off the oracle's score ``s`` (class docstring): ``unit_interval``, "
-                     "``shifted_logit`` or ``logit`` (the formula verbatim).")] = "unit_interval",
-                 score_scale: Annotated[Positive, Doc(
-                     "multiplies the score (the expert's inverse temperature) for ``shifted_logit`` and ``logit``; "
-                     "must be 1 with ``unit_interval``.")] = 1.0,
-                 cost_factors: Annotated[Sequence[NonNegative], Doc(
-                     "``P(V_a = 1)`` of the cost factor of each review (unacc, acc, good, vgood); the paper's "
-                     "{0.3, 0.3, 0.5, 0.5} read as one Bernoulli draw per review and round.")] = (0.5, 0.3, 0.3, 0.5),
-                 noise: Annotated[str, OneOf(CAR_NOISES), Doc(
-                     "the cost's noise: ``bernoulli_factor`` (``W = V_a r``), ``gaussian`` (``w + N(0, noise_std^2)``) "
-                     "or ``bernoulli`` (``Bernoulli(w)``, ``unit_interval`` only).")] = "bernoulli_factor",
-                 allow_negative_costs: Annotated[bool, Doc(
-                     "false refuses an instance whose expected costs can be negative; true asks for one (the "
-                     "literal-logit variant).")] = False, **shared):
+    def __init__(
+        self,
+        seed_seq: np.random.SeedSequence,
+        *,
+        oracle: Annotated[
+            DataPath,
+            Doc(
+                "the car oracle file: the cars' contexts and the logistic-regression scores fitted on UCI Car "
+                "Evaluation (:mod:`banditbench.data.car_oracle`)."
+            ),
+        ] = DEFAULT_ORACLE,
+        reward_scale: Annotated[
+            str,
+            OneOf(REWARD_SCALES),
+            Doc(
+                "how the reward ``r`` is read off the oracle's score ``s`` (class docstring): ``unit_interval``, "
+                "``shifted_logit`` or ``logit`` (the formula verbatim)."
+            ),
+        ] = "unit_interval",
+        score_scale: Annotated[
+            Positive,
+            Doc(
+                "multiplies the score (the expert's inverse temperature) for ``shifted_logit`` and ``logit``; "
+                "must be 1 with ``unit_interval``."
+            ),
+        ] = 1.0,
+        cost_factors: Annotated[
+            Sequence[NonNegative],
+            Doc(
+                "``P(V_a = 1)`` of the cost factor of each review (unacc, acc, good, vgood); the paper's "
+                "{0.3, 0.3, 0.5, 0.5} read as one Bernoulli draw per review and round."
+            ),
+        ] = (0.5, 0.3, 0.3, 0.5),
+        noise: Annotated[
+            str,
+            OneOf(CAR_NOISES),
+            Doc(
+                "the cost's noise: ``bernoulli_factor`` (``W = V_a r``), ``gaussian`` (``w + N(0, noise_std^2)``) "
+                "or ``bernoulli`` (``Bernoulli(w)``, ``unit_interval`` only)."
+            ),
+        ] = "bernoulli_factor",
+        allow_negative_costs: Annotated[
+            bool,
+            Doc(
+                "false refuses an instance whose expected costs can be negative; true asks for one (the "
+                "literal-logit variant)."
+            ),
+        ] = False,
+        **shared,
+    ):
         super().__init__(seed_seq, noise=noise, **shared)
-        self.check_params({"reward_scale": reward_scale, "score_scale": score_scale, "cost_factors": cost_factors,
-                           "noise": noise, "allow_negative_costs": allow_negative_costs}, self.horizon)
+        self.check_params(
+            {
+                "reward_scale": reward_scale,
+                "score_scale": score_scale,
+                "cost_factors": cost_factors,
+                "noise": noise,
+                "allow_negative_costs": allow_negative_costs,
+            },
+            self.horizon,
+        )
         v = np.asarray(cost_factors, dtype=float)
-        data, _ = load_npz(oracle, "car oracle", required=("contexts", "theta", "logit_theta", "feature_norm", "lam"),
-                           expect={"dataset": "car"})
+        data, _ = load_npz(
+            oracle,
+            "car oracle",
+            required=("contexts", "theta", "logit_theta", "feature_norm", "lam"),
+            expect={"dataset": "car"},
+        )
         d = len(CLASSES) * CONTEXT_DIMENSION
-        if data["contexts"].ndim != 2 or data["contexts"].shape[1] != CONTEXT_DIMENSION \
-                or data["theta"].shape != (d,) or data["logit_theta"].shape != (d,):
-            raise CorruptFileError(f"{oracle}: car oracle has contexts {data['contexts'].shape}, theta "
-                                   f"{data['theta'].shape} and logit_theta {data['logit_theta'].shape}; expected "
-                                   f"(n, {CONTEXT_DIMENSION}), ({d},) and ({d},); delete it and rebuild it")
+        if (
+            data["contexts"].ndim != 2
+            or data["contexts"].shape[1] != CONTEXT_DIMENSION
+            or data["theta"].shape != (d,)
+            or data["logit_theta"].shape != (d,)
+        ):
+            raise CorruptFileError(
+                f"{oracle}: car oracle has contexts {data['contexts'].shape}, theta "
+                f"{data['theta'].shape} and logit_theta {data['logit_theta'].shape}; expected "
+                f"(n, {CONTEXT_DIMENSION}), ({d},) and ({d},); delete it and rebuild it"
+            )
         phi = action_features(data["contexts"], feature_norm=float(data["feature_norm"]))
         score = phi @ data["logit_theta"]
         r = car_rewards(score, reward_scale, score_scale)
         w = v[None, :] * r
         if w.min() < 0 and not allow_negative_costs:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'reward_scale')}: {reward_scale!r} with score_scale "
-                              f"{score_scale} gives negative expected costs (min {w.min():.3g}), which refund budget "
-                              f"(outside Sec. 2's W: C x A -> R+); set "
-                              f"{key_path(ENVIRONMENT_PARAMS, 'allow_negative_costs')}: true to run it anyway")
+            raise ConfigError(
+                f"{key_path(ENVIRONMENT_PARAMS, 'reward_scale')}: {reward_scale!r} with score_scale "
+                f"{score_scale} gives negative expected costs (min {w.min():.3g}), which refund budget "
+                f"(outside Sec. 2's W: C x A -> R+); set "
+                f"{key_path(ENVIRONMENT_PARAMS, 'allow_negative_costs')}: true to run it anyway"
+            )
         n = len(r)
         self.reward_scale, self.score_scale, self.cost_factors = reward_scale, float(score_scale), v
-        self.oracle_scale = {"feature_norm": float(data["feature_norm"]), "lam": float(data["lam"]),
-                             "score_min": float(score.min()), "score_max": float(score.max()),
-                             "negative_fraction": float((score < 0).mean())}
+        self.oracle_scale = {
+            "feature_norm": float(data["feature_norm"]),
+            "lam": float(data["lam"]),
+            "score_min": float(score.min()),
+            "score_max": float(score.max()),
+            "negative_fraction": float((score < 0).mean()),
+        }
         if noise == "bernoulli_factor":
             self._cost_probability = v
         self._setup(phi, phi, r, w, np.full(n, 1.0 / n))
@@ -528,34 +648,45 @@ class CarModeration(_DuelKnapsack):
     @classmethod
     def required_files(cls, params) -> list[str]:
         oracle = str(params.get("oracle", DEFAULT_ORACLE))
-        return [data_file_path(oracle) or oracle]          # inside the project: as the rule names it
+        return [data_file_path(oracle) or oracle]  # inside the project: as the rule names it
 
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
         factors, scale, noise = list(values["cost_factors"]), values["reward_scale"], values["noise"]
         if len(factors) != len(CLASSES) or min(factors) < 0:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'cost_factors')}: need {len(CLASSES)} non-negative "
-                              f"factors (order {list(CLASSES)}), got {factors!r}")
+            raise ConfigError(
+                f"{key_path(ENVIRONMENT_PARAMS, 'cost_factors')}: need {len(CLASSES)} non-negative "
+                f"factors (order {list(CLASSES)}), got {factors!r}"
+            )
         if scale not in REWARD_SCALES:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'reward_scale')}: {scale!r} is not one of "
-                              f"{list(REWARD_SCALES)}")
+            raise ConfigError(
+                f"{key_path(ENVIRONMENT_PARAMS, 'reward_scale')}: {scale!r} is not one of {list(REWARD_SCALES)}"
+            )
         if noise not in CAR_NOISES:
             raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise')}: {noise!r} is not one of {list(CAR_NOISES)}")
         if noise == "bernoulli_factor" and max(factors) > 1:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'cost_factors')}: with noise 'bernoulli_factor' each "
-                              f"factor is the probability P(V_a = 1) and must lie in [0, 1], got {factors!r}")
+            raise ConfigError(
+                f"{key_path(ENVIRONMENT_PARAMS, 'cost_factors')}: with noise 'bernoulli_factor' each "
+                f"factor is the probability P(V_a = 1) and must lie in [0, 1], got {factors!r}"
+            )
         if noise == "bernoulli" and scale != "unit_interval":
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'noise')}: 'bernoulli' needs rewards and costs in "
-                              f"[0, 1], i.e. reward_scale: unit_interval")
+            raise ConfigError(
+                f"{key_path(ENVIRONMENT_PARAMS, 'noise')}: 'bernoulli' needs rewards and costs in "
+                f"[0, 1], i.e. reward_scale: unit_interval"
+            )
         if scale == "unit_interval" and values["score_scale"] != 1:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'score_scale')}: has no effect with reward_scale "
-                              f"'unit_interval' (the map onto [0, 1] is scale-free); leave it at 1")
+            raise ConfigError(
+                f"{key_path(ENVIRONMENT_PARAMS, 'score_scale')}: has no effect with reward_scale "
+                f"'unit_interval' (the map onto [0, 1] is scale-free); leave it at 1"
+            )
         if scale == "logit" and not values["allow_negative_costs"]:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'reward_scale')}: 'logit' takes the fitted score "
-                              f"itself, negative for the reviews the model deems wrong, so expected costs "
-                              f"w = v(a) r are negative and refund budget (outside Sec. 2's W: C x A -> R+); "
-                              f"set {key_path(ENVIRONMENT_PARAMS, 'allow_negative_costs')}: true to run this "
-                              f"variant explicitly")
+            raise ConfigError(
+                f"{key_path(ENVIRONMENT_PARAMS, 'reward_scale')}: 'logit' takes the fitted score "
+                f"itself, negative for the reviews the model deems wrong, so expected costs "
+                f"w = v(a) r are negative and refund budget (outside Sec. 2's W: C x A -> R+); "
+                f"set {key_path(ENVIRONMENT_PARAMS, 'allow_negative_costs')}: true to run this "
+                f"variant explicitly"
+            )
 
     @classmethod
     def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:

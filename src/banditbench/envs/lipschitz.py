@@ -51,9 +51,12 @@ class RewardFunction(NamedTuple):
 FUNCTIONS: dict[str, RewardFunction] = {
     "triangle": RewardFunction(1, 0.8, (0.4,), lambda x, m: 0.8 - 0.9 * abs(x[0] - 0.4)),
     "sine": RewardFunction(1, 2.0 / 3.0, (0.3,), lambda x, m: (2.0 / 3.0) * abs(m.sin(5.0 * m.pi * x[0] / 3.0))),
-    "two_dim": RewardFunction(2, 1.0 - 0.4 * math.hypot(X1[0] - X2[0], X1[1] - X2[1]), X1,
-                              lambda x, m: (1.0 - 0.7 * m.hypot(x[0] - X1[0], x[1] - X1[1])
-                                            - 0.4 * m.hypot(x[0] - X2[0], x[1] - X2[1]))),
+    "two_dim": RewardFunction(
+        2,
+        1.0 - 0.4 * math.hypot(X1[0] - X2[0], X1[1] - X2[1]),
+        X1,
+        lambda x, m: 1.0 - 0.7 * m.hypot(x[0] - X1[0], x[1] - X1[1]) - 0.4 * m.hypot(x[0] - X2[0], x[1] - X2[1]),
+    ),
 }
 
 
@@ -96,14 +99,27 @@ class LipschitzEnv(Environment):
     keeps_truth = True
     has_context = False
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *,
-                 horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
-                 function: Annotated[str, OneOf(tuple(FUNCTIONS)), Doc(
-                     "the reward function of Sec. 7: ``triangle``, ``sine`` (d = 1) or ``two_dim`` (d = 2) "
-                     "(module docstring).")] = "triangle",
-                 noise_sigma: Annotated[NonNegative, Doc(
-                     "standard deviation of the Gaussian reward noise (not stated in Sec. 7; the policies' sigma is "
-                     "their own parameter).")] = 1.0):
+    def __init__(
+        self,
+        seed_seq: np.random.SeedSequence,
+        *,
+        horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
+        function: Annotated[
+            str,
+            OneOf(tuple(FUNCTIONS)),
+            Doc(
+                "the reward function of Sec. 7: ``triangle``, ``sine`` (d = 1) or ``two_dim`` (d = 2) "
+                "(module docstring)."
+            ),
+        ] = "triangle",
+        noise_sigma: Annotated[
+            NonNegative,
+            Doc(
+                "standard deviation of the Gaussian reward noise (not stated in Sec. 7; the policies' sigma is "
+                "their own parameter)."
+            ),
+        ] = 1.0,
+    ):
         self._formula, self._scalar = _function(function).formula, SCALAR[function]
         if horizon < 1:
             raise ConfigError(f"horizon: must be >= 1, got {horizon}")
@@ -112,8 +128,8 @@ class LipschitzEnv(Environment):
         self.noise_sigma = float(noise_sigma)
         (noise_seq,) = seed_seq.spawn(1)
         self.noise = self.noise_sigma * np.random.default_rng(noise_seq).standard_normal(horizon)
-        self._noise = self.noise.tolist()                           # the per-round path reads Python floats
-        self._mu = [0.0] * horizon                                  # mu(x_t) of every round played
+        self._noise = self.noise.tolist()  # the per-round path reads Python floats
+        self._mu = [0.0] * horizon  # mu(x_t) of every round played
 
     @classmethod
     def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -133,7 +149,7 @@ class LipschitzEnv(Environment):
     def _point(self, action) -> tuple[float, ...]:
         """The action as a tuple of coordinates; a clear error unless it is a point of ``[0,1]^d``."""
         if type(action) is tuple and len(action) == self.dimension:
-            for c in action:                                        # the per-round case of d > 1
+            for c in action:  # the per-round case of d > 1
                 if not (type(c) is float and 0.0 <= c <= 1.0):
                     break
             else:
@@ -150,7 +166,7 @@ class LipschitzEnv(Environment):
 
     def play(self, t: int, action) -> RewardFeedback:
         if type(action) is float and 0.0 <= action <= 1.0 and self.dimension == 1:
-            mu = self._scalar(action)                               # the per-round case of d = 1
+            mu = self._scalar(action)  # the per-round case of d = 1
         else:
             mu = self._scalar(*self._point(action))
         self._mu[t - 1] = mu

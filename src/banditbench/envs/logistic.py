@@ -82,25 +82,36 @@ def context_vectors(rng: np.random.Generator, n: int, d: int, distribution: str)
 
 @register("synthetic_logistic")
 class SyntheticLogistic(KeptRegretReward, Environment):
-    """K context–arm vectors per round, Bernoulli rewards with mean ``mu(h(x))`` (seed 002 Sec. 7).
-    """
+    """K context–arm vectors per round, Bernoulli rewards with mean ``mu(h(x))`` (seed 002 Sec. 7)."""
 
     feedback_kind = "reward"
     action_kind = "arm"
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *,
-                 horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
-                 latent: Annotated[str, OneOf(LATENTS), Doc(
-                     "the latent function ``h``: ``h1`` ... ``h6`` of seed 002 Sec. 7 or ``linear`` (module table).")
-                 ] = "h1",
-                 dimension: Annotated[PositiveInt, Doc("dimension d of the context vectors (Sec. 7: 20).")] = 20,
-                 n_arms: Annotated[int, Range(ge=2), Doc("context vectors (arms) per round K (Sec. 7: 5).")] = 5,
-                 contexts: Annotated[str, OneOf(CONTEXTS), Doc(
-                     "how context vectors are drawn: ``cube`` (components U(-1, 1)) or ``sphere`` (unit vectors).")
-                 ] = "cube",
-                 n_contexts: Annotated[PositiveInt | None, Doc(
-                     "size N of the fixed pool the rounds' vectors are drawn from (at least K), or null for fresh "
-                     "vectors every round.")] = 2500):
+    def __init__(
+        self,
+        seed_seq: np.random.SeedSequence,
+        *,
+        horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
+        latent: Annotated[
+            str,
+            OneOf(LATENTS),
+            Doc("the latent function ``h``: ``h1`` ... ``h6`` of seed 002 Sec. 7 or ``linear`` (module table)."),
+        ] = "h1",
+        dimension: Annotated[PositiveInt, Doc("dimension d of the context vectors (Sec. 7: 20).")] = 20,
+        n_arms: Annotated[int, Range(ge=2), Doc("context vectors (arms) per round K (Sec. 7: 5).")] = 5,
+        contexts: Annotated[
+            str,
+            OneOf(CONTEXTS),
+            Doc("how context vectors are drawn: ``cube`` (components U(-1, 1)) or ``sphere`` (unit vectors)."),
+        ] = "cube",
+        n_contexts: Annotated[
+            PositiveInt | None,
+            Doc(
+                "size N of the fixed pool the rounds' vectors are drawn from (at least K), or null for fresh "
+                "vectors every round."
+            ),
+        ] = 2500,
+    ):
         where = ENVIRONMENT_PARAMS
         if n_contexts is not None and not (isinstance(n_contexts, int) and n_contexts >= n_arms):
             raise ConfigError(f"{where}.n_contexts: need null or an integer >= n_arms = {n_arms}, got {n_contexts!r}")
@@ -120,7 +131,7 @@ class SyntheticLogistic(KeptRegretReward, Environment):
             order = np.concatenate([ctx.permutation(n_contexts)[: per_pass * n_arms] for _ in range(passes)])
             self.arm_sets = pool[order[: horizon * n_arms].reshape(horizon, n_arms)]
         self.arm_sets.setflags(write=False)
-        self.means = sigmoid(latent_reward(latent, self.arm_sets, self.theta, self.Theta))   # (T, K)
+        self.means = sigmoid(latent_reward(latent, self.arm_sets, self.theta, self.Theta))  # (T, K)
         # the per-round path: each round's arms (views), means and best mean as Python objects, the
         # outcomes' uniforms drawn a block of rounds at a time (the same numbers as one draw per round)
         self._round_arms, self._round_means = list(self.arm_sets), self.means.tolist()
@@ -131,8 +142,10 @@ class SyntheticLogistic(KeptRegretReward, Environment):
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
         if values["n_contexts"] is not None and values["n_contexts"] < values["n_arms"]:
-            raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'n_contexts')}: need null or an integer >= n_arms = "
-                              f"{values['n_arms']}, got {values['n_contexts']}")
+            raise ConfigError(
+                f"{key_path(ENVIRONMENT_PARAMS, 'n_contexts')}: need null or an integer >= n_arms = "
+                f"{values['n_arms']}, got {values['n_contexts']}"
+            )
 
     @classmethod
     def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:

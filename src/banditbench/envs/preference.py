@@ -68,15 +68,23 @@ class KeptDuelMetrics:
     def step(self, t: int, action) -> tuple[Any, dict[str, float]]:
         feedback = self.play(t, action)
         regret = self._regret[t - 1]
-        return feedback, {"regret": regret, "average_regret": 0.5 * regret, "weak_regret": self._weak[t - 1],
-                          "self_duel": self._self[t - 1]}
+        return feedback, {
+            "regret": regret,
+            "average_regret": 0.5 * regret,
+            "weak_regret": self._weak[t - 1],
+            "self_duel": self._self[t - 1],
+        }
 
     def truth_log(self, horizon: int) -> dict[str, Any]:
         regret = np.array(self._regret[:horizon])
-        return {"regret": regret, "average_regret": 0.5 * regret, "weak_regret": self._weak[:horizon],
-                "self_duel": self._self[:horizon]}
+        return {
+            "regret": regret,
+            "average_regret": 0.5 * regret,
+            "weak_regret": self._weak[:horizon],
+            "self_duel": self._self[:horizon],
+        }
 
     def summary(self) -> dict[str, float]:
         """``late_self_duel_rate``: the share of self-duels in the run's last :data:`LATE_SHARE` of rounds."""
-        late = self._self[-late_rounds(len(self._self)):]
+        late = self._self[-late_rounds(len(self._self)) :]
         return {LATE_SUMMARY: sum(late) / len(late)}

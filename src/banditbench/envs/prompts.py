@@ -56,8 +56,9 @@ from .preference import DuelingEnvironment, KeptDuelMetrics
 def _tasks(params: Mapping[str, Any]) -> list[str]:
     tasks = list(params.get("tasks", SCORED_TASKS))
     if not tasks or len(set(tasks)) != len(tasks):
-        raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'tasks')}: need a non-empty list of distinct tasks, "
-                          f"got {tasks!r}")
+        raise ConfigError(
+            f"{key_path(ENVIRONMENT_PARAMS, 'tasks')}: need a non-empty list of distinct tasks, got {tasks!r}"
+        )
     return tasks
 
 
@@ -65,13 +66,16 @@ def _sources(params: Mapping[str, Any]) -> str:
     """The reward source; the options of the other one are refused (they would be silently unused)."""
     rewards = params.get("rewards", "measured")
     if rewards not in ("measured", "surrogate"):
-        raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, 'rewards')}: {rewards!r} is not one of "
-                          f"['measured', 'surrogate']")
+        raise ConfigError(
+            f"{key_path(ENVIRONMENT_PARAMS, 'rewards')}: {rewards!r} is not one of ['measured', 'surrogate']"
+        )
     unused = "oracle" if rewards == "measured" else "arms"
     if params.get(unused) is not None:
-        raise ConfigError(f"{key_path(ENVIRONMENT_PARAMS, unused)}: only read with rewards: "
-                          f"{'surrogate' if unused == 'oracle' else 'measured'} (this environment has rewards: "
-                          f"{rewards})")
+        raise ConfigError(
+            f"{key_path(ENVIRONMENT_PARAMS, unused)}: only read with rewards: "
+            f"{'surrogate' if unused == 'oracle' else 'measured'} (this environment has rewards: "
+            f"{rewards})"
+        )
     return rewards
 
 
@@ -83,28 +87,45 @@ def _data_file(task: str, params: Mapping[str, Any]) -> str:
 
 @register("prompt_dueling")
 class PromptDueling(KeptDuelMetrics, DuelingEnvironment):
-    """Prompt optimisation over a fixed set of instructions with BTL preference feedback (seed 000 Sec. 5.1).
-    """
+    """Prompt optimisation over a fixed set of instructions with BTL preference feedback (seed 000 Sec. 5.1)."""
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *,
-                 horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
-                 tasks: Annotated[Sequence[str], Doc(
-                     "instruction-induction tasks with scored instructions (default: all six); seed s plays "
-                     "``tasks[s mod len(tasks)]``.")] = SCORED_TASKS,
-                 rewards: Annotated[Literal["measured", "surrogate"], Doc(
-                     "``measured``: the arms are the scored instructions, the reward their measured accuracy; "
-                     "``surrogate``: the 500-instruction pool, rewarded by the prompt oracle's prediction.")
-                 ] = "measured",
-                 arms: Annotated[Mapping[str, Any] | None, Doc(
-                     "options of the measured arms (embedding, embedding_dim, duplicates, max_arms, arm_seed, "
-                     "tolerance, seed; :mod:`banditbench.data.prompt_arms`).")] = None,
-                 oracle: Annotated[Mapping[str, Any] | None, Doc(
-                     "prompt oracle options of the surrogate (pool, embedding, embedding_dim, regressor, tolerance, "
-                     "seed).")] = None,
-                 utility_scale: Annotated[Positive, Doc(
-                     "``s`` in the BTL model ``sigmoid(s a_i - s a_j)``; the metrics stay in accuracy units.")] = 10.0,
-                 flat_gap: Annotated[NonNegative, Doc(
-                     "a task whose best arm beats the arms' mean accuracy by less than this is flagged flat.")] = 0.1):
+    def __init__(
+        self,
+        seed_seq: np.random.SeedSequence,
+        *,
+        horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
+        tasks: Annotated[
+            Sequence[str],
+            Doc(
+                "instruction-induction tasks with scored instructions (default: all six); seed s plays "
+                "``tasks[s mod len(tasks)]``."
+            ),
+        ] = SCORED_TASKS,
+        rewards: Annotated[
+            Literal["measured", "surrogate"],
+            Doc(
+                "``measured``: the arms are the scored instructions, the reward their measured accuracy; "
+                "``surrogate``: the 500-instruction pool, rewarded by the prompt oracle's prediction."
+            ),
+        ] = "measured",
+        arms: Annotated[
+            Mapping[str, Any] | None,
+            Doc(
+                "options of the measured arms (embedding, embedding_dim, duplicates, max_arms, arm_seed, "
+                "tolerance, seed; :mod:`banditbench.data.prompt_arms`)."
+            ),
+        ] = None,
+        oracle: Annotated[
+            Mapping[str, Any] | None,
+            Doc("prompt oracle options of the surrogate (pool, embedding, embedding_dim, regressor, tolerance, seed)."),
+        ] = None,
+        utility_scale: Annotated[
+            Positive, Doc("``s`` in the BTL model ``sigmoid(s a_i - s a_j)``; the metrics stay in accuracy units.")
+        ] = 10.0,
+        flat_gap: Annotated[
+            NonNegative, Doc("a task whose best arm beats the arms' mean accuracy by less than this is flagged flat.")
+        ] = 0.1,
+    ):
         from ..data.files import load_npz
 
         task_list = _tasks({"tasks": tasks})
@@ -121,22 +142,24 @@ class PromptDueling(KeptDuelMetrics, DuelingEnvironment):
             arrays, _ = load_npz(path, "prompt arms", required=("features", "accuracy"), expect=identity)
             accuracy = arrays["accuracy"]
         else:
-            identity = {"task": self.task, "options": resolve(PROMPT_ORACLE_OPTIONS, oracle,
-                                                              key_path(ENVIRONMENT_PARAMS, "oracle"))}
+            identity = {
+                "task": self.task,
+                "options": resolve(PROMPT_ORACLE_OPTIONS, oracle, key_path(ENVIRONMENT_PARAMS, "oracle")),
+            }
             arrays, _ = load_npz(path, "prompt oracle", required=("features", "utility"), expect=identity)
             accuracy = arrays["utility"]
         self.arms = np.ascontiguousarray(arrays["features"], dtype=np.float64)
-        self.arms.flags.writeable = False            # the same arm set is shown every round
+        self.arms.flags.writeable = False  # the same arm set is shown every round
         self.accuracy = np.asarray(accuracy, dtype=np.float64)
         self.scale = float(utility_scale)
-        self.f = self.scale * self.accuracy          # the BTL utilities
+        self.f = self.scale * self.accuracy  # the BTL utilities
         self.best = float(self.accuracy.max())
         self.score_gap = float(self.best - self.accuracy.mean())
         self.flat = self.score_gap < flat_gap
-        self._accuracy = self.accuracy.tolist()      # Python floats for the per-round path
+        self._accuracy = self.accuracy.tolist()  # Python floats for the per-round path
         self._utilities = self.f.tolist()
         self._keep_truth(horizon)
-        self._uniform = uniforms(np.random.default_rng(seed_seq.spawn(1)[0])).__next__    # the outcomes' uniforms
+        self._uniform = uniforms(np.random.default_rng(seed_seq.spawn(1)[0])).__next__  # the outcomes' uniforms
 
     @classmethod
     def required_files(cls, params: Mapping[str, Any]) -> list[str]:
@@ -156,7 +179,7 @@ class PromptDueling(KeptDuelMetrics, DuelingEnvironment):
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
-        return 3 * 8 * horizon                      # every round's regret, weak regret and self-duel
+        return 3 * 8 * horizon  # every round's regret, weak regret and self-duel
 
     def public_info(self) -> dict[str, Any]:
         return {"dimension": self.arms.shape[1], "n_arms": self.arms.shape[0], "fixed_arms": True}
@@ -168,9 +191,13 @@ class PromptDueling(KeptDuelMetrics, DuelingEnvironment):
         i, j = int(action[0]), int(action[1])
         f = self._utilities
         y = int(self._uniform() < sigmoid_of(f[i] - f[j]))
-        self._keep_duel(t, self._accuracy, i, j, self.best)           # regret in accuracy units
+        self._keep_duel(t, self._accuracy, i, j, self.best)  # regret in accuracy units
         return new_feedback(PreferenceFeedback, (t, y))
 
     def summary(self) -> dict[str, float]:
-        return {**super().summary(), "task_index": float(self.task_index), "score_gap": self.score_gap,
-                "flat_task": float(self.flat)}
+        return {
+            **super().summary(),
+            "task_index": float(self.task_index),
+            "score_gap": self.score_gap,
+            "flat_task": float(self.flat),
+        }

@@ -41,23 +41,32 @@ ORDERS = ("shuffle", "log")
 
 @register("obd_replay")
 class OBDReplay(Environment):
-    """Replay of the Open Bandit Dataset with replay acceptance; a round is an accepted event (seed 002 App. J.1).
-    """
+    """Replay of the Open Bandit Dataset with replay acceptance; a round is an accepted event (seed 002 App. J.1)."""
 
     feedback_kind = "reward"
     action_kind = "arm"
     metrics = ("reward",)
     primary_metric = "reward"
 
-    def __init__(self, seed_seq: np.random.SeedSequence, *,
-                 horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
-                 preprocessing: Annotated[Mapping[str, Any] | None, Doc(
-                     "options of :mod:`banditbench.data.open_bandit` (``n_actions``, ``user_dim``, ``item_dim``, "
-                     "``seed``; defaults filled in) and ``source``: ``sample`` (the 10,000-event sample) or ``full`` "
-                     "(the full archive, dataset ``obd_full``).")] = None,
-                 order: Annotated[str, OneOf(ORDERS), Doc(
-                     "``shuffle`` (the events in a random order per seed) or ``log`` (the logged order).")
-                 ] = "shuffle"):
+    def __init__(
+        self,
+        seed_seq: np.random.SeedSequence,
+        *,
+        horizon: Annotated[int, Doc("the run's rounds T, set from the experiment's ``horizon``.")],
+        preprocessing: Annotated[
+            Mapping[str, Any] | None,
+            Doc(
+                "options of :mod:`banditbench.data.open_bandit` (``n_actions``, ``user_dim``, ``item_dim``, "
+                "``seed``; defaults filled in) and ``source``: ``sample`` (the 10,000-event sample) or ``full`` "
+                "(the full archive, dataset ``obd_full``)."
+            ),
+        ] = None,
+        order: Annotated[
+            str,
+            OneOf(ORDERS),
+            Doc("``shuffle`` (the events in a random order per seed) or ``log`` (the logged order)."),
+        ] = "shuffle",
+    ):
         self.path = path = replay_path(preprocessing, where=key_path(ENVIRONMENT_PARAMS, "preprocessing"))
         self.dataset = replay_dataset(preprocessing)
         identity = {"dataset": self.dataset, "options": replay_options(preprocessing)}
@@ -67,7 +76,7 @@ class OBDReplay(Environment):
         self.horizon = horizon
         rng = np.random.default_rng(seed_seq)
         self.events = rng.permutation(self.n_events) if order == "shuffle" else np.arange(self.n_events)
-        self.slots = np.argsort(rng.random((self.n_events, self.n_arms)), axis=1)   # slot j shows candidate slots[j]
+        self.slots = np.argsort(rng.random((self.n_events, self.n_arms)), axis=1)  # slot j shows candidate slots[j]
         self.used = 0
         self.accepted = 0
         self.clicks = 0
@@ -82,16 +91,18 @@ class OBDReplay(Environment):
 
     def context(self, t: int) -> np.ndarray:
         if self.used == self.n_events:
-            raise ConfigError(f"horizon: the replay log of dataset {self.dataset!r} ({self.path}) has "
-                              f"{self.n_events} events and only {self.accepted} were accepted before round {t} of "
-                              f"horizon {self.horizon}; lower the horizon below the accepted count or replay a "
-                              f"longer log")
+            raise ConfigError(
+                f"horizon: the replay log of dataset {self.dataset!r} ({self.path}) has "
+                f"{self.n_events} events and only {self.accepted} were accepted before round {t} of "
+                f"horizon {self.horizon}; lower the horizon below the accepted count or replay a "
+                f"longer log"
+            )
         self._event = int(self.events[self.used])
         self.used += 1
         return self.features[self._event][self.slots[self._event]].astype(np.float64)
 
     def step(self, t: int, action) -> tuple[RewardFeedback | None, dict[str, float] | None]:
-        if self.slots[self._event][int(action)] != 0:          # candidate 0 is the logged item
+        if self.slots[self._event][int(action)] != 0:  # candidate 0 is the logged item
             return None, None
         click = float(self.click[self._event])
         self.accepted += 1
@@ -99,5 +110,8 @@ class OBDReplay(Environment):
         return RewardFeedback(t, click), {"reward": click}
 
     def summary(self) -> dict[str, float]:
-        return {"ctr": self.clicks / max(self.accepted, 1), "events_used": float(self.used),
-                "acceptance_rate": self.accepted / max(self.used, 1)}
+        return {
+            "ctr": self.clicks / max(self.accepted, 1),
+            "events_used": float(self.used),
+            "acceptance_rate": self.accepted / max(self.used, 1),
+        }

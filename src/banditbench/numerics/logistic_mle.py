@@ -36,9 +36,16 @@ def logistic_loss(theta, X, labels, lam, weights=None, centre=None):
     return per.sum() + 0.5 * lam * gap @ gap
 
 
-def fit_logistic(X: np.ndarray, labels: np.ndarray, lam: float, theta0: np.ndarray,
-                 weights: np.ndarray | None = None, max_iter: int = 50, tol: float = 1e-8,
-                 centre: np.ndarray | None = None) -> np.ndarray:
+def fit_logistic(
+    X: np.ndarray,
+    labels: np.ndarray,
+    lam: float,
+    theta0: np.ndarray,
+    weights: np.ndarray | None = None,
+    max_iter: int = 50,
+    tol: float = 1e-8,
+    centre: np.ndarray | None = None,
+) -> np.ndarray:
     """Minimise :func:`logistic_loss` (ridge centred at ``centre``, default 0) by damped Newton
     steps started at ``theta0``.
 
@@ -66,7 +73,7 @@ def fit_logistic(X: np.ndarray, labels: np.ndarray, lam: float, theta0: np.ndarr
         step = np.linalg.solve(hess, grad)
         if grad @ step <= LOSS_RESOLUTION * abs(loss):
             theta = theta - step
-            loss = logistic_loss(theta, X, labels, lam, w, centre)      # the same (centred) objective
+            loss = logistic_loss(theta, X, labels, lam, w, centre)  # the same (centred) objective
             continue
         eta = 1.0
         while True:

@@ -44,11 +44,18 @@ class _LinearDueling(Policy):
     feedback_kind = "preference"
     action_kind = "pair"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 lam: Annotated[Positive, Doc(
-                     "ridge ``lam/2 ||theta||^2`` of the logistic MLE and ``V_0 = lam I`` of the design matrix.")] = 1.0,
-                 newton_steps: Annotated[PositiveInt, Doc(
-                     "Newton steps per round of the logistic MLE (warm-started at the previous estimate).")] = 50):
+    def __init__(
+        self,
+        problem: Problem,
+        rng: np.random.Generator,
+        *,
+        lam: Annotated[
+            Positive, Doc("ridge ``lam/2 ||theta||^2`` of the logistic MLE and ``V_0 = lam I`` of the design matrix.")
+        ] = 1.0,
+        newton_steps: Annotated[
+            PositiveInt, Doc("Newton steps per round of the logistic MLE (warm-started at the previous estimate).")
+        ] = 50,
+    ):
         self.rng, self.lam, self.newton_steps = rng, lam, newton_steps
         self.d, self.horizon = int(problem["dimension"]), problem.horizon
         self.gram = InverseGram(self.d, lam)
@@ -59,7 +66,7 @@ class _LinearDueling(Policy):
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
-        return horizon * (8 * facts.get("dimension", 1) + 9)          # played differences, outcomes
+        return horizon * (8 * facts.get("dimension", 1) + 9)  # played differences, outcomes
 
     def observe(self, t: int, arrived: Sequence[PreferenceFeedback]) -> None:
         for fb in arrived:
@@ -68,8 +75,7 @@ class _LinearDueling(Policy):
 
     def _fit(self) -> np.ndarray:
         rows = np.flatnonzero(self.arrived)
-        self.theta = fit_logistic(self.pairs[rows], self.labels[rows], self.lam, self.theta,
-                                  max_iter=self.newton_steps)
+        self.theta = fit_logistic(self.pairs[rows], self.labels[rows], self.lam, self.theta, max_iter=self.newton_steps)
         return self.theta
 
     def _record(self, t: int, arms: np.ndarray, first: int, second: int) -> tuple[int, int]:
@@ -82,18 +88,31 @@ class _LinearDueling(Policy):
 class CoLSTIM(_LinearDueling):
     """CoLSTIM (Bengs et al. 2022): Gumbel-perturbed first arm, UCB challenger second arm (module docstring)."""
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 threshold: Annotated[NonNegative | Literal["auto"], Doc(
-                     "the Gumbel perturbations of the first arm are clipped to ``[-threshold, threshold]``; ``auto`` is "
-                     "``sqrt(d log T)`` (the authors' group's public implementation).")] = "auto",
-                 confidence_width: Annotated[NonNegative | Literal["auto"], Doc(
-                     "``c`` of the challenger's bonus ``c ||y - x_1||_{V^-1}``; ``auto`` is ``sqrt(d log T)``.")
-                 ] = "auto",
-                 exploration_rounds: Annotated[NonNegativeInt | Literal["auto"], Doc(
-                     "rounds of uniformly random duels before the model is used; ``auto`` is d.")] = "auto",
-                 distinct_arms: Annotated[bool, Doc(
-                     "true: the challenger must differ from the first arm (seed 001's arg-maxes allow equal arms).")
-                 ] = False, **shared):
+    def __init__(
+        self,
+        problem: Problem,
+        rng: np.random.Generator,
+        *,
+        threshold: Annotated[
+            NonNegative | Literal["auto"],
+            Doc(
+                "the Gumbel perturbations of the first arm are clipped to ``[-threshold, threshold]``; ``auto`` is "
+                "``sqrt(d log T)`` (the authors' group's public implementation)."
+            ),
+        ] = "auto",
+        confidence_width: Annotated[
+            NonNegative | Literal["auto"],
+            Doc("``c`` of the challenger's bonus ``c ||y - x_1||_{V^-1}``; ``auto`` is ``sqrt(d log T)``."),
+        ] = "auto",
+        exploration_rounds: Annotated[
+            NonNegativeInt | Literal["auto"],
+            Doc("rounds of uniformly random duels before the model is used; ``auto`` is d."),
+        ] = "auto",
+        distinct_arms: Annotated[
+            bool, Doc("true: the challenger must differ from the first arm (seed 001's arg-maxes allow equal arms).")
+        ] = False,
+        **shared,
+    ):
         super().__init__(problem, rng, **shared)
         auto = math.sqrt(self.d * math.log(max(self.horizon, 2)))
         self.threshold = auto if threshold == "auto" else float(threshold)
@@ -120,10 +139,20 @@ class CoLSTIM(_LinearDueling):
 class MaxInP(_LinearDueling):
     """MaxInP (Saha 2021): the widest pair among the arms not beaten with confidence (module docstring)."""
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 beta: Annotated[NonNegative, Doc(
-                     "confidence radius of the candidate test ``theta^T (x - y) + beta ||x - y||_{V^-1} >= 0`` and of "
-                     "the pair widths; 1 as seed 001's ``a_t``.")] = 1.0, **shared):
+    def __init__(
+        self,
+        problem: Problem,
+        rng: np.random.Generator,
+        *,
+        beta: Annotated[
+            NonNegative,
+            Doc(
+                "confidence radius of the candidate test ``theta^T (x - y) + beta ||x - y||_{V^-1} >= 0`` and of "
+                "the pair widths; 1 as seed 001's ``a_t``."
+            ),
+        ] = 1.0,
+        **shared,
+    ):
         super().__init__(problem, rng, **shared)
         self.beta = float(beta)
 

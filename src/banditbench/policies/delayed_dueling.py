@@ -61,23 +61,38 @@ class _LinearDuelingBase(Policy):
     #: how delayed feedback enters the MLE (:data:`banditbench.policies.delayed_labels.STRATEGIES`)
     delay_strategy: ClassVar[str]
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 lam: Annotated[Positive, Doc(
-                     "regularisation of the logistic MLE (eq. 3); ``V_0 = (lam / kappa_mu) I`` (eq. 4).")] = 1.0,
-                 kappa_mu: Annotated[Positive, Doc(
-                     "lower bound on the link derivative (Assumption A2); the default 0.1 rounds ``mu'(2) ~ 0.105`` "
-                     "of unit arm features and a unit-norm theta.")] = 0.1,
-                 beta: Annotated[NonNegative | Literal["theory"], Doc(
-                     "the confidence radius of eq. 6: a number is a constant ``beta_t``; ``theory`` is eq. 17's "
-                     "radius (the delay window M enters it).")] = 1.0,
-                 delta: Annotated[Probability, Doc(
-                     "confidence level of ``beta: theory`` (eq. 17); unused otherwise.")] = 0.05,
-                 pair_norm_bound: Annotated[Positive, Doc(
-                     "``L`` of Assumption A3, a bound on ``||Delta phi||`` (2 for unit-norm features); enters eq. 17.")
-                 ] = 2.0,
-                 max_newton_steps: Annotated[PositiveInt, Doc(
-                     "Newton steps per round of the MLE of eq. 3 (warm-started at the previous estimate).")] = 50,
-                 tol: Annotated[Positive, Doc("gradient tolerance at which Newton's method stops (eq. 3).")] = 1e-6):
+    def __init__(
+        self,
+        problem: Problem,
+        rng: np.random.Generator,
+        *,
+        lam: Annotated[
+            Positive, Doc("regularisation of the logistic MLE (eq. 3); ``V_0 = (lam / kappa_mu) I`` (eq. 4).")
+        ] = 1.0,
+        kappa_mu: Annotated[
+            Positive,
+            Doc(
+                "lower bound on the link derivative (Assumption A2); the default 0.1 rounds ``mu'(2) ~ 0.105`` "
+                "of unit arm features and a unit-norm theta."
+            ),
+        ] = 0.1,
+        beta: Annotated[
+            NonNegative | Literal["theory"],
+            Doc(
+                "the confidence radius of eq. 6: a number is a constant ``beta_t``; ``theory`` is eq. 17's "
+                "radius (the delay window M enters it)."
+            ),
+        ] = 1.0,
+        delta: Annotated[Probability, Doc("confidence level of ``beta: theory`` (eq. 17); unused otherwise.")] = 0.05,
+        pair_norm_bound: Annotated[
+            Positive,
+            Doc("``L`` of Assumption A3, a bound on ``||Delta phi||`` (2 for unit-norm features); enters eq. 17."),
+        ] = 2.0,
+        max_newton_steps: Annotated[
+            PositiveInt, Doc("Newton steps per round of the MLE of eq. 3 (warm-started at the previous estimate).")
+        ] = 50,
+        tol: Annotated[Positive, Doc("gradient tolerance at which Newton's method stops (eq. 3).")] = 1e-6,
+    ):
         self.d = int(problem["dimension"])
         self.horizon = problem.horizon
         self.rho = problem.rho
@@ -85,14 +100,14 @@ class _LinearDuelingBase(Policy):
         self.lam, self.kappa_mu, self.beta, self.delta = lam, kappa_mu, beta, delta
         self.pair_norm_bound = pair_norm_bound
         self.max_newton_steps, self.tol = max_newton_steps, tol
-        self.gram = InverseGram(self.d, lam / kappa_mu)          # V_0 = (lam / kappa_mu) I
-        self.pairs = np.zeros((self.horizon, self.d))            # Delta phi_s of every played round
+        self.gram = InverseGram(self.d, lam / kappa_mu)  # V_0 = (lam / kappa_mu) I
+        self.pairs = np.zeros((self.horizon, self.d))  # Delta phi_s of every played round
         self.history = DuelHistory(self.horizon, self.rho, self.window)
         self.theta = np.zeros(self.d)
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
-        return horizon * (8 * facts.get("dimension", 1) + 9)          # Delta phi_s and the outcome history
+        return horizon * (8 * facts.get("dimension", 1) + 9)  # Delta phi_s and the outcome history
 
     # --- feedback ---------------------------------------------------------
     def observe(self, t: int, arrived: Sequence[PreferenceFeedback]) -> None:
@@ -101,8 +116,9 @@ class _LinearDuelingBase(Policy):
     # --- estimation -------------------------------------------------------
     def mle_data(self, t: int) -> tuple[np.ndarray, np.ndarray]:
         """Rows ``Delta phi_s`` and labels of the loss (eq. 3) minimised at round ``t``."""
-        rows, labels = self.history.training_set(self.delay_strategy, t,
-                                                  predict=lambda r: sigmoid(self.pairs[r] @ self.theta))
+        rows, labels = self.history.training_set(
+            self.delay_strategy, t, predict=lambda r: sigmoid(self.pairs[r] @ self.theta)
+        )
         return self.pairs[rows], labels
 
     def beta_t(self, t: int) -> float:
@@ -110,21 +126,24 @@ class _LinearDuelingBase(Policy):
             return float(self.beta)
         d, lam, kappa, L = self.d, self.lam, self.kappa_mu, self.pair_norm_bound
         m = self.window if self.window is not None else 1
-        return (math.sqrt(2 * math.log(1 / self.delta) + d * math.log(1 + t * L**2 * kappa / (d * lam)))
-                + m * L + math.sqrt(lam * kappa))
+        return (
+            math.sqrt(2 * math.log(1 / self.delta) + d * math.log(1 + t * L**2 * kappa / (d * lam)))
+            + m * L
+            + math.sqrt(lam * kappa)
+        )
 
     # --- selection --------------------------------------------------------
     def act(self, t: int, arms: np.ndarray) -> tuple[int, int]:
         X, labels = self.mle_data(t)
         self.theta = fit_logistic(X, labels, self.lam, self.theta, max_iter=self.max_newton_steps, tol=self.tol)
         scores = arms @ self.theta
-        first = int(np.argmax(scores))                                       # eq. 5
+        first = int(np.argmax(scores))  # eq. 5
         diff = arms - arms[first]
         ucb = diff @ self.theta + self.beta_t(t) / self.kappa_mu * self.gram.norms(diff)
-        second = int(np.argmax(ucb))                                         # eq. 6
+        second = int(np.argmax(ucb))  # eq. 6
         pair = arms[first] - arms[second]
         self.pairs[self.history.record_play()] = pair
-        self.gram.update(pair)                                               # line 10 / eq. 4
+        self.gram.update(pair)  # line 10 / eq. 4
         return first, second
 
 

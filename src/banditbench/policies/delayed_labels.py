@@ -69,8 +69,9 @@ class DuelHistory:
             waiting &= t - played_round < max(self.window, 1)
         return waiting
 
-    def training_set(self, strategy: str, t: int,
-                     predict: Callable[[np.ndarray], np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def training_set(
+        self, strategy: str, t: int, predict: Callable[[np.ndarray], np.ndarray] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Rows (indices into the played rounds) and labels of the loss minimised at round ``t``.
 
         ``predict(rows)`` returns the current model's preference probabilities of

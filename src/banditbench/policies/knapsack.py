@@ -79,8 +79,9 @@ def kappa_bound(theta_norm_bound: float) -> float:
 
 def beta_reward_theory(t: int, d: int, lam: float, kappa: float, p: float) -> float:
     """``beta_t^r(p)`` of Lemma 12 (Faury et al., 2020)."""
-    return (2 * kappa * d * math.sqrt(lam)
-            + 2 * kappa * math.sqrt(2 * math.log(1 / p) + 2 * d * math.log(1 + t / (kappa * lam * d))))
+    return 2 * kappa * d * math.sqrt(lam) + 2 * kappa * math.sqrt(
+        2 * math.log(1 / p) + 2 * d * math.log(1 + t / (kappa * lam * d))
+    )
 
 
 def beta_value_theory(t: int, d: int, lam: float, p: float) -> float:
@@ -92,8 +93,9 @@ def _radius(value):
     return value if value == "theory" else float(value)
 
 
-def gaussian_draws(inverse: np.ndarray, reg: float, rows: np.ndarray, scale: float, rng: np.random.Generator,
-                   n: int) -> np.ndarray:
+def gaussian_draws(
+    inverse: np.ndarray, reg: float, rows: np.ndarray, scale: float, rng: np.random.Generator, n: int
+) -> np.ndarray:
     """``n`` draws of ``N(0, scale * A^-1)`` as columns, for ``A = reg I + rows^T rows`` with known ``A^-1``.
 
     ``A^-1 (sqrt(reg) g + rows^T h)`` with standard normal ``g``, ``h`` has covariance
@@ -110,39 +112,63 @@ class _PrimalDualDuel(Policy):
 
     action_kind = "pair"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 lam: Annotated[Positive, Doc(
-                     "regularisation: ``Sigma_1 = kappa lam I`` of the MLE (10) and ``Psi_1 = lam I``, the ridge penalty "
-                     "of the cost estimate (11) (App. F.1).")] = 1.0,
-                 beta_r: Annotated[NonNegative | Literal["theory"], Doc(
-                     "reward confidence radius: a constant, or ``theory`` for Lemma 12's ``beta_t^r(p)`` (Lemma 13's "
-                     "for the ideal baseline); the paper does not state the values it ran.")] = 1.0,
-                 beta_w: Annotated[NonNegative | Literal["theory"], Doc(
-                     "cost confidence radius: a constant, or ``theory`` for Lemma 13's ``beta_t^w(p)``.")] = 1.0,
-                 p_fail: Annotated[Probability | None, Doc(
-                     "failure probability ``p`` of the theoretical radii (Lemmas 12-13); null is ``1/T^2`` "
-                     "(App. D.5).")] = None,
-                 V: Annotated[Positive | None, Doc(
-                     "the trade-off ``V`` of the virtual queue (12) in the duel score ``R~ - (Q/V) W~``; null is "
-                     "``b sqrt(T)``.")] = None,
-                 allow_null: Annotated[bool, Doc(
-                     "true adds the null duel (score 0, ``W~ = 0``) to the argmax; the paper's experiments play "
-                     "the K real actions until the budget runs out.")] = False):
+    def __init__(
+        self,
+        problem: Problem,
+        rng: np.random.Generator,
+        *,
+        lam: Annotated[
+            Positive,
+            Doc(
+                "regularisation: ``Sigma_1 = kappa lam I`` of the MLE (10) and ``Psi_1 = lam I``, the ridge penalty "
+                "of the cost estimate (11) (App. F.1)."
+            ),
+        ] = 1.0,
+        beta_r: Annotated[
+            NonNegative | Literal["theory"],
+            Doc(
+                "reward confidence radius: a constant, or ``theory`` for Lemma 12's ``beta_t^r(p)`` (Lemma 13's "
+                "for the ideal baseline); the paper does not state the values it ran."
+            ),
+        ] = 1.0,
+        beta_w: Annotated[
+            NonNegative | Literal["theory"],
+            Doc("cost confidence radius: a constant, or ``theory`` for Lemma 13's ``beta_t^w(p)``."),
+        ] = 1.0,
+        p_fail: Annotated[
+            Probability | None,
+            Doc("failure probability ``p`` of the theoretical radii (Lemmas 12-13); null is ``1/T^2`` (App. D.5)."),
+        ] = None,
+        V: Annotated[
+            Positive | None,
+            Doc(
+                "the trade-off ``V`` of the virtual queue (12) in the duel score ``R~ - (Q/V) W~``; null is "
+                "``b sqrt(T)``."
+            ),
+        ] = None,
+        allow_null: Annotated[
+            bool,
+            Doc(
+                "true adds the null duel (score 0, ``W~ = 0``) to the argmax; the paper's experiments play "
+                "the K real actions until the budget runs out."
+            ),
+        ] = False,
+    ):
         self.beta_r, self.beta_w = _radius(beta_r), _radius(beta_w)
         self.rng = rng
         self.d, self.dw = int(problem["dimension"]), int(problem["cost_dimension"])
         self.k = int(problem["n_arms"])
         self.horizon = problem.horizon
-        self.b = float(problem["budget"]) / self.horizon                      # b = B / T
+        self.b = float(problem["budget"]) / self.horizon  # b = B / T
         self.V = self.b * math.sqrt(self.horizon) if V is None else float(V)  # V = b sqrt(T)
         self.p_fail = 1.0 / self.horizon**2 if p_fail is None else float(p_fail)
         if not 0 < self.p_fail < 1:
             raise ConfigError(f"{key_path(POLICY_PARAMS, 'p_fail')}: must lie in (0, 1), got {p_fail!r}")
         self.lam, self.allow_null = float(lam), bool(allow_null)
-        self.cost = Ridge(self.dw, self.lam, 2 * self.horizon)              # Psi_t, omega_hat
+        self.cost = Ridge(self.dw, self.lam, 2 * self.horizon)  # Psi_t, omega_hat
         self.psi_played = np.zeros((self.horizon, 2, self.dw))
         self.Q = 0.0
-        self.queue_trace = np.zeros(self.horizon + 1)                         # [t] = Q_{t+1}; [0] = Q_1 = 0
+        self.queue_trace = np.zeros(self.horizon + 1)  # [t] = Q_{t+1}; [0] = Q_1 = 0
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
@@ -188,23 +214,37 @@ class _PreferenceDuel(_PrimalDualDuel):
 
     feedback_kind = "preference_cost"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 kappa: Annotated[Positive | Literal["theory"], Doc(
-                     "``kappa = sup 1/sigma'(<theta, phi>)``, the link's curvature constant (App. F.1): a number, or "
-                     "``theory`` for ``1/sigma'(S)`` with ``S = theta_norm_bound``.")] = "theory",
-                 theta_norm_bound: Annotated[Positive, Doc(
-                     "``S``, the bound on ``||theta||`` of ``kappa: theory`` (1 by Assumption 2; App. F.1's sup over "
-                     "``||theta|| <= d`` is ``theta_norm_bound = d``).")] = 1.0,
-                 max_newton_steps: Annotated[PositiveInt, Doc(
-                     "Newton steps of each (warm-started) refit of the MLE (10).")] = 20,
-                 tol: Annotated[Positive, Doc("gradient tolerance at which the Newton refit of (10) stops.")] = 1e-6,
-                 **shared):
+    def __init__(
+        self,
+        problem: Problem,
+        rng: np.random.Generator,
+        *,
+        kappa: Annotated[
+            Positive | Literal["theory"],
+            Doc(
+                "``kappa = sup 1/sigma'(<theta, phi>)``, the link's curvature constant (App. F.1): a number, or "
+                "``theory`` for ``1/sigma'(S)`` with ``S = theta_norm_bound``."
+            ),
+        ] = "theory",
+        theta_norm_bound: Annotated[
+            Positive,
+            Doc(
+                "``S``, the bound on ``||theta||`` of ``kappa: theory`` (1 by Assumption 2; App. F.1's sup over "
+                "``||theta|| <= d`` is ``theta_norm_bound = d``)."
+            ),
+        ] = 1.0,
+        max_newton_steps: Annotated[
+            PositiveInt, Doc("Newton steps of each (warm-started) refit of the MLE (10).")
+        ] = 20,
+        tol: Annotated[Positive, Doc("gradient tolerance at which the Newton refit of (10) stops.")] = 1e-6,
+        **shared,
+    ):
         super().__init__(problem, rng, **shared)
         self.kappa = kappa_bound(theta_norm_bound) if kappa == "theory" else float(kappa)
         self.max_newton_steps, self.tol = int(max_newton_steps), float(tol)
-        self.sigma = InverseGram(self.d, self.kappa * self.lam)                # Sigma_1 = kappa lam I
-        self.diff_played = np.zeros((self.horizon, self.d))                    # phi^-(c_s, x_s, y_s)
-        self.rows = np.zeros((self.horizon, self.d))                           # arrived, informative rows
+        self.sigma = InverseGram(self.d, self.kappa * self.lam)  # Sigma_1 = kappa lam I
+        self.diff_played = np.zeros((self.horizon, self.d))  # phi^-(c_s, x_s, y_s)
+        self.rows = np.zeros((self.horizon, self.d))  # arrived, informative rows
         self.labels = np.zeros(self.horizon)
         self.n_rows = 0
         # (10) on sufficient statistics: the duels with the same difference phi^- form one row,
@@ -234,8 +274,8 @@ class _PreferenceDuel(_PrimalDualDuel):
         for fb in arrived:
             self._observe_costs(fb)
             row = self.diff_played[fb.round - 1]
-            if row.any():                                                      # x = y carries no information
-                self.sigma.update(row)                                         # eq. (13)
+            if row.any():  # x = y carries no information
+                self.sigma.update(row)  # eq. (13)
                 self.rows[self.n_rows] = row
                 self.labels[self.n_rows] = fb.y
                 self.n_rows += 1
@@ -250,8 +290,15 @@ class _PreferenceDuel(_PrimalDualDuel):
         if self._stale:
             m = len(self._distinct)
             counts = self.duel_counts[:m]
-            self.theta = fit_logistic(self.distinct_rows[:m], self.duel_wins[:m] / counts, self.lam, self.theta,
-                                      weights=counts, max_iter=self.max_newton_steps, tol=self.tol)
+            self.theta = fit_logistic(
+                self.distinct_rows[:m],
+                self.duel_wins[:m] / counts,
+                self.lam,
+                self.theta,
+                weights=counts,
+                max_iter=self.max_newton_steps,
+                tol=self.tol,
+            )
             self._stale = False
         return self.theta
 
@@ -277,7 +324,7 @@ class OptimisticDuel(_PreferenceDuel):
         n = self.cost.gram.norms(psi)
         w_tilde = c[:, None] + c[None, :] - self.beta_w_t(t) * (n[:, None] + n[None, :])
         score = r_tilde - (self.Q / self.V) * w_tilde
-        score[np.tril_indices(self.k, -1)] = -np.inf      # symmetric in (x, y): argmax over x <= y
+        score[np.tril_indices(self.k, -1)] = -np.inf  # symmetric in (x, y): argmax over x <= y
         x, y = np.unravel_index(int(np.argmax(score)), score.shape)
         if self.allow_null and score[x, y] < 0.0:
             return NULL[0], NULL[1], 0.0
@@ -297,10 +344,13 @@ class RandomizedDuel(_PreferenceDuel):
     def _choose(self, t, context):
         phi, psi = context.phi, context.psi
         thetas = self._estimate()[:, None] + gaussian_draws(
-            self.sigma.inverse, self.kappa * self.lam, self.rows[:self.n_rows], self.beta_r_t(t), self.rng, 2)
+            self.sigma.inverse, self.kappa * self.lam, self.rows[: self.n_rows], self.beta_r_t(t), self.rng, 2
+        )
         cost = self.cost
-        omega = cost.estimate + gaussian_draws(cost.gram.inverse, cost.lam, cost.rows[:cost.n],
-                                               self.beta_w_t(t), self.rng, 1)[:, 0]
+        omega = (
+            cost.estimate
+            + gaussian_draws(cost.gram.inverse, cost.lam, cost.rows[: cost.n], self.beta_w_t(t), self.rng, 1)[:, 0]
+        )
         cost = psi @ omega
         scores = phi @ thetas - (self.Q / self.V) * cost[:, None]
         x, y = int(np.argmax(scores[:, 0])), int(np.argmax(scores[:, 1]))
@@ -359,8 +409,15 @@ def knapsack_lp_value(rewards: np.ndarray, costs: np.ndarray, b: float) -> float
     costs ``c_x + c_y`` under per-round budget ``b`` (null action included); by additivity only
     the pairs ``(a, a)`` are needed (see :func:`banditbench.envs.knapsack.offline_lp`)."""
     k = len(rewards)
-    res = linprog(-np.append(2.0 * rewards, 0.0), A_ub=np.append(2.0 * costs, 0.0)[None], b_ub=[b],
-                  A_eq=np.ones((1, k + 1)), b_eq=[1.0], bounds=(0, None), method="highs")
+    res = linprog(
+        -np.append(2.0 * rewards, 0.0),
+        A_ub=np.append(2.0 * costs, 0.0)[None],
+        b_ub=[b],
+        A_eq=np.ones((1, k + 1)),
+        b_eq=[1.0],
+        bounds=(0, None),
+        method="highs",
+    )
     if res.status != 0:
         raise RuntimeError(f"CD-EXP3 warm-up LP failed: {res.message}")
     return float(-res.fun)
@@ -404,21 +461,41 @@ class ConstrainedDuelingEXP3(Policy):
     feedback_kind = "preference_cost"
     action_kind = "pair"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 warmup_rounds: Annotated[NonNegativeInt | None, Doc(
-                     "``T0``, the rounds of uniformly random duels of the warm-up (Agrawal & Devanur 2016, Sec. 3.3); "
-                     "null is ``ceil(sqrt(K T))``.")] = None,
-                 eta: Annotated[Positive | None, Doc(
-                     "D-EXP3's learning rate; null is ``(log K)^2/3 K^-1/3 T^-2/3`` (Saha, Koren & Mansour's tuning).")
-                 ] = None,
-                 gamma: Annotated[Annotated[float, Range(gt=0, le=1)] | None, Doc(
-                     "D-EXP3's uniform exploration share of ``q_t``; null is ``min(1, sqrt(eta K))``.")] = None,
-                 dual_lr: Annotated[Positive | None, Doc(
-                     "step of the Hedge dual ``lambda_t`` over {resource, null resource}; null is "
-                     "``sqrt(log 2 / T)`` (Agrawal & Devanur's OCO step).")] = None,
-                 z: Annotated[NonNegative | None, Doc(
-                     "``Z = OPT / B``, the weight of the cost in the Lagrangian payoff; null estimates it from the "
-                     "warm-up (``v_hat / b``).")] = None):
+    def __init__(
+        self,
+        problem: Problem,
+        rng: np.random.Generator,
+        *,
+        warmup_rounds: Annotated[
+            NonNegativeInt | None,
+            Doc(
+                "``T0``, the rounds of uniformly random duels of the warm-up (Agrawal & Devanur 2016, Sec. 3.3); "
+                "null is ``ceil(sqrt(K T))``."
+            ),
+        ] = None,
+        eta: Annotated[
+            Positive | None,
+            Doc("D-EXP3's learning rate; null is ``(log K)^2/3 K^-1/3 T^-2/3`` (Saha, Koren & Mansour's tuning)."),
+        ] = None,
+        gamma: Annotated[
+            Annotated[float, Range(gt=0, le=1)] | None,
+            Doc("D-EXP3's uniform exploration share of ``q_t``; null is ``min(1, sqrt(eta K))``."),
+        ] = None,
+        dual_lr: Annotated[
+            Positive | None,
+            Doc(
+                "step of the Hedge dual ``lambda_t`` over {resource, null resource}; null is "
+                "``sqrt(log 2 / T)`` (Agrawal & Devanur's OCO step)."
+            ),
+        ] = None,
+        z: Annotated[
+            NonNegative | None,
+            Doc(
+                "``Z = OPT / B``, the weight of the cost in the Lagrangian payoff; null estimates it from the "
+                "warm-up (``v_hat / b``)."
+            ),
+        ] = None,
+    ):
         self.rng = rng
         self.k = int(problem["n_arms"])
         self.horizon = problem.horizon
@@ -426,14 +503,17 @@ class ConstrainedDuelingEXP3(Policy):
         k, T = self.k, self.horizon
         self.t0 = math.ceil(math.sqrt(k * T)) if warmup_rounds is None else int(warmup_rounds)
         if not 0 <= self.t0 < T:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'warmup_rounds')}: must lie in [0, horizon), "
-                              f"got {warmup_rounds!r}")
+            raise ConfigError(
+                f"{key_path(POLICY_PARAMS, 'warmup_rounds')}: must lie in [0, horizon), got {warmup_rounds!r}"
+            )
         self.eta = math.log(k) ** (2 / 3) * k ** (-1 / 3) * T ** (-2 / 3) if eta is None else float(eta)
         self.gamma = min(1.0, math.sqrt(self.eta * k)) if gamma is None else float(gamma)
         self.dual_lr = math.sqrt(math.log(2) / T) if dual_lr is None else float(dual_lr)
         if not (self.eta > 0 and 0 < self.gamma <= 1 and self.dual_lr > 0):
-            raise ConfigError(f"{POLICY_PARAMS}: need eta > 0, gamma in (0, 1], dual_lr > 0; got "
-                              f"{self.eta}, {self.gamma}, {self.dual_lr}")
+            raise ConfigError(
+                f"{POLICY_PARAMS}: need eta > 0, gamma in (0, 1], dual_lr > 0; got "
+                f"{self.eta}, {self.gamma}, {self.dual_lr}"
+            )
         self.fixed_z = z
         # warm-up statistics
         self.wins = np.zeros((k, k))
@@ -452,12 +532,13 @@ class ConstrainedDuelingEXP3(Policy):
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
         warmup = values["warmup_rounds"]
         if warmup is not None and warmup >= horizon:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'warmup_rounds')}: must lie in [0, horizon = {horizon}), "
-                              f"got {warmup!r}")
+            raise ConfigError(
+                f"{key_path(POLICY_PARAMS, 'warmup_rounds')}: must lie in [0, horizon = {horizon}), got {warmup!r}"
+            )
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
-        return 8 * horizon * (facts.get("n_arms", 1) + 3)           # pairs, q_s and lambda_s of every round
+        return 8 * horizon * (facts.get("n_arms", 1) + 3)  # pairs, q_s and lambda_s of every round
 
     @property
     def lam(self) -> float:
@@ -508,7 +589,7 @@ class ConstrainedDuelingEXP3(Policy):
                 continue
             q = self.q_played[s - 1]
             zl = self.z * self.lambda_played[s - 1]
-            self.gain[x] += fb.y / (self.k * q[x] * q[y])                       # shifted Borda estimate
-            self.gain[x] -= zl * costs[0] / (2.0 * q[x])                        # cost estimate, first slot
-            self.gain[y] -= zl * costs[1] / (2.0 * q[y])                        # cost estimate, second slot
+            self.gain[x] += fb.y / (self.k * q[x] * q[y])  # shifted Borda estimate
+            self.gain[x] -= zl * costs[0] / (2.0 * q[x])  # cost estimate, first slot
+            self.gain[y] -= zl * costs[1] / (2.0 * q[y])  # cost estimate, second slot
             self.dual_score += 0.5 * (costs.sum() - self.b)

@@ -16,8 +16,17 @@ from scipy.linalg import blas
 from ..numerics.sigmoid import sigmoid
 from ..numerics.logistic_mle import fit_logistic, logistic_loss, softplus
 
-__all__ = ["ArmKernelGram", "DiagonalGram", "InverseGram", "Ridge", "fit_logistic", "logistic_loss",
-           "sherman_morrison", "sigmoid", "softplus"]
+__all__ = [
+    "ArmKernelGram",
+    "DiagonalGram",
+    "InverseGram",
+    "Ridge",
+    "fit_logistic",
+    "logistic_loss",
+    "sherman_morrison",
+    "sigmoid",
+    "softplus",
+]
 
 
 def sherman_morrison(inverse: np.ndarray, x: np.ndarray, weight: float = 1.0) -> float:
@@ -85,10 +94,10 @@ class Ridge:
 
     def add(self, rows: np.ndarray, values: np.ndarray) -> None:
         """Observe ``values[i]`` at ``rows[i]``."""
-        for row in rows:                              # rank-one Sherman–Morrison per observed row
+        for row in rows:  # rank-one Sherman–Morrison per observed row
             self.gram.update(row)
         if len(self.rows):
-            self.rows[self.n:self.n + len(rows)] = rows
+            self.rows[self.n : self.n + len(rows)] = rows
         self.n += len(rows)
         self.u += values @ rows
         self._estimate = None

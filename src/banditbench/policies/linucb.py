@@ -64,14 +64,27 @@ class LinUCB(Policy):
     feedback_kind = "reward"
     action_kind = "arm"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 alpha: Annotated[NonNegative, Doc(
-                     "exploration coefficient of the UCB ``x^T theta + alpha ||x||_{A^-1}`` (Li et al., Alg. 1, "
-                     "who take ``1 + sqrt(ln(2/delta)/2)``); 1 by default.")] = 1.0,
-                 lam: Annotated[Positive, Doc("ridge regularisation: ``A_0 = lam I``.")] = 1.0,
-                 mode: Annotated[Literal["shared", "disjoint"], Doc(
-                     "``shared``: one parameter vector over all arms' features; ``disjoint``: one per arm index "
-                     "(Li et al., Alg. 1).")] = "shared"):
+    def __init__(
+        self,
+        problem: Problem,
+        rng: np.random.Generator,
+        *,
+        alpha: Annotated[
+            NonNegative,
+            Doc(
+                "exploration coefficient of the UCB ``x^T theta + alpha ||x||_{A^-1}`` (Li et al., Alg. 1, "
+                "who take ``1 + sqrt(ln(2/delta)/2)``); 1 by default."
+            ),
+        ] = 1.0,
+        lam: Annotated[Positive, Doc("ridge regularisation: ``A_0 = lam I``.")] = 1.0,
+        mode: Annotated[
+            Literal["shared", "disjoint"],
+            Doc(
+                "``shared``: one parameter vector over all arms' features; ``disjoint``: one per arm index "
+                "(Li et al., Alg. 1)."
+            ),
+        ] = "shared",
+    ):
         self.rng, self.alpha, self.mode = rng, float(alpha), mode
         self.n_arms, self.dimension = int(problem["n_arms"]), int(problem["dimension"])
         info: dict[str, Any] = dict(problem.info)
@@ -95,7 +108,7 @@ class LinUCB(Policy):
                 self.ridge.add(x[None], np.array([fb.reward]))
 
     def act(self, t: int, arms: np.ndarray) -> int:
-        if self.block:                               # the row x, or the matrix: arm 0 carries x in block 0
+        if self.block:  # the row x, or the matrix: arm 0 carries x in block 0
             x = arms if arms.ndim == 1 else arms[0, : self.d]
             ucb = self.model.ucb(x, self.alpha)
         elif self.mode == "disjoint":

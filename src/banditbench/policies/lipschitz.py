@@ -120,20 +120,32 @@ class _LipschitzPolicy(Policy):
     feedback_kind = "reward"
     action_kind = "point"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 delta: Annotated[Probability, Doc(
-                     "confidence parameter of the radius ``r_t(x) = sigma sqrt((4 log T + 2 log(2/delta)) / (1 + v_t(x)))`` "
-                     "(Sec. 4) and of DLPP's ``v_m`` (Sec. 5).")] = 0.01,
-                 sigma: Annotated[Positive, Doc(
-                     "sub-Gaussian scale of the reward noise, the ``sigma`` factor of the radius (App. D).")] = 1.0):
+    def __init__(
+        self,
+        problem: Problem,
+        rng: np.random.Generator,
+        *,
+        delta: Annotated[
+            Probability,
+            Doc(
+                "confidence parameter of the radius ``r_t(x) = sigma sqrt((4 log T + 2 log(2/delta)) / (1 + v_t(x)))`` "
+                "(Sec. 4) and of DLPP's ``v_m`` (Sec. 5)."
+            ),
+        ] = 0.01,
+        sigma: Annotated[
+            Positive, Doc("sub-Gaussian scale of the reward noise, the ``sigma`` factor of the radius (App. D).")
+        ] = 1.0,
+    ):
         if problem["metric"] != "linf" or problem["action_space"] != "unit_cube":
-            raise ConfigError(f"policy: needs the action space ([0,1]^d, l_inf), the environment publishes "
-                              f"{problem['action_space']!r} with metric {problem['metric']!r}")
+            raise ConfigError(
+                f"policy: needs the action space ([0,1]^d, l_inf), the environment publishes "
+                f"{problem['action_space']!r} with metric {problem['metric']!r}"
+            )
         self.rng = rng
         self.d = int(problem["dimension"])
         self.horizon = problem.horizon
         self.sigma = float(sigma)
-        self.log_term = log_term(self.horizon, delta)                # 4 log T + 2 log(2/delta)
+        self.log_term = log_term(self.horizon, delta)  # 4 log T + 2 log(2/delta)
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
@@ -149,9 +161,16 @@ class _LipschitzPolicy(Policy):
         step reproduces."""
         from ..envs.lipschitz import LipschitzEnv
 
-        if (type(self) is not cls or "act" in vars(self) or "observe" in vars(self) or not fresh
-                or type(env) is not LipschitzEnv or env.dimension != self.d or horizon > self.horizon
-                or (self.d == 2 and sys.version_info[:2] != (3, 11))):
+        if (
+            type(self) is not cls
+            or "act" in vars(self)
+            or "observe" in vars(self)
+            or not fresh
+            or type(env) is not LipschitzEnv
+            or env.dimension != self.d
+            or horizon > self.horizon
+            or (self.d == 2 and sys.version_info[:2] != (3, 11))
+        ):
             return None
         return env.compiled_step()
 
@@ -172,20 +191,35 @@ class DelayedZooming(_LipschitzPolicy):
 
     engines = frozenset({"compiled"})
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 lazy_rule: Annotated[str, OneOf(LAZY_RULES), Doc(
-                     "when an arriving reward is used rather than cached (Alg. 1 line 5): ``radius`` keeps "
-                     "``r_t(x) >= r_s(x) / 2`` (the text's guarantee), ``count`` is ``v_t(x) + 1 <= 4 v_s(x)`` as "
-                     "printed (module docstring).")] = "radius",
-                 activation: Annotated[str, OneOf(ACTIVATION_RULES), Doc(
-                     "which uncovered arm the covering oracle activates (Alg. 1 line 12): ``uniform`` draws one from the "
-                     "uncovered region checked, ``midpoint`` takes the centre of the largest uncovered cell.")
-                 ] = "uniform",
-                 initial_capacity: Annotated[PositiveInt, Doc(
-                     "arms the arrays hold before they first grow (memory only; no effect on the decisions).")] = 64,
-                 **shared):
+    def __init__(
+        self,
+        problem: Problem,
+        rng: np.random.Generator,
+        *,
+        lazy_rule: Annotated[
+            str,
+            OneOf(LAZY_RULES),
+            Doc(
+                "when an arriving reward is used rather than cached (Alg. 1 line 5): ``radius`` keeps "
+                "``r_t(x) >= r_s(x) / 2`` (the text's guarantee), ``count`` is ``v_t(x) + 1 <= 4 v_s(x)`` as "
+                "printed (module docstring)."
+            ),
+        ] = "radius",
+        activation: Annotated[
+            str,
+            OneOf(ACTIVATION_RULES),
+            Doc(
+                "which uncovered arm the covering oracle activates (Alg. 1 line 12): ``uniform`` draws one from the "
+                "uncovered region checked, ``midpoint`` takes the centre of the largest uncovered cell."
+            ),
+        ] = "uniform",
+        initial_capacity: Annotated[
+            PositiveInt, Doc("arms the arrays hold before they first grow (memory only; no effect on the decisions).")
+        ] = 64,
+        **shared,
+    ):
         super().__init__(problem, rng, **shared)
-        self.scale = self.sigma * math.sqrt(self.log_term)               # r = scale / sqrt(1 + v)
+        self.scale = self.sigma * math.sqrt(self.log_term)  # r = scale / sqrt(1 + v)
         self.lazy_rule, self.activation = lazy_rule, activation
         self.n_arms = 0
         self._c: list[tuple[float, ...]] = []
@@ -194,8 +228,8 @@ class DelayedZooming(_LipschitzPolicy):
         self._v: list[int] = []
         self._sums: list[float] = []
         self._radius: list[float] = []
-        self._version: list[int] = []                                    # times arm i's box was set
-        self._unsynced: set[int] = set()                                 # arms whose array rows are old
+        self._version: list[int] = []  # times arm i's box was set
+        self._unsynced: set[int] = set()  # arms whose array rows are old
         self._arrays: dict[str, np.ndarray] = {}
         self._alloc(initial_capacity)
         self.arm_of_round = np.full(self.horizon, -1, dtype=np.int64)
@@ -214,8 +248,15 @@ class DelayedZooming(_LipschitzPolicy):
     def _alloc(self, cap: int) -> None:
         """Arrays for ``cap`` arms (the first ``n_arms`` rows kept); doubled when full."""
         n = self.n_arms
-        floats = {"centers": (cap, self.d), "lo": (cap, self.d), "hi": (cap, self.d), "sums": (cap,),
-                  "radius": (cap,), "cache_sum": (cap,), "index": (cap,)}
+        floats = {
+            "centers": (cap, self.d),
+            "lo": (cap, self.d),
+            "hi": (cap, self.d),
+            "sums": (cap,),
+            "radius": (cap,),
+            "cache_sum": (cap,),
+            "index": (cap,),
+        }
         counts = ("v", "cache_n", "v_at_pull", "v_after_pull")
         shapes = {**floats, **{name: (cap,) for name in counts}}
         for name, shape in shapes.items():
@@ -291,7 +332,7 @@ class DelayedZooming(_LipschitzPolicy):
                     boxes[i] = (self._lo[i], self._hi[i])
                 v[i] += 1
                 sums[i] += fb.reward
-            else:                                                   # lazy update: cache
+            else:  # lazy update: cache
                 self.cache_n[i] += 1
                 self.cache_sum[i] += fb.reward
         for i, (lo, hi) in boxes.items():
@@ -333,8 +374,11 @@ class DelayedZooming(_LipschitzPolicy):
         summary = self._summary[arm]
         if summary is not None:
             limits, balls, vers = summary
-            if nlo[0] <= limits[0] and nhi[0] >= limits[1] and (self.d == 1 or (nlo[1] <= limits[2]
-                                                                                 and nhi[1] >= limits[3])):
+            if (
+                nlo[0] <= limits[0]
+                and nhi[0] >= limits[1]
+                and (self.d == 1 or (nlo[1] <= limits[2] and nhi[1] >= limits[3]))
+            ):
                 for j, k in zip(balls, vers):
                     if versions[j] != k:
                         break
@@ -344,19 +388,19 @@ class DelayedZooming(_LipschitzPolicy):
         candidates = None
         limits, relied, relied_versions = [], [], []
         for k, (axis, p, q, span) in enumerate(self._faces(rlo, rhi, nlo, nhi)):
-            low = k % 2 == 0                                        # the face below the inner box on `axis`
-            if q <= p:                                              # empty (clipped at the border): it stays
-                if limits is not None:                              # empty while the inner box keeps this side
+            low = k % 2 == 0  # the face below the inner box on `axis`
+            if q <= p:  # empty (clipped at the border): it stays
+                if limits is not None:  # empty while the inner box keeps this side
                     limits.append(q if low else p)
                 continue
             record = records[k]
             if record is not None:
                 balls, vers, tlo, thi, slo, shi = record
                 if not (tlo <= p and q <= thi and (span is None or (slo <= span[0] and span[1] <= shi))):
-                    record = None                                   # the face left the part they covered
+                    record = None  # the face left the part they covered
                 else:
                     for j, v in zip(balls, vers):
-                        if versions[j] != v:                        # one shrank: chain them again
+                        if versions[j] != v:  # one shrank: chain them again
                             record = self._rechain(balls, axis, p, q, span)
                             break
             if record is None:
@@ -370,7 +414,7 @@ class DelayedZooming(_LipschitzPolicy):
             if record is None:
                 if not self._face_exactly_covered(axis, p, q, span, candidates):
                     return False
-                limits = None                                       # covered, but by no record
+                limits = None  # covered, but by no record
             elif limits is not None:
                 limits.append(record[3] if low else record[2])
                 relied += record[0]
@@ -385,8 +429,12 @@ class DelayedZooming(_LipschitzPolicy):
         if self.d == 1:
             return [(0, rlo[0], nlo[0], None), (0, nhi[0], rhi[0], None)]
         across_0, across_1 = (rlo[1], rhi[1]), (nlo[0], nhi[0])
-        return [(0, rlo[0], nlo[0], across_0), (0, nhi[0], rhi[0], across_0),
-                (1, rlo[1], nlo[1], across_1), (1, nhi[1], rhi[1], across_1)]
+        return [
+            (0, rlo[0], nlo[0], across_0),
+            (0, nhi[0], rhi[0], across_0),
+            (1, rlo[1], nlo[1], across_1),
+            (1, nhi[1], rhi[1], across_1),
+        ]
 
     def _cover_face(self, axis: int, p: float, q: float, span, balls: list) -> tuple | None:
         """Balls among ``balls`` (``(j, lo, hi)``) that span ``[p, q]`` across ``axis`` and together cover
@@ -401,12 +449,15 @@ class DelayedZooming(_LipschitzPolicy):
             return None
         other = 1 - axis
         u, w = span
-        spanning = sorted((lo[other], hi[other], j, lo[axis], hi[axis]) for j, lo, hi in balls
-                          if lo[axis] <= p and hi[axis] >= q and lo[other] <= w and hi[other] >= u)
+        spanning = sorted(
+            (lo[other], hi[other], j, lo[axis], hi[axis])
+            for j, lo, hi in balls
+            if lo[axis] <= p and hi[axis] >= q and lo[other] <= w and hi[other] >= u
+        )
         reach, used, tlo, thi = u, [], -math.inf, math.inf
         for blo, bhi, j, alo, ahi in spanning:
             if blo > reach:
-                return None                                         # a gap along the face
+                return None  # a gap along the face
             if bhi > reach:
                 used.append(j)
                 reach, tlo, thi = bhi, max(tlo, alo), min(thi, ahi)
@@ -438,7 +489,7 @@ class DelayedZooming(_LipschitzPolicy):
         """Exact test that the face lies in the union of ``balls``: cut ``[p, q]`` at the balls' sides
         inside it; a ball meeting an open piece then spans it, so the face is covered iff every
         piece is covered by the balls spanning it (:meth:`_cover_face`).  Draws nothing."""
-        if span is not None:                                        # only balls meeting the face matter
+        if span is not None:  # only balls meeting the face matter
             other, (u, w) = 1 - axis, span
             balls = [b for b in balls if b[1][other] < w and b[2][other] > u]
         balls = [b for b in balls if b[1][axis] < q and b[2][axis] > p]
@@ -459,15 +510,15 @@ class DelayedZooming(_LipschitzPolicy):
         meet = ((lo < rhi) & (hi > rlo)).all(axis=1)
         mlo, mhi = lo[meet], hi[meet]
         if ((mlo <= rlo) & (mhi >= rhi)).all(axis=1).any():
-            return None                                             # one ball holds the whole box
+            return None  # one ball holds the whole box
         if inner is not None and self.d == 1 and _shell_covered_1d(rlo, rhi, *inner, mlo, mhi):
-            return None                                             # cheap sufficient test
+            return None  # cheap sufficient test
         if mlo.shape[0] > MAX_BOXES_PER_CHECK and (rhi - rlo).max() > (mhi - mlo).min():
             self._pending.extendleft((a, b, None, -1, 0) for a, b in split_box(rlo, rhi))
             return None
         point = grid_uncovered(rlo, rhi, np.maximum(mlo, rlo), np.minimum(mhi, rhi), self.rng, self.activation)
         if point is not None:
-            self._pending.appendleft(entry)                         # re-check next round
+            self._pending.appendleft(entry)  # re-check next round
         return point
 
     def _activate(self, point: np.ndarray) -> int:
@@ -496,18 +547,50 @@ class DelayedZooming(_LipschitzPolicy):
             return False
         from . import lipschitz_compiled as compiled
 
-        (n, c, lo, hi, v, sums, radius, self.index, self.cache_n, self.cache_sum, self.v_at_pull,
-         self.v_after_pull, version, played, mu, queue, activated) = compiled.zooming_run(
-            horizon, self.d, self.scale, self.lazy_rule == "count", self.activation == "uniform", self.rng, *step,
-            *compiled.arrival_table(arrival, horizon), self.index.shape[0])
+        (
+            n,
+            c,
+            lo,
+            hi,
+            v,
+            sums,
+            radius,
+            self.index,
+            self.cache_n,
+            self.cache_sum,
+            self.v_at_pull,
+            self.v_after_pull,
+            version,
+            played,
+            mu,
+            queue,
+            activated,
+        ) = compiled.zooming_run(
+            horizon,
+            self.d,
+            self.scale,
+            self.lazy_rule == "count",
+            self.activation == "uniform",
+            self.rng,
+            *step,
+            *compiled.arrival_table(arrival, horizon),
+            self.index.shape[0],
+        )
         self.n_arms, d = n, self.d
         self._arrays, self._unsynced = {"centers": c, "lo": lo, "hi": hi, "v": v, "sums": sums, "radius": radius}, set()
         self._c, self._lo, self._hi = ([tuple(row) for row in a[:n].tolist()] for a in (c, lo, hi))
         self._v, self._sums, self._radius, self._version = (a[:n].tolist() for a in (v, sums, radius, version))
         self._face_records, self._summary = [[None] * (2 * d) for _ in range(n)], [None] * n
-        self._pending = deque((tuple(e[0:d]), tuple(e[2:2 + d]),
-                               (tuple(e[4:4 + d]), tuple(e[6:6 + d])) if e[8] else None, int(e[9]), int(e[10]))
-                              for e in queue.tolist())
+        self._pending = deque(
+            (
+                tuple(e[0:d]),
+                tuple(e[2 : 2 + d]),
+                (tuple(e[4 : 4 + d]), tuple(e[6 : 6 + d])) if e[8] else None,
+                int(e[9]),
+                int(e[10]),
+            )
+            for e in queue.tolist()
+        )
         self.arm_of_round[:horizon] = played
         self.activated_last_round = bool(activated)
         env.record_means(mu)
@@ -518,12 +601,12 @@ class DelayedZooming(_LipschitzPolicy):
         point = self._uncovered_point()
         self.activated_last_round = point is not None
         if point is not None:
-            i = self._activate(point)                               # activation
+            i = self._activate(point)  # activation
         else:
-            i = int(self.index[: self.n_arms].argmax())             # selection
+            i = int(self.index[: self.n_arms].argmax())  # selection
         self.arm_of_round[t - 1] = i
-        self.v_at_pull[i] = self._v[i]                              # line 16: record v_s
-        if self.cache_n[i]:                                         # lines 17–18: flush the cache
+        self.v_at_pull[i] = self._v[i]  # line 16: record v_s
+        if self.cache_n[i]:  # lines 17–18: flush the cache
             lo, hi = self._lo[i], self._hi[i]
             self._use(i, int(self.cache_n[i]), float(self.cache_sum[i]))
             self.cache_n[i] = 0
@@ -531,7 +614,7 @@ class DelayedZooming(_LipschitzPolicy):
             self._shrunk(i, lo, hi)
         self.v_after_pull[i] = self._v[i]
         c = self._c[i]
-        return c[0] if self.d == 1 else c                          # a float, or a tuple of d floats
+        return c[0] if self.d == 1 else c  # a float, or a tuple of d floats
 
 
 @register("dlpp")
@@ -546,14 +629,24 @@ class DLPP(_LipschitzPolicy):
 
     engines = frozenset({"compiled"})
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 late_feedback: Annotated[str, OneOf(LATE_FEEDBACK), Doc(
-                     "rewards of a ball's phase that arrive after its removal from ``B_m^+``: ``freeze`` ignores them "
-                     "(Lemma 11's ``mu_hat_m(B)``), ``update`` keeps averaging them until the phase ends (line 9).")
-                 ] = "freeze", **shared):
+    def __init__(
+        self,
+        problem: Problem,
+        rng: np.random.Generator,
+        *,
+        late_feedback: Annotated[
+            str,
+            OneOf(LATE_FEEDBACK),
+            Doc(
+                "rewards of a ball's phase that arrive after its removal from ``B_m^+``: ``freeze`` ignores them "
+                "(Lemma 11's ``mu_hat_m(B)``), ``update`` keeps averaging them until the phase ends (line 9)."
+            ),
+        ] = "freeze",
+        **shared,
+    ):
         super().__init__(problem, rng, **shared)
         self.freeze = late_feedback == "freeze"
-        self.v_scale = self.sigma**2 * self.log_term                 # v_m = v_scale / r_m^2
+        self.v_scale = self.sigma**2 * self.log_term  # v_m = v_scale / r_m^2
         self.ball_of_round = np.full(self.horizon, -1, dtype=np.int64)
         self.n_balls = 0
         cap = 16
@@ -562,10 +655,10 @@ class DLPP(_LipschitzPolicy):
         self.v = np.zeros(cap, dtype=np.int64)
         self.sums, self.mean = np.zeros(cap), np.zeros(cap)
         self.in_plus = np.zeros(cap, dtype=bool)
-        self.eliminated: list[int] = []                              # balls removed by line 15, one entry per phase
-        self._box: list[tuple[tuple[float, ...], tuple[float, ...]]] = []   # per ball (lo, hi), for act
+        self.eliminated: list[int] = []  # balls removed by line 15, one entry per phase
+        self._box: list[tuple[tuple[float, ...], tuple[float, ...]]] = []  # per ball (lo, hi), for act
         self.phase = 0
-        self._start_phase(cover_box(np.zeros(self.d), np.ones(self.d), 0.5))   # C_1: a 1/2-covering
+        self._start_phase(cover_box(np.zeros(self.d), np.ones(self.d), 0.5))  # C_1: a 1/2-covering
 
     # --- phases -----------------------------------------------------------
     def _start_phase(self, centers: np.ndarray) -> None:
@@ -591,7 +684,7 @@ class DLPP(_LipschitzPolicy):
         self.sums[s] = 0.0
         self.mean[s] = 0.0
         self.in_plus[s] = True
-        self.n_plus = k                                             # |B_m^+|
+        self.n_plus = k  # |B_m^+|
         self.phase_start, self.n_balls = self.n_balls, need
         self._pass: deque[int] = deque()
 
@@ -610,12 +703,12 @@ class DLPP(_LipschitzPolicy):
         for fb in arrived:
             b = int(self.ball_of_round[fb.round - 1])
             if self.phase_of[b] != self.phase or (self.freeze and not self.in_plus[b]):
-                continue                                            # earlier phase / frozen estimate
+                continue  # earlier phase / frozen estimate
             self.v[b] += 1
             self.sums[b] += fb.reward
             self.mean[b] = self.sums[b] / self.v[b]
             if self.in_plus[b] and self.v[b] >= self.v_target:
-                self.in_plus[b] = False                             # line 10
+                self.in_plus[b] = False  # line 10
                 self.n_plus -= 1
         if not self.n_plus:
             self._end_phase()
@@ -627,10 +720,34 @@ class DLPP(_LipschitzPolicy):
             return False
         from . import lipschitz_compiled as compiled
 
-        (n, self.phase, self.phase_start, self.n_plus, self.centers, self.lo, self.hi, self.phase_of, self.v,
-         self.sums, self.mean, self.in_plus, played, mu, eliminated, rest) = compiled.dlpp_run(
-            horizon, self.d, self.v_scale, self.freeze, self.rng, *step, *compiled.arrival_table(arrival, horizon),
-            self.centers[: self.n_balls].copy(), self.phase)
+        (
+            n,
+            self.phase,
+            self.phase_start,
+            self.n_plus,
+            self.centers,
+            self.lo,
+            self.hi,
+            self.phase_of,
+            self.v,
+            self.sums,
+            self.mean,
+            self.in_plus,
+            played,
+            mu,
+            eliminated,
+            rest,
+        ) = compiled.dlpp_run(
+            horizon,
+            self.d,
+            self.v_scale,
+            self.freeze,
+            self.rng,
+            *step,
+            *compiled.arrival_table(arrival, horizon),
+            self.centers[: self.n_balls].copy(),
+            self.phase,
+        )
         self.n_balls = n
         self.r = 2.0 ** (-self.phase)
         self.v_target = self.v_scale / self.r**2
@@ -646,10 +763,12 @@ class DLPP(_LipschitzPolicy):
         while self._pass and not self.in_plus[self._pass[0]]:
             self._pass.popleft()
         if not self._pass:
-            self._pass.extend((np.flatnonzero(self.in_plus[self.phase_start: self.n_balls]) + self.phase_start).tolist())
+            self._pass.extend(
+                (np.flatnonzero(self.in_plus[self.phase_start : self.n_balls]) + self.phase_start).tolist()
+            )
         b = self._pass.popleft()
         self.ball_of_round[t - 1] = b
-        lo, hi = self._box[b]                                       # uniform on the ball:
+        lo, hi = self._box[b]  # uniform on the ball:
         if self.d == 1:
-            return lo[0] + (hi[0] - lo[0]) * self.rng.random()      # a float
+            return lo[0] + (hi[0] - lo[0]) * self.rng.random()  # a float
         return tuple([a + (c - a) * u for a, c, u in zip(lo, hi, self.rng.random(self.d).tolist())])

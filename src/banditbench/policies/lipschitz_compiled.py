@@ -38,7 +38,7 @@ from numba import njit
 
 from ..envs.lipschitz import X1, X2
 
-_T27 = 134217729.0                                                 # 2^27 + 1 (Veltkamp splitting)
+_T27 = 134217729.0  # 2^27 + 1 (Veltkamp splitting)
 #: a queued box met by more balls than this is split before the exact check (the Python path's value)
 MAX_BOXES_PER_CHECK = 32
 #: flags and indices passed to the helpers, as numpy scalars: numba types them int64 / bool, where a Python
@@ -49,13 +49,14 @@ NO, YES = np.bool_(False), np.bool_(True)
 
 # --- environment ------------------------------------------------------------------------------
 
+
 @njit(cache=True)
 def cpython_hypot(x: float, y: float) -> float:
     """``math.hypot(x, y)`` of CPython 3.11 (``vector_norm`` in Modules/mathmodule.c), bit for bit:
     scaled, Veltkamp-split squares summed with compensation, then one differential correction
     of the square root.  (LLVM's ``hypot`` rounds differently in about 1 case in 200.)"""
     x, y = abs(x), abs(y)
-    top = 0.0                                                       # the maximum as CPython takes it (NaN skipped)
+    top = 0.0  # the maximum as CPython takes it (NaN skipped)
     if x > top:
         top = x
     if y > top:
@@ -67,7 +68,7 @@ def cpython_hypot(x: float, y: float) -> float:
     if top == 0.0:
         return top
     _, top_e = math.frexp(top)
-    if top_e < -1023:                                               # subnormal: divide by the maximum
+    if top_e < -1023:  # subnormal: divide by the maximum
         csum, frac1 = 1.0, 0.0
         for v in (x, y):
             v = v / top
@@ -146,6 +147,7 @@ def arrival_table(arrival: np.ndarray, horizon: int) -> tuple[np.ndarray, np.nda
 
 # --- covering oracle (Alg. 1 line 11) ----------------------------------------------------------
 
+
 @njit(cache=True)
 def _draw_open01(rng) -> float:
     u = rng.random()
@@ -160,8 +162,8 @@ def _cuts(a: float, b: float, blo: np.ndarray, bhi: np.ndarray) -> np.ndarray:
     k = blo.shape[0]
     c = np.empty(2 + 2 * k)
     c[0], c[1] = a, b
-    c[2:2 + k] = blo
-    c[2 + k:] = bhi
+    c[2 : 2 + k] = blo
+    c[2 + k :] = bhi
     c.sort()
     m = 1
     for i in range(1, c.shape[0]):
@@ -195,7 +197,7 @@ def grid_uncovered(rlo: np.ndarray, rhi: np.ndarray, blo: np.ndarray, bhi: np.nd
     cells0 = np.empty(n0 * n1, dtype=np.int64)
     cells1 = np.empty(n0 * n1, dtype=np.int64)
     m = 0
-    for i in range(n0):                                             # C order, as np.flatnonzero(count.ravel())
+    for i in range(n0):  # C order, as np.flatnonzero(count.ravel())
         for j in range(n1):
             covered = False
             for b in range(k):
@@ -212,7 +214,7 @@ def grid_uncovered(rlo: np.ndarray, rhi: np.ndarray, blo: np.ndarray, bhi: np.nd
         vol[q] = 1.0 * (c0[cells0[q] + 1] - c0[cells0[q]])
         if d == 2:
             vol[q] = vol[q] * (c1[cells1[q] + 1] - c1[cells1[q]])
-    if not uniform:                                                 # "midpoint": centre of the largest cell
+    if not uniform:  # "midpoint": centre of the largest cell
         q = int(np.argmax(vol))
         i, j = cells0[q], cells1[q]
         return True, c0[i] + 0.5 * (c0[i + 1] - c0[i]), (c1[j] + 0.5 * (c1[j + 1] - c1[j])) if d == 2 else 0.0
@@ -235,18 +237,29 @@ def grid_uncovered(rlo: np.ndarray, rhi: np.ndarray, blo: np.ndarray, bhi: np.nd
 # a queued box, 11 floats: (lo_0, lo_1, hi_0, hi_1, inner lo_0, inner lo_1, inner hi_0, inner hi_1, has inner, arm,
 # version); lo_1 ... are 0 in one dimension
 
+
 @njit(cache=True)
-def _entry(lo: np.ndarray, hi: np.ndarray, nlo: np.ndarray, nhi: np.ndarray, has_inner: int, arm: int,
-           version: int):
+def _entry(lo: np.ndarray, hi: np.ndarray, nlo: np.ndarray, nhi: np.ndarray, has_inner: int, arm: int, version: int):
     d = lo.shape[0]
-    return (lo[0], lo[1] if d == 2 else 0.0, hi[0], hi[1] if d == 2 else 0.0,
-            nlo[0], nlo[1] if d == 2 else 0.0, nhi[0], nhi[1] if d == 2 else 0.0, float(has_inner), float(arm),
-            float(version))
+    return (
+        lo[0],
+        lo[1] if d == 2 else 0.0,
+        hi[0],
+        hi[1] if d == 2 else 0.0,
+        nlo[0],
+        nlo[1] if d == 2 else 0.0,
+        nhi[0],
+        nhi[1] if d == 2 else 0.0,
+        float(has_inner),
+        float(arm),
+        float(version),
+    )
 
 
 @njit(cache=True)
-def _spanned(axis: int, a: float, b: float, u: float, w: float, has_span: bool, lo: np.ndarray, hi: np.ndarray,
-             balls: np.ndarray) -> bool:
+def _spanned(
+    axis: int, a: float, b: float, u: float, w: float, has_span: bool, lo: np.ndarray, hi: np.ndarray, balls: np.ndarray
+) -> bool:
     """Do the ``balls`` spanning ``[a, b]`` across ``axis`` cover it: one of them (no span), or a chain of
     them over ``[u, w]`` along the other axis (closed boxes)?  (``_cover_face`` of the Python path.)"""
     if not has_span:
@@ -266,7 +279,7 @@ def _spanned(axis: int, a: float, b: float, u: float, w: float, has_span: bool, 
     for q in np.argsort(keys[:m]):
         j = ids[q]
         if lo[j, other] > reach:
-            return False                                            # a gap along the face
+            return False  # a gap along the face
         if hi[j, other] > reach:
             reach = hi[j, other]
             if reach >= w:
@@ -275,8 +288,17 @@ def _spanned(axis: int, a: float, b: float, u: float, w: float, has_span: bool, 
 
 
 @njit(cache=True)
-def _face_covered(axis: int, p: float, q: float, u: float, w: float, has_span: bool, lo: np.ndarray,
-                  hi: np.ndarray, candidates: np.ndarray) -> bool:
+def _face_covered(
+    axis: int,
+    p: float,
+    q: float,
+    u: float,
+    w: float,
+    has_span: bool,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    candidates: np.ndarray,
+) -> bool:
     """Exact test that the face ``[p, q]`` (across ``axis``) x ``[u, w]`` lies in the union of the
     ``candidates``' balls: cut ``[p, q]`` at their sides inside it; each piece is spanned or not
     (``_face_exactly_covered`` of the Python path)."""
@@ -303,7 +325,7 @@ def _face_covered(axis: int, p: float, q: float, u: float, w: float, has_span: b
     edges[e] = q
     prev = p
     for i in range(1, e + 1):
-        if i < e and edges[i] == prev:                              # a repeated cut
+        if i < e and edges[i] == prev:  # a repeated cut
             continue
         if not _spanned(axis, prev, edges[i], u, w, has_span, lo, hi, balls):
             return False
@@ -324,12 +346,15 @@ def _shell_covered(entry, d: int, lo: np.ndarray, hi: np.ndarray, n: int) -> boo
             m += 1
     cand = cand[:m]
     if d == 1:
-        return ((nlo0 <= rlo0 or _face_covered(X_AXIS, rlo0, nlo0, 0.0, 0.0, NO, lo, hi, cand))
-                and (rhi0 <= nhi0 or _face_covered(X_AXIS, nhi0, rhi0, 0.0, 0.0, NO, lo, hi, cand)))
-    return ((nlo0 <= rlo0 or _face_covered(X_AXIS, rlo0, nlo0, rlo1, rhi1, YES, lo, hi, cand))
-            and (rhi0 <= nhi0 or _face_covered(X_AXIS, nhi0, rhi0, rlo1, rhi1, YES, lo, hi, cand))
-            and (nlo1 <= rlo1 or _face_covered(Y_AXIS, rlo1, nlo1, nlo0, nhi0, YES, lo, hi, cand))
-            and (rhi1 <= nhi1 or _face_covered(Y_AXIS, nhi1, rhi1, nlo0, nhi0, YES, lo, hi, cand)))
+        return (nlo0 <= rlo0 or _face_covered(X_AXIS, rlo0, nlo0, 0.0, 0.0, NO, lo, hi, cand)) and (
+            rhi0 <= nhi0 or _face_covered(X_AXIS, nhi0, rhi0, 0.0, 0.0, NO, lo, hi, cand)
+        )
+    return (
+        (nlo0 <= rlo0 or _face_covered(X_AXIS, rlo0, nlo0, rlo1, rhi1, YES, lo, hi, cand))
+        and (rhi0 <= nhi0 or _face_covered(X_AXIS, nhi0, rhi0, rlo1, rhi1, YES, lo, hi, cand))
+        and (nlo1 <= rlo1 or _face_covered(Y_AXIS, rlo1, nlo1, nlo0, nhi0, YES, lo, hi, cand))
+        and (rhi1 <= nhi1 or _face_covered(Y_AXIS, nhi1, rhi1, nlo0, nhi0, YES, lo, hi, cand))
+    )
 
 
 @njit(cache=True)
@@ -350,14 +375,14 @@ def _check_exactly(entry, d: int, lo: np.ndarray, hi: np.ndarray, n: int, pendin
             meet[k] = j
             k += 1
     meet = meet[:k]
-    for j in meet:                                                   # one ball holds the whole box
+    for j in meet:  # one ball holds the whole box
         ok = True
         for a in range(d):
             if not (lo[j, a] <= rlo[a] and hi[j, a] >= rhi[a]):
                 ok = False
         if ok:
             return False, 0.0, 0.0
-    if entry[8] and d == 1:                                          # the cheap 1-d shell test
+    if entry[8] and d == 1:  # the cheap 1-d shell test
         a, b, c, e = entry[0], entry[4], entry[6], entry[2]
         left, right = b <= a, c >= e
         for j in meet:
@@ -374,9 +399,12 @@ def _check_exactly(entry, d: int, lo: np.ndarray, hi: np.ndarray, n: int, pendin
         if widest > smallest:
             mid = 0.5 * (rlo + rhi)
             empty = np.zeros(d)
-            for corner in range(2 ** d):                             # itertools.product order, each to the front
+            for corner in range(2**d):  # itertools.product order, each to the front
                 upper = np.array([(corner >> (d - 1 - a)) & 1 for a in range(d)]) == 1
-                pending.insert(0, _entry(np.where(upper, mid, rlo), np.where(upper, rhi, mid), empty, empty, NO_INNER, NO_ARM, ZERO))
+                pending.insert(
+                    0,
+                    _entry(np.where(upper, mid, rlo), np.where(upper, rhi, mid), empty, empty, NO_INNER, NO_ARM, ZERO),
+                )
             return False, 0.0, 0.0
     blo, bhi = np.empty((k, d)), np.empty((k, d))
     for q in range(k):
@@ -385,11 +413,12 @@ def _check_exactly(entry, d: int, lo: np.ndarray, hi: np.ndarray, n: int, pendin
             bhi[q, a] = min(hi[meet[q], a], rhi[a])
     found, x, y = grid_uncovered(rlo, rhi, blo, bhi, rng, uniform)
     if found:
-        pending.insert(0, entry)                                     # re-check next round
+        pending.insert(0, entry)  # re-check next round
     return found, x, y
 
 
 # --- Delayed Zooming (Alg. 1) -----------------------------------------------------------------------
+
 
 @njit(cache=True)
 def _refresh(i: int, d: int, scale: float, c, lo, hi, v, sums, radius, index, version) -> None:
@@ -412,8 +441,19 @@ def _grown(a: np.ndarray, cap: int) -> np.ndarray:
 
 
 @njit(cache=True)
-def zooming_run(horizon: int, d: int, scale: float, count_rule: bool, uniform: bool, rng, function: int,
-                noise: np.ndarray, rounds: np.ndarray, start: np.ndarray, capacity: int):
+def zooming_run(
+    horizon: int,
+    d: int,
+    scale: float,
+    count_rule: bool,
+    uniform: bool,
+    rng,
+    function: int,
+    noise: np.ndarray,
+    rounds: np.ndarray,
+    start: np.ndarray,
+    capacity: int,
+):
     """Delayed Zooming for ``horizon`` rounds from its initial state (nothing played, the whole space
     queued): the loop of :func:`banditbench.simulation.runner.simulate` with :meth:`DelayedZooming.observe` /
     :meth:`~DelayedZooming.act` and :meth:`LipschitzEnv.play`.  Returns the arms' state, the played
@@ -426,7 +466,7 @@ def zooming_run(horizon: int, d: int, scale: float, count_rule: bool, uniform: b
     old_lo, old_hi = np.zeros((capacity, d)), np.zeros((capacity, d))
     arm_of_round = np.full(horizon, -1, dtype=np.int64)
     reward, mu = np.empty(horizon), np.empty(horizon)
-    order = np.empty(capacity, dtype=np.int64)                       # arms using rewards in one batch, in order
+    order = np.empty(capacity, dtype=np.int64)  # arms using rewards in one batch, in order
     pending = [_entry(np.zeros(d), np.ones(d), np.zeros(d), np.zeros(d), NO_INNER, NO_ARM, ZERO)]
     n, activated = ZERO, False
     for t in range(1, horizon + 1):
@@ -445,7 +485,7 @@ def zooming_run(horizon: int, d: int, scale: float, count_rule: bool, uniform: b
                     m += 1
                 v[i] += 1
                 sums[i] += reward[s - 1]
-            else:                                                    # lazy update: cache
+            else:  # lazy update: cache
                 cache_n[i] += 1
                 cache_sum[i] += reward[s - 1]
         for q in range(m):
@@ -465,13 +505,26 @@ def zooming_run(horizon: int, d: int, scale: float, count_rule: bool, uniform: b
         if found:
             if n == c.shape[0]:
                 cap = 2 * n
-                c, lo, hi, old_lo, old_hi = _grown(c, cap), _grown(lo, cap), _grown(hi, cap), _grown(old_lo, cap), \
-                    _grown(old_hi, cap)
-                v, cache_n, v_at_pull, v_after_pull = _grown(v, cap), _grown(cache_n, cap), _grown(v_at_pull, cap), \
-                    _grown(v_after_pull, cap)
+                c, lo, hi, old_lo, old_hi = (
+                    _grown(c, cap),
+                    _grown(lo, cap),
+                    _grown(hi, cap),
+                    _grown(old_lo, cap),
+                    _grown(old_hi, cap),
+                )
+                v, cache_n, v_at_pull, v_after_pull = (
+                    _grown(v, cap),
+                    _grown(cache_n, cap),
+                    _grown(v_at_pull, cap),
+                    _grown(v_after_pull, cap),
+                )
                 version, touched, order = _grown(version, cap), _grown(touched, cap), _grown(order, cap)
-                sums, radius, index, cache_sum = _grown(sums, cap), _grown(radius, cap), _grown(index, cap), \
-                    _grown(cache_sum, cap)
+                sums, radius, index, cache_sum = (
+                    _grown(sums, cap),
+                    _grown(radius, cap),
+                    _grown(index, cap),
+                    _grown(cache_sum, cap),
+                )
             i = n
             n += 1
             c[i, 0] = x
@@ -481,8 +534,8 @@ def zooming_run(horizon: int, d: int, scale: float, count_rule: bool, uniform: b
         else:
             i = int(np.argmax(index[:n]))
         arm_of_round[t - 1] = i
-        v_at_pull[i] = v[i]                                          # line 16: record v_s
-        if cache_n[i]:                                               # lines 17-18: flush the cache
+        v_at_pull[i] = v[i]  # line 16: record v_s
+        if cache_n[i]:  # lines 17-18: flush the cache
             before_lo, before_hi = lo[i].copy(), hi[i].copy()
             v[i] += cache_n[i]
             sums[i] += cache_sum[i]
@@ -499,11 +552,29 @@ def zooming_run(horizon: int, d: int, scale: float, count_rule: bool, uniform: b
     for q in range(len(pending)):
         for a in range(11):
             queue[q, a] = pending[q][a]
-    return (n, c, lo, hi, v, sums, radius, index, cache_n, cache_sum, v_at_pull, v_after_pull, version,
-            arm_of_round, mu, queue, activated)
+    return (
+        n,
+        c,
+        lo,
+        hi,
+        v,
+        sums,
+        radius,
+        index,
+        cache_n,
+        cache_sum,
+        v_at_pull,
+        v_after_pull,
+        version,
+        arm_of_round,
+        mu,
+        queue,
+        activated,
+    )
 
 
 # --- DLPP (Alg. 2) --------------------------------------------------------------------------------
+
 
 @njit(cache=True)
 def cover_box(lo: np.ndarray, hi: np.ndarray, r: float) -> np.ndarray:
@@ -548,8 +619,19 @@ def _new_phase(centers, r, phase, n_balls, c, lo, hi, phase_of, v, sums, mean, i
 
 
 @njit(cache=True)
-def dlpp_run(horizon: int, d: int, v_scale: float, freeze: bool, rng, function: int, noise: np.ndarray,
-             rounds: np.ndarray, start: np.ndarray, centers: np.ndarray, phase: int):
+def dlpp_run(
+    horizon: int,
+    d: int,
+    v_scale: float,
+    freeze: bool,
+    rng,
+    function: int,
+    noise: np.ndarray,
+    rounds: np.ndarray,
+    start: np.ndarray,
+    centers: np.ndarray,
+    phase: int,
+):
     """DLPP for ``horizon`` rounds from its initial state (phase ``phase`` with the balls ``centers``, nothing
     played): the loop of :func:`banditbench.simulation.runner.simulate` with :meth:`DLPP.observe` / :meth:`DLPP.act`
     and :meth:`LipschitzEnv.play`.  Returns the balls' state, the played ball and ``mu(x_t)`` of every
@@ -560,14 +642,15 @@ def dlpp_run(horizon: int, d: int, v_scale: float, freeze: bool, rng, function: 
     sums, mean = np.zeros(cap), np.zeros(cap)
     in_plus = np.zeros(cap, dtype=np.bool_)
     r = 2.0 ** (-phase)
-    v_target = v_scale / r ** 2
-    c, lo, hi, phase_of, v, sums, mean, in_plus = _new_phase(centers, r, phase, ZERO, c, lo, hi, phase_of, v, sums,
-                                                             mean, in_plus)
+    v_target = v_scale / r**2
+    c, lo, hi, phase_of, v, sums, mean, in_plus = _new_phase(
+        centers, r, phase, ZERO, c, lo, hi, phase_of, v, sums, mean, in_plus
+    )
     phase_start, n_balls, n_plus = 0, centers.shape[0], centers.shape[0]
     ball_of_round = np.full(horizon, -1, dtype=np.int64)
     reward, mu = np.empty(horizon), np.empty(horizon)
-    eliminated = [0]                                                 # eliminated[1:]: per phase
-    turn = np.empty(cap, dtype=np.int64)                             # the round-robin pass: turn[head:tail]
+    eliminated = [0]  # eliminated[1:]: per phase
+    turn = np.empty(cap, dtype=np.int64)  # the round-robin pass: turn[head:tail]
     head = tail = 0
     for t in range(1, horizon + 1):
         # feedback (lines 8-11)
@@ -575,14 +658,14 @@ def dlpp_run(horizon: int, d: int, v_scale: float, freeze: bool, rng, function: 
             s = rounds[q]
             b = ball_of_round[s - 1]
             if phase_of[b] != phase or (freeze and not in_plus[b]):
-                continue                                             # earlier phase / frozen estimate
+                continue  # earlier phase / frozen estimate
             v[b] += 1
             sums[b] += reward[s - 1]
             mean[b] = sums[b] / v[b]
             if in_plus[b] and v[b] >= v_target:
-                in_plus[b] = False                                   # line 10
+                in_plus[b] = False  # line 10
                 n_plus -= 1
-        if start[t + 1] > start[t] and not n_plus:                   # line 15 elimination, line 16 re-covering
+        if start[t + 1] > start[t] and not n_plus:  # line 15 elimination, line 16 re-covering
             best = -math.inf
             for b in range(phase_start, n_balls):
                 best = max(best, mean[b])
@@ -596,13 +679,14 @@ def dlpp_run(horizon: int, d: int, v_scale: float, freeze: bool, rng, function: 
             eliminated.append(dropped)
             children, row = np.empty((total, d)), 0
             for part in parts:
-                children[row:row + part.shape[0]] = part
+                children[row : row + part.shape[0]] = part
                 row += part.shape[0]
             phase += 1
             r = 2.0 ** (-phase)
-            v_target = v_scale / r ** 2
-            c, lo, hi, phase_of, v, sums, mean, in_plus = _new_phase(children, r, phase, n_balls, c, lo, hi, phase_of,
-                                                                     v, sums, mean, in_plus)
+            v_target = v_scale / r**2
+            c, lo, hi, phase_of, v, sums, mean, in_plus = _new_phase(
+                children, r, phase, n_balls, c, lo, hi, phase_of, v, sums, mean, in_plus
+            )
             phase_start, n_balls, n_plus = n_balls, n_balls + total, total
             head = tail = 0
         # round-robin sampling (lines 5-7)
@@ -628,11 +712,28 @@ def dlpp_run(horizon: int, d: int, v_scale: float, freeze: bool, rng, function: 
         mean_t = mean_reward(function, x, y)
         mu[t - 1] = mean_t
         reward[t - 1] = mean_t + noise[t - 1]
-    return (n_balls, phase, phase_start, n_plus, c, lo, hi, phase_of, v, sums, mean, in_plus, ball_of_round, mu,
-            np.array(eliminated[1:], dtype=np.int64), turn[head:tail].copy())
+    return (
+        n_balls,
+        phase,
+        phase_start,
+        n_plus,
+        c,
+        lo,
+        hi,
+        phase_of,
+        v,
+        sums,
+        mean,
+        in_plus,
+        ball_of_round,
+        mu,
+        np.array(eliminated[1:], dtype=np.int64),
+        turn[head:tail].copy(),
+    )
 
 
 # --- replay (the harness alone) -------------------------------------------------------------------
+
 
 @njit(cache=True)
 def replay_run(points: np.ndarray, function: int, noise: np.ndarray, rounds: np.ndarray, start: np.ndarray):
@@ -653,6 +754,7 @@ def replay_run(points: np.ndarray, function: int, noise: np.ndarray, rounds: np.
 
 # --- compiling ahead of the jobs ------------------------------------------------------------------
 
+
 def precompile() -> list[str]:
     """Compile every function that a Delayed Zooming or a DLPP run calls (or load it from the cache) by
     running each policy for a few rounds, one- and two-dimensional, through
@@ -665,10 +767,17 @@ def precompile() -> list[str]:
     used = []
     for policy, run in (("delayed_zooming", "zooming_run"), ("dlpp", "dlpp_run")):
         for function in ("triangle", "two_dim"):
-            cell = {"experiment": "precompile", "algorithm": policy, "delay_label": "geometric", "budget": None,
-                    "horizon": 50, "seed": 0, "delay": {"kind": "geometric", "mean": 5},
-                    "environment": {"name": "lipschitz", "params": {"function": function}},
-                    "policy": {"name": policy, "params": {}}}
+            cell = {
+                "experiment": "precompile",
+                "algorithm": policy,
+                "delay_label": "geometric",
+                "budget": None,
+                "horizon": 50,
+                "seed": 0,
+                "delay": {"kind": "geometric", "mean": 5},
+                "environment": {"name": "lipschitz", "params": {"function": function}},
+                "policy": {"name": policy, "params": {}},
+            }
             env, pol, delay, delay_rng = build(cell)
             taken = []
             run_compiled = pol.run_compiled

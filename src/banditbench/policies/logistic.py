@@ -108,20 +108,29 @@ class _Streamlined:
     """App. A's streamlined baselines (module docstring): the played arms, the estimate fitted by
     minibatch gradient descent, ``d~ = log det(sum R x x^T + I)`` and the bonus matrix ``M``."""
 
-    def __init__(self, d: int, horizon: int, lam: float, lr: float, steps: int, every: int, batch: int | None,
-                 rng: np.random.Generator):
+    def __init__(
+        self,
+        d: int,
+        horizon: int,
+        lam: float,
+        lr: float,
+        steps: int,
+        every: int,
+        batch: int | None,
+        rng: np.random.Generator,
+    ):
         self.lam, self.lr, self.steps, self.every, self.batch, self.rng = lam, lr, steps, every, batch, rng
         self.theta = np.zeros(d)
         self.X, self.y, self.n = np.zeros((horizon, d)), np.zeros(horizon), 0
-        self.matrix = InverseGram(d, lam, keep_matrix=False)          # V (Logistic-UCB-1) or V~ (ECOLog)
-        self.dimension_design = InverseGram(d, 1.0 / R, keep_matrix=False)   # R sum x x^T + I, scaled by 1/R
-        self.log_det = 0.0                                             # d~
+        self.matrix = InverseGram(d, lam, keep_matrix=False)  # V (Logistic-UCB-1) or V~ (ECOLog)
+        self.dimension_design = InverseGram(d, 1.0 / R, keep_matrix=False)  # R sum x x^T + I, scaled by 1/R
+        self.log_det = 0.0  # d~
 
     def learn(self, x: np.ndarray, r: float, weight: float) -> None:
         self.X[self.n], self.y[self.n] = x, r
         self.n += 1
         self.matrix.update(x, weight)
-        self.log_det += math.log1p(self.dimension_design.update(x))   # determinant lemma
+        self.log_det += math.log1p(self.dimension_design.update(x))  # determinant lemma
         if self.n % self.every == 0:
             self.fit()
 
@@ -145,27 +154,51 @@ class _LinearLogistic(Policy):
     feedback_kind = "reward"
     action_kind = "arm"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 norm_bound: Annotated[Positive, Doc(
-                     "``S``, the bound on ``||theta||`` of the radius and of the reference's ``kappa = 1 / mu'(S L)`` "
-                     "(Faury et al.).")] = 1.0,
-                 arm_norm_bound: Annotated[Positive, Doc(
-                     "``L``, the bound on the arms' norm that enters the reference's ``kappa = 1 / mu'(S L)``.")] = 1.0,
-                 delta: Annotated[Probability, Doc("failure probability of the confidence radius.")] = 0.05,
-                 nu: Annotated[NonNegative, Doc(
-                     "multiplier of the exploration bonus (seed 002 App. A's exploration parameter in mode "
-                     "``streamlined``).")] = 1.0,
-                 mode: Annotated[str, OneOf(MODES), Doc(
-                     "``reference``: the authors' public code; ``streamlined``: seed 002 App. A's two-step baseline "
-                     "(highest UCB, then gradient descent; module docstring).")] = "reference",
-                 lr: Annotated[Positive, Doc("gradient-descent step size of mode ``streamlined``.")] = 0.01,
-                 train_steps: Annotated[PositiveInt, Doc(
-                     "gradient steps of each refit in mode ``streamlined`` (the paper grid uses Sec. 7's 100).")] = 100,
-                 train_every: Annotated[PositiveInt, Doc(
-                     "mode ``streamlined`` refits after every ``train_every``-th observation (Sec. 7: 50).")] = 50,
-                 minibatch: Annotated[PositiveInt | None, Doc(
-                     "observations per gradient step in mode ``streamlined``, drawn without replacement; null is the "
-                     "whole history (App. J.1: 50).")] = None):
+    def __init__(
+        self,
+        problem: Problem,
+        rng: np.random.Generator,
+        *,
+        norm_bound: Annotated[
+            Positive,
+            Doc(
+                "``S``, the bound on ``||theta||`` of the radius and of the reference's ``kappa = 1 / mu'(S L)`` "
+                "(Faury et al.)."
+            ),
+        ] = 1.0,
+        arm_norm_bound: Annotated[
+            Positive, Doc("``L``, the bound on the arms' norm that enters the reference's ``kappa = 1 / mu'(S L)``.")
+        ] = 1.0,
+        delta: Annotated[Probability, Doc("failure probability of the confidence radius.")] = 0.05,
+        nu: Annotated[
+            NonNegative,
+            Doc(
+                "multiplier of the exploration bonus (seed 002 App. A's exploration parameter in mode ``streamlined``)."
+            ),
+        ] = 1.0,
+        mode: Annotated[
+            str,
+            OneOf(MODES),
+            Doc(
+                "``reference``: the authors' public code; ``streamlined``: seed 002 App. A's two-step baseline "
+                "(highest UCB, then gradient descent; module docstring)."
+            ),
+        ] = "reference",
+        lr: Annotated[Positive, Doc("gradient-descent step size of mode ``streamlined``.")] = 0.01,
+        train_steps: Annotated[
+            PositiveInt, Doc("gradient steps of each refit in mode ``streamlined`` (the paper grid uses Sec. 7's 100).")
+        ] = 100,
+        train_every: Annotated[
+            PositiveInt, Doc("mode ``streamlined`` refits after every ``train_every``-th observation (Sec. 7: 50).")
+        ] = 50,
+        minibatch: Annotated[
+            PositiveInt | None,
+            Doc(
+                "observations per gradient step in mode ``streamlined``, drawn without replacement; null is the "
+                "whole history (App. J.1: 50)."
+            ),
+        ] = None,
+    ):
         self.rng = rng
         self.d = int(problem["dimension"])
         self.S = float(norm_bound)
@@ -184,8 +217,10 @@ class _LinearLogistic(Policy):
     def _required(name: str, value, mode: str):
         """A parameter the streamlined mode needs (a number) and the reference mode does not take (null)."""
         if mode == "streamlined" and value is None:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, name)}: mode 'streamlined' needs a number "
-                              f"(seed 002 Sec. 7 sets it), got null")
+            raise ConfigError(
+                f"{key_path(POLICY_PARAMS, name)}: mode 'streamlined' needs a number "
+                f"(seed 002 Sec. 7 sets it), got null"
+            )
         return value
 
     def observe(self, t: int, arrived: Sequence[RewardFeedback]) -> None:
@@ -198,7 +233,7 @@ class _LinearLogistic(Policy):
 
     def _choose(self, t: int, arms: np.ndarray, theta: np.ndarray, gram: InverseGram, radius: float) -> int:
         ucb = sigmoid(arms @ theta) + self.nu * radius * gram.norms(arms)
-        arm = int(np.argmax(ucb))                    # first maximiser, as the reference's max()
+        arm = int(np.argmax(ucb))  # first maximiser, as the reference's max()
         self.pending[t] = np.array(arms[arm], dtype=np.float64)
         return arm
 
@@ -228,34 +263,58 @@ class LogisticUCB1(_LinearLogistic):
     steps are below 1e-16; the third usually is already), so the same choices.
     """
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 newton_steps: Annotated[PositiveInt, Doc(
-                     "at most this many Newton steps per update of the MLE (reference: 5; we stop once a step is "
-                     "rounding).")] = 5,
-                 lazy_every: Annotated[PositiveInt, Doc(
-                     "after ``eager_rounds`` observed rewards the estimate is updated every ``lazy_every``-th one "
-                     "(the reference's lazy schedule: 10).")] = 10,
-                 eager_rounds: Annotated[NonNegativeInt, Doc(
-                     "the estimate is updated after every reward while fewer than this many are observed "
-                     "(reference: 200).")] = 200,
-                 kappa: Annotated[Positive | None, Doc(
-                     "null: the reference's ``1 / mu'(S L)``; a number sets it (seed 002 App. J.1 sets kappa for every "
-                     "algorithm); required with ``mode: streamlined``.")] = None,
-                 lam: Annotated[Positive | None, Doc(
-                     "fixed regularisation of mode ``streamlined`` (required, and only taken, there; tuned, Sec. 7); "
-                     "mode ``reference`` uses ``lam_t = d log(2 + t)``.")] = None, **shared):
+    def __init__(
+        self,
+        problem: Problem,
+        rng: np.random.Generator,
+        *,
+        newton_steps: Annotated[
+            PositiveInt,
+            Doc(
+                "at most this many Newton steps per update of the MLE (reference: 5; we stop once a step is rounding)."
+            ),
+        ] = 5,
+        lazy_every: Annotated[
+            PositiveInt,
+            Doc(
+                "after ``eager_rounds`` observed rewards the estimate is updated every ``lazy_every``-th one "
+                "(the reference's lazy schedule: 10)."
+            ),
+        ] = 10,
+        eager_rounds: Annotated[
+            NonNegativeInt,
+            Doc("the estimate is updated after every reward while fewer than this many are observed (reference: 200)."),
+        ] = 200,
+        kappa: Annotated[
+            Positive | None,
+            Doc(
+                "null: the reference's ``1 / mu'(S L)``; a number sets it (seed 002 App. J.1 sets kappa for every "
+                "algorithm); required with ``mode: streamlined``."
+            ),
+        ] = None,
+        lam: Annotated[
+            Positive | None,
+            Doc(
+                "fixed regularisation of mode ``streamlined`` (required, and only taken, there; tuned, Sec. 7); "
+                "mode ``reference`` uses ``lam_t = d log(2 + t)``."
+            ),
+        ] = None,
+        **shared,
+    ):
         super().__init__(problem, rng, **shared)
         if self.mode == "streamlined":
             self.kappa = float(self._required("kappa", kappa, self.mode))
             self._streamline(problem, float(self._required("lam", lam, self.mode)))
             return
         if lam is not None:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'lam')}: mode 'reference' uses the reference's "
-                              f"lam_t = d log(2 + t); lam is taken only with mode 'streamlined', got {lam!r}")
+            raise ConfigError(
+                f"{key_path(POLICY_PARAMS, 'lam')}: mode 'reference' uses the reference's "
+                f"lam_t = d log(2 + t); lam is taken only with mode 'streamlined', got {lam!r}"
+            )
         self.newton_steps, self.lazy_every, self.eager_rounds = newton_steps, lazy_every, eager_rounds
         d = self.d
         self.lam = float(d)
-        self.design = InverseGram(d, self.lam, keep_matrix=False)       # V_t = d I + sum x x^T
+        self.design = InverseGram(d, self.lam, keep_matrix=False)  # V_t = d I + sum x x^T
         self.theta = rng.standard_normal(d)
         self.hessian_log_det = d * math.log(self.lam)
         self.kappa = 1.0 / float(_mu_dot(self.S * self.L)) if kappa is None else float(kappa)
@@ -267,7 +326,7 @@ class LogisticUCB1(_LinearLogistic):
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
-        return 8 * horizon * (facts.get("dimension", 1) + 1)          # every observed arm and reward
+        return 8 * horizon * (facts.get("dimension", 1) + 1)  # every observed arm and reward
 
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
@@ -275,8 +334,10 @@ class LogisticUCB1(_LinearLogistic):
             for name in ("kappa", "lam"):
                 cls._required(name, values[name], "streamlined")
         elif values["lam"] is not None:
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'lam')}: mode 'reference' uses the reference's "
-                              f"lam_t = d log(2 + t); lam is taken only with mode 'streamlined', got {values['lam']!r}")
+            raise ConfigError(
+                f"{key_path(POLICY_PARAMS, 'lam')}: mode 'reference' uses the reference's "
+                f"lam_t = d log(2 + t); lam is taken only with mode 'streamlined', got {values['lam']!r}"
+            )
 
     def streamlined_beta(self) -> float:
         st, S = self.streamlined, self.S
@@ -296,15 +357,16 @@ class LogisticUCB1(_LinearLogistic):
                 p = sigmoid(X @ self.theta)
                 grad = self.lam * self.theta + X.T @ (p - y)
                 scaled = X * np.sqrt(p * (1.0 - p))[:, None]
-                hessian = scaled.T @ scaled                        # X^T diag(mu') X (a symmetric rank-n update)
+                hessian = scaled.T @ scaled  # X^T diag(mu') X (a symmetric rank-n update)
                 hessian.flat[:: self.d + 1] += self.lam
-                chol, step, info = dposv(hessian, grad)            # Cholesky solve (the Hessian is SPD)
+                chol, step, info = dposv(hessian, grad)  # Cholesky solve (the Hessian is SPD)
                 if info:
-                    raise RuntimeError(f"logistic_ucb1: the Newton system is not positive definite "
-                                       f"(LAPACK info {info})")
+                    raise RuntimeError(
+                        f"logistic_ucb1: the Newton system is not positive definite (LAPACK info {info})"
+                    )
                 self.theta = self.theta - step
                 if np.abs(step).max() <= NEWTON_ROUNDING * max(1.0, np.abs(self.theta).max()):
-                    break                                          # converged: further steps are rounding noise
+                    break  # converged: further steps are rounding noise
             # the reference keeps the last Hessian (at the iterate before the last step) for the bonus
             self.hessian_log_det = 2.0 * float(np.log(np.diag(chol)).sum())
         self.updates += 1
@@ -313,11 +375,13 @@ class LogisticUCB1(_LinearLogistic):
     def _radius(self) -> float:
         """The reference's refinement of Faury et al. (2020) Theorem 1 (class docstring)."""
         d, lam, S = self.d, self.lam, self.S
-        log_ratio = math.log(gammainc(d / 2.0, lam) / gammainc(d / 2.0, lam / 2.0))   # chi2_d cdf(2 lam) / cdf(lam)
+        log_ratio = math.log(gammainc(d / 2.0, lam) / gammainc(d / 2.0, lam / 2.0))  # chi2_d cdf(2 lam) / cdf(lam)
         core = math.log(1.0 / self.delta) + log_ratio + 0.5 * self.hessian_log_det - 0.5 * d * math.log(lam)
         gamma = min(math.sqrt(lam) / 2.0 + 2.0 / math.sqrt(lam) * core, 1.0 + core)
-        return (0.25 * math.sqrt(self.kappa) * min(math.sqrt(1.0 + 2.0 * S) * gamma, gamma + gamma**2 / math.sqrt(lam))
-                + math.sqrt(lam) * S)
+        return (
+            0.25 * math.sqrt(self.kappa) * min(math.sqrt(1.0 + 2.0 * S) * gamma, gamma + gamma**2 / math.sqrt(lam))
+            + math.sqrt(lam) * S
+        )
 
     def act(self, t: int, arms: np.ndarray) -> int:
         if self.streamlined is not None:
@@ -336,13 +400,23 @@ class AdaOFUECOLog(_LinearLogistic):
     condition fails regularly once arms are longer than L = 1.
     """
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 lam: Annotated[Positive, Doc(
-                     "regularisation of ``V~ = lam I + sum mu'(x_s^T theta_s) x_s x_s^T`` (reference: 1).")] = 1.0,
-                 strict: Annotated[bool, Doc(
-                     "stop, as the reference does, when the data-dependent condition ``mu'(a^T theta_bar) <= 2 "
-                     "mu'(a^T theta)`` fails; false goes on.  Not used with ``mode: streamlined``.")] = True,
-                 **shared):
+    def __init__(
+        self,
+        problem: Problem,
+        rng: np.random.Generator,
+        *,
+        lam: Annotated[
+            Positive, Doc("regularisation of ``V~ = lam I + sum mu'(x_s^T theta_s) x_s x_s^T`` (reference: 1).")
+        ] = 1.0,
+        strict: Annotated[
+            bool,
+            Doc(
+                "stop, as the reference does, when the data-dependent condition ``mu'(a^T theta_bar) <= 2 "
+                "mu'(a^T theta)`` fails; false goes on.  Not used with ``mode: streamlined``."
+            ),
+        ] = True,
+        **shared,
+    ):
         super().__init__(problem, rng, **shared)
         self.lam = float(lam)
         if self.mode == "streamlined":
@@ -386,14 +460,15 @@ class AdaOFUECOLog(_LinearLogistic):
             l = max(l + norm2 * (math.sqrt(norm2) / S - 1.0) / (p @ (p / shifted)), 0.0)
             shifted = evals + l
             p = c / shifted
-        if l > 1000.0:                                # the reference's search interval
+        if l > 1000.0:  # the reference's search interval
             l = 1000.0
             p = c / (evals + l)
         self._dual = l
         return p
 
-    def _descend(self, rows: np.ndarray, products: tuple[float, float, float, float, float], target: float | None,
-                 iters: int) -> tuple[float, np.ndarray | None]:
+    def _descend(
+        self, rows: np.ndarray, products: tuple[float, float, float, float, float], target: float | None, iters: int
+    ) -> tuple[float, np.ndarray | None]:
         """``iters`` projected steps from ``anchor`` on ``1/2 ||theta - anchor||^2_{V~} + loss``; ``target``
         None is ``theta_bar``'s gradient ``2 mu(s) - 1 = tanh(s / 2)``, else ``mu(s) - r`` (the
         reference's two fits; ``s = a^T theta``).
@@ -411,9 +486,9 @@ class AdaOFUECOLog(_LinearLogistic):
         keep, bound = 1.0 - step, self.S**2 + 1e-3
         g, h = (step, 0.0) if target is None else (0.5 * step, step * (0.5 - target))
         aa, ad, za, dd, q = products
-        hz, hq, tanh = 0.5 * za, 0.5 * q, math.tanh   # a step: c <- keep c - g tanh(s / 2) - h
+        hz, hq, tanh = 0.5 * za, 0.5 * q, math.tanh  # a step: c <- keep c - g tanh(s / 2) - h
         k, c = 0, 0.0
-        if dd > 0.0 and aa < bound:                   # ||anchor + c D||^2 < bound  <=>  lo < c < hi
+        if dd > 0.0 and aa < bound:  # ||anchor + c D||^2 < bound  <=>  lo < c < hi
             root = math.sqrt(ad * ad + dd * (bound - aa))
             lo, hi = (-ad - root) / dd, (-ad + root) / dd
             for k in range(1, iters + 1):
@@ -426,9 +501,9 @@ class AdaOFUECOLog(_LinearLogistic):
             self._eigen = np.linalg.eigh(self.vtilde.matrix)
         evals, evecs = self._eigen
         anchor_e, direction_e, a_e = rows @ evecs
-        moved_e = np.zeros_like(anchor_e)             # P - anchor in the eigenbasis
+        moved_e = np.zeros_like(anchor_e)  # P - anchor in the eigenbasis
         w = ee = ae = ed = hw = 0.0
-        project = k > 0                               # the iterate that left the interval
+        project = k > 0  # the iterate that left the interval
         while True:
             if project:
                 moved_e = self._project(anchor_e + w * moved_e + c * direction_e, evals) - anchor_e
@@ -447,18 +522,18 @@ class AdaOFUECOLog(_LinearLogistic):
         return S * math.sqrt(st.lam + root + st.log_det / root)
 
     def learn(self, a: np.ndarray, r: float) -> None:
-        if self.streamlined is not None:                # V~ weighted by mu' at the estimate that chose a
+        if self.streamlined is not None:  # V~ weighted by mu' at the estimate that chose a
             self.streamlined.learn(a, r, _mu_dot_scalar(float(a @ self.streamlined.theta)))
             return
-        rows = self._rows                             # theta, D = V~^{-1} a, a
+        rows = self._rows  # theta, D = V~^{-1} a, a
         rows[0], rows[2] = self.theta, a
         np.matmul(self.vtilde.inverse, a, out=rows[1])
         (aa, ad, za), (_, dd, q) = (rows[:2] @ rows.T).tolist()
         iters = self._iterations()
-        self._eigen, self._dual = None, 0.0          # of V~, computed if a projection needs it
+        self._eigen, self._dual = None, 0.0  # of V~, computed if a projection needs it
         c, shift = self._descend(rows, (aa, ad, za, dd, q), r, iters)
         theta = rows[0] + c * rows[1]
-        if shift is None:                             # theta = anchor + c D: its products in closed form
+        if shift is None:  # theta = anchor + c D: its products in closed form
             aa, ad, za = aa + c * (2.0 * ad + c * dd), ad + c * dd, za + c * q
             rows[0] = theta
         else:
@@ -466,26 +541,29 @@ class AdaOFUECOLog(_LinearLogistic):
             rows[0] = theta
             aa, ad, za = (theta @ rows.T).tolist()
         c_bar, shift_bar = self._descend(rows, (aa, ad, za, dd, q), None, 4 * iters)
-        if shift_bar is None:                         # theta_bar - theta = c_bar D, and D^T V~ D = q
+        if shift_bar is None:  # theta_bar - theta = c_bar D, and D^T V~ D = q
             z_bar, disc_norm = za + c_bar * q, abs(c_bar) * math.sqrt(max(q, 0.0))
         else:
-            diff = shift_bar + c_bar * rows[1]        # theta_bar - theta
+            diff = shift_bar + c_bar * rows[1]  # theta_bar - theta
             z_bar = za + float(a @ diff)
             disc_norm = math.sqrt(max(float(diff @ self.vtilde.matrix @ diff), 0.0))
-        z = za                                        # a^T theta
+        z = za  # a^T theta
         sensitivity = _mu_dot_scalar(z)
         self.vtilde.update(a, sensitivity)
         if self.strict and _mu_dot_scalar(z_bar) / sensitivity > 2.0:
-            raise RuntimeError("ada_ofu_ecolog: the data-dependent condition mu'(a^T theta_bar) <= 2 mu'(a^T theta) "
-                               "failed (as the reference would); increase policy.params.lam or set strict: false")
+            raise RuntimeError(
+                "ada_ofu_ecolog: the data-dependent condition mu'(a^T theta_bar) <= 2 mu'(a^T theta) "
+                "failed (as the reference would); increase policy.params.lam or set strict: false"
+            )
         loss, loss_bar = _softplus_scalar(z) - r * z, _softplus_scalar(z_bar) - r * z_bar
         self.cum_loss += 2.0 * (1.0 + self.S) * (loss_bar - loss) - 0.5 * disc_norm
         self.theta = theta
 
     def _radius(self) -> float:
         lam, S = self.lam, self.S
-        gamma = math.sqrt(lam) / 2.0 + 2.0 * math.log(2.0 * math.sqrt(1.0 + self.ctr / (4.0 * lam)) / self.delta) \
-            / math.sqrt(lam)
+        gamma = math.sqrt(lam) / 2.0 + 2.0 * math.log(
+            2.0 * math.sqrt(1.0 + self.ctr / (4.0 * lam)) / self.delta
+        ) / math.sqrt(lam)
         square = 2.0 * lam * S**2 + (1.0 + S) ** 2 * gamma + self.cum_loss
         # the reference clamps at 0 (`res_square = max(0, res_square)`): a cumulative loss difference
         # larger than the other terms leaves a radius of 0 (greedy on theta), not an error

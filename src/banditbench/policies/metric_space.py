@@ -93,8 +93,14 @@ def _draw_open01(rng: np.random.Generator) -> float:
     return u
 
 
-def find_uncovered(region_lo: np.ndarray, region_hi: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                   rng: np.random.Generator | None = None, rule: str = "uniform") -> np.ndarray | None:
+def find_uncovered(
+    region_lo: np.ndarray,
+    region_hi: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    rng: np.random.Generator | None = None,
+    rule: str = "uniform",
+) -> np.ndarray | None:
     """Exact covering oracle: ``None`` if the closed boxes ``[lo_i, hi_i]`` cover the box
     ``[region_lo, region_hi]`` (positive extent on every axis), else a point of the region that no box contains.
 
@@ -109,13 +115,19 @@ def find_uncovered(region_lo: np.ndarray, region_hi: np.ndarray, lo: np.ndarray,
     """
     rlo, rhi = np.asarray(region_lo, dtype=float), np.asarray(region_hi, dtype=float)
     if lo.shape[0] and ((lo <= rlo) & (hi >= rhi)).all(axis=1).any():
-        return None                                         # one box holds the whole region
+        return None  # one box holds the whole region
     meet = ((lo < rhi) & (hi > rlo)).all(axis=1)
     return grid_uncovered(rlo, rhi, np.maximum(lo[meet], rlo), np.minimum(hi[meet], rhi), rng, rule)
 
 
-def grid_uncovered(rlo: np.ndarray, rhi: np.ndarray, blo: np.ndarray, bhi: np.ndarray,
-                   rng: np.random.Generator | None = None, rule: str = "uniform") -> np.ndarray | None:
+def grid_uncovered(
+    rlo: np.ndarray,
+    rhi: np.ndarray,
+    blo: np.ndarray,
+    bhi: np.ndarray,
+    rng: np.random.Generator | None = None,
+    rule: str = "uniform",
+) -> np.ndarray | None:
     """:func:`find_uncovered` for boxes ``[blo_i, bhi_i]`` already clipped to the region ``[rlo, rhi]``."""
     d = rlo.shape[0]
     coords, covers = [], []
@@ -125,16 +137,17 @@ def grid_uncovered(rlo: np.ndarray, rhi: np.ndarray, blo: np.ndarray, bhi: np.nd
         c = c[np.concatenate(([True], c[1:] != c[:-1]))]
         mid = 0.5 * (c[:-1] + c[1:])
         coords.append(c)
-        covers.append((blo[:, j, None] <= mid) & (mid <= bhi[:, j, None]))    # box b spans cell i on axis j
+        covers.append((blo[:, j, None] <= mid) & (mid <= bhi[:, j, None]))  # box b spans cell i on axis j
     # count[i_1..i_d] = number of boxes containing the cell = sum_b prod_j covers_j[b, i_j]
     if d == 1:
         count = covers[0].sum(axis=0)
     elif d == 2:
         count = covers[0].T.astype(np.float64) @ covers[1].astype(np.float64)
     else:
-        count = np.einsum(*[x for j in range(d) for x in (covers[j].astype(np.float64), [0, j + 1])],
-                          list(range(1, d + 1)))
-    uncovered = np.flatnonzero(count.ravel() < 0.5)      # counts are exact small integers
+        count = np.einsum(
+            *[x for j in range(d) for x in (covers[j].astype(np.float64), [0, j + 1])], list(range(1, d + 1))
+        )
+    uncovered = np.flatnonzero(count.ravel() < 0.5)  # counts are exact small integers
     if uncovered.size == 0:
         return None
     widths = [np.diff(c) for c in coords]

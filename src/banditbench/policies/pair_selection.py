@@ -68,14 +68,21 @@ def candidates(u: np.ndarray, widths: np.ndarray, a: float) -> np.ndarray:
     return mask
 
 
-def pair_scores(strategy: str, u: np.ndarray, widths: np.ndarray, a: float, rng: np.random.Generator,
-                t: int, csym_sample: str = "equation") -> tuple[int | None, np.ndarray]:
+def pair_scores(
+    strategy: str,
+    u: np.ndarray,
+    widths: np.ndarray,
+    a: float,
+    rng: np.random.Generator,
+    t: int,
+    csym_sample: str = "equation",
+) -> tuple[int | None, np.ndarray]:
     """What ``strategy`` maximises in round ``t``: ``(k1, s)`` with ``s`` over the second arm (ASYM) or
     ``(None, S)`` with ``S`` over ordered pairs (``-inf`` outside ``C_t x C_t`` for CSYM); TS scores are
     one random draw (module docstring)."""
     K = len(u)
     if strategy in ("ucb_asym", "ts_asym"):
-        first = int(np.argmax(u))                                          # eq. 7
+        first = int(np.argmax(u))  # eq. 7
         bonus = a * widths[:, first]
         if strategy == "ts_asym":
             bonus = bonus * rng.standard_normal(K)
@@ -97,8 +104,16 @@ def pair_scores(strategy: str, u: np.ndarray, widths: np.ndarray, a: float, rng:
     return None, np.where(mask[:, None] & mask[None, :], score, -np.inf)
 
 
-def select_pair(strategy: str, u: np.ndarray, widths: np.ndarray, a: float, rng: np.random.Generator,
-                t: int, csym_sample: str = "equation", distinct: bool = False) -> tuple[int, int]:
+def select_pair(
+    strategy: str,
+    u: np.ndarray,
+    widths: np.ndarray,
+    a: float,
+    rng: np.random.Generator,
+    t: int,
+    csym_sample: str = "equation",
+    distinct: bool = False,
+) -> tuple[int, int]:
     """The pair chosen by ``strategy`` (module docstring) in round ``t``: the first maximum of its scores;
     with ``distinct``, of its scores over pairs of two different arms."""
     first, scores = pair_scores(strategy, u, widths, a, rng, t, csym_sample)
@@ -110,7 +125,7 @@ def select_pair(strategy: str, u: np.ndarray, widths: np.ndarray, a: float, rng:
     if distinct:
         off = scores.copy()
         np.fill_diagonal(off, -np.inf)
-        if not np.isfinite(off).any():                       # CSYM with one candidate: the widest partner
+        if not np.isfinite(off).any():  # CSYM with one candidate: the widest partner
             k1 = int(np.flatnonzero(np.isfinite(np.diag(scores)))[0])
             away = widths[:, k1].copy()
             away[k1] = -np.inf

@@ -74,7 +74,7 @@ from .pair_selection import pair_widths
 
 EXPLORATIONS = ("uniform", "widest")
 EXPLOIT_UPDATES = ("none", "next_layer")
-LINK_LIPSCHITZ = 0.25                      # L_mu of the logistic link
+LINK_LIPSCHITZ = 0.25  # L_mu of the logistic link
 
 
 def layer_count(alpha: float) -> int:
@@ -89,70 +89,106 @@ class VACDB(Policy):
     feedback_kind = "preference"
     action_kind = "pair"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 alpha: Annotated[Annotated[float, Range(gt=0, lt=1)] | Literal["auto"], Doc(
-                     "Algorithm 1's width below which a layer exploits (lines 6-8); ``auto`` is ``1 / T^{3/2}``.")
-                 ] = "auto",
-                 layers: Annotated[PositiveInt | Literal["auto"], Doc(
-                     "the number ``L`` of layers; ``auto`` is ``ceil(log2(1 / alpha))`` (Algorithm 1; the official "
-                     "code takes L = 5 and ``alpha = 2^-L``).  ``2^-L <= alpha`` is required.")] = "auto",
-                 beta: Annotated[NonNegative | Literal["official", "theory"], Doc(
-                     "the confidence radius ``beta_{t,l}``: ``official`` is the official code's constant "
-                     "``sqrt(d log T) / 4``, ``theory`` line 20's variance-aware radius, a number a constant.")
-                 ] = "official",
-                 kappa_mu: Annotated[Positive, Doc(
-                     "lower bound on the link derivative; the ridge of line 19 is ``2^{-2l} kappa_mu / 2 ||theta||^2`` "
-                     "(0.02 is the official code's ``kappa = 0.01``).")] = 0.02,
-                 delta: Annotated[Annotated[float, Range(gt=0, lt=1)] | Literal["auto"], Doc(
-                     "failure probability of line 20's ``iota = log(4 (t + 1)^2 L / delta)``; ``auto`` is ``1 / T`` "
-                     "as in the official code.")] = "auto",
-                 exploration: Annotated[str, OneOf(EXPLORATIONS), Doc(
-                     "which active pair wider than ``2^-l`` line 13 plays: ``uniform`` draws one (the official code), "
-                     "``widest`` takes the widest.")] = "uniform",
-                 exploit_update: Annotated[str, OneOf(EXPLOIT_UPDATES), Doc(
-                     "after the alpha branch: ``none`` adds the round to no layer (Algorithm 1), ``next_layer`` to "
-                     "layer l + 1 with that layer's weight (the official code).")] = "none",
-                 newton_steps: Annotated[PositiveInt, Doc(
-                     "Newton steps of each warm-started refit of a layer's weighted MLE (line 19).")] = 50):
+    def __init__(
+        self,
+        problem: Problem,
+        rng: np.random.Generator,
+        *,
+        alpha: Annotated[
+            Annotated[float, Range(gt=0, lt=1)] | Literal["auto"],
+            Doc("Algorithm 1's width below which a layer exploits (lines 6-8); ``auto`` is ``1 / T^{3/2}``."),
+        ] = "auto",
+        layers: Annotated[
+            PositiveInt | Literal["auto"],
+            Doc(
+                "the number ``L`` of layers; ``auto`` is ``ceil(log2(1 / alpha))`` (Algorithm 1; the official "
+                "code takes L = 5 and ``alpha = 2^-L``).  ``2^-L <= alpha`` is required."
+            ),
+        ] = "auto",
+        beta: Annotated[
+            NonNegative | Literal["official", "theory"],
+            Doc(
+                "the confidence radius ``beta_{t,l}``: ``official`` is the official code's constant "
+                "``sqrt(d log T) / 4``, ``theory`` line 20's variance-aware radius, a number a constant."
+            ),
+        ] = "official",
+        kappa_mu: Annotated[
+            Positive,
+            Doc(
+                "lower bound on the link derivative; the ridge of line 19 is ``2^{-2l} kappa_mu / 2 ||theta||^2`` "
+                "(0.02 is the official code's ``kappa = 0.01``)."
+            ),
+        ] = 0.02,
+        delta: Annotated[
+            Annotated[float, Range(gt=0, lt=1)] | Literal["auto"],
+            Doc(
+                "failure probability of line 20's ``iota = log(4 (t + 1)^2 L / delta)``; ``auto`` is ``1 / T`` "
+                "as in the official code."
+            ),
+        ] = "auto",
+        exploration: Annotated[
+            str,
+            OneOf(EXPLORATIONS),
+            Doc(
+                "which active pair wider than ``2^-l`` line 13 plays: ``uniform`` draws one (the official code), "
+                "``widest`` takes the widest."
+            ),
+        ] = "uniform",
+        exploit_update: Annotated[
+            str,
+            OneOf(EXPLOIT_UPDATES),
+            Doc(
+                "after the alpha branch: ``none`` adds the round to no layer (Algorithm 1), ``next_layer`` to "
+                "layer l + 1 with that layer's weight (the official code)."
+            ),
+        ] = "none",
+        newton_steps: Annotated[
+            PositiveInt, Doc("Newton steps of each warm-started refit of a layer's weighted MLE (line 19).")
+        ] = 50,
+    ):
         d, T = int(problem["dimension"]), problem.horizon
-        self.alpha = T ** -1.5 if alpha == "auto" else float(alpha)
+        self.alpha = T**-1.5 if alpha == "auto" else float(alpha)
         self.L = layer_count(self.alpha) if layers == "auto" else layers
-        if 2.0 ** -self.L > self.alpha * (1 + 1e-12):
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'layers')}: {self.L} layers leave 2^-L = {2.0 ** -self.L:g} "
-                              f"above alpha = {self.alpha:g}; Algorithm 1 needs 2^-L <= alpha (L >= "
-                              f"{layer_count(self.alpha)})")
+        if 2.0**-self.L > self.alpha * (1 + 1e-12):
+            raise ConfigError(
+                f"{key_path(POLICY_PARAMS, 'layers')}: {self.L} layers leave 2^-L = {2.0**-self.L:g} "
+                f"above alpha = {self.alpha:g}; Algorithm 1 needs 2^-L <= alpha (L >= "
+                f"{layer_count(self.alpha)})"
+            )
         self.rng, self.d, self.T = rng, d, T
         self.kappa, self.newton_steps = kappa_mu, newton_steps
         self.delta = 1.0 / T if delta == "auto" else float(delta)
         self.exploration, self.exploit_update = exploration, exploit_update
         self.beta_rule = beta if isinstance(beta, str) else "constant"
         constant = math.sqrt(d * math.log(max(T, 2))) / 4 if beta in ("official", "theory") else float(beta)
-        self.beta = np.full(self.L, constant)                      # beta_{t,l}; "theory" sets it per fit
+        self.beta = np.full(self.L, constant)  # beta_{t,l}; "theory" sets it per fit
         if beta == "theory":
             self.beta = np.array([self._theory_beta(l, 1, np.zeros(0)) for l in range(1, self.L + 1)])
-        self.scale = 2.0 ** -np.arange(1, self.L + 1)             # 2^-l, l = 1..L
-        self.inverse = np.stack([np.eye(d) / s ** 2 for s in self.scale])   # Sigma_l^{-1} = 2^{2l} I
+        self.scale = 2.0 ** -np.arange(1, self.L + 1)  # 2^-l, l = 1..L
+        self.inverse = np.stack([np.eye(d) / s**2 for s in self.scale])  # Sigma_l^{-1} = 2^{2l} I
         self.theta = np.zeros((self.L, d))
-        self.diffs = np.zeros((T, d))                              # x_s - y_s
-        self.weight2 = np.zeros(T)                                 # w_s^2
-        self.layer = np.full(T, -1, dtype=np.int64)               # layer index l - 1 of round s (-1: none)
+        self.diffs = np.zeros((T, d))  # x_s - y_s
+        self.weight2 = np.zeros(T)  # w_s^2
+        self.layer = np.full(T, -1, dtype=np.int64)  # layer index l - 1 of round s (-1: none)
         self.labels = np.zeros(T)
         self.arrived = np.zeros(T, dtype=bool)
-        self.stale = np.zeros(self.L, dtype=bool)                  # a layer with outcomes not yet in its MLE
-        self.pending: int | None = None                            # the round whose Sigma update is due
+        self.stale = np.zeros(self.L, dtype=bool)  # a layer with outcomes not yet in its MLE
+        self.pending: int | None = None  # the round whose Sigma update is due
 
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
-        alpha = horizon ** -1.5 if values["alpha"] == "auto" else values["alpha"]
+        alpha = horizon**-1.5 if values["alpha"] == "auto" else values["alpha"]
         layers = values["layers"]
-        if layers != "auto" and 2.0 ** -layers > alpha * (1 + 1e-12):
-            raise ConfigError(f"{key_path(POLICY_PARAMS, 'layers')}: {layers} layers leave 2^-L = {2.0 ** -layers:g} "
-                              f"above alpha = {alpha:g}; Algorithm 1 needs 2^-L <= alpha")
+        if layers != "auto" and 2.0**-layers > alpha * (1 + 1e-12):
+            raise ConfigError(
+                f"{key_path(POLICY_PARAMS, 'layers')}: {layers} layers leave 2^-L = {2.0**-layers:g} "
+                f"above alpha = {alpha:g}; Algorithm 1 needs 2^-L <= alpha"
+            )
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
         d = facts.get("dimension", 1)
-        alpha = horizon ** -1.5 if values["alpha"] == "auto" else values["alpha"]
+        alpha = horizon**-1.5 if values["alpha"] == "auto" else values["alpha"]
         layers = layer_count(alpha) if values["layers"] == "auto" else values["layers"]
         # differences, w^2, layer, outcome and flag of every round; a d x d inverse per layer
         return horizon * (8 * d + 25) + layers * 8 * d * d
@@ -175,8 +211,9 @@ class VACDB(Policy):
         """Line 19 (and line 20 for ``beta: theory``) for layer index ``l`` (layer l + 1)."""
         rows = np.flatnonzero((self.layer == l) & self.arrived)
         X, y, w2 = self.diffs[rows], self.labels[rows], self.weight2[rows]
-        self.theta[l] = fit_logistic(X, y, self.kappa * self.scale[l] ** 2, self.theta[l], weights=w2,
-                                     max_iter=self.newton_steps)
+        self.theta[l] = fit_logistic(
+            X, y, self.kappa * self.scale[l] ** 2, self.theta[l], weights=w2, max_iter=self.newton_steps
+        )
         if self.beta_rule == "theory":
             residual2 = (y - sigmoid(X @ self.theta[l])) ** 2
             self.beta[l] = self._theory_beta(l + 1, t, w2 * residual2, count=np.count_nonzero(self.layer == l))
@@ -185,12 +222,11 @@ class VACDB(Policy):
     def _theory_beta(self, level: int, t: int, weighted_residuals: np.ndarray, count: int = 0) -> float:
         """Algorithm 1 line 20 at layer ``level`` (module docstring)."""
         iota = math.log(4 * (t + 1) ** 2 * self.L / self.delta)
-        s = 2.0 ** -level
+        s = 2.0**-level
         variance = float(count)
-        if 2.0 ** level >= 64 * LINK_LIPSCHITZ / self.kappa * math.sqrt(iota):
+        if 2.0**level >= 64 * LINK_LIPSCHITZ / self.kappa * math.sqrt(iota):
             variance = float(weighted_residuals.sum())
-        return (16 * s / self.kappa * math.sqrt((8 * variance + 18 * iota) * iota)
-                + 6 * s / self.kappa * iota + 2 * s)
+        return 16 * s / self.kappa * math.sqrt((8 * variance + 18 * iota) * iota) + 6 * s / self.kappa * iota + 2 * s
 
     # --- selection ---------------------------------------------------------------
     def act(self, t: int, arms: np.ndarray) -> tuple[int, int]:
@@ -203,18 +239,18 @@ class VACDB(Policy):
             widths = pair_widths(arms, self.inverse[l])
             pairs = active[:, None] & active[None, :]
             widest = float(widths[pairs].max())
-            if widest <= self.alpha:                                            # lines 6-8
+            if widest <= self.alpha:  # lines 6-8
                 u = arms @ self.theta[l]
                 score = np.where(pairs, u[:, None] + u[None, :] + self.beta[l] * widths, -np.inf)
                 i, j = np.unravel_index(int(np.argmax(score)), score.shape)
                 if self.exploit_update == "next_layer" and l + 1 < self.L:
                     return self._record(t, arms, int(i), int(j), l + 1, pair_widths(arms, self.inverse[l + 1]))
                 return self._record(t, arms, int(i), int(j), None, widths)
-            if widest <= self.scale[l]:                                         # lines 9-11
+            if widest <= self.scale[l]:  # lines 9-11
                 u = arms @ self.theta[l]
                 active &= u >= u[active].max() - self.scale[l] * self.beta[l]
                 continue
-            wide = pairs & (widths > self.scale[l])                             # lines 12-15
+            wide = pairs & (widths > self.scale[l])  # lines 12-15
             if self.exploration == "uniform":
                 flat = int(self.rng.choice(np.flatnonzero(wide)))
             else:

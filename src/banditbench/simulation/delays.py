@@ -53,8 +53,11 @@ class DelayModel(abc.ABC):
     ``banditbench list delays`` are derived from them.
     """
 
-    window: int | None = parameter("observation window M: feedback with D > M never arrives (null: none)",
-                                   {"type": ["integer", "null"], "minimum": 0}, default=None)
+    window: int | None = parameter(
+        "observation window M: feedback with D > M never arrives (null: none)",
+        {"type": ["integer", "null"], "minimum": 0},
+        default=None,
+    )
 
     kind: ClassVar[str] = "abstract"
     #: config keys accepted instead of a field: key -> (field it replaces, description, JSON schema)
@@ -64,11 +67,15 @@ class DelayModel(abc.ABC):
     def parameters(cls) -> dict[str, Parameter]:
         """Every config key of this kind (besides ``kind``), fields first, then alternatives."""
         replaced = {target for target, _, _ in cls.alternatives.values()}
-        out = {f.name: Parameter(f.metadata["description"], f.metadata["schema"],
-                                 f.default is MISSING and f.name not in replaced)
-               for f in fields(cls)}
-        out.update({key: Parameter(description, schema, False)
-                    for key, (_, description, schema) in cls.alternatives.items()})
+        out = {
+            f.name: Parameter(
+                f.metadata["description"], f.metadata["schema"], f.default is MISSING and f.name not in replaced
+            )
+            for f in fields(cls)
+        }
+        out.update(
+            {key: Parameter(description, schema, False) for key, (_, description, schema) in cls.alternatives.items()}
+        )
         return out
 
     @classmethod
@@ -182,11 +189,17 @@ class UniformDelay(DelayModel):
 class GeometricDelay(DelayModel):
     """Geometric delays on ``{1, 2, ...}``: ``P(D = k) = (1-p)^(k-1) p``, mean ``1/p``."""
 
-    p: float = parameter("success probability; or give mean = 1/p instead",
-                         {"type": "number", "exclusiveMinimum": 0, "maximum": 1})
+    p: float = parameter(
+        "success probability; or give mean = 1/p instead", {"type": "number", "exclusiveMinimum": 0, "maximum": 1}
+    )
     kind = "geometric"
-    alternatives = {"mean": ("p", "mean delay 1/p (geometric support starts at 1); alternative to p",
-                             {"type": "number", "minimum": 1})}
+    alternatives = {
+        "mean": (
+            "p",
+            "mean delay 1/p (geometric support starts at 1); alternative to p",
+            {"type": "number", "minimum": 1},
+        )
+    }
 
     @classmethod
     def from_config(cls, values, where):
@@ -241,8 +254,12 @@ def _conforms(value: Any, schema: Mapping[str, Any]) -> bool:
         return "null" in types
     if isinstance(value, bool) or not isinstance(value, int if "integer" in types else (int, float)):
         return False
-    return (math.isfinite(value) and value >= schema.get("minimum", -math.inf) and value > schema.get("exclusiveMinimum", -math.inf)
-            and value <= schema.get("maximum", math.inf))
+    return (
+        math.isfinite(value)
+        and value >= schema.get("minimum", -math.inf)
+        and value > schema.get("exclusiveMinimum", -math.inf)
+        and value <= schema.get("maximum", math.inf)
+    )
 
 
 def make_delay(spec: Mapping[str, Any], where: str = "delay") -> DelayModel:
@@ -258,8 +275,9 @@ def make_delay(spec: Mapping[str, Any], where: str = "delay") -> DelayModel:
     params = cls.parameters()
     unknown = set(spec) - set(params)
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)} for delay kind {kind!r}; "
-                          f"allowed: {sorted({'kind', *params})}")
+        raise ConfigError(
+            f"{where}: unknown key(s) {sorted(unknown)} for delay kind {kind!r}; allowed: {sorted({'kind', *params})}"
+        )
     for name, value in spec.items():
         if not _conforms(value, params[name].schema):
             raise ConfigError(f"{key_path(where, name)}: must be {_describe(params[name].schema)}, got {value!r}")

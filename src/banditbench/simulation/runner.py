@@ -34,8 +34,15 @@ from ..errors import ENVIRONMENT_PARAMS, POLICY_PARAMS, ConfigError, component_p
 LOG_BLOCK = 4096
 
 
-def simulate(env: Environment, policy: Policy, delay: DelayModel, horizon: int,
-             delay_rng: np.random.Generator, progress: bool = False, compiled: bool = True) -> dict[str, np.ndarray]:
+def simulate(
+    env: Environment,
+    policy: Policy,
+    delay: DelayModel,
+    horizon: int,
+    delay_rng: np.random.Generator,
+    progress: bool = False,
+    compiled: bool = True,
+) -> dict[str, np.ndarray]:
     """Run ``horizon`` rounds; return one array per metric of ``env.metrics``.
 
     Feedback of round ``s`` with delay ``D_s`` is delivered at the start of round
@@ -70,7 +77,7 @@ def simulate(env: Environment, policy: Policy, delay: DelayModel, horizon: int,
         rounds = _next_round_loop(env, policy, log.play)
     else:
         rounds = _queued_loop(env, policy, log.play, arrival.tolist())
-    for first in range(0, horizon, LOG_BLOCK):                     # a block of rounds at a time
+    for first in range(0, horizon, LOG_BLOCK):  # a block of rounds at a time
         last = min(first + LOG_BLOCK, horizon)
         rounds(first + 1, last + 1)
         log.flush(last)
@@ -97,7 +104,7 @@ def _next_round_loop(env: Environment, policy: Policy, play):
             if last is not None:
                 observe(t, [last])
             last = play(t, act(t, context(t) if context else None))
-            while last is SKIP:                    # a replay environment skipped the event: next one, same round
+            while last is SKIP:  # a replay environment skipped the event: next one, same round
                 last = play(t, act(t, context(t) if context else None))
         feedback = last
 
@@ -110,13 +117,13 @@ def _queued_loop(env: Environment, policy: Policy, play, arrival: list[int]):
     pending: list[list | None] = [None] * (len(arrival) + 1)
 
     def rounds(start: int, stop: int) -> None:
-        for t, due in zip(range(start, stop), arrival[start - 1:stop - 1]):
+        for t, due in zip(range(start, stop), arrival[start - 1 : stop - 1]):
             arrived = pending[t]
             if arrived is not None:
                 pending[t] = None
                 observe(t, arrived)
             feedback = play(t, act(t, context(t) if context else None))
-            while feedback is SKIP:                # a replay environment skipped the event: next one, same round
+            while feedback is SKIP:  # a replay environment skipped the event: next one, same round
                 feedback = play(t, act(t, context(t) if context else None))
             if due and feedback is not None:
                 bucket = pending[due]
@@ -169,8 +176,10 @@ class _TruthLog:
                 series[first:t] = [truth[name] for truth in block]
         except KeyError:
             wrong = next(k for k, truth in enumerate(block) if sorted(truth) != sorted(logs))
-            raise ValueError(f"{type(self.env).__name__}.step returned the values {sorted(block[wrong])} in round "
-                             f"{first + wrong + 1}; its metrics are {sorted(logs)}") from None
+            raise ValueError(
+                f"{type(self.env).__name__}.step returned the values {sorted(block[wrong])} in round "
+                f"{first + wrong + 1}; its metrics are {sorted(logs)}"
+            ) from None
         block.clear()
 
     def series(self) -> dict[str, np.ndarray]:
@@ -179,9 +188,11 @@ class _TruthLog:
             return self.logs
         logs = {name: np.asarray(values, dtype=np.float64) for name, values in self.env.truth_log(self.horizon).items()}
         if sorted(logs) != sorted(self.env.metrics) or any(v.shape != (self.horizon,) for v in logs.values()):
-            raise ValueError(f"{type(self.env).__name__}.truth_log returned {sorted(logs)} of shapes "
-                             f"{[v.shape for v in logs.values()]}; its metrics are {sorted(self.env.metrics)}, "
-                             f"{self.horizon} rounds each")
+            raise ValueError(
+                f"{type(self.env).__name__}.truth_log returned {sorted(logs)} of shapes "
+                f"{[v.shape for v in logs.values()]}; its metrics are {sorted(self.env.metrics)}, "
+                f"{self.horizon} rounds each"
+            )
         return {name: logs[name] for name in self.env.metrics}
 
 
@@ -234,9 +245,11 @@ def build(cell: Mapping[str, Any]) -> tuple[Environment, Policy, DelayModel, np.
 def _full_key_path(err: ConfigError, cell: Mapping[str, Any]) -> ConfigError:
     """``err`` with its cell-relative key path (``horizon``, ``environment...``, ``policy...``) made the full one."""
     experiment = cell.get("experiment")
-    roots = {"horizon": key_path("experiments", experiment, "horizon"),
-             "environment": component_path(experiment, "environment"),
-             "policy": component_path(experiment, "policy", cell.get("algorithm"))}
+    roots = {
+        "horizon": key_path("experiments", experiment, "horizon"),
+        "environment": component_path(experiment, "environment"),
+        "policy": component_path(experiment, "policy", cell.get("algorithm")),
+    }
     root = str(err).split(":", 1)[0].split(".", 1)[0]
     return err.rerooted(root, roots[root]) if root in roots else err
 
@@ -246,8 +259,13 @@ class SkippedInBlock(RuntimeError):
     block cannot play the round in lockstep, and :func:`run_block` runs the seeds one at a time."""
 
 
-def simulate_block(envs: Sequence[Environment], batched, delays: Sequence[DelayModel], horizon: int,
-                   delay_rngs: Sequence[np.random.Generator]) -> list[dict[str, np.ndarray]]:
+def simulate_block(
+    envs: Sequence[Environment],
+    batched,
+    delays: Sequence[DelayModel],
+    horizon: int,
+    delay_rngs: Sequence[np.random.Generator],
+) -> list[dict[str, np.ndarray]]:
     """:func:`simulate` for a block of seeds in lockstep: one environment, delay model and feedback
     queue per seed, one seed-batched policy (:class:`banditbench.api.BatchedPolicy`)
     that observes and acts for all seeds at once.  Each seed's environment sees the same calls in the
@@ -255,8 +273,9 @@ def simulate_block(envs: Sequence[Environment], batched, delays: Sequence[DelayM
     filed in the bucket of its arrival round), so a seed's environment and delay draws do not depend
     on the block.  Replay environments, which may skip a round, are not batched (:func:`run_block`)."""
     S = len(envs)
-    arrivals = [delay.arrival_rounds(delay.sample(rng, horizon), horizon).tolist()
-                for delay, rng in zip(delays, delay_rngs)]
+    arrivals = [
+        delay.arrival_rounds(delay.sample(rng, horizon), horizon).tolist() for delay, rng in zip(delays, delay_rngs)
+    ]
     logs = [_TruthLog(env, horizon) for env in envs]
     plays = [log.play for log in logs]
     contexts = [env.context if env.has_context else None for env in envs]
@@ -274,8 +293,9 @@ def simulate_block(envs: Sequence[Environment], batched, delays: Sequence[DelayM
             for s in range(S):
                 feedback = plays[s](t, actions[s])
                 if feedback is SKIP:
-                    raise SkippedInBlock(f"{type(envs[s]).__name__} skipped round {t}: replay environments "
-                                         f"are not run seed-batched")
+                    raise SkippedInBlock(
+                        f"{type(envs[s]).__name__} skipped round {t}: replay environments are not run seed-batched"
+                    )
                 due = arrivals[s][t - 1]
                 if due and feedback is not None:
                     bucket = pending[s][due]
@@ -347,8 +367,10 @@ def run_members(cells: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, np.n
 
     for c in cells[1:]:
         if shared(c) != shared(first):
-            raise ValueError(f"run_members: {c['algorithm']!r} seed {c['seed']} differs from the block's first member "
-                             f"in more than the seed and {sorted(free) or 'no policy parameter'}")
+            raise ValueError(
+                f"run_members: {c['algorithm']!r} seed {c['seed']} differs from the block's first member "
+                f"in more than the seed and {sorted(free) or 'no policy parameter'}"
+            )
     if not batchable(first):
         return [run_cell(c) for c in cells]
     start, start_cpu = time.perf_counter(), time.process_time()
@@ -362,22 +384,30 @@ def run_members(cells: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, np.n
         info = env.public_info()
         groups.setdefault((info.get("n_arms"), info.get("dimension")), []).append(s)
     stacked = [(members, type(policies[0]).batch([policies[s] for s in members])) for members in groups.values()]
-    if any(batched is None for _, batched in stacked):      # a parameter set the batched implementation refuses
+    if any(batched is None for _, batched in stacked):  # a parameter set the batched implementation refuses
         return [run_cell(c) for c in cells]
     series: list[dict[str, np.ndarray]] = [{}] * len(cells)
     for members, batched in stacked:
         try:
-            played = simulate_block([envs[s] for s in members], batched, [delays[s] for s in members],
-                                    int(first["horizon"]), [delay_rngs[s] for s in members])
+            played = simulate_block(
+                [envs[s] for s in members],
+                batched,
+                [delays[s] for s in members],
+                int(first["horizon"]),
+                [delay_rngs[s] for s in members],
+            )
         except ConfigError as err:
             raise _full_key_path(err, first) from None
-        except SkippedInBlock:                               # a replay environment: the seeds one at a time
+        except SkippedInBlock:  # a replay environment: the seeds one at a time
             return [run_cell(c) for c in cells]
         for s, one in zip(members, played):
             series[s] = one
     S = len(cells)
-    timing = {"wall_time_s": (time.perf_counter() - start) / S, "cpu_time_s": (time.process_time() - start_cpu) / S,
-              "batched_block": S}
+    timing = {
+        "wall_time_s": (time.perf_counter() - start) / S,
+        "cpu_time_s": (time.process_time() - start_cpu) / S,
+        "batched_block": S,
+    }
     return [(series[s], _meta(cells[s], envs[s], delays[s], "seed-batched"), dict(timing)) for s in range(S)]
 
 
@@ -391,7 +421,7 @@ def run_cell(cell: Mapping[str, Any], progress: bool = False) -> tuple[dict[str,
     env, policy, delay, delay_rng = build(cell)
     try:
         series = simulate(env, policy, delay, int(cell["horizon"]), delay_rng, progress=progress)
-    except ConfigError as err:           # found mid-run (a replay log shorter than the horizon): the full key path
+    except ConfigError as err:  # found mid-run (a replay log shorter than the horizon): the full key path
         raise _full_key_path(err, cell) from None
     meta = _meta(cell, env, delay, "single-seed")
     # CPU time does not grow when other processes share the cores: grid timings are projected from it

@@ -25,8 +25,9 @@ def fingerprint(package_dir: str | os.PathLike | None = None) -> str:
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: no banditbench sources there")
     h = hashlib.sha256()
-    files = sorted(p for p in root.rglob("*") if p.suffix in CODE_SUFFIXES and p.is_file()
-                   and "__pycache__" not in p.parts)
+    files = sorted(
+        p for p in root.rglob("*") if p.suffix in CODE_SUFFIXES and p.is_file() and "__pycache__" not in p.parts
+    )
     for path in files:
         rel = path.relative_to(root).as_posix().encode()
         data = path.read_bytes()

@@ -29,8 +29,9 @@ def rule_log(path: str | os.PathLike, rule: str) -> Iterator[logging.Logger]:
     """Send the block's logging to ``path`` (created with its folder), starting with :func:`provenance`;
     an exception leaving the block is logged with its traceback, then re-raised."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    logging.basicConfig(filename=path, level=logging.INFO, force=True,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        filename=path, level=logging.INFO, force=True, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     log.info("rule %s: %s", rule, provenance())
     try:
         yield log

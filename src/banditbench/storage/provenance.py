@@ -56,13 +56,18 @@ def git_state(root: str | os.PathLike) -> dict[str, Any]:
     """
     root = Path(root).resolve()
     try:
-        found = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel", "HEAD"],
-                               capture_output=True, text=True, timeout=30)
+        found = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--show-toplevel", "HEAD"], capture_output=True, text=True, timeout=30
+        )
         top, commit = found.stdout.split()
         if found.returncode != 0 or Path(top).resolve() != root:
             raise ValueError(top)
-        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                                capture_output=True, text=True, timeout=60)
+        status = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         if status.returncode != 0:
             raise ValueError(status.stderr)
     except (OSError, ValueError, subprocess.SubprocessError):
@@ -87,10 +92,13 @@ def source_checkout() -> Path | None:
 
 
 def _commit() -> dict[str, Any]:
-    if COMMIT_VAR in os.environ:                      # from the Snakemake process that planned the job
+    if COMMIT_VAR in os.environ:  # from the Snakemake process that planned the job
         dirty = os.environ.get(DIRTY_VAR, UNKNOWN)
-        return {"commit": os.environ[COMMIT_VAR] or UNKNOWN,
-                "dirty": {"1": True, "0": False}.get(dirty), "commit_from": "snakemake"}
+        return {
+            "commit": os.environ[COMMIT_VAR] or UNKNOWN,
+            "dirty": {"1": True, "0": False}.get(dirty),
+            "commit_from": "snakemake",
+        }
     root = source_checkout()
     if root is None:
         return {"commit": UNKNOWN, "dirty": None, "commit_from": "none"}
@@ -134,7 +142,7 @@ def _version(name: str, installed: Mapping[str, str]) -> str | None:
         return version
     if name.lower().replace("-", "_") in installed:
         return installed[name.lower().replace("-", "_")]
-    from importlib import metadata                 # (an egg-info, a zip)
+    from importlib import metadata  # (an egg-info, a zip)
 
     try:
         return metadata.version(name)
@@ -169,8 +177,16 @@ def blas_info() -> list[dict[str, Any]]:
         from threadpoolctl import threadpool_info
     except ImportError:
         return []
-    keep = ("user_api", "internal_api", "prefix", "version", "architecture", "corretype", "threading_layer",
-            "num_threads")
+    keep = (
+        "user_api",
+        "internal_api",
+        "prefix",
+        "version",
+        "architecture",
+        "corretype",
+        "threading_layer",
+        "num_threads",
+    )
     return [{k: lib[k] for k in keep if k in lib} for lib in threadpool_info()]
 
 
@@ -201,8 +217,7 @@ def collect() -> dict[str, Any]:
     Call it after the work (as ``save_result`` does): the BLAS and thread entries describe the
     libraries loaded then.  Cheap on repeated calls.
     """
-    key = (tuple(m for m in _NUMERIC_MODULES if m in sys.modules),
-           tuple(os.environ.get(v) for v in THREAD_VARS))
+    key = (tuple(m for m in _NUMERIC_MODULES if m in sys.modules), tuple(os.environ.get(v) for v in THREAD_VARS))
     if key not in _dynamic:
         _dynamic[key] = {"blas": blas_info(), "threads": thread_counts()}
     return {**_static_part(), **_dynamic[key]}
@@ -223,10 +238,20 @@ def blas_label(prov: Mapping[str, Any]) -> str:
     libs = [lib for lib in prov.get("blas", []) if lib.get("user_api") == "blas"]
     if not libs:
         return UNKNOWN
-    parts = sorted({" ".join(str(x) for x in (lib.get("internal_api"), lib.get("version"),
-                                              lib.get("architecture") or lib.get("corretype")
-                                              or lib.get("threading_layer")) if x)
-                    for lib in libs})
+    parts = sorted(
+        {
+            " ".join(
+                str(x)
+                for x in (
+                    lib.get("internal_api"),
+                    lib.get("version"),
+                    lib.get("architecture") or lib.get("corretype") or lib.get("threading_layer"),
+                )
+                if x
+            )
+            for lib in libs
+        }
+    )
     return " + ".join(parts)
 
 
@@ -251,8 +276,14 @@ DIMENSIONS = {
 #: dimensions whose mixture is flagged; a mixture of thread counts is shown, not flagged (the
 #: BLAS thread count of a job is pinned to 1 by the simulate rule)
 FLAGGED = ("commit", "code", "host", "cpu", "blas", "python")
-_TITLES = {"commit": "commits", "code": "code versions (source fingerprints)", "host": "hosts", "cpu": "CPU models", "blas": "BLAS kernels",
-           "python": "Python versions"}
+_TITLES = {
+    "commit": "commits",
+    "code": "code versions (source fingerprints)",
+    "host": "hosts",
+    "cpu": "CPU models",
+    "blas": "BLAS kernels",
+    "python": "Python versions",
+}
 
 
 @dataclass
@@ -312,9 +343,11 @@ class Summary:
             out.append(f"results from {len(values)} {title}{where}: {listed}")
         if self.dirty:
             names = sorted(e for e in self.dirty if e)
-            out.append(f"results from a checkout with uncommitted changes (dirty tree)"
-                       f"{' in ' + ', '.join(names) if names else ''}: the commit does not name the code")
-        if self.missing and self.missing == self.total:      # (some of them: a mixture of commits, above)
+            out.append(
+                f"results from a checkout with uncommitted changes (dirty tree)"
+                f"{' in ' + ', '.join(names) if names else ''}: the commit does not name the code"
+            )
+        if self.missing and self.missing == self.total:  # (some of them: a mixture of commits, above)
             out.append(f"no result records its provenance ({self.missing} written before banditbench recorded it)")
         return out
 
@@ -334,8 +367,15 @@ def _short(value: str) -> str:
 
 
 #: how :func:`summary_lines` names the dimensions
-NAMES = {"commit": "commit", "code": "code", "host": "host", "cpu": "CPU", "blas": "BLAS kernel", "threads": "threads",
-         "python": "Python"}
+NAMES = {
+    "commit": "commit",
+    "code": "code",
+    "host": "host",
+    "cpu": "CPU",
+    "blas": "BLAS kernel",
+    "threads": "threads",
+    "python": "Python",
+}
 
 
 def summary_rows(summary: Summary) -> list[tuple[str, list[tuple[str, int]]]]:

@@ -113,8 +113,13 @@ def budget_label(budget: float | None) -> str:
 def run_identity(cell: Mapping[str, Any]) -> dict[str, str]:
     """Which run a resolved cell is: experiment, algorithm, delay and budget labels, seed (as strings,
     as they appear in a result's path)."""
-    return {"experiment": str(cell["experiment"]), "algorithm": str(cell["algorithm"]),
-            "delay": str(cell["delay_label"]), "budget": budget_label(cell["budget"]), "seed": str(cell["seed"])}
+    return {
+        "experiment": str(cell["experiment"]),
+        "algorithm": str(cell["algorithm"]),
+        "delay": str(cell["delay_label"]),
+        "budget": budget_label(cell["budget"]),
+        "seed": str(cell["seed"]),
+    }
 
 
 def identity_from_path(path: str | os.PathLike) -> dict[str, str]:
@@ -128,12 +133,18 @@ def _json_bytes(value: Any) -> bytes:
 
 
 def _run_digest(members: Mapping[str, bytes]) -> bytes:
-    return _npy_bytes(np.frombuffer(_digest({k: members[k] for k in (CHECKSUM, TIMING, PROVENANCE)}).encode(),
-                                    dtype=np.uint8))
+    return _npy_bytes(
+        np.frombuffer(_digest({k: members[k] for k in (CHECKSUM, TIMING, PROVENANCE)}).encode(), dtype=np.uint8)
+    )
 
 
-def save_result(path, series: Mapping[str, np.ndarray], meta: Mapping[str, Any], timing: Mapping[str, Any],
-                provenance: Mapping[str, Any] | None = None) -> None:
+def save_result(
+    path,
+    series: Mapping[str, np.ndarray],
+    meta: Mapping[str, Any],
+    timing: Mapping[str, Any],
+    provenance: Mapping[str, Any] | None = None,
+) -> None:
     """Write a result file; ``provenance`` defaults to this process's (:func:`banditbench.storage.provenance.collect`)."""
     if provenance is None:
         provenance = collect()
@@ -159,18 +170,22 @@ def _read_members(path, only: frozenset | None = None) -> dict[str, bytes]:
     try:
         with open(path, "rb") as fh:
             entries = check_layout(fh, os.fstat(fh.fileno()).st_size)
-            if entries is None:                     # over 4 GiB: no result is
+            if entries is None:  # over 4 GiB: no result is
                 raise ValueError("a zip64 file, not a result file")
             names = [entry.name for entry in entries]
             if len(set(names)) != len(names):
                 raise ValueError(f"duplicate member names {sorted(names)}")
-            return {entry.name.removesuffix(".npy"): read_member(fh, entry) for entry in entries
-                    if only is None or entry.name.removesuffix(".npy") in only}
+            return {
+                entry.name.removesuffix(".npy"): read_member(fh, entry)
+                for entry in entries
+                if only is None or entry.name.removesuffix(".npy") in only
+            }
     except FileNotFoundError:
         raise CorruptFileError(f"{path}: result file does not exist") from None
-    except Exception as err:   # truncated, garbled: BadZipFile, zlib.error, struct.error, NotImplementedError, ...
-        raise CorruptFileError(f"{path}: unreadable result file ({type(err).__name__}: {err}); "
-                               f"delete it and re-run its job") from None
+    except Exception as err:  # truncated, garbled: BadZipFile, zlib.error, struct.error, NotImplementedError, ...
+        raise CorruptFileError(
+            f"{path}: unreadable result file ({type(err).__name__}: {err}); delete it and re-run its job"
+        ) from None
 
 
 #: the headers numpy writes for the 1-d arrays of a result (float64 series, uint8 JSON and digests):
@@ -185,11 +200,12 @@ def _array(path, name: str, data: bytes) -> np.ndarray:
         match = _HEADER.fullmatch(data, 10, end)
         if match and len(data) - end == _ITEMSIZE[match.group(1)] * int(match.group(2)):
             return np.frombuffer(data, dtype=match.group(1).decode(), offset=end).copy()
-    try:      # any other header, or a size that does not match: numpy's reader (and its errors)
+    try:  # any other header, or a size that does not match: numpy's reader (and its errors)
         return np.lib.format.read_array(io.BytesIO(data), allow_pickle=False)
-    except Exception as err:    # a bad header, a short read, an absurd shape
-        raise CorruptFileError(f"{path}: member {name!r} of the result file is not an array "
-                               f"({type(err).__name__}: {err})") from None
+    except Exception as err:  # a bad header, a short read, an absurd shape
+        raise CorruptFileError(
+            f"{path}: member {name!r} of the result file is not an array ({type(err).__name__}: {err})"
+        ) from None
 
 
 def load_result(path, expect: Mapping[str, str] | None = None) -> tuple[dict[str, np.ndarray], dict, dict]:
@@ -197,8 +213,9 @@ def load_result(path, expect: Mapping[str, str] | None = None) -> tuple[dict[str
     return load_run(path, expect, _provenance_too=False)[:3]
 
 
-def load_run(path, expect: Mapping[str, str] | None = None,
-             _provenance_too: bool = True) -> tuple[dict[str, np.ndarray], dict, dict, dict | None]:
+def load_run(
+    path, expect: Mapping[str, str] | None = None, _provenance_too: bool = True
+) -> tuple[dict[str, np.ndarray], dict, dict, dict | None]:
     """Return ``(series, meta, timing, provenance)`` of a result file, checked, from one read of it
     (``provenance`` as :func:`load_provenance` reads it: None for a file written before results recorded it).
 
@@ -210,16 +227,19 @@ def load_run(path, expect: Mapping[str, str] | None = None,
     members = _read_members(path)
     missing = sorted({META, TIMING, CHECKSUM} - set(members))
     if missing:
-        raise CorruptFileError(f"{path}: result file lacks {missing} (written by an older banditbench, or "
-                               f"not a result file); delete it and re-run its job")
+        raise CorruptFileError(
+            f"{path}: result file lacks {missing} (written by an older banditbench, or "
+            f"not a result file); delete it and re-run its job"
+        )
     _check_run_digest(path, members)
-    members.pop(RUN_CHECKSUM, None)                            # checked: not part of the returned result
+    members.pop(RUN_CHECKSUM, None)  # checked: not part of the returned result
     prov_bytes = members.pop(PROVENANCE, None)
     stored = _array(path, CHECKSUM, members.pop(CHECKSUM)).tobytes().decode(errors="replace")
     timing_bytes = members.pop(TIMING)
     if _digest(members) != stored:
-        raise CorruptFileError(f"{path}: checksum mismatch (the file was changed after its job wrote it); "
-                               f"delete it and re-run its job")
+        raise CorruptFileError(
+            f"{path}: checksum mismatch (the file was changed after its job wrote it); delete it and re-run its job"
+        )
     try:
         meta = json.loads(_array(path, META, members.pop(META)).tobytes().decode())
         timing = json.loads(_array(path, TIMING, timing_bytes).tobytes().decode())
@@ -228,14 +248,15 @@ def load_run(path, expect: Mapping[str, str] | None = None,
         horizon = int(cell["horizon"])
     except CorruptFileError:
         raise
-    except Exception as err:    # not JSON, not UTF-8, not a cell: KeyError, TypeError, UnicodeDecodeError, ...
+    except Exception as err:  # not JSON, not UTF-8, not a cell: KeyError, TypeError, UnicodeDecodeError, ...
         raise CorruptFileError(f"{path}: result metadata unreadable ({type(err).__name__}: {err})") from None
     if expect is not None:
         wrong = {k: (found[k], str(v)) for k, v in expect.items() if found.get(k) != str(v)}
         if wrong:
             said = ", ".join(f"{k} {got!r} instead of {want!r}" for k, (got, want) in wrong.items())
-            raise CorruptFileError(f"{path}: holds another run ({said}), e.g. a file copied over it; "
-                                   f"delete it and re-run its job")
+            raise CorruptFileError(
+                f"{path}: holds another run ({said}), e.g. a file copied over it; delete it and re-run its job"
+            )
     series = {name: _array(path, name, data) for name, data in members.items()}
     bad = sorted(name for name, arr in series.items() if arr.shape != (horizon,))
     if bad:
@@ -251,8 +272,10 @@ def _check_run_digest(path, members: Mapping[str, bytes]) -> None:
         lacks = RUN_CHECKSUM if has == [PROVENANCE] else PROVENANCE
         raise CorruptFileError(f"{path}: result file lacks [{lacks!r}]; delete it and re-run its job")
     if has and members[RUN_CHECKSUM] != _run_digest(members):
-        raise CorruptFileError(f"{path}: checksum mismatch in its timing or provenance (the file was changed "
-                               f"after its job wrote it); delete it and re-run its job")
+        raise CorruptFileError(
+            f"{path}: checksum mismatch in its timing or provenance (the file was changed "
+            f"after its job wrote it); delete it and re-run its job"
+        )
 
 
 def load_provenance(path) -> dict | None:
@@ -262,8 +285,10 @@ def load_provenance(path) -> dict | None:
     members = _read_members(path, frozenset((CHECKSUM, TIMING, PROVENANCE, RUN_CHECKSUM)))
     missing = sorted({TIMING, CHECKSUM} - set(members))
     if missing:
-        raise CorruptFileError(f"{path}: result file lacks {missing} (written by an older banditbench, or "
-                               f"not a result file); delete it and re-run its job")
+        raise CorruptFileError(
+            f"{path}: result file lacks {missing} (written by an older banditbench, or "
+            f"not a result file); delete it and re-run its job"
+        )
     _check_run_digest(path, members)
     if PROVENANCE not in members:
         return None
@@ -281,8 +306,9 @@ def _provenance(path, data: bytes) -> dict:
     return prov
 
 
-def summarize_files(paths: Iterable[str | os.PathLike], root: str | os.PathLike | None = None
-                    ) -> tuple[Summary, list[str]]:
+def summarize_files(
+    paths: Iterable[str | os.PathLike], root: str | os.PathLike | None = None
+) -> tuple[Summary, list[str]]:
     """Read the provenance member of each result file (:func:`load_provenance`, checked, no series
     read); return the :class:`banditbench.storage.provenance.Summary` and the messages of damaged files.
 

@@ -30,15 +30,16 @@ import zlib
 from typing import BinaryIO, NamedTuple
 from zipfile import BadZipFile
 
-_END = struct.Struct("<4s4H2LH")              # end of central directory record (22 bytes)
-_CENTRAL = struct.Struct("<4s4B4HL2L5HLL")    # central directory entry (46 bytes)
-_LOCAL = struct.Struct("<4s2B4HL2L2H")        # local file header (30 bytes)
+_END = struct.Struct("<4s4H2LH")  # end of central directory record (22 bytes)
+_CENTRAL = struct.Struct("<4s4B4HL2L5HLL")  # central directory entry (46 bytes)
+_LOCAL = struct.Struct("<4s2B4HL2L2H")  # local file header (30 bytes)
 _MAX32, _MAX16 = 0xFFFFFFFF, 0xFFFF
 _DATA_DESCRIPTOR, _UTF8 = 0x08, 0x800
 
 
 class Entry(NamedTuple):
     """A member as :func:`check_layout` found it."""
+
     name: str
     method: int
     crc: int
@@ -62,7 +63,7 @@ def _split_extra(extra: bytes) -> tuple[tuple[int, ...], bytes]:
                 raise BadZipFile("malformed zip64 record")
             values = struct.unpack_from(f"<{size // 8}Q", extra, pos + 4)
         else:
-            rest += extra[pos:pos + 4 + size]
+            rest += extra[pos : pos + 4 + size]
         pos += 4 + size
     return values, rest
 
@@ -92,12 +93,14 @@ def check_layout(fh: BinaryIO, size: int) -> list[Entry] | None:
     if sig != b"PK\x05\x06":
         raise BadZipFile("no end-of-central-directory record at the end of the file (truncated or appended to?)")
     if _MAX32 in (cd_size, cd_offset) or _MAX16 in (here, total):
-        return None                   # a zip64 end record (over 4 GiB): not checked here
+        return None  # a zip64 end record (over 4 GiB): not checked here
     if (disk, disk_cd, comment) != (0, 0, 0) or here != total:
         raise BadZipFile(f"end record garbled (disks {disk}/{disk_cd}, entries {here}/{total}, comment {comment})")
     if cd_offset + cd_size != size - _END.size:
-        raise BadZipFile(f"central directory at {cd_offset} of {cd_size} bytes does not end where the end "
-                         f"record starts ({size - _END.size})")
+        raise BadZipFile(
+            f"central directory at {cd_offset} of {cd_size} bytes does not end where the end "
+            f"record starts ({size - _END.size})"
+        )
     fh.seek(cd_offset)
     directory = fh.read(cd_size)
     pos = expected = 0
@@ -105,17 +108,41 @@ def check_layout(fh: BinaryIO, size: int) -> list[Entry] | None:
     for index in range(total):
         if pos + _CENTRAL.size > len(directory):
             raise BadZipFile(f"central directory holds fewer than the {total} entries its end record counts")
-        entry = directory[pos:pos + _CENTRAL.size]
-        (sig, made_by, system, needed, _, flags, method, _, _, crc, csize, usize, name_len, extra_len, comment_len,
-         disk_start, internal, _, offset) = _CENTRAL.unpack(entry)
-        name = directory[pos + _CENTRAL.size:pos + _CENTRAL.size + name_len]
-        extra = directory[pos + _CENTRAL.size + name_len:pos + _CENTRAL.size + name_len + extra_len]
+        entry = directory[pos : pos + _CENTRAL.size]
+        (
+            sig,
+            made_by,
+            system,
+            needed,
+            _,
+            flags,
+            method,
+            _,
+            _,
+            crc,
+            csize,
+            usize,
+            name_len,
+            extra_len,
+            comment_len,
+            disk_start,
+            internal,
+            _,
+            offset,
+        ) = _CENTRAL.unpack(entry)
+        name = directory[pos + _CENTRAL.size : pos + _CENTRAL.size + name_len]
+        extra = directory[pos + _CENTRAL.size + name_len : pos + _CENTRAL.size + name_len + extra_len]
         pos += _CENTRAL.size + name_len + extra_len + comment_len
         what = f"entry {index} ({name.decode('utf-8', 'replace')!r})"
         if sig != b"PK\x01\x02":
             raise BadZipFile(f"central directory {what}: bad signature")
-        if (comment_len, disk_start, internal) != (0, 0, 0) or made_by != needed or system not in (0, 3) \
-                or flags & _DATA_DESCRIPTOR or pos > len(directory):
+        if (
+            (comment_len, disk_start, internal) != (0, 0, 0)
+            or made_by != needed
+            or system not in (0, 3)
+            or flags & _DATA_DESCRIPTOR
+            or pos > len(directory)
+        ):
             raise BadZipFile(f"central directory {what} garbled")
         zip64, rest = _split_extra(extra)
         csize, usize, offset = _sizes(csize, usize, zip64, offset)
@@ -129,12 +156,17 @@ def check_layout(fh: BinaryIO, size: int) -> list[Entry] | None:
         lname = fh.read(lname_len)
         lzip64, lrest = _split_extra(fh.read(lextra_len))
         # version, flags, compression, time, date and CRC: the same bytes in both headers
-        if local[4:18] != entry[6:20] or lname != name or lrest != rest \
-                or _sizes(lcsize, lusize, lzip64) != (csize, usize):
+        if (
+            local[4:18] != entry[6:20]
+            or lname != name
+            or lrest != rest
+            or _sizes(lcsize, lusize, lzip64) != (csize, usize)
+        ):
             raise BadZipFile(f"local header of {what} disagrees with the central directory")
         data_offset = offset + _LOCAL.size + lname_len + lextra_len
-        entries.append(Entry(name.decode("utf-8" if flags & _UTF8 else "cp437"), method, crc, csize, usize,
-                             data_offset))
+        entries.append(
+            Entry(name.decode("utf-8" if flags & _UTF8 else "cp437"), method, crc, csize, usize, data_offset)
+        )
         expected = data_offset + csize
     if pos != len(directory):
         raise BadZipFile(f"central directory holds more than the {total} entries its end record counts")
@@ -159,8 +191,10 @@ def read_member(fh: BinaryIO, entry: Entry) -> bytes:
         if not inflate.eof or inflate.unused_data or inflate.unconsumed_tail:
             raise BadZipFile(f"compressed data of member {entry.name!r} does not end where its size says")
     else:
-        raise BadZipFile(f"member {entry.name!r}: compression method {entry.method}, neither stored nor deflated "
-                         f"(banditbench writes no other)")
+        raise BadZipFile(
+            f"member {entry.name!r}: compression method {entry.method}, neither stored nor deflated "
+            f"(banditbench writes no other)"
+        )
     if len(data) != entry.size or zlib.crc32(data) != entry.crc:
         raise BadZipFile(f"bad size or CRC-32 of member {entry.name!r}")
     return data

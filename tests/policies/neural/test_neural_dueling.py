@@ -50,9 +50,9 @@ def test_symmetric_initialisation_outputs_zero_and_scales_features_to_order_one(
     net = MLP(10, 64, 2, "symmetric", generator_from(rng))
     x = torch.from_numpy(_unit_rows(rng, 50, 10))
     assert net.forward(net.theta0, x).abs().max() < 1e-12
-    assert net.n_params == 64 * 20 + 64                    # first layer acts on [x; x] / sqrt(2)
+    assert net.n_params == 64 * 20 + 64  # first layer acts on [x; x] / sqrt(2)
     ntk = (net.gradients(net.theta0, x) / math.sqrt(64)).square().sum(1)
-    assert 0.2 < ntk.mean() < 5                            # ||g / sqrt(m)||^2 is O(1)
+    assert 0.2 < ntk.mean() < 5  # ||g / sqrt(m)||^2 is O(1)
     other = MLP(10, 64, 2, "independent", generator_from(rng))
     assert other.forward(other.theta0, x).abs().max() > 1e-3
     assert torch.equal(MLP(10, 64, 2, "symmetric", generator_from(np.random.default_rng(1))).theta0, net.theta0)
@@ -118,7 +118,7 @@ def test_ipw_weighted_neural_gradient_is_unbiased_and_zero_filling_is_not():
             history.record_play()
         arrived = model.arrives(model.sample(rng, n))
         history.observe([PreferenceFeedback(s + 1, int(y[s])) for s in np.flatnonzero(arrived)])
-        t = n + 7                                          # every outcome has arrived or is censored
+        t = n + 7  # every outcome has arrived or is censored
         g_ipw = gradient(torch.from_numpy(history.training_set("ipw", t)[1]))
         ipw += g_ipw / reps
         zero += gradient(torch.from_numpy(history.training_set("zero", t)[1])) / reps
@@ -130,10 +130,17 @@ def test_ipw_weighted_neural_gradient_is_unbiased_and_zero_filling_is_not():
 
 
 def _cell(name, util="quadratic", seed=0, T=800, d=5, K=10, delay=None, **params):
-    return {"experiment": "e", "algorithm": name, "delay_label": "g", "horizon": T, "budget": None, "seed": seed,
-            "environment": {"name": "synthetic_dueling", "params": {"dimension": d, "n_arms": K, "utility": util}},
-            "delay": delay or {"kind": "geometric", "mean": 20, "window": 50},
-            "policy": {"name": name, "params": params}}
+    return {
+        "experiment": "e",
+        "algorithm": name,
+        "delay_label": "g",
+        "horizon": T,
+        "budget": None,
+        "seed": seed,
+        "environment": {"name": "synthetic_dueling", "params": {"dimension": d, "n_arms": K, "utility": util}},
+        "delay": delay or {"kind": "geometric", "mean": 20, "window": 50},
+        "policy": {"name": name, "params": params},
+    }
 
 
 def test_ndb_df_learns_the_quadratic_utility():
@@ -191,13 +198,22 @@ def test_fixed_arm_kernel_path_makes_the_same_choices_as_explicit_features(round
         y = int(out_rng.random() < sigmoid(f[i] - f[j]))
         for pol in pols:
             pol.observe(t + 1, [PreferenceFeedback(t, y)])
-    assert len(seconds) > 5                                 # it explores
+    assert len(seconds) > 5  # it explores
 
 
 def test_theory_nu_is_equation_11():
     problem = Problem(50, rho=0.5, window=8, info={"dimension": 4})
-    pol = NDBDF(problem, np.random.default_rng(0), nu="theory", effective_dimension=12.0, norm_bound=2.0,
-                lam=2.0, kappa_mu=0.2, delta=0.1, width=4)
+    pol = NDBDF(
+        problem,
+        np.random.default_rng(0),
+        nu="theory",
+        effective_dimension=12.0,
+        norm_bound=2.0,
+        lam=2.0,
+        kappa_mu=0.2,
+        delta=0.1,
+        width=4,
+    )
     beta = math.sqrt(12.0 + 2 * math.log(10)) / 0.2
     assert pol.nu == pytest.approx((beta + 2.0 * math.sqrt(10) + 1) * 0.2 / 2.0)
     with pytest.raises(ConfigError, match="effective_dimension"):
@@ -224,13 +240,18 @@ def test_a_torch_job_gives_identical_result_bytes_in_separate_processes(tmp_path
     members = []
     for name in ("a.npz", "b.npz"):
         out = tmp_path / name
-        run = subprocess.run([sys.executable, "-m", "banditbench", "run-one", "--cell", json.dumps(cell),
-                              "--output", str(out)], capture_output=True, text=True, cwd=ROOT)
+        run = subprocess.run(
+            [sys.executable, "-m", "banditbench", "run-one", "--cell", json.dumps(cell), "--output", str(out)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
         assert run.returncode == 0, run.stderr[-2000:]
         with zipfile.ZipFile(out) as zf:
             # all but what describes the process (timing, provenance and the checksum that covers it)
-            members.append({k: zf.read(k) for k in zf.namelist()
-                            if k not in ("timing.npy", "provenance.npy", "run_checksum.npy")})
+            members.append(
+                {k: zf.read(k) for k in zf.namelist() if k not in ("timing.npy", "provenance.npy", "run_checksum.npy")}
+            )
     assert members[0] == members[1]
 
 

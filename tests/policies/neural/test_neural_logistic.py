@@ -31,11 +31,20 @@ def _reference():
 
 
 def _cell(policy, seed=0, T=500, env=None, **params):
-    return {"experiment": "e", "algorithm": policy, "delay_label": "none", "horizon": T, "budget": None,
-            "seed": seed, "delay": {"kind": "none"},
-            "environment": {"name": "synthetic_logistic", "params": env or {"latent": "h1", "dimension": 10,
-                                                                              "n_contexts": None}},
-            "policy": {"name": policy, "params": params}}
+    return {
+        "experiment": "e",
+        "algorithm": policy,
+        "delay_label": "none",
+        "horizon": T,
+        "budget": None,
+        "seed": seed,
+        "delay": {"kind": "none"},
+        "environment": {
+            "name": "synthetic_logistic",
+            "params": env or {"latent": "h1", "dimension": 10, "n_contexts": None},
+        },
+        "policy": {"name": policy, "params": params},
+    }
 
 
 # --- environment ------------------------------------------------------------------
@@ -43,9 +52,15 @@ def test_latent_functions_follow_their_formulas():
     rng = np.random.default_rng(0)
     x, theta, Theta = rng.uniform(-1, 1, (7, 4)), rng.uniform(-1, 1, 4), rng.uniform(-1, 1, (4, 4))
     z = x @ theta
-    expected = {"h1": 0.2 * z**4, "h2": 20 * np.cos(z), "h3": 5 * np.array([v @ Theta @ v for v in x]),
-                "h4": 10 * z**2, "h5": np.array([v @ Theta.T @ Theta @ v for v in x]), "h6": np.cos(3 * z),
-                "linear": z}
+    expected = {
+        "h1": 0.2 * z**4,
+        "h2": 20 * np.cos(z),
+        "h3": 5 * np.array([v @ Theta @ v for v in x]),
+        "h4": 10 * z**2,
+        "h5": np.array([v @ Theta.T @ Theta @ v for v in x]),
+        "h6": np.cos(3 * z),
+        "linear": z,
+    }
     for name, value in expected.items():
         np.testing.assert_allclose(latent_reward(name, x, theta, Theta), value, rtol=1e-12)
 
@@ -94,16 +109,30 @@ def _feed(policy, T, seed=0, d=4, K=3):
         xs.append(arms[a])
         r = float(rng.random() < sigmoid(0.2 * (arms[a].sum()) ** 4))
         policy.observe(t + 1, [RewardFeedback(t, r)])
-    policy.act(T + 1, rng.uniform(-1, 1, (K, d)))          # absorbs round T
+    policy.act(T + 1, rng.uniform(-1, 1, (K, d)))  # absorbs round T
     return np.array(phis), np.array(xs)
 
 
 def test_adaptive_lambda_iota_and_nu_follow_equations_1_to_3():
     problem = Problem(30, info={"dimension": 4})
-    pol = NeuralLogUCB1(problem, np.random.default_rng(0), width=6, lam="adaptive", radius="theory",
-                        confidence="full", gradient_at="initial", gradient_scale="inverse_sqrt_width",
-                        regulariser="ntk", delta=0.1, norm_bound=2.0, c1=0.5, c_nu=0.7, kappa=5.0,
-                        train_every=1, train_steps=2)
+    pol = NeuralLogUCB1(
+        problem,
+        np.random.default_rng(0),
+        width=6,
+        lam="adaptive",
+        radius="theory",
+        confidence="full",
+        gradient_at="initial",
+        gradient_scale="inverse_sqrt_width",
+        regulariser="ntk",
+        delta=0.1,
+        norm_bound=2.0,
+        c1=0.5,
+        c_nu=0.7,
+        kappa=5.0,
+        train_every=1,
+        train_steps=2,
+    )
     L, S, delta, C1, kappa = 2, 2.0, 0.1, 0.5, 5.0
     lam0 = 8 * math.sqrt(2) * C1 * math.sqrt(L) / S * math.log(4 / delta)
     assert pol.lam0 == pytest.approx(lam0)
@@ -111,25 +140,35 @@ def test_adaptive_lambda_iota_and_nu_follow_equations_1_to_3():
     # the features are g(x; theta_0) / sqrt(m) (the theory's choices)
     t = len(phis)
     G = phis.T @ phis
-    log_det = np.linalg.slogdet(np.eye(len(G)) + R / lam0 * G)[1]            # eq. 2's log-determinant
+    log_det = np.linalg.slogdet(np.eye(len(G)) + R / lam0 * G)[1]  # eq. 2's log-determinant
     lt = math.log(4 * t**2 / delta)
-    lam_t = 64 / S**2 * log_det * lt + 16 * C1**2 * L / (S**2 * lam0) * lt**2   # eq. 3
-    iota = 16 * math.sqrt(log_det * lt) + 8 * C1 * math.sqrt(L / lam0) * lt      # eq. 2
-    nu1 = 0.7 * (1 + math.sqrt(L) * S + L * S**2) * iota + 1                    # eq. 1
+    lam_t = 64 / S**2 * log_det * lt + 16 * C1**2 * L / (S**2 * lam0) * lt**2  # eq. 3
+    iota = 16 * math.sqrt(log_det * lt) + 8 * C1 * math.sqrt(L / lam0) * lt  # eq. 2
+    nu1 = 0.7 * (1 + math.sqrt(L) * S + L * S**2) * iota + 1  # eq. 1
     assert pol.log_det_design.log_det == pytest.approx(log_det, rel=1e-9)
     assert pol.lam_t == pytest.approx(lam_t, rel=1e-9)
     assert pol.conf_radius == pytest.approx(R * math.sqrt(kappa) * nu1, rel=1e-9)
     # V_t = sum phi phi^T + kappa lam_t I (line 6), refreshed with the training every round here
-    np.testing.assert_allclose(pol.matrix.gram.inverse, np.linalg.inv(G + kappa * lam_t * np.eye(len(G))),
-                               rtol=1e-7, atol=1e-12)
-    assert pol.trainer.lam == pytest.approx(6 * lam_t)                           # (m lam_t / 2)||theta - theta_0||^2
+    np.testing.assert_allclose(
+        pol.matrix.gram.inverse, np.linalg.inv(G + kappa * lam_t * np.eye(len(G))), rtol=1e-7, atol=1e-12
+    )
+    assert pol.trainer.lam == pytest.approx(6 * lam_t)  # (m lam_t / 2)||theta - theta_0||^2
     assert torch.equal(pol.trainer.centre, pol.net.theta0)
 
 
 def test_ucb2_weights_w_by_the_networks_variance_and_uses_nu2():
     problem = Problem(30, info={"dimension": 4})
-    pol = NeuralLogUCB2(problem, np.random.default_rng(1), width=6, lam=2.0, radius="theory", confidence="full",
-                        train_every=1, train_steps=3, delta=0.2)
+    pol = NeuralLogUCB2(
+        problem,
+        np.random.default_rng(1),
+        width=6,
+        lam=2.0,
+        radius="theory",
+        confidence="full",
+        train_every=1,
+        train_steps=3,
+        delta=0.2,
+    )
     weights = []
     rng = np.random.default_rng(7)
     phis = []
@@ -137,7 +176,7 @@ def test_ucb2_weights_w_by_the_networks_variance_and_uses_nu2():
     for t in range(1, 11):
         arms = rng.uniform(-1, 1, (3, 4))
         a = pol.act(t, arms)
-        if t > 1:                      # round t - 1 was absorbed with the parameters trained at round t
+        if t > 1:  # round t - 1 was absorbed with the parameters trained at round t
             with torch.no_grad():
                 f = float(pol.net.forward(pol.trainer.current, torch.from_numpy(last)))
             weights.append(sigmoid(f) * (1 - sigmoid(f)))
@@ -150,7 +189,7 @@ def test_ucb2_weights_w_by_the_networks_variance_and_uses_nu2():
     log_det = np.linalg.slogdet(np.eye(Phi.shape[1]) + R / 2.0 * Phi.T @ Phi)[1]
     lt = math.log(4 * 9**2 / 0.2)
     iota = 16 * math.sqrt(log_det * lt) + 8 * math.sqrt(2 / 2.0) * lt
-    assert pol.conf_radius == pytest.approx((1 + math.sqrt(2) + 2) * iota + 1, rel=1e-9)     # eq. 4, no kappa
+    assert pol.conf_radius == pytest.approx((1 + math.sqrt(2) + 2) * iota + 1, rel=1e-9)  # eq. 4, no kappa
 
 
 def test_order_radius_diagonal_log_det_and_practical_regulariser():
@@ -160,15 +199,19 @@ def test_order_radius_diagonal_log_det_and_practical_regulariser():
     hadamard = np.log1p(R / 0.5 * (phis**2).sum(0)).sum()
     assert pol.log_det_design.log_det == pytest.approx(hadamard, rel=1e-10)
     assert pol.conf_radius == pytest.approx(1.5**2 * (math.sqrt(hadamard) + 1 / math.sqrt(0.5)), rel=1e-10)
-    assert pol.trainer.lam == pytest.approx(2 * 0.5) and not pol.trainer.centre.any()   # lam ||theta||^2
+    assert pol.trainer.lam == pytest.approx(2 * 0.5) and not pol.trainer.centre.any()  # lam ||theta||^2
 
 
 def test_bad_parameters_name_their_key():
-    for bad, key in (({"lam": "often"}, "policy.params.lam"), ({"confidence": "sparse"}, "policy.params.confidence"),
-                     ({"delta": 1.5}, "policy.params.delta"), ({"nu": -1}, "policy.params.nu"),
-                     ({"mean": "median"}, "policy.params.mean")):
+    for bad, key in (
+        ({"lam": "often"}, "policy.params.lam"),
+        ({"confidence": "sparse"}, "policy.params.confidence"),
+        ({"delta": 1.5}, "policy.params.delta"),
+        ({"nu": -1}, "policy.params.nu"),
+        ({"mean": "median"}, "policy.params.mean"),
+    ):
         with pytest.raises(ConfigError, match=f"{key}: must be "):
-            check_params(NeuralLogUCB1, bad, "policy.params")            # what runner.build checks first
+            check_params(NeuralLogUCB1, bad, "policy.params")  # what runner.build checks first
     with pytest.raises(ConfigError, match=r"^experiments\.e\.algorithms\.ncbf_ucb\.params\.lam: NCBF-UCB"):
         run_cell(_cell("ncbf_ucb", T=3, lam="adaptive"))
 
@@ -180,8 +223,8 @@ def test_each_variant_learns_h1(policy):
     T, ours, rand = 500, [], []
     for seed in (0, 1):
         regret = run_cell(_cell(policy, seed=seed, T=T, train_every=25, train_steps=30))[0]["regret"]
-        ours.append(regret[-T // 4:].mean())
-        rand.append(run_cell(_cell("random_arm", seed=seed, T=T))[0]["regret"][-T // 4:].mean())
+        ours.append(regret[-T // 4 :].mean())
+        rand.append(run_cell(_cell("random_arm", seed=seed, T=T))[0]["regret"][-T // 4 :].mean())
     assert np.mean(ours) < 0.5 * np.mean(rand)
 
 
@@ -216,8 +259,15 @@ def _play_both(ours, ref, T, seed, rounding, rtol):
     best indices within 2 ``rtol``), e.g. round 1 of ECOLog: theta = 0 and unit arms, an exact tie up to
     rounding.  The reference gets ``rounding(arms)``: in the perturbed variant other last bits.
     Returns the rounds where the choices differed."""
-    env = SyntheticLogistic(np.random.SeedSequence(seed), horizon=T, latent="linear", dimension=6, n_arms=5,
-                            contexts="sphere", n_contexts=None)
+    env = SyntheticLogistic(
+        np.random.SeedSequence(seed),
+        horizon=T,
+        latent="linear",
+        dimension=6,
+        n_arms=5,
+        contexts="sphere",
+        n_contexts=None,
+    )
     index, differ, fb = _index_of(ours), [], None
     for t in range(1, T + 1):
         arms = env.context(t)
@@ -226,12 +276,13 @@ def _play_both(ours, ref, T, seed, rounding, rtol):
         a = ours.act(t, arms)
         theirs = rounding(arms)
         b = ref.pull(list(theirs))
-        np.testing.assert_allclose(index["ucb"], ref.values, rtol=0, atol=rtol * np.abs(ref.values).max(),
-                                   err_msg=f"round {t}")
+        np.testing.assert_allclose(
+            index["ucb"], ref.values, rtol=0, atol=rtol * np.abs(ref.values).max(), err_msg=f"round {t}"
+        )
         assert_same_or_near_tie(a, b, ref.values, 2 * rtol, where=f"round {t}")
         if a != b:
             differ.append(t)
-            ours.pending[t] = np.array(arms[b])              # both learn the arm that was played
+            ours.pending[t] = np.array(arms[b])  # both learn the arm that was played
         fb, _ = env.step(t, b)
         ref.learn(theirs[b], fb.reward)
     ours.observe(T + 1, [fb])
@@ -259,6 +310,7 @@ def test_linear_baselines_make_the_reference_choices(S, rounding):
 
 def test_ecolog_projection_is_the_reference_ellipsoid_projection_from_either_warm_start():
     from scipy.linalg import sqrtm
+
     ref = _reference()
     d, S = 6, 1.0
     rng = np.random.default_rng(7)
@@ -271,8 +323,8 @@ def test_ecolog_projection_is_the_reference_ellipsoid_projection_from_either_war
     for scale in (1.5, 4.0, 30.0):
         theta = rng.standard_normal(d)
         theta *= scale / np.linalg.norm(theta)
-        expected = root_inv @ ref._project_ellipsoid(root @ theta, V, S)     # the reference works in z = V^1/2 theta
-        for warm in (0.0, 1e-3, 50.0):              # left of the root, near it, right of it
+        expected = root_inv @ ref._project_ellipsoid(root @ theta, V, S)  # the reference works in z = V^1/2 theta
+        for warm in (0.0, 1e-3, 50.0):  # left of the root, near it, right of it
             eco._dual = warm
             ours = evecs @ eco._project(evecs.T @ theta, evals)
             assert np.linalg.norm(ours) == pytest.approx(S, rel=1e-9)
@@ -293,10 +345,15 @@ def test_ecolog_edge_cases_follow_the_reference_a_zero_arm_and_no_gradient_steps
         for t in range(1, 41):
             arms = rng.standard_normal((4, d))
             if t % 7 == 0:
-                arms[:] = 0.0                                    # every arm the zero vector
+                arms[:] = 0.0  # every arm the zero vector
             a, b = eco.act(t, arms), ref_eco.pull(list(rounding(arms)))
-            np.testing.assert_allclose(index["ucb"], ref_eco.values, rtol=0,
-                                       atol=1e-6 * np.abs(ref_eco.values).max(), err_msg=f"S = {S}, round {t}")
+            np.testing.assert_allclose(
+                index["ucb"],
+                ref_eco.values,
+                rtol=0,
+                atol=1e-6 * np.abs(ref_eco.values).max(),
+                err_msg=f"S = {S}, round {t}",
+            )
             assert_same_or_near_tie(a, b, ref_eco.values, 2e-6, where=f"S = {S}, round {t}")
             x, r = eco.pending[t], float(rng.random() < 0.5)
             eco.observe(t + 1, [RewardFeedback(t, r)])

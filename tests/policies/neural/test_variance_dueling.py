@@ -21,9 +21,7 @@ from conftest import ROOT
 
 # three arms: greedy arm 1, arm 0 far from it in feature space, arm 2 close to arm 1
 U = np.array([0.0, 1.0, 0.5])
-N = np.array([[0.0, 2.0, 3.0],
-              [2.0, 0.0, 0.1],
-              [3.0, 0.1, 0.0]])
+N = np.array([[0.0, 2.0, 3.0], [2.0, 0.0, 0.1], [3.0, 0.1, 0.0]])
 
 
 def test_each_strategy_picks_its_pair_on_a_hand_built_case():
@@ -45,8 +43,14 @@ def test_distinct_pairs_take_the_best_pair_of_two_arms_and_the_widest_partner_of
     of two different arms; CSYM with one candidate (a = 0: only the greedy arm) takes the arm of largest
     width from it (arm 0, N = 2.0)."""
     rng = np.random.default_rng(0)
-    expected = {"ucb_asym": (1, 2), "ts_asym": (1, 2), "ucb_osym": (1, 2), "ts_osym": (1, 2),
-                "ucb_csym": (1, 0), "ts_csym": (1, 0)}
+    expected = {
+        "ucb_asym": (1, 2),
+        "ts_asym": (1, 2),
+        "ucb_osym": (1, 2),
+        "ts_osym": (1, 2),
+        "ucb_csym": (1, 0),
+        "ts_csym": (1, 0),
+    }
     for strategy, pair in expected.items():
         assert select_pair(strategy, U, N, 0.0, rng, 5, distinct=True) == pair, strategy
     # where the strategy already picks two arms, distinct changes nothing
@@ -57,16 +61,30 @@ def test_distinct_pairs_take_the_best_pair_of_two_arms_and_the_widest_partner_of
 def test_nvldb_with_distinct_pairs_never_self_duels():
     from banditbench.simulation.runner import run_block, run_cell
 
-    cell = {"experiment": "e", "algorithm": "a", "delay_label": "none", "seed": 3, "horizon": 60, "budget": None,
-            "environment": {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4, "utility": "square",
-                                                                    "arm_distribution": "normalized_cube",
-                                                                    "theta_distribution": "cube"}},
-            "delay": {"kind": "none"}}
+    cell = {
+        "experiment": "e",
+        "algorithm": "a",
+        "delay_label": "none",
+        "seed": 3,
+        "horizon": 60,
+        "budget": None,
+        "environment": {
+            "name": "synthetic_dueling",
+            "params": {
+                "dimension": 3,
+                "n_arms": 4,
+                "utility": "square",
+                "arm_distribution": "normalized_cube",
+                "theta_distribution": "cube",
+            },
+        },
+        "delay": {"kind": "none"},
+    }
     plain = run_cell({**cell, "policy": {"name": "nvldb_ucb_asym", "params": {}}})[0]
     distinct = {**cell, "policy": {"name": "nvldb_ucb_asym", "params": {"distinct_pair": True}}}
-    assert plain["self_duel"].sum() > 0                          # the paper's rule self-duels here
+    assert plain["self_duel"].sum() > 0  # the paper's rule self-duels here
     assert run_cell(distinct)[0]["self_duel"].sum() == 0
-    assert run_block(distinct, [3, 4])[0][0]["self_duel"].sum() == 0     # the seed-batched engine too
+    assert run_block(distinct, [3, 4])[0][0]["self_duel"].sum() == 0  # the seed-batched engine too
 
 
 def test_pair_widths_are_the_v_inverse_norms_of_all_feature_differences():
@@ -90,7 +108,7 @@ def _check_moments(draws, mean, var):
     np.testing.assert_allclose(np.diag(cov), var.reshape(-1), rtol=0.06, atol=1e-12)
     off = cov - np.diag(np.diag(cov))
     scale = np.sqrt(np.outer(np.diag(cov), np.diag(cov))) + 1e-12
-    assert np.abs(off / scale).max() < 0.05                      # independent draws
+    assert np.abs(off / scale).max() < 0.05  # independent draws
 
 
 def test_thompson_draws_have_the_stated_means_and_covariances():
@@ -99,9 +117,11 @@ def test_thompson_draws_have_the_stated_means_and_covariances():
     a, t, n = 1.5, 7, 20_000
     _check_moments(_draws("ts_asym", n), U - U[1], (a * N[:, 1]) ** 2)
     _check_moments(_draws("ts_osym", n), U[:, None] + U[None, :], (a * N) ** 2)
-    in_c = np.ix_([0, 1], [0, 1])                                # C = {0, 1} at a = 1.5 too
-    for sample, mean, sd in (("equation", N**2, N**2 / (2 * math.sqrt(math.log(3 * t * t)))),
-                             ("listing", a * N, (a * N) ** 2 / 4 + 1e-12)):
+    in_c = np.ix_([0, 1], [0, 1])  # C = {0, 1} at a = 1.5 too
+    for sample, mean, sd in (
+        ("equation", N**2, N**2 / (2 * math.sqrt(math.log(3 * t * t)))),
+        ("listing", a * N, (a * N) ** 2 / 4 + 1e-12),
+    ):
         draws = _draws("ts_csym", n, csym_sample=sample)
         assert np.isneginf(draws[:, 2, :]).all() and np.isneginf(draws[:, :, 2]).all()
         _check_moments(draws[(slice(None), *in_c)], mean[in_c], sd[in_c] ** 2)
@@ -140,22 +160,22 @@ def test_variance_weights_follow_eq_5_and_the_gram_matrix_eq_6():
     def check(t, arms, i, j):
         if t < 2:
             return
-        s = t - 2                                               # round t - 1 is weighted in act(t)
+        s = t - 2  # round t - 1 is weighted in act(t)
         p = pol.trainer.current
         with torch.no_grad():
-            phi1 = pol.features(p, pol.x_first[s:s + 1])
-            phi2 = pol.features(p, pol.x_second[s:s + 1])
+            phi1 = pol.features(p, pol.x_first[s : s + 1])
+            phi2 = pol.features(p, pol.x_second[s : s + 1])
             delta_f = float((phi1 - phi2) @ p[pol.last])
         sigma = math.sqrt(sigmoid(delta_f) * (1 - sigmoid(delta_f)))
         assert pol.zeta2[s] == pytest.approx(max(sigma, 0.45) ** 2, rel=1e-5)
         checked.append(sigma < 0.45)
 
     _play(pol, 30, after_act=check)
-    assert any(checked) and not all(checked)                    # both branches of max(sigma, epsilon)
+    assert any(checked) and not all(checked)  # both branches of max(sigma, epsilon)
     rows = np.flatnonzero(pol.weighted)
     assert len(rows) == 29
     X = pol.dphi[rows]
-    V = np.eye(X.shape[1]) + (X.T / pol.zeta2[rows]) @ X         # lam = 1
+    V = np.eye(X.shape[1]) + (X.T / pol.zeta2[rows]) @ X  # lam = 1
     np.testing.assert_allclose(pol.gram.inverse, np.linalg.inv(V), rtol=1e-9, atol=1e-12)
     agnostic = _policy(NLDBUcbAsym)
     _play(agnostic, 12)
@@ -173,7 +193,7 @@ def test_default_v_is_algorithm_1s_accumulated_matrix():
     X = pol.dphi[rows]
     V = np.eye(X.shape[1]) + (X.T / pol.zeta2[rows]) @ X
     np.testing.assert_allclose(pol._inverse(pol.trainer.current), np.linalg.inv(V), rtol=1e-9, atol=1e-12)
-    assert np.trace(pol._inverse(pol.trainer.current)) < 0.9 * X.shape[1]       # not lam^-1 I
+    assert np.trace(pol._inverse(pol.trainer.current)) < 0.9 * X.shape[1]  # not lam^-1 I
 
 
 def test_constant_weight_control_keeps_its_weight_in_the_loss_the_refit_and_v(monkeypatch):
@@ -199,18 +219,19 @@ def test_constant_weight_control_keeps_its_weight_in_the_loss_the_refit_and_v(mo
     rows = np.flatnonzero(pol.weighted)
     assert len(rows) == 19 and (pol.zeta2 == 0.25).all()
     X = pol.dphi[rows]
-    np.testing.assert_allclose(pol.gram.inverse, np.linalg.inv(np.eye(X.shape[1]) + 4.0 * X.T @ X),
-                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        pol.gram.inverse, np.linalg.inv(np.eye(X.shape[1]) + 4.0 * X.T @ X), rtol=1e-9, atol=1e-12
+    )
     assert refit_weights and all(w is not None and (w == 4.0).all() for w in refit_weights)
     assert grad_weights and all(w is not None and (w == 4.0).all() for w in grad_weights)
     refit_weights.clear()
     grad_weights.clear()
-    plain = _policy(NLDBUcbAsym)                                  # the default NLDB: zeta = 1, unweighted
+    plain = _policy(NLDBUcbAsym)  # the default NLDB: zeta = 1, unweighted
     _play(plain, 8)
     assert (plain.zeta2 == 1.0).all() and all(w is None for w in refit_weights + grad_weights)
     with pytest.raises(ConfigError, match=r"policy\.params\.zeta: a constant zeta is NLDB's"):
         _policy(NVLDBUcbAsym, zeta=0.5)
-    for bad in (0.0, 2.0):                      # the range, by the annotation (what runner.build checks first)
+    for bad in (0.0, 2.0):  # the range, by the annotation (what runner.build checks first)
         with pytest.raises(ConfigError, match=r"policy\.params\.zeta: must be a finite number > 0 and <= 1"):
             params.check(NLDBUcbAsym, {"zeta": bad}, "policy.params")
     cls = registry.get("policy", "nvldb_ucb_asym").load()
@@ -222,9 +243,9 @@ def test_shallow_features_are_the_networks_last_layer():
     pol = _policy(NVLDBUcbAsym, d=5, depth=3)
     _play(pol, 6)
     params = pol.trainer.current
-    x = torch.from_numpy(_arms(np.random.default_rng(5), 7, 5)).float()      # the network computes in float32
+    x = torch.from_numpy(_arms(np.random.default_rng(5), 7, 5)).float()  # the network computes in float32
     W1, W2, W3 = pol.net.weights(params[: pol.last.start])
-    h = torch.relu(torch.nn.functional.pad(x, (0, 1)) @ W1.T)   # d = 5 is padded to the paired halves
+    h = torch.relu(torch.nn.functional.pad(x, (0, 1)) @ W1.T)  # d = 5 is padded to the paired halves
     h = torch.relu(h @ W2.T)
     manual = math.sqrt(8) * torch.relu(h @ W3.T)
     phi = pol.features(params, x)
@@ -236,8 +257,13 @@ def test_shallow_features_are_the_networks_last_layer():
     torch.testing.assert_close(p.grad[pol.last], phi[0])
     # and V saw the pair's features under the weights it was chosen with
     seen = {}
-    _play(pol, 3, after_act=lambda t, arms, i, j: seen.update(
-        t=t, phi=pol.features(pol.trainer.current, torch.from_numpy(arms).float()).double().numpy(), i=i, j=j))
+    _play(
+        pol,
+        3,
+        after_act=lambda t, arms, i, j: seen.update(
+            t=t, phi=pol.features(pol.trainer.current, torch.from_numpy(arms).float()).double().numpy(), i=i, j=j
+        ),
+    )
     np.testing.assert_allclose(pol.dphi[seen["t"] - 1], seen["phi"][seen["i"]] - seen["phi"][seen["j"]], rtol=1e-6)
 
 
@@ -246,9 +272,9 @@ def test_eq_3_initialisation_on_the_raw_input_and_a_dead_alternative_refused():
     W1, W2, W3 = net.weights(net.theta0)
     assert W1.shape == (6, 4) and torch.equal(W1[:3, :2], W1[3:, 2:]) and not W1[:3, 2:].any()
     assert torch.equal(W2[:3, :3], W2[3:, 3:]) and not W2[3:, :3].any()
-    assert torch.equal(W3[:, :3], -W3[:, 3:])                    # (omega, -omega)
+    assert torch.equal(W3[:, :3], -W3[:, 3:])  # (omega, -omega)
     x = torch.from_numpy(_arms(np.random.default_rng(7), 20, 4))
-    assert (net.forward(net.theta0, x) > 0).any()                # features alive at W_0
+    assert (net.forward(net.theta0, x) > 0).any()  # features alive at W_0
     with pytest.raises(ConfigError, match="policy.params.init"):
         MLP(4, 6, 3, "symmetric", generator_from(np.random.default_rng(6)), outputs=4, output_relu=True)
 
@@ -260,7 +286,7 @@ def test_theta_refit_solves_eq_4_with_w_fixed():
     for refit in (True, False):
         pol = _policy(NVLDBUcbAsym, refit_theta=refit, precision="float64")
         _play(pol, 15)
-        rows = np.flatnonzero(pol.weighted)[:-1]                 # the training set of the last update
+        rows = np.flatnonzero(pol.weighted)[:-1]  # the training set of the last update
         p = pol.trainer.current.clone()
         theta = p[pol.last].clone().requires_grad_(True)
         with torch.no_grad():
@@ -302,20 +328,42 @@ def test_gram_options_and_bad_values():
     reset = _policy(NVLDBUcbAsym, gram="reset")
     _play(reset, 5)
     np.testing.assert_array_equal(reset._inverse(reset.trainer.current), np.eye(5))
-    for bad, key in (({"gram": "sometimes"}, "gram"), ({"epsilon": 0.0}, "epsilon"), ({"a": -1}, "a"),
-                     ({"episode_length": 0}, "episode_length"), ({"csym_sample": "x"}, "csym_sample"),
-                     ({"lr": 0}, "lr"), ({"feature_dim": 0}, "feature_dim"), ({"precision": "half"}, "precision"),
-                     ({"backprop": "numerical"}, "backprop")):
+    for bad, key in (
+        ({"gram": "sometimes"}, "gram"),
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"a": -1}, "a"),
+        ({"episode_length": 0}, "episode_length"),
+        ({"csym_sample": "x"}, "csym_sample"),
+        ({"lr": 0}, "lr"),
+        ({"feature_dim": 0}, "feature_dim"),
+        ({"precision": "half"}, "precision"),
+        ({"backprop": "numerical"}, "backprop"),
+    ):
         with pytest.raises(ConfigError, match=f"policy.params.{key}: must be "):
-            params.check(NVLDBUcbAsym, bad, "policy.params")          # what runner.build checks first
+            params.check(NVLDBUcbAsym, bad, "policy.params")  # what runner.build checks first
 
 
 def _cell(name, util="square", seed=0, T=300, d=5, K=5, **params):
-    return {"experiment": "e", "algorithm": name, "delay_label": "none", "horizon": T, "budget": None, "seed": seed,
-            "environment": {"name": "synthetic_dueling",
-                            "params": {"dimension": d, "n_arms": K, "utility": util,
-                                       "arm_distribution": "normalized_cube", "theta_distribution": "cube"}},
-            "delay": {"kind": "none"}, "policy": {"name": name, "params": params}}
+    return {
+        "experiment": "e",
+        "algorithm": name,
+        "delay_label": "none",
+        "horizon": T,
+        "budget": None,
+        "seed": seed,
+        "environment": {
+            "name": "synthetic_dueling",
+            "params": {
+                "dimension": d,
+                "n_arms": K,
+                "utility": util,
+                "arm_distribution": "normalized_cube",
+                "theta_distribution": "cube",
+            },
+        },
+        "delay": {"kind": "none"},
+        "policy": {"name": name, "params": params},
+    }
 
 
 def test_nvldb_average_regret_per_round_decreases_on_the_square_utility():
@@ -336,8 +384,10 @@ def test_nvldb_average_regret_per_round_decreases_on_the_square_utility():
     assert ours < 0.7 * rnd
 
 
-@pytest.mark.parametrize("name, util, T", [("ndb_ucb", "square", 300), ("ndb_ts", "square", 300),
-                                           ("colstim", "linear", 1000), ("maxinp", "linear", 1000)])
+@pytest.mark.parametrize(
+    "name, util, T",
+    [("ndb_ucb", "square", 300), ("ndb_ts", "square", 300), ("colstim", "linear", 1000), ("maxinp", "linear", 1000)],
+)
 def test_baselines_beat_random_pairs(name, util, T):
     """Last-third average regret per round well below random pairs (the linear ones on a linear utility)."""
     q = T // 3
@@ -360,8 +410,10 @@ def test_job_sources_of_the_new_modules():
     nvldb = {p.name for p in registry.job_sources("synthetic_dueling", "nvldb_ts_osym")}
     assert {"variance_dueling.py", "nets.py", "training.py", "pair_selection.py", "linalg.py"} <= nvldb
     assert not {"delayed_dueling.py", "delayed_labels.py", "neural_dueling.py"} & nvldb
-    nvldb_paths = {p.relative_to(registry.PACKAGE_DIR).as_posix()
-                   for p in registry.job_sources("synthetic_dueling", "nvldb_ts_osym")}
+    nvldb_paths = {
+        p.relative_to(registry.PACKAGE_DIR).as_posix()
+        for p in registry.job_sources("synthetic_dueling", "nvldb_ts_osym")
+    }
     assert "policies/neural/batched/variance_dueling.py" in nvldb_paths
     assert "policies/neural/batched/delayed_dueling.py" not in nvldb_paths
     ndb = {p.name for p in registry.job_sources("synthetic_dueling", "ndb_ts")}
@@ -373,8 +425,9 @@ def test_job_sources_of_the_new_modules():
 
 
 def test_twelve_variants_are_registered_with_their_strategy():
-    names = [f"{fam}_{kind}_{sel}" for fam in ("nvldb", "nldb") for kind in ("ucb", "ts")
-             for sel in ("asym", "osym", "csym")]
+    names = [
+        f"{fam}_{kind}_{sel}" for fam in ("nvldb", "nldb") for kind in ("ucb", "ts") for sel in ("asym", "osym", "csym")
+    ]
     for name in names:
         cls = registry.get("policy", name).load()
         assert cls.strategy == name.split("_", 1)[1] and cls.variance_aware == name.startswith("nvldb")
@@ -403,7 +456,7 @@ def test_manual_backprop_is_the_autograd_gradient_and_its_adam_steps_agree_to_ro
     trainers[0].fit(lambda q: pol._pair_features(q, played) @ q[pol.last], labels, weights)
     trainers[1].fit_gradient(lambda q: pol._gradient(q, x, labels.numpy(), weights.numpy()))
     moved = (trainers[0].current - params).abs()
-    assert moved.max() > 0.05                                     # the steps went somewhere
+    assert moved.max() > 0.05  # the steps went somewhere
     torch.testing.assert_close(trainers[1].current, trainers[0].current, rtol=0, atol=1e-8)
 
 
@@ -449,8 +502,12 @@ def test_paper_grid_gives_the_ndb_reimplementations_nvldbs_budget():
                 continue
             assert label.endswith("-reimpl"), (name, label)
             ndb, ref = _resolved(spec), nvldb[0]
-            assert (ndb["width"], ndb["depth"], ndb["lr"], ndb["train_steps"]) == \
-                   (ref["width"], ref["depth"], ref["lr"], ref["train_steps"]), (name, label)
+            assert (ndb["width"], ndb["depth"], ndb["lr"], ndb["train_steps"]) == (
+                ref["width"],
+                ref["depth"],
+                ref["lr"],
+                ref["train_steps"],
+            ), (name, label)
             assert ndb["train_every"] == ref["episode_length"] == 1
             assert ndb["nu"] * math.sqrt(ndb["lam"] / ndb["kappa_mu"]) == pytest.approx(ref["a"]), (name, label)
             assert ndb["lam"] == ref["lam"]
@@ -467,7 +524,9 @@ def test_paper_grid_epsilon_sweep_has_the_constant_weight_control():
     for name in sweeps:
         exp = grid[name]
         d = exp["environment"]["params"]["dimension"]
-        eps = {round(_resolved(s)["epsilon"], 12) for s in exp["algorithms"].values() if s["policy"].startswith("nvldb_")}
+        eps = {
+            round(_resolved(s)["epsilon"], 12) for s in exp["algorithms"].values() if s["policy"].startswith("nvldb_")
+        }
         assert eps == {0.05, 0.1, 0.2, round(1 / math.sqrt(d), 12)}
         controls = [_resolved(s) for l, s in exp["algorithms"].items() if l.endswith("_w4")]
         plain = [_resolved(s) for l, s in exp["algorithms"].items() if l.startswith("NLDB-") and not l.endswith("_w4")]
@@ -484,8 +543,12 @@ def test_paper_grid_labels_extras_and_runs_sec_6s_settings():
             if spec["policy"] == "maxinp":
                 assert label.endswith("-extra")
     for util in ("cosine", "square", "quadratic_form"):
-        sec6 = [_resolved(s) for s in grid[f"vdb_{util}_sec6"]["algorithms"].values() if s["policy"].startswith("nvldb_")]
-        app_e = [_resolved(s) for s in grid[f"vdb_{util}_d5_k5"]["algorithms"].values() if s["policy"].startswith("nvldb_")]
+        sec6 = [
+            _resolved(s) for s in grid[f"vdb_{util}_sec6"]["algorithms"].values() if s["policy"].startswith("nvldb_")
+        ]
+        app_e = [
+            _resolved(s) for s in grid[f"vdb_{util}_d5_k5"]["algorithms"].values() if s["policy"].startswith("nvldb_")
+        ]
         assert {(p["width"], p["lr"]) for p in sec6} == {(100, 0.001)}
         assert {(p["width"], p["lr"]) for p in app_e} == {(32, 0.01)}
     high = grid["vdb_square_d100_sec6_T10000"]

@@ -75,40 +75,77 @@ class _NeuralDuelingBase(Policy):
     #: the symmetric initialisation scores every arm 0 in round 1: an exact tie that rounding decides
     engine_check_params = {"init": "independent"}
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 width: Annotated[int, Range(ge=2), Doc(
-                     "hidden width ``m`` of the network ``h(x; theta)`` (even for the symmetric initialisation).")] = 32,
-                 depth: Annotated[int, Range(ge=2), Doc("number of layers ``L`` of the network.")] = 2,
-                 init: Annotated[str, OneOf(INITS), Doc(
-                     "initialisation of ``theta_0`` (:mod:`banditbench.policies.neural.nets`): ``symmetric`` makes "
-                     "``h(x; theta_0) = 0`` (NTK).")] = "symmetric",
-                 lam: Annotated[Positive, Doc(
-                     "regularisation of the loss of eq. 7 and ``V_0 = (lam / kappa_mu) I`` (eq. 8).")] = 1.0,
-                 kappa_mu: Annotated[Positive, Doc(
-                     "lower bound on the link derivative (Assumption A2), as in the linear family.")] = 0.1,
-                 nu: Annotated[NonNegative | Literal["theory"], Doc(
-                     "exploration coefficient ``nu_T`` of eq. 10: a constant, or ``theory`` for eq. 11 with Lemma C.5's "
-                     "``beta_T`` (needs ``effective_dimension``).")] = 1.0,
-                 delta: Annotated[Probability, Doc("failure probability of ``nu: theory`` (Lemma C.5).")] = 0.05,
-                 effective_dimension: Annotated[Positive | None, Doc(
-                     "``d_eff`` of Lemma C.5's ``beta_T``; required with ``nu: theory``, unused otherwise.")] = None,
-                 norm_bound: Annotated[NonNegative, Doc("``B`` of eq. 11 (``nu: theory`` only).")] = 1.0,
-                 lr: Annotated[Positive, Doc("Adam's learning rate (:mod:`banditbench.policies.neural.training`).")
-                 ] = 0.01,
-                 train_steps: Annotated[PositiveInt, Doc(
-                     "full-batch Adam steps of each (warm-started) retraining on the loss of eq. 7.")] = 10,
-                 train_every: Annotated[PositiveInt | Literal["doubling"], Doc(
-                     "retrain every this many rounds (Algorithm 2 line 7: every round); ``doubling`` at rounds "
-                     "2, 4, 8, ...")] = 1,
-                 confidence: Annotated[str, OneOf(CONFIDENCES), Doc(
-                     "``full`` keeps ``V^-1`` exactly (Sherman-Morrison, p x p memory); ``diagonal`` is the diagonal "
-                     "approximation of the public neural-bandit code.")] = "full",
-                 regulariser_scale: Annotated[Literal["width", "one"], Doc(
-                     "``width`` regularises eq. 7 with ``(m lam / 2) ||theta - theta_0||^2`` (the NTK analogue of "
-                     "LDB-DF's ridge); ``one`` takes eq. 7's ``lam / 2`` literally.")] = "width",
-                 device: Annotated[str, OneOf(DEVICES), Doc(
-                     "where the seed-batched path (what a simulate job runs) keeps its tensors, ``cpu`` or ``cuda``; "
-                     "the single-seed reference path always runs on the CPU.")] = "cpu"):
+    def __init__(
+        self,
+        problem: Problem,
+        rng: np.random.Generator,
+        *,
+        width: Annotated[
+            int,
+            Range(ge=2),
+            Doc("hidden width ``m`` of the network ``h(x; theta)`` (even for the symmetric initialisation)."),
+        ] = 32,
+        depth: Annotated[int, Range(ge=2), Doc("number of layers ``L`` of the network.")] = 2,
+        init: Annotated[
+            str,
+            OneOf(INITS),
+            Doc(
+                "initialisation of ``theta_0`` (:mod:`banditbench.policies.neural.nets`): ``symmetric`` makes "
+                "``h(x; theta_0) = 0`` (NTK)."
+            ),
+        ] = "symmetric",
+        lam: Annotated[
+            Positive, Doc("regularisation of the loss of eq. 7 and ``V_0 = (lam / kappa_mu) I`` (eq. 8).")
+        ] = 1.0,
+        kappa_mu: Annotated[
+            Positive, Doc("lower bound on the link derivative (Assumption A2), as in the linear family.")
+        ] = 0.1,
+        nu: Annotated[
+            NonNegative | Literal["theory"],
+            Doc(
+                "exploration coefficient ``nu_T`` of eq. 10: a constant, or ``theory`` for eq. 11 with Lemma C.5's "
+                "``beta_T`` (needs ``effective_dimension``)."
+            ),
+        ] = 1.0,
+        delta: Annotated[Probability, Doc("failure probability of ``nu: theory`` (Lemma C.5).")] = 0.05,
+        effective_dimension: Annotated[
+            Positive | None, Doc("``d_eff`` of Lemma C.5's ``beta_T``; required with ``nu: theory``, unused otherwise.")
+        ] = None,
+        norm_bound: Annotated[NonNegative, Doc("``B`` of eq. 11 (``nu: theory`` only).")] = 1.0,
+        lr: Annotated[Positive, Doc("Adam's learning rate (:mod:`banditbench.policies.neural.training`).")] = 0.01,
+        train_steps: Annotated[
+            PositiveInt, Doc("full-batch Adam steps of each (warm-started) retraining on the loss of eq. 7.")
+        ] = 10,
+        train_every: Annotated[
+            PositiveInt | Literal["doubling"],
+            Doc(
+                "retrain every this many rounds (Algorithm 2 line 7: every round); ``doubling`` at rounds 2, 4, 8, ..."
+            ),
+        ] = 1,
+        confidence: Annotated[
+            str,
+            OneOf(CONFIDENCES),
+            Doc(
+                "``full`` keeps ``V^-1`` exactly (Sherman-Morrison, p x p memory); ``diagonal`` is the diagonal "
+                "approximation of the public neural-bandit code."
+            ),
+        ] = "full",
+        regulariser_scale: Annotated[
+            Literal["width", "one"],
+            Doc(
+                "``width`` regularises eq. 7 with ``(m lam / 2) ||theta - theta_0||^2`` (the NTK analogue of "
+                "LDB-DF's ridge); ``one`` takes eq. 7's ``lam / 2`` literally."
+            ),
+        ] = "width",
+        device: Annotated[
+            str,
+            OneOf(DEVICES),
+            Doc(
+                "where the seed-batched path (what a simulate job runs) keeps its tensors, ``cpu`` or ``cuda``; "
+                "the single-seed reference path always runs on the CPU."
+            ),
+        ] = "cpu",
+    ):
         where = POLICY_PARAMS
         check_device(device, where)
         configure_torch()
@@ -117,30 +154,35 @@ class _NeuralDuelingBase(Policy):
         self.lam, self.kappa_mu = lam, kappa_mu
         self.net = MLP(self.d, width, depth, init, generator_from(rng), where)
         reg_weight = lam * (width if regulariser_scale == "width" else 1.0)
-        self.trainer = Trainer(self.net.theta0, lam=reg_weight, lr=lr, steps=train_steps, every=train_every,
-                               where=where)
+        self.trainer = Trainer(
+            self.net.theta0, lam=reg_weight, lr=lr, steps=train_steps, every=train_every, where=where
+        )
         self.nu = self._nu(nu, delta, effective_dimension, norm_bound, where)
         self.history = DuelHistory(self.horizon, problem.rho, problem.window)
         self.fixed_arms = bool(problem.info.get("fixed_arms", False))
         self.confidence = confidence
-        reg = lam / kappa_mu                                                 # V_0 = (lam / kappa_mu) I
+        reg = lam / kappa_mu  # V_0 = (lam / kappa_mu) I
         if self.fixed_arms:
-            self.arm_set: np.ndarray | None = None      # set in round 1, with the arm kernel
+            self.arm_set: np.ndarray | None = None  # set in round 1, with the arm kernel
             self.played = np.zeros((self.horizon, 2), dtype=np.int64)
             self.gram = None
         else:
             self.x_first = torch.zeros(self.horizon, self.d, dtype=DTYPE)
             self.x_second = torch.zeros(self.horizon, self.d, dtype=DTYPE)
-            self.gram = (InverseGram(self.net.n_params, reg, keep_matrix=False) if confidence == "full"
-                         else DiagonalGram(self.net.n_params, reg))
+            self.gram = (
+                InverseGram(self.net.n_params, reg, keep_matrix=False)
+                if confidence == "full"
+                else DiagonalGram(self.net.n_params, reg)
+            )
 
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
         check_network(values)
         check_device(values["device"], POLICY_PARAMS)
         if values["nu"] == "theory" and values["effective_dimension"] is None:
-            raise ConfigError(f"{POLICY_PARAMS}.effective_dimension: nu = 'theory' (eq. 11) needs a positive "
-                              f"effective dimension")
+            raise ConfigError(
+                f"{POLICY_PARAMS}.effective_dimension: nu = 'theory' (eq. 11) needs a positive effective dimension"
+            )
 
     @classmethod
     def batch(cls, policies: Sequence["_NeuralDuelingBase"]) -> "BatchedNeuralDueling":
@@ -152,18 +194,20 @@ class _NeuralDuelingBase(Policy):
         d = facts.get("dimension", 1)
         history = 9 * horizon
         if facts.get("fixed_arms"):
-            return history + 16 * horizon                             # the played pairs
+            return history + 16 * horizon  # the played pairs
         n_params = sum(r * c for r, c in layer_shapes(d, values["width"], values["depth"], values["init"]))
         gram = 8 * n_params * (n_params if values["confidence"] == "full" else 1)
-        return history + 2 * 8 * horizon * d + gram                  # both arms of every round, V^{-1}
+        return history + 2 * 8 * horizon * d + gram  # both arms of every round, V^{-1}
 
     def _nu(self, nu, delta, d_eff, norm_bound, where) -> float:
         if nu != "theory":
             return float(nu)
         if d_eff is None:
-            raise ConfigError(f"{where}.effective_dimension: nu = 'theory' (eq. 11) needs a positive "
-                              f"effective dimension, got {d_eff!r}")
-        beta = math.sqrt(d_eff + 2.0 * math.log(1.0 / delta)) / self.kappa_mu      # Lemma C.5
+            raise ConfigError(
+                f"{where}.effective_dimension: nu = 'theory' (eq. 11) needs a positive "
+                f"effective dimension, got {d_eff!r}"
+            )
+        beta = math.sqrt(d_eff + 2.0 * math.log(1.0 / delta)) / self.kappa_mu  # Lemma C.5
         return (beta + norm_bound * math.sqrt(self.lam / self.kappa_mu) + 1.0) * self.kappa_mu / self.lam
 
     # --- feedback and training ------------------------------------------------
@@ -178,7 +222,7 @@ class _NeuralDuelingBase(Policy):
             return h[pairs[:, 0]] - h[pairs[:, 1]]
         idx = torch.from_numpy(rows)
         both = self.net.forward(theta, torch.cat([self.x_first[idx], self.x_second[idx]]))
-        return both[: len(rows)] - both[len(rows):]
+        return both[: len(rows)] - both[len(rows) :]
 
     def _train(self, t: int) -> None:
         def predict(rows):
@@ -193,14 +237,14 @@ class _NeuralDuelingBase(Policy):
     # --- selection ------------------------------------------------------------
     def _start_fixed_arms(self, arms: np.ndarray) -> None:
         self.arm_set = arms
-        self._arm_tensor = torch.tensor(arms, dtype=DTYPE)         # a copy: the arm set is read-only
+        self._arm_tensor = torch.tensor(arms, dtype=DTYPE)  # a copy: the arm set is read-only
         features = self.net.gradients(self.net.theta0, self._arm_tensor).numpy() / math.sqrt(self.net.width)
         reg = self.lam / self.kappa_mu
         self.gram = ArmKernelGram(features, reg) if self.confidence == "full" else DiagonalGram(features.shape[1], reg)
         self._features = features
 
     def _bonus_scale(self) -> float:
-        return self.nu * math.sqrt(self.lam / self.kappa_mu)                # nu_T sigma (eqs. 10, 12)
+        return self.nu * math.sqrt(self.lam / self.kappa_mu)  # nu_T sigma (eqs. 10, 12)
 
     def _second_arm(self, scores: np.ndarray, first: int, norms: np.ndarray) -> int:
         """The UCB challenger of eq. 10: ``argmax_x h(x; theta_t) + nu_T sigma_{t-1}(x, x_{t,1})``."""
@@ -220,14 +264,17 @@ class _NeuralDuelingBase(Policy):
             x = torch.tensor(arms, dtype=DTYPE)
         with torch.no_grad():
             scores = self.net.forward(theta, x).numpy()
-        first = int(np.argmax(scores))                                        # eq. 9
+        first = int(np.argmax(scores))  # eq. 9
         if self.fixed_arms and self.confidence == "full":
             norms = self.gram.pair_norms(first)
         else:
-            phi = self._features if self.fixed_arms else (
-                self.net.gradients(self.net.theta0, x).numpy() / math.sqrt(self.net.width))
+            phi = (
+                self._features
+                if self.fixed_arms
+                else (self.net.gradients(self.net.theta0, x).numpy() / math.sqrt(self.net.width))
+            )
             norms = self.gram.norms(phi - phi[first])
-        second = self._second_arm(scores, first, norms)                      # eq. 10
+        second = self._second_arm(scores, first, norms)  # eq. 10
         row = self.history.record_play()
         if self.fixed_arms:
             self.played[row] = first, second
@@ -237,7 +284,7 @@ class _NeuralDuelingBase(Policy):
                 self.gram.update(self._features[first] - self._features[second])
         else:
             self.x_first[row], self.x_second[row] = x[first], x[second]
-            self.gram.update(phi[first] - phi[second])                       # eq. 8 / line 11
+            self.gram.update(phi[first] - phi[second])  # eq. 8 / line 11
         return first, second
 
 

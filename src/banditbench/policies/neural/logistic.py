@@ -168,7 +168,7 @@ class Design:
             if self.ridge != self.ridge0:
                 raise RuntimeError("the exact log-determinant is tracked only at the initial ridge")
             return self._log_det
-        added = np.maximum(self.gram.diagonal - self.ridge, 0.0)          # sum_i w_i phi_ij^2 (>= 0 up to rounding)
+        added = np.maximum(self.gram.diagonal - self.ridge, 0.0)  # sum_i w_i phi_ij^2 (>= 0 up to rounding)
         return float(np.log1p(added / self.ridge0).sum())
 
     def set_ridge(self, ridge: float) -> None:
@@ -200,67 +200,140 @@ class _NeuralLogisticBase(Policy):
     #: nu / lam grid played in lockstep); the batched path keeps them per member
     per_member: ClassVar[tuple[str, ...]] = ("nu", "lam")
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 width: Annotated[int, Range(ge=2), Doc(
-                     "hidden width ``m`` of the network ``f(x; theta)`` (App. A, Sec. 7: 20).")] = 20,
-                 depth: Annotated[int, Range(ge=2), Doc(
-                     "number of layers ``L`` of the network (Sec. 7: 2); enters ``lam: adaptive``'s ``lam_0``.")] = 2,
-                 init: Annotated[str, OneOf(INITS), Doc(
-                     "initialisation of ``theta_0`` (:mod:`banditbench.policies.neural.nets`); ``symmetric`` makes "
-                     "``f(x; theta_0) = 0``.")] = "symmetric",
-                 nu: Annotated[NonNegative, Doc(
-                     "exploration parameter multiplying the radius (Sec. 7: grid-searched over "
-                     "{0.01, 0.1, 1, 10, 100}; default from our run of that search on h1).")] = 0.01,
-                 lam: Annotated[Positive | Literal["adaptive"], Doc(
-                     "the regularisation ``lam_t``: a number fixes it (Sec. 7's grid search); ``adaptive`` is eq. 3 "
-                     "with ``lam_0`` of Algorithm 1 line 0 (not for NCBF-UCB).")] = 10.0,
-                 kappa: Annotated[Positive, Doc(
-                     "``kappa``, the inverse lower bound on ``mu'`` (Sec. 7: 10); scales ``V_t``'s ridge "
-                     "``kappa lam_t`` and the radius.")] = 10.0,
-                 norm_bound: Annotated[Positive, Doc(
-                     "``S``, the bound on the parameter norm in the radius (Sec. 7: 1).")] = 1.0,
-                 delta: Annotated[Probability, Doc(
-                     "failure probability (our choice, not stated by the paper); enters only ``radius: theory`` and "
-                     "``lam: adaptive``.")] = 0.05,
-                 radius: Annotated[str, OneOf(CHOICES["radius"]), Doc(
-                     "``order`` keeps the theoretical radius's dependence on S, lam, kappa and ``d_t`` without "
-                     "constants (App. A); ``theory`` evaluates eqs. 1, 2 and 4 as written.")] = "order",
-                 c1: Annotated[Positive, Doc(
-                     "the absolute constant ``C_1`` of ``radius: theory`` and ``lam: adaptive``'s ``lam_0``.")] = 1.0,
-                 c_nu: Annotated[Positive, Doc(
-                     "the absolute constants ``C_6 = C_7`` of ``radius: theory`` (eqs. 1 and 4).")] = 1.0,
-                 mean: Annotated[str, OneOf(CHOICES["mean"]), Doc(
-                     "``algorithm`` takes each algorithm's mean estimate literally (NeuralLog-*-2: "
-                     "``g(x)^T (theta - theta_0)``, Algorithm 2 line 2, eq. 5); ``network`` uses ``f(x; theta)``.")
-                 ] = "network",
-                 gradient_at: Annotated[str, OneOf(CHOICES["gradient_at"]), Doc(
-                     "where the gradient features are taken: ``current`` at ``theta_{t-1}`` (Sec. 7), ``initial`` at "
-                     "``theta_0``.")] = "current",
-                 gradient_scale: Annotated[str, OneOf(CHOICES["gradient_scale"]), Doc(
-                     "``one`` uses ``phi = g`` (Sec. 7), ``inverse_sqrt_width`` ``phi = g / sqrt(m)``.")] = "one",
-                 regulariser: Annotated[str, OneOf(CHOICES["regulariser"]), Doc(
-                     "``l2`` regularises training with ``lam ||theta||^2`` (Sec. 7), ``ntk`` with TrainNN's "
-                     "``(m lam / 2) ||theta - theta_0||^2``.")] = "l2",
-                 confidence: Annotated[str, OneOf(CHOICES["confidence"]), Doc(
-                     "``diagonal`` keeps ``diag(M_t)`` (the paper's approximation, Sec. 7); ``full`` the exact "
-                     "inverse and log-determinant (O(p^2) per round; refused above 2 GiB).")] = "diagonal",
-                 lr: Annotated[Positive, Doc("learning rate of the training steps (Sec. 7: 0.01).")] = 0.01,
-                 train_steps: Annotated[PositiveInt, Doc(
-                     "optimiser steps of each warm-started retraining (Sec. 7: 100).")] = 100,
-                 train_every: Annotated[PositiveInt | Literal["doubling"], Doc(
-                     "retrain every this many rounds (App. A: 50); ``doubling`` at rounds 2, 4, 8, ...")] = 50,
-                 effective_dimension: Annotated[str, OneOf(CHOICES["effective_dimension"]), Doc(
-                     "``scaled`` divides by the ridge, ``log det(I + (R / lam_0) sum phi phi^T)`` (eq. 2); ``app_a`` is "
-                     "App. A's ``log det(sum R g g^T + I)`` (only with ``radius: order`` and a fixed lam).")
-                 ] = "scaled",
-                 optimizer: Annotated[str, OneOf(CHOICES["optimizer"]), Doc(
-                     "``adam`` (moments kept across retrains) or ``gd`` (Sec. 7: \"gradient descent steps\").")
-                 ] = "adam",
-                 minibatch: Annotated[PositiveInt | None, Doc(
-                     "samples per training step; null is the full batch (App. J.1: batch size 50).")] = None,
-                 device: Annotated[str, OneOf(DEVICES), Doc(
-                     "where the seed-batched path keeps its tensors, ``cpu`` or ``cuda`` (refused before any job where "
-                     "torch sees no GPU); the single-seed path always runs on the CPU.")] = "cpu"):
+    def __init__(
+        self,
+        problem: Problem,
+        rng: np.random.Generator,
+        *,
+        width: Annotated[
+            int, Range(ge=2), Doc("hidden width ``m`` of the network ``f(x; theta)`` (App. A, Sec. 7: 20).")
+        ] = 20,
+        depth: Annotated[
+            int,
+            Range(ge=2),
+            Doc("number of layers ``L`` of the network (Sec. 7: 2); enters ``lam: adaptive``'s ``lam_0``."),
+        ] = 2,
+        init: Annotated[
+            str,
+            OneOf(INITS),
+            Doc(
+                "initialisation of ``theta_0`` (:mod:`banditbench.policies.neural.nets`); ``symmetric`` makes "
+                "``f(x; theta_0) = 0``."
+            ),
+        ] = "symmetric",
+        nu: Annotated[
+            NonNegative,
+            Doc(
+                "exploration parameter multiplying the radius (Sec. 7: grid-searched over "
+                "{0.01, 0.1, 1, 10, 100}; default from our run of that search on h1)."
+            ),
+        ] = 0.01,
+        lam: Annotated[
+            Positive | Literal["adaptive"],
+            Doc(
+                "the regularisation ``lam_t``: a number fixes it (Sec. 7's grid search); ``adaptive`` is eq. 3 "
+                "with ``lam_0`` of Algorithm 1 line 0 (not for NCBF-UCB)."
+            ),
+        ] = 10.0,
+        kappa: Annotated[
+            Positive,
+            Doc(
+                "``kappa``, the inverse lower bound on ``mu'`` (Sec. 7: 10); scales ``V_t``'s ridge "
+                "``kappa lam_t`` and the radius."
+            ),
+        ] = 10.0,
+        norm_bound: Annotated[Positive, Doc("``S``, the bound on the parameter norm in the radius (Sec. 7: 1).")] = 1.0,
+        delta: Annotated[
+            Probability,
+            Doc(
+                "failure probability (our choice, not stated by the paper); enters only ``radius: theory`` and "
+                "``lam: adaptive``."
+            ),
+        ] = 0.05,
+        radius: Annotated[
+            str,
+            OneOf(CHOICES["radius"]),
+            Doc(
+                "``order`` keeps the theoretical radius's dependence on S, lam, kappa and ``d_t`` without "
+                "constants (App. A); ``theory`` evaluates eqs. 1, 2 and 4 as written."
+            ),
+        ] = "order",
+        c1: Annotated[
+            Positive, Doc("the absolute constant ``C_1`` of ``radius: theory`` and ``lam: adaptive``'s ``lam_0``.")
+        ] = 1.0,
+        c_nu: Annotated[
+            Positive, Doc("the absolute constants ``C_6 = C_7`` of ``radius: theory`` (eqs. 1 and 4).")
+        ] = 1.0,
+        mean: Annotated[
+            str,
+            OneOf(CHOICES["mean"]),
+            Doc(
+                "``algorithm`` takes each algorithm's mean estimate literally (NeuralLog-*-2: "
+                "``g(x)^T (theta - theta_0)``, Algorithm 2 line 2, eq. 5); ``network`` uses ``f(x; theta)``."
+            ),
+        ] = "network",
+        gradient_at: Annotated[
+            str,
+            OneOf(CHOICES["gradient_at"]),
+            Doc(
+                "where the gradient features are taken: ``current`` at ``theta_{t-1}`` (Sec. 7), ``initial`` at "
+                "``theta_0``."
+            ),
+        ] = "current",
+        gradient_scale: Annotated[
+            str,
+            OneOf(CHOICES["gradient_scale"]),
+            Doc("``one`` uses ``phi = g`` (Sec. 7), ``inverse_sqrt_width`` ``phi = g / sqrt(m)``."),
+        ] = "one",
+        regulariser: Annotated[
+            str,
+            OneOf(CHOICES["regulariser"]),
+            Doc(
+                "``l2`` regularises training with ``lam ||theta||^2`` (Sec. 7), ``ntk`` with TrainNN's "
+                "``(m lam / 2) ||theta - theta_0||^2``."
+            ),
+        ] = "l2",
+        confidence: Annotated[
+            str,
+            OneOf(CHOICES["confidence"]),
+            Doc(
+                "``diagonal`` keeps ``diag(M_t)`` (the paper's approximation, Sec. 7); ``full`` the exact "
+                "inverse and log-determinant (O(p^2) per round; refused above 2 GiB)."
+            ),
+        ] = "diagonal",
+        lr: Annotated[Positive, Doc("learning rate of the training steps (Sec. 7: 0.01).")] = 0.01,
+        train_steps: Annotated[
+            PositiveInt, Doc("optimiser steps of each warm-started retraining (Sec. 7: 100).")
+        ] = 100,
+        train_every: Annotated[
+            PositiveInt | Literal["doubling"],
+            Doc("retrain every this many rounds (App. A: 50); ``doubling`` at rounds 2, 4, 8, ..."),
+        ] = 50,
+        effective_dimension: Annotated[
+            str,
+            OneOf(CHOICES["effective_dimension"]),
+            Doc(
+                "``scaled`` divides by the ridge, ``log det(I + (R / lam_0) sum phi phi^T)`` (eq. 2); ``app_a`` is "
+                "App. A's ``log det(sum R g g^T + I)`` (only with ``radius: order`` and a fixed lam)."
+            ),
+        ] = "scaled",
+        optimizer: Annotated[
+            str,
+            OneOf(CHOICES["optimizer"]),
+            Doc('``adam`` (moments kept across retrains) or ``gd`` (Sec. 7: "gradient descent steps").'),
+        ] = "adam",
+        minibatch: Annotated[
+            PositiveInt | None, Doc("samples per training step; null is the full batch (App. J.1: batch size 50).")
+        ] = None,
+        device: Annotated[
+            str,
+            OneOf(DEVICES),
+            Doc(
+                "where the seed-batched path keeps its tensors, ``cpu`` or ``cuda`` (refused before any job where "
+                "torch sees no GPU); the single-seed path always runs on the CPU."
+            ),
+        ] = "cpu",
+    ):
         where = POLICY_PARAMS
         check_device(device, where)
         self.device = device
@@ -292,28 +365,38 @@ class _NeuralLogisticBase(Policy):
         self.phi_scale = 1.0 if scale == "one" else 1.0 / math.sqrt(width)
         ntk = self.regulariser == "ntk"
         # a minibatch stream only when asked for: the default runs draw nothing more from rng
-        self.trainer = Trainer(self.net.theta0, lam=self._loss_weight(), lr=lr, steps=train_steps,
-                               every=train_every, centre="init" if ntk else "zero", where=where,
-                               optimizer=optimizer, batch=minibatch,
-                               generator=generator_from(rng) if minibatch is not None else None)
+        self.trainer = Trainer(
+            self.net.theta0,
+            lam=self._loss_weight(),
+            lr=lr,
+            steps=train_steps,
+            every=train_every,
+            centre="init" if ntk else "zero",
+            where=where,
+            optimizer=optimizer,
+            batch=minibatch,
+            generator=generator_from(rng) if minibatch is not None else None,
+        )
         p = self.net.n_params
         if full:
             n_matrices = self._n_matrices(self.adaptive, app_a)
             gib = n_matrices * p * p * 8 / 2**30
             if gib > 2:
-                raise ConfigError(f"{where}.confidence: 'full' keeps {n_matrices} p x p matrices, {gib:.1f} GiB for "
-                                  f"p = {p:,} parameters; use 'diagonal' (or a narrower network)")
+                raise ConfigError(
+                    f"{where}.confidence: 'full' keeps {n_matrices} p x p matrices, {gib:.1f} GiB for "
+                    f"p = {p:,} parameters; use 'diagonal' (or a narrower network)"
+                )
         self.matrix = Design(p, self._ridge(), full, movable=self.adaptive)
-        if app_a:                                          # App. A: no lam in the effective dimension
+        if app_a:  # App. A: no lam in the effective dimension
             # NCBF: log det(sum (1/kappa) g g^T + I); NeuralLog: log det(sum R g g^T + I)
             self.log_det_design = Design(p, self.kappa if self.radius_kind == "ncbf" else 1.0 / R, full)
         elif self.radius_kind == "ncbf":
-            self.log_det_design = self.matrix              # d_t = log det(I + sum phi phi^T / (kappa lam))
+            self.log_det_design = self.matrix  # d_t = log det(I + sum phi phi^T / (kappa lam))
         else:
-            self.log_det_design = Design(p, self.lam0 / R, full)   # eq. 2: log det(I + (R / lam_0) sum phi phi^T)
+            self.log_det_design = Design(p, self.lam0 / R, full)  # eq. 2: log det(I + (R / lam_0) sum phi phi^T)
         self.X = torch.zeros(self.horizon, int(problem["dimension"]), dtype=DTYPE)
         self.y = torch.zeros(self.horizon, dtype=DTYPE)
-        self.n = 0                                      # observations absorbed
+        self.n = 0  # observations absorbed
         self.pending: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.arrived: list[tuple[np.ndarray, np.ndarray, float]] = []
         self.conf_radius = self._radius()
@@ -340,9 +423,11 @@ class _NeuralLogisticBase(Policy):
     @staticmethod
     def _check_relations(radius, lam, effective_dimension) -> None:
         if effective_dimension == "app_a" and (radius != "order" or lam == "adaptive"):
-            raise ConfigError(f"{POLICY_PARAMS}.effective_dimension: 'app_a' is App. A's reading for the experiments' "
-                              f"order radius with a fixed lam; eqs. 1-4 (radius: theory, lam: adaptive) use eq. 2's "
-                              f"log det(I + (R / lam_0) sum g g^T) ('scaled'); got radius {radius!r}, lam {lam!r}")
+            raise ConfigError(
+                f"{POLICY_PARAMS}.effective_dimension: 'app_a' is App. A's reading for the experiments' "
+                f"order radius with a fixed lam; eqs. 1-4 (radius: theory, lam: adaptive) use eq. 2's "
+                f"log det(I + (R / lam_0) sum g g^T) ('scaled'); got radius {radius!r}, lam {lam!r}"
+            )
 
     @classmethod
     def _n_matrices(cls, adaptive: bool, app_a: bool) -> int:
@@ -355,7 +440,7 @@ class _NeuralLogisticBase(Policy):
         p = sum(r * c for r, c in layer_shapes(d, values["width"], values["depth"], values["init"]))
         matrices = cls._n_matrices(values["lam"] == "adaptive", values["effective_dimension"] == "app_a")
         design = matrices * 8 * p * (p if values["confidence"] == "full" else 1)
-        return 8 * horizon * (d + 1) + design                         # every observed arm and reward, V / W
+        return 8 * horizon * (d + 1) + design  # every observed arm and reward, V / W
 
     # --- eqs. 1-4 ------------------------------------------------------------
     def _log_term(self) -> float:
@@ -369,8 +454,9 @@ class _NeuralLogisticBase(Policy):
     def _iota(self) -> float:
         """Eq. 2."""
         lt = self._log_term()
-        return (16.0 * math.sqrt(self.log_det_design.log_det * lt)
-                + 8.0 * self.c1 * math.sqrt(self.depth / self.lam0) * lt)
+        return (
+            16.0 * math.sqrt(self.log_det_design.log_det * lt) + 8.0 * self.c1 * math.sqrt(self.depth / self.lam0) * lt
+        )
 
     def _radius(self) -> float:
         """The multiplier of ``||phi||_{M^{-1}}`` (before ``nu``), from the data absorbed so far."""
@@ -385,7 +471,7 @@ class _NeuralLogisticBase(Policy):
             nu_t = S**2 * (math.sqrt(d_t) + 1.0 / math.sqrt(self.lam0))
         else:
             L = self.depth
-            nu_t = self.c_nu * (1.0 + math.sqrt(L) * S + L * S**2) * self._iota() + 1.0     # eqs. 1 and 4
+            nu_t = self.c_nu * (1.0 + math.sqrt(L) * S + L * S**2) * self._iota() + 1.0  # eqs. 1 and 4
         if self.design == "W":
             return nu_t
         return math.sqrt(kappa) * nu_t * (1.0 if self.sampling else R)
@@ -424,7 +510,7 @@ class _NeuralLogisticBase(Policy):
             weights = np.ones(len(new))
             if self.design == "W":
                 with torch.no_grad():
-                    f = self.net.forward(self.trainer.current, self.X[self.n - len(new): self.n]).numpy()
+                    f = self.net.forward(self.trainer.current, self.X[self.n - len(new) : self.n]).numpy()
                 s = sigmoid(f)
                 weights = s * (1.0 - s)
             for (phi, _, _), w in zip(new, weights):
@@ -436,18 +522,18 @@ class _NeuralLogisticBase(Policy):
     # --- selection -----------------------------------------------------------
     def _centre(self, theta: torch.Tensor, x: torch.Tensor, g: np.ndarray) -> np.ndarray:
         """The mean of every arm (module docstring's table); ``g`` the arms' gradients at ``gradient_at``."""
-        if self.mean_kind == "linearised":                          # Algorithm 2 line 2, eq. 5, App. J
+        if self.mean_kind == "linearised":  # Algorithm 2 line 2, eq. 5, App. J
             return g @ (theta - self.net.theta0).numpy()
         with torch.no_grad():
             centre = self.net.forward(theta, x).numpy()
-        if self.mean_kind == "probability":                         # Algorithm 1, line 2
+        if self.mean_kind == "probability":  # Algorithm 1, line 2
             centre = sigmoid(centre)
         return centre
 
     def act(self, t: int, arms: np.ndarray) -> int:
         self._absorb(t)
         theta = self.trainer.current
-        x = torch.tensor(arms, dtype=DTYPE)                       # a copy: environments' arrays are read-only
+        x = torch.tensor(arms, dtype=DTYPE)  # a copy: environments' arrays are read-only
         at = theta if self.gradient_at == "current" else self.net.theta0
         g = self.net.gradients(at, x).numpy()
         phi = g * self.phi_scale if self.phi_scale != 1.0 else g
@@ -505,10 +591,18 @@ class NCBFUCB(_NeuralLogisticBase):
     mean = "latent"
     radius_kind = "ncbf"
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 nu: Annotated[NonNegative, Doc(
-                     "exploration parameter multiplying Verma et al.'s radius (Sec. 7's grid search; default from our "
-                     "run of it on h1).")] = 0.1, **params):
+    def __init__(
+        self,
+        problem: Problem,
+        rng: np.random.Generator,
+        *,
+        nu: Annotated[
+            NonNegative,
+            Doc(
+                "exploration parameter multiplying Verma et al.'s radius (Sec. 7's grid search; default from our "
+                "run of it on h1)."
+            ),
+        ] = 0.1,
+        **params,
+    ):
         super().__init__(problem, rng, nu=nu, **params)
-
-

@@ -65,8 +65,10 @@ def check_network(values: Mapping[str, Any], output_relu: bool = False, where: s
     if init != "independent" and width % 2:
         raise ConfigError(f"{where}.width: need an even width for the {init} initialisation, got {width}")
     if output_relu and init == "symmetric":
-        raise ConfigError(f"{where}.init: with the symmetric initialisation a ReLU output layer is 0 with zero "
-                          f"gradient at theta_0 and never trains; use 'block' or 'independent'")
+        raise ConfigError(
+            f"{where}.init: with the symmetric initialisation a ReLU output layer is 0 with zero "
+            f"gradient at theta_0 and never trains; use 'block' or 'independent'"
+        )
 
 
 def configure_torch() -> None:
@@ -98,9 +100,18 @@ class MLP:
         float64 and rounded, so they do not depend on it).
     """
 
-    def __init__(self, input_dim: int, width: int, depth: int, init: str, generator: torch.Generator,
-                 where: str = "policy.params", outputs: int = 1, output_relu: bool = False,
-                 dtype: torch.dtype = DTYPE):
+    def __init__(
+        self,
+        input_dim: int,
+        width: int,
+        depth: int,
+        init: str,
+        generator: torch.Generator,
+        where: str = "policy.params",
+        outputs: int = 1,
+        output_relu: bool = False,
+        dtype: torch.dtype = DTYPE,
+    ):
         if depth < 2:
             raise ConfigError(f"{where}.depth: the network needs depth >= 2, got {depth}")
         if init not in INITS:
@@ -110,8 +121,10 @@ class MLP:
         if outputs < 1:
             raise ConfigError(f"{where}.feature_dim: must be a positive integer, got {outputs}")
         if output_relu and init == "symmetric":
-            raise ConfigError(f"{where}.init: with the symmetric initialisation a ReLU output layer is 0 with zero "
-                              f"gradient at theta_0 and never trains; use 'block' or 'independent'")
+            raise ConfigError(
+                f"{where}.init: with the symmetric initialisation a ReLU output layer is 0 with zero "
+                f"gradient at theta_0 and never trains; use 'block' or 'independent'"
+            )
         self.width, self.depth, self.init = width, depth, init
         self.outputs, self.output_relu = outputs, output_relu
         self.input_dim = input_dim
@@ -122,7 +135,7 @@ class MLP:
         self.n_params = int(self.offsets[-1])
         self.scale = math.sqrt(width)
         self.dtype = dtype
-        self.theta0 = self._initial_parameters(generator).to(dtype)        # the same draws in any precision
+        self.theta0 = self._initial_parameters(generator).to(dtype)  # the same draws in any precision
         self._grad_one = vmap(grad(self._forward_one), in_dims=(None, 0))
 
     def _initial_parameters(self, gen: torch.Generator) -> torch.Tensor:

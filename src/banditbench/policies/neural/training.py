@@ -52,7 +52,7 @@ def check_schedule(every, where: str = "policy.params.train_every") -> None:
         raise ConfigError(f"{where}: must be a positive integer or 'doubling', got {every!r}")
 
 
-ADAM_BETAS, ADAM_EPS = (0.9, 0.999), 1e-8          # torch.optim.Adam's defaults
+ADAM_BETAS, ADAM_EPS = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults
 #: the optimisers a Trainer takes (module docstring)
 OPTIMIZERS = ("adam", "gd")
 
@@ -64,16 +64,28 @@ def adam_step(theta: np.ndarray, grad: np.ndarray, m: np.ndarray, v: np.ndarray,
     m += (1 - b1) * (grad - m)
     v *= b2
     v += (1 - b2) * grad * grad
-    denom = np.sqrt(v) / math.sqrt(1 - b2 ** k) + ADAM_EPS
-    theta -= (lr / (1 - b1 ** k)) * m / denom
+    denom = np.sqrt(v) / math.sqrt(1 - b2**k) + ADAM_EPS
+    theta -= (lr / (1 - b1**k)) * m / denom
 
 
 class Trainer:
     """Minimises the weighted logistic loss (module docstring) by warm-started Adam (or gradient-descent) steps."""
 
-    def __init__(self, theta0: torch.Tensor, *, lam: float, lr: float, steps: int, every: int | str = 1,
-                 centre: str = "init", penalised: slice = slice(None), where: str = "policy.params",
-                 optimizer: str = "adam", batch: int | None = None, generator: torch.Generator | None = None):
+    def __init__(
+        self,
+        theta0: torch.Tensor,
+        *,
+        lam: float,
+        lr: float,
+        steps: int,
+        every: int | str = 1,
+        centre: str = "init",
+        penalised: slice = slice(None),
+        where: str = "policy.params",
+        optimizer: str = "adam",
+        batch: int | None = None,
+        generator: torch.Generator | None = None,
+    ):
         if not lam > 0:
             raise ConfigError(f"{where}.lam: must be positive, got {lam}")
         if not lr > 0:
@@ -94,9 +106,10 @@ class Trainer:
         self.lam, self.lr, self.steps, self.every, self.penalised = lam, lr, steps, every, penalised
         self.centre = theta0.clone() if centre == "init" else torch.zeros_like(theta0)
         self.theta = theta0.clone().requires_grad_(True)
-        self.optimizer = (torch.optim.Adam([self.theta], lr=lr) if optimizer == "adam"
-                          else torch.optim.SGD([self.theta], lr=lr))          # SGD without momentum: plain GD
-        self._moments: tuple[np.ndarray, np.ndarray] | None = None     # fit_gradient's Adam state
+        self.optimizer = (
+            torch.optim.Adam([self.theta], lr=lr) if optimizer == "adam" else torch.optim.SGD([self.theta], lr=lr)
+        )  # SGD without momentum: plain GD
+        self._moments: tuple[np.ndarray, np.ndarray] | None = None  # fit_gradient's Adam state
         self._k = 0
 
     def due(self, t: int) -> bool:
@@ -112,8 +125,12 @@ class Trainer:
         gap = (self.theta - self.centre)[self.penalised]
         return per.sum() + 0.5 * self.lam * gap.square().sum()
 
-    def fit(self, logits_fn: Callable[[torch.Tensor], torch.Tensor], labels: torch.Tensor,
-            weights: torch.Tensor | None = None) -> torch.Tensor:
+    def fit(
+        self,
+        logits_fn: Callable[[torch.Tensor], torch.Tensor],
+        labels: torch.Tensor,
+        weights: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """Run ``steps`` optimiser steps; ``logits_fn(theta)`` gives the samples' logits. Returns theta (detached).
 
         With ``batch`` set, each step's data term covers ``batch`` samples drawn without replacement
@@ -142,7 +159,7 @@ class Trainer:
         view of the parameters (the ridge is added here).  Full batch only.  Returns theta (detached)."""
         if self.batch is not None:
             raise ValueError("Trainer.fit_gradient takes full-batch steps; use fit for minibatches")
-        theta = self.theta.detach().numpy()                 # shares the parameters' memory: updated in place
+        theta = self.theta.detach().numpy()  # shares the parameters' memory: updated in place
         if self._moments is None:
             self._moments = (np.zeros_like(theta), np.zeros_like(theta))
         centre = self.centre.numpy()[self.penalised]

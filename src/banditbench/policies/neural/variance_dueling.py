@@ -125,58 +125,120 @@ class _NeuralLinearDueling(Policy):
     #: in float32 Adam turns the rounding of gradient terms that cancel exactly into steps of order lr
     engine_check_params = {"precision": "float64"}
 
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 width: Annotated[int, Range(ge=2), Doc(
-                     "hidden width ``m`` of ``phi(x; W)`` (App. E.2.1: 32; Sec. 6: 100).")] = 32,
-                 depth: Annotated[int, Range(ge=2), Doc(
-                     "weight matrices of ``phi`` (eq. 2): App. E.2.1's \"two hidden layers of 32 units\" is depth 3 "
-                     "(Sec. 6's L = 3).")] = 3,
-                 feature_dim: Annotated[PositiveInt | None, Doc(
-                     "the feature dimension D of ``phi(x; W)`` in R^D; null is d, the arm dimension (eq. 2's "
-                     "``W^L`` in R^{d x m}).")] = None,
-                 init: Annotated[str, OneOf(INITS), Doc(
-                     "initialisation of ``W_0``: ``block`` applies eq. 3's draws to the raw input, ``independent`` is "
-                     "He-style (``symmetric`` is refused: its ReLU features vanish).")] = "block",
-                 lam: Annotated[Positive, Doc(
-                     "regularisation ``lam/2 ||theta - theta_0||^2`` of eq. 4 and ``V_0 = lam I`` (eq. 6).")] = 1.0,
-                 a: Annotated[NonNegative, Doc(
-                     "the exploration coefficient ``a_t`` of the pair rules (Sec. 4.2; App. E.2.1: 1).")] = 1.0,
-                 epsilon: Annotated[float, Range(gt=0, le=0.5), Doc(
-                     "floor of NVLDB's ``zeta_t = max(sigma_t, epsilon)`` (eq. 5; not reported, Theorem 1 asks "
-                     "``O(1/sqrt(d))``); the weights ``1/zeta^2`` lie in ``[4, 1/epsilon^2]``.")] = 0.05,
-                 zeta: Annotated[Annotated[float, Range(gt=0, le=1)] | None, Doc(
-                     "NLDB only: the constant ``zeta_t`` of the variance-agnostic variants; null is 1 (Corollary 1).  "
-                     "NVLDB refuses it.")] = None,
-                 lr: Annotated[Positive, Doc(
-                     "Adam's learning rate on eq. 4 (App. E.2.1: 0.01; Sec. 6 says 1e-3).")] = 0.01,
-                 train_steps: Annotated[PositiveInt, Doc(
-                     "Adam steps of ``(theta, W)`` on eq. 4 per training (line 9; App. E.2.1: 20).")] = 20,
-                 episode_length: Annotated[PositiveInt, Doc(
-                     "``H``: the network trains every ``H`` rounds (App. E.2.1: 1).")] = 1,
-                 refit_theta: Annotated[bool, Doc(
-                     "after the gradient steps, refit ``theta`` alone to the minimiser of eq. 4 with ``W`` fixed by "
-                     "Newton's method (line 10).")] = True,
-                 newton_steps: Annotated[PositiveInt, Doc(
-                     "Newton steps of the refit of ``theta`` (line 10).")] = 50,
-                 gram: Annotated[str, OneOf(GRAMS), Doc(
-                     "``incremental`` is eq. 6 / line 13's V; ``reset`` and ``rebuild`` are the two readings of "
-                     "App. E.2.1's \"reinitialize the parameter set V_{t-1}\" (module docstring).")
-                 ] = "incremental",
-                 csym_sample: Annotated[str, OneOf(CSYM_SAMPLES), Doc(
-                     "TS-CSYM's draw, by Sec. 4.2.2's equation or by Listing 4 "
-                     "(:mod:`banditbench.policies.pair_selection`).")] = "equation",
-                 precision: Annotated[str, OneOf(tuple(PRECISIONS)), Doc(
-                     "floating-point type of the network (``float32``, PyTorch's default and the authors'); V, the "
-                     "refit and the selection rules work in float64.")] = "float32",
-                 backprop: Annotated[str, OneOf(BACKPROPS), Doc(
-                     "how line 9's gradient steps are computed: ``manual`` (a numpy backward pass and Adam) or "
-                     "``autograd`` (PyTorch); the same iterates up to rounding.")] = "manual",
-                 device: Annotated[str, OneOf(DEVICES), Doc(
-                     "where the seed-batched path (what a simulate job runs) keeps its tensors, ``cpu`` or ``cuda``; "
-                     "the single-seed reference path always runs on the CPU.")] = "cpu",
-                 distinct_pair: Annotated[bool, Doc(
-                     "ours, not the paper's: the pair rule's best pair of two different arms, so that no round is a "
-                     "self-duel (false, as Listings 2-3, allows ``k1 = k2``).")] = False):
+    def __init__(
+        self,
+        problem: Problem,
+        rng: np.random.Generator,
+        *,
+        width: Annotated[
+            int, Range(ge=2), Doc("hidden width ``m`` of ``phi(x; W)`` (App. E.2.1: 32; Sec. 6: 100).")
+        ] = 32,
+        depth: Annotated[
+            int,
+            Range(ge=2),
+            Doc(
+                'weight matrices of ``phi`` (eq. 2): App. E.2.1\'s "two hidden layers of 32 units" is depth 3 '
+                "(Sec. 6's L = 3)."
+            ),
+        ] = 3,
+        feature_dim: Annotated[
+            PositiveInt | None,
+            Doc(
+                "the feature dimension D of ``phi(x; W)`` in R^D; null is d, the arm dimension (eq. 2's "
+                "``W^L`` in R^{d x m})."
+            ),
+        ] = None,
+        init: Annotated[
+            str,
+            OneOf(INITS),
+            Doc(
+                "initialisation of ``W_0``: ``block`` applies eq. 3's draws to the raw input, ``independent`` is "
+                "He-style (``symmetric`` is refused: its ReLU features vanish)."
+            ),
+        ] = "block",
+        lam: Annotated[
+            Positive, Doc("regularisation ``lam/2 ||theta - theta_0||^2`` of eq. 4 and ``V_0 = lam I`` (eq. 6).")
+        ] = 1.0,
+        a: Annotated[
+            NonNegative, Doc("the exploration coefficient ``a_t`` of the pair rules (Sec. 4.2; App. E.2.1: 1).")
+        ] = 1.0,
+        epsilon: Annotated[
+            float,
+            Range(gt=0, le=0.5),
+            Doc(
+                "floor of NVLDB's ``zeta_t = max(sigma_t, epsilon)`` (eq. 5; not reported, Theorem 1 asks "
+                "``O(1/sqrt(d))``); the weights ``1/zeta^2`` lie in ``[4, 1/epsilon^2]``."
+            ),
+        ] = 0.05,
+        zeta: Annotated[
+            Annotated[float, Range(gt=0, le=1)] | None,
+            Doc(
+                "NLDB only: the constant ``zeta_t`` of the variance-agnostic variants; null is 1 (Corollary 1).  "
+                "NVLDB refuses it."
+            ),
+        ] = None,
+        lr: Annotated[Positive, Doc("Adam's learning rate on eq. 4 (App. E.2.1: 0.01; Sec. 6 says 1e-3).")] = 0.01,
+        train_steps: Annotated[
+            PositiveInt, Doc("Adam steps of ``(theta, W)`` on eq. 4 per training (line 9; App. E.2.1: 20).")
+        ] = 20,
+        episode_length: Annotated[
+            PositiveInt, Doc("``H``: the network trains every ``H`` rounds (App. E.2.1: 1).")
+        ] = 1,
+        refit_theta: Annotated[
+            bool,
+            Doc(
+                "after the gradient steps, refit ``theta`` alone to the minimiser of eq. 4 with ``W`` fixed by "
+                "Newton's method (line 10)."
+            ),
+        ] = True,
+        newton_steps: Annotated[PositiveInt, Doc("Newton steps of the refit of ``theta`` (line 10).")] = 50,
+        gram: Annotated[
+            str,
+            OneOf(GRAMS),
+            Doc(
+                "``incremental`` is eq. 6 / line 13's V; ``reset`` and ``rebuild`` are the two readings of "
+                'App. E.2.1\'s "reinitialize the parameter set V_{t-1}" (module docstring).'
+            ),
+        ] = "incremental",
+        csym_sample: Annotated[
+            str,
+            OneOf(CSYM_SAMPLES),
+            Doc(
+                "TS-CSYM's draw, by Sec. 4.2.2's equation or by Listing 4 (:mod:`banditbench.policies.pair_selection`)."
+            ),
+        ] = "equation",
+        precision: Annotated[
+            str,
+            OneOf(tuple(PRECISIONS)),
+            Doc(
+                "floating-point type of the network (``float32``, PyTorch's default and the authors'); V, the "
+                "refit and the selection rules work in float64."
+            ),
+        ] = "float32",
+        backprop: Annotated[
+            str,
+            OneOf(BACKPROPS),
+            Doc(
+                "how line 9's gradient steps are computed: ``manual`` (a numpy backward pass and Adam) or "
+                "``autograd`` (PyTorch); the same iterates up to rounding."
+            ),
+        ] = "manual",
+        device: Annotated[
+            str,
+            OneOf(DEVICES),
+            Doc(
+                "where the seed-batched path (what a simulate job runs) keeps its tensors, ``cpu`` or ``cuda``; "
+                "the single-seed reference path always runs on the CPU."
+            ),
+        ] = "cpu",
+        distinct_pair: Annotated[
+            bool,
+            Doc(
+                "ours, not the paper's: the pair rule's best pair of two different arms, so that no round is a "
+                "self-duel (false, as Listings 2-3, allows ``k1 = k2``)."
+            ),
+        ] = False,
+    ):
         where = POLICY_PARAMS
         check_device(device, where)
         check_strategy(self.strategy, csym_sample, where)
@@ -191,21 +253,27 @@ class _NeuralLinearDueling(Policy):
         gen = generator_from(rng)
         self.dtype = PRECISIONS[precision]
         self.net = MLP(d, width, depth, init, gen, where, outputs=D, output_relu=True, dtype=self.dtype)
-        theta0 = (torch.randn(D, generator=gen, dtype=torch.float64) / math.sqrt(D)).to(self.dtype)    # eq. 3
-        self.last = slice(self.net.n_params, None)                                     # theta within [W; theta]
-        self.trainer = Trainer(torch.cat([self.net.theta0, theta0]), lam=lam, lr=lr, steps=train_steps,
-                               every=episode_length,
-                               penalised=self.last, where=where)
+        theta0 = (torch.randn(D, generator=gen, dtype=torch.float64) / math.sqrt(D)).to(self.dtype)  # eq. 3
+        self.last = slice(self.net.n_params, None)  # theta within [W; theta]
+        self.trainer = Trainer(
+            torch.cat([self.net.theta0, theta0]),
+            lam=lam,
+            lr=lr,
+            steps=train_steps,
+            every=episode_length,
+            penalised=self.last,
+            where=where,
+        )
         self.theta0 = theta0.numpy().astype(np.float64)
-        self.gram = InverseGram(D, lam, keep_matrix=False)                             # V_0 = lam I
+        self.gram = InverseGram(D, lam, keep_matrix=False)  # V_0 = lam I
         self.x_first = torch.zeros(T, d, dtype=self.dtype)
         self.x_second = torch.zeros(T, d, dtype=self.dtype)
-        self.dphi = np.zeros((T, D))                  # Delta phi_s with the features it was chosen with
+        self.dphi = np.zeros((T, D))  # Delta phi_s with the features it was chosen with
         self.labels = np.zeros(T)
         # zeta_s^2: eq. 5 for NVLDB (set in line 12), the constant zeta^2 for NLDB (1 by default)
-        self.zeta2 = np.full(T, 1.0 if self.zeta_const is None else self.zeta_const ** 2)
-        self.arrived = np.zeros(T, dtype=bool)        # outcome o_s known
-        self.weighted = np.zeros(T, dtype=bool)       # zeta_s set: in V and in the loss
+        self.zeta2 = np.full(T, 1.0 if self.zeta_const is None else self.zeta_const**2)
+        self.arrived = np.zeros(T, dtype=bool)  # outcome o_s known
+        self.weighted = np.zeros(T, dtype=bool)  # zeta_s set: in V and in the loss
 
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
@@ -219,8 +287,10 @@ class _NeuralLinearDueling(Policy):
         ``zeta_t`` is eq. 5's and which refuses a constant."""
         if cls.variance_aware:
             if zeta is not None:
-                raise ConfigError(f"{where}.zeta: a constant zeta is NLDB's (the variance-agnostic variants); "
-                                  f"NVLDB sets zeta_t = max(sigma_t, epsilon) by eq. 5, got {zeta!r}")
+                raise ConfigError(
+                    f"{where}.zeta: a constant zeta is NLDB's (the variance-agnostic variants); "
+                    f"NVLDB sets zeta_t = max(sigma_t, epsilon) by eq. 5, got {zeta!r}"
+                )
             return None
         return 1.0 if zeta is None else float(zeta)
 
@@ -279,12 +349,20 @@ class _NeuralLinearDueling(Policy):
         if self.refit_theta:
             with torch.no_grad():
                 X = self._pair_features(self.trainer.current, played).double().numpy()
-            theta = fit_logistic(X, self.labels[rows], self.lam, self.trainer.current[last].double().numpy(),
-                                 weights=None if weights is None else 1.0 / self.zeta2[rows],
-                                 max_iter=self.newton_steps, centre=self.theta0)
+            theta = fit_logistic(
+                X,
+                self.labels[rows],
+                self.lam,
+                self.trainer.current[last].double().numpy(),
+                weights=None if weights is None else 1.0 / self.zeta2[rows],
+                max_iter=self.newton_steps,
+                centre=self.theta0,
+            )
             self.trainer.assign(last, torch.from_numpy(theta).to(self.dtype))
 
-    def _gradient(self, params: np.ndarray, x: np.ndarray, labels: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    def _gradient(
+        self, params: np.ndarray, x: np.ndarray, labels: np.ndarray, weights: np.ndarray | None
+    ) -> np.ndarray:
         """Gradient in ``[W; theta]`` of eq. 4's data term ``sum_s w_s [softplus(Delta f_s) - o_s Delta f_s]``,
         ``Delta f_s = theta^T (phi(x_{s,1}; W) - phi(x_{s,2}; W))``, by a hand-written backward pass of
         ``phi = sqrt(m) ReLU(W^L ReLU(... ReLU(W^1 x)))``; ``x`` holds the embedded first arms on top of the
@@ -306,12 +384,12 @@ class _NeuralLinearDueling(Policy):
             dz *= weights
         grad = np.empty_like(params)
         grad[self.last] = dphi.T @ dz
-        g = np.empty_like(phi)                                       # d/d(W^L h): first arms, then second
+        g = np.empty_like(phi)  # d/d(W^L h): first arms, then second
         np.multiply.outer(dz, net.scale * theta, out=g[:n])
         np.negative(g[:n], out=g[n:])
         g *= phi > 0
         for i in range(len(mats) - 1, -1, -1):
-            grad[net.offsets[i]:net.offsets[i + 1]] = (g.T @ hidden[i]).reshape(-1)
+            grad[net.offsets[i] : net.offsets[i + 1]] = (g.T @ hidden[i]).reshape(-1)
             if i:
                 g = g @ mats[i]
                 g *= hidden[i] > 0
@@ -345,20 +423,19 @@ class _NeuralLinearDueling(Policy):
 
     # --- selection ----------------------------------------------------------------
     def act(self, t: int, arms: np.ndarray) -> tuple[int, int]:
-        ready = np.flatnonzero(self.weighted)          # rounds i <= t - 2 with zeta_i set: eq. 4's L_{t-1}
+        ready = np.flatnonzero(self.weighted)  # rounds i <= t - 2 with zeta_i set: eq. 4's L_{t-1}
         if len(ready) and self.trainer.due(t):
             self._train(ready)
         pending = np.flatnonzero(self.arrived & ~self.weighted)
         if len(pending):
             self._set_weights(pending)
         params = self.trainer.current
-        x = torch.tensor(arms, dtype=self.dtype)        # a copy: the arm set is read-only
+        x = torch.tensor(arms, dtype=self.dtype)  # a copy: the arm set is read-only
         with torch.no_grad():
             phi = self.features(params, x).double().numpy()
         u = phi @ params[self.last].double().numpy()
         widths = pair_widths(phi, self._inverse(params))
-        first, second = select_pair(self.strategy, u, widths, self.a, self.rng, t, self.csym_sample,
-                                    self.distinct_pair)
+        first, second = select_pair(self.strategy, u, widths, self.a, self.rng, t, self.csym_sample, self.distinct_pair)
         self.x_first[t - 1], self.x_second[t - 1] = x[first], x[second]
         self.dphi[t - 1] = phi[first] - phi[second]
         return first, second

@@ -40,12 +40,26 @@ GEOMETRIC = {"kind": "geometric", "mean": 3, "window": 10}
 
 
 def _cell(policy, T=60, seed=0, delay=NO_DELAY, d=5, K=5, **params):
-    return {"experiment": "x", "algorithm": policy, "delay_label": "d", "budget": None,
-            "environment": {"name": "synthetic_dueling",
-                            "params": {"dimension": d, "n_arms": K, "utility": "square",
-                                       "arm_distribution": "normalized_cube", "theta_distribution": "cube"}},
-            "policy": {"name": policy, "params": {"width": 16, "train_steps": 5, **params}},
-            "delay": dict(delay), "horizon": T, "seed": seed}
+    return {
+        "experiment": "x",
+        "algorithm": policy,
+        "delay_label": "d",
+        "budget": None,
+        "environment": {
+            "name": "synthetic_dueling",
+            "params": {
+                "dimension": d,
+                "n_arms": K,
+                "utility": "square",
+                "arm_distribution": "normalized_cube",
+                "theta_distribution": "cube",
+            },
+        },
+        "policy": {"name": policy, "params": {"width": 16, "train_steps": 5, **params}},
+        "delay": dict(delay),
+        "horizon": T,
+        "seed": seed,
+    }
 
 
 # --- building blocks -------------------------------------------------------------------------
@@ -83,15 +97,22 @@ def test_batched_sherman_morrison_and_newton_match_the_single_seed_functions():
     X = rng.standard_normal((S, n, D))
     labels = (rng.random((S, n)) < 0.5).astype(float)
     weights = rng.random((S, n)) * 4
-    weights[:, -5:] = 0.0                                       # padding rows
+    weights[:, -5:] = 0.0  # padding rows
     theta0, centre = rng.standard_normal((S, D)) * 0.1, rng.standard_normal((S, D)) * 0.1
     mask = torch.tensor([True, True, False, True])
-    out = B.fit_logistic(torch.tensor(X), torch.tensor(labels), 1.0, torch.tensor(theta0), torch.tensor(weights),
-                         mask, centre=torch.tensor(centre)).numpy()
+    out = B.fit_logistic(
+        torch.tensor(X),
+        torch.tensor(labels),
+        1.0,
+        torch.tensor(theta0),
+        torch.tensor(weights),
+        mask,
+        centre=torch.tensor(centre),
+    ).numpy()
     for s in (0, 1, 3):
         ref = fit_logistic(X[s, :-5], labels[s, :-5], 1.0, theta0[s], weights=weights[s, :-5], centre=centre[s])
         np.testing.assert_allclose(out[s], ref, rtol=1e-9, atol=1e-11)
-        assert np.abs(out[s] - theta0[s]).max() > 1e-3            # it moved
+        assert np.abs(out[s] - theta0[s]).max() > 1e-3  # it moved
     assert np.array_equal(out[2], theta0[2])
 
 
@@ -103,8 +124,9 @@ def test_gradient_forms_are_the_quadratic_and_linear_forms_of_the_formed_gradien
     g = torch.Generator().manual_seed(0)
     net = MLP(6, 8, depth, "symmetric", g, "policy.params")
     S, n = 3, 5
-    params = torch.stack([net.theta0 + 0.1 * torch.randn(net.n_params, generator=g, dtype=torch.float64)
-                          for _ in range(S)])
+    params = torch.stack(
+        [net.theta0 + 0.1 * torch.randn(net.n_params, generator=g, dtype=torch.float64) for _ in range(S)]
+    )
     mats = B.weights_of(params, net.offsets, net.shapes)
     x = net.embed(torch.randn(S, n, 6, generator=g, dtype=torch.float64))
     grads = B.mlp_arm_gradients(mats, x, net.scale)
@@ -133,12 +155,14 @@ def test_batched_features_and_gradient_match_the_single_seed_pass(precision, rto
     phi = batch._features(batch.params, x)
     for s, pol in enumerate(policies):
         params = pol.trainer.current
-        ref = pol._gradient(params.numpy().copy(), x[s].numpy(), labels[s].astype(x.numpy().dtype),
-                            w[s].astype(x.numpy().dtype))
+        ref = pol._gradient(
+            params.numpy().copy(), x[s].numpy(), labels[s].astype(x.numpy().dtype), w[s].astype(x.numpy().dtype)
+        )
         scale = np.abs(ref).max()
         np.testing.assert_allclose(got[s].numpy(), ref, rtol=rtol, atol=rtol * scale)
-        np.testing.assert_allclose(phi[s].numpy(), pol.net.forward(params[:pol.last.start], raw[s]).numpy(),
-                                   rtol=rtol, atol=rtol)
+        np.testing.assert_allclose(
+            phi[s].numpy(), pol.net.forward(params[: pol.last.start], raw[s]).numpy(), rtol=rtol, atol=rtol
+        )
 
 
 # --- equivalence with the single-seed path ---------------------------------------------------------
@@ -188,17 +212,21 @@ def _assert_not_vacuous(*counts):
 
 @pytest.mark.parametrize("policy", NVLDB)
 def test_nvldb_batched_makes_the_reference_decisions_in_float64(policy, monkeypatch):
-    _assert_not_vacuous(_assert_same_decisions(_cell(policy, T=50, precision="float64", gram="reset"), [0, 1],
-                                               monkeypatch))
+    _assert_not_vacuous(
+        _assert_same_decisions(_cell(policy, T=50, precision="float64", gram="reset"), [0, 1], monkeypatch)
+    )
 
 
 @pytest.mark.parametrize("gram, delay", [("incremental", GEOMETRIC), ("rebuild", NO_DELAY), ("incremental", NO_DELAY)])
 def test_nvldb_batched_follows_each_gram_reading_and_delays(gram, delay, monkeypatch):
     _assert_not_vacuous(
-        _assert_same_decisions(_cell("nvldb_ts_asym", T=60, precision="float64", gram=gram, delay=delay),
-                               [0, 1], monkeypatch),
-        _assert_same_decisions(_cell("nldb_ucb_csym", T=60, precision="float64", gram=gram, delay=delay),
-                               [2], monkeypatch))
+        _assert_same_decisions(
+            _cell("nvldb_ts_asym", T=60, precision="float64", gram=gram, delay=delay), [0, 1], monkeypatch
+        ),
+        _assert_same_decisions(
+            _cell("nldb_ucb_csym", T=60, precision="float64", gram=gram, delay=delay), [2], monkeypatch
+        ),
+    )
 
 
 def test_constant_weight_control_is_batched_like_its_reference(monkeypatch):
@@ -208,8 +236,10 @@ def test_constant_weight_control_is_batched_like_its_reference(monkeypatch):
     policies = [build({**cell, "seed": s})[1] for s in (0, 1)]
     batch = type(policies[0]).batch(policies)
     assert batch.weighted_loss and bool((batch.zeta2 == 0.25).all())
-    _assert_not_vacuous(_assert_same_decisions(cell, [0, 1], monkeypatch),
-                        _assert_same_decisions({**cell, "delay": GEOMETRIC}, [2], monkeypatch))
+    _assert_not_vacuous(
+        _assert_same_decisions(cell, [0, 1], monkeypatch),
+        _assert_same_decisions({**cell, "delay": GEOMETRIC}, [2], monkeypatch),
+    )
 
 
 def test_nvldb_batched_regret_matches_the_reference_in_float32_pooled_over_seeds():
@@ -233,8 +263,9 @@ def _same_decisions_as(reference, cell, seeds, near_tie):
         differ = np.flatnonzero(~np.isclose(series["regret"], ref["regret"], rtol=1e-9, atol=1e-12))
         stop = differ[0] if len(differ) else len(gaps)
         if len(differ):
-            assert (gaps[: stop + 1] < near_tie).any(), \
+            assert (gaps[: stop + 1] < near_tie).any(), (
                 f"seed {seed}: decisions part in round {stop + 1} with no near tie before it"
+            )
         compared += stop
         regret.append(series["regret"].sum())
         ref_regret.append(ref["regret"].sum())
@@ -249,11 +280,14 @@ def _file_bytes(tmp_path, name, result):
     return path.read_bytes()
 
 
-@pytest.mark.parametrize("policy, params, delay", [
-    ("nvldb_ts_osym", {"gram": "incremental"}, GEOMETRIC),
-    ("nldb_ucb_asym", {"gram": "rebuild"}, GEOMETRIC),
-    ("nvldb_ucb_csym", {"gram": "reset"}, NO_DELAY),
-])
+@pytest.mark.parametrize(
+    "policy, params, delay",
+    [
+        ("nvldb_ts_osym", {"gram": "incremental"}, GEOMETRIC),
+        ("nldb_ucb_asym", {"gram": "rebuild"}, GEOMETRIC),
+        ("nvldb_ucb_csym", {"gram": "reset"}, NO_DELAY),
+    ],
+)
 def test_a_seeds_batched_result_file_does_not_depend_on_its_block(policy, params, delay, tmp_path):
     cell = _cell(policy, T=40, delay=delay, **params)
     alone = run_block(cell, [3])[0]
@@ -277,8 +311,11 @@ def test_cuda_without_a_gpu_is_refused_before_any_job_naming_the_key():
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
 def test_nvldb_batched_on_cuda_makes_the_cpu_decisions(monkeypatch):
-    _assert_not_vacuous(_assert_same_decisions(
-        _cell("nvldb_ucb_asym", T=50, precision="float64", gram="reset", device="cuda"), [0, 1], monkeypatch))
+    _assert_not_vacuous(
+        _assert_same_decisions(
+            _cell("nvldb_ucb_asym", T=50, precision="float64", gram="reset", device="cuda"), [0, 1], monkeypatch
+        )
+    )
 
 
 def test_neural_cells_are_batched_and_others_are_not():

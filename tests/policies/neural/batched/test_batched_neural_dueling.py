@@ -47,12 +47,26 @@ NEAR_TIE = 1e-6
 
 
 def _cell(policy, T=50, seed=0, delay=NO_DELAY, d=4, K=6, **params):
-    return {"experiment": "x", "algorithm": policy, "delay_label": "d", "budget": None,
-            "environment": {"name": "synthetic_dueling",
-                            "params": {"dimension": d, "n_arms": K, "utility": "quadratic",
-                                       "arm_distribution": "sphere", "theta_distribution": "sphere"}},
-            "policy": {"name": policy, "params": {"width": 8, "train_steps": 4, "init": "independent", **params}},
-            "delay": dict(delay), "horizon": T, "seed": seed}
+    return {
+        "experiment": "x",
+        "algorithm": policy,
+        "delay_label": "d",
+        "budget": None,
+        "environment": {
+            "name": "synthetic_dueling",
+            "params": {
+                "dimension": d,
+                "n_arms": K,
+                "utility": "quadratic",
+                "arm_distribution": "sphere",
+                "theta_distribution": "sphere",
+            },
+        },
+        "policy": {"name": policy, "params": {"width": 8, "train_steps": 4, "init": "independent", **params}},
+        "delay": dict(delay),
+        "horizon": T,
+        "seed": seed,
+    }
 
 
 def _top_gap(values) -> float:
@@ -68,8 +82,11 @@ def test_per_arm_gradients_are_the_networks_gradients(depth, init):
     batch = type(policies[0]).batch(policies)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((3, 7, 4))
-    got = B.mlp_arm_gradients(B.weights_of(batch.centre, batch.net.offsets, batch.net.shapes),
-                              batch.net.embed(torch.tensor(x)), batch.net.scale)
+    got = B.mlp_arm_gradients(
+        B.weights_of(batch.centre, batch.net.offsets, batch.net.shapes),
+        batch.net.embed(torch.tensor(x)),
+        batch.net.scale,
+    )
     for s, pol in enumerate(policies):
         ref = pol.net.gradients(pol.net.theta0, torch.tensor(x[s]))
         np.testing.assert_allclose(got[s].numpy(), ref.numpy(), rtol=1e-12, atol=1e-12 * float(ref.abs().max()))
@@ -163,12 +180,16 @@ def _reference(cell, monkeypatch):
                 index = scores + self._bonus_scale() * norms
             gaps.append(min(_top_gap(scores), _top_gap(index)))
             return real_arm(self, scores, first, norms)
+
         return second_arm
 
     def train(self, t):
         n = self.history.n_played
-        if (self.delay_strategy.startswith("heuristic") and not self.history.arrived[:n].any()
-                and torch.equal(self.trainer.current, self.trainer.centre)):
+        if (
+            self.delay_strategy.startswith("heuristic")
+            and not self.history.arrived[:n].any()
+            and torch.equal(self.trainer.current, self.trainer.centre)
+        ):
             ties.add(t)
         return real_train(self, t)
 
@@ -191,17 +212,19 @@ def _same_decisions(cell, seeds, monkeypatch):
 @pytest.mark.parametrize("policy", ["ndb_df", "ndb_ignore", "ndb_heuristic", "ndb_heuristic_all", "ndb_zero"])
 def test_delayed_dueling_batched_makes_the_reference_decisions(policy, rounding, monkeypatch):
     """Each NDB-DF family member under delays, with the full V^{-1} and its diagonal."""
-    _assert_not_vacuous(_same_decisions(_cell(policy, delay=GEOMETRIC), [0, 1], monkeypatch),
-                        _same_decisions(_cell(policy, delay=GEOMETRIC, confidence="diagonal", T=40), [2],
-                                        monkeypatch))
+    _assert_not_vacuous(
+        _same_decisions(_cell(policy, delay=GEOMETRIC), [0, 1], monkeypatch),
+        _same_decisions(_cell(policy, delay=GEOMETRIC, confidence="diagonal", T=40), [2], monkeypatch),
+    )
 
 
 @pytest.mark.parametrize("policy", ["ndb_ucb", "ndb_ts"])
 def test_neural_dueling_batched_makes_the_reference_decisions(policy, rounding, monkeypatch):
     """NDB-UCB / NDB-TS at variance_dueling.yaml's shape (depth 3, kappa_mu 1), without and with delays."""
-    _assert_not_vacuous(_same_decisions(_cell(policy, depth=3, kappa_mu=1.0), [0, 1], monkeypatch),
-                        _same_decisions(_cell(policy, depth=3, kappa_mu=1.0, delay=GEOMETRIC, T=40), [2],
-                                        monkeypatch))
+    _assert_not_vacuous(
+        _same_decisions(_cell(policy, depth=3, kappa_mu=1.0), [0, 1], monkeypatch),
+        _same_decisions(_cell(policy, depth=3, kappa_mu=1.0, delay=GEOMETRIC, T=40), [2], monkeypatch),
+    )
 
 
 def test_default_symmetric_initialisation_gives_the_reference_regret():
@@ -232,8 +255,9 @@ def test_fixed_arm_sets_are_batched_like_the_reference(confidence, rounding):
     problem = Problem(T, rho=0.8, window=10, info={"dimension": d, "n_arms": K, "fixed_arms": True})
 
     def make(s):
-        return dd.NDBHeuristic(problem, np.random.default_rng(s), width=8, train_steps=3, init="independent",
-                               confidence=confidence)
+        return dd.NDBHeuristic(
+            problem, np.random.default_rng(s), width=8, train_steps=3, init="independent", confidence=confidence
+        )
 
     refs = [make(s) for s in range(S)]
     batch = dd.NDBHeuristic.batch([make(s) for s in range(S)])
@@ -274,11 +298,14 @@ def _keeping_gap(policy):
 
 
 # --- block independence -----------------------------------------------------------------------------------
-@pytest.mark.parametrize("policy, params, delay", [
-    ("ndb_df", {"confidence": "full"}, GEOMETRIC),
-    ("ndb_heuristic", {"confidence": "diagonal", "init": "symmetric"}, GEOMETRIC),
-    ("ndb_ts", {"depth": 3, "init": "symmetric"}, NO_DELAY),
-])
+@pytest.mark.parametrize(
+    "policy, params, delay",
+    [
+        ("ndb_df", {"confidence": "full"}, GEOMETRIC),
+        ("ndb_heuristic", {"confidence": "diagonal", "init": "symmetric"}, GEOMETRIC),
+        ("ndb_ts", {"depth": 3, "init": "symmetric"}, NO_DELAY),
+    ],
+)
 def test_a_seeds_batched_result_file_does_not_depend_on_its_block(policy, params, delay, tmp_path):
     cell = _cell(policy, T=40, delay=delay, **params)
     alone = run_block(cell, [3])[0]
@@ -315,17 +342,26 @@ def test_neural_dueling_cells_are_batched():
 PROMPT_ARMS = ROOT / "data/processed/prompt_arms"
 
 
-@pytest.mark.skipif(not all((PROMPT_ARMS / task).is_dir() for task in ("sum", "antonyms")),
-                    reason="the prompt arm sets of tasks sum and antonyms are not built")
+@pytest.mark.skipif(
+    not all((PROMPT_ARMS / task).is_dir() for task in ("sum", "antonyms")),
+    reason="the prompt arm sets of tasks sum and antonyms are not built",
+)
 def test_prompt_tasks_of_other_sizes_run_in_groups_with_the_reference_regret(tmp_path):
     """Seed s plays prompt task s mod 2, whose arm sets differ in size: the block stacks each size apart
     (fixed arm sets: the arm-kernel path); each seed's result is its result alone, and the cumulative
     regret, pooled over the seeds, the reference's to 5 % (on this machine it is the same, round by round;
     the pooled bound leaves room for another CPU's rounding to break a near tie otherwise)."""
-    cell = {"experiment": "x", "algorithm": "ndb_df", "delay_label": "g", "budget": None,
-            "environment": {"name": "prompt_dueling", "params": {"tasks": ["sum", "antonyms"]}},
-            "policy": {"name": "ndb_df", "params": {"width": 8, "train_steps": 3, "init": "independent"}},
-            "delay": dict(GEOMETRIC), "horizon": 30, "data_root": str(ROOT / "data")}
+    cell = {
+        "experiment": "x",
+        "algorithm": "ndb_df",
+        "delay_label": "g",
+        "budget": None,
+        "environment": {"name": "prompt_dueling", "params": {"tasks": ["sum", "antonyms"]}},
+        "policy": {"name": "ndb_df", "params": {"width": 8, "train_steps": 3, "init": "independent"}},
+        "delay": dict(GEOMETRIC),
+        "horizon": 30,
+        "data_root": str(ROOT / "data"),
+    }
     block = run_block(cell, [0, 1, 2])
     assert _file_bytes(tmp_path, "a.npz", run_block(cell, [2])[0]) == _file_bytes(tmp_path, "b.npz", block[2])
     batched = sum(block[seed][0]["regret"].sum() for seed in (0, 1, 2))

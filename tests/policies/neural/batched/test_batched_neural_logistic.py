@@ -40,10 +40,17 @@ PAPER = {"optimizer": "gd", "minibatch": 20, "effective_dimension": "app_a", "la
 def _cell(policy, T=80, seed=0, delay=NO_DELAY, **params):
     if policy in ("neurallog_ucb2", "neurallog_ts2") and params.get("optimizer") == "gd":
         params = {"mean": "algorithm", **params}
-    return {"experiment": "x", "algorithm": policy, "delay_label": "d", "budget": None,
-            "environment": {"name": "synthetic_logistic", "params": {"latent": "h1", "dimension": 6, "n_arms": 5}},
-            "policy": {"name": policy, "params": {"width": 8, "train_every": 10, "train_steps": 20, **params}},
-            "delay": dict(delay), "horizon": T, "seed": seed}
+    return {
+        "experiment": "x",
+        "algorithm": policy,
+        "delay_label": "d",
+        "budget": None,
+        "environment": {"name": "synthetic_logistic", "params": {"latent": "h1", "dimension": 6, "n_arms": 5}},
+        "policy": {"name": policy, "params": {"width": 8, "train_every": 10, "train_steps": 20, **params}},
+        "delay": dict(delay),
+        "horizon": T,
+        "seed": seed,
+    }
 
 
 def _top_gap(values) -> float:
@@ -64,7 +71,7 @@ def test_batched_training_follows_each_seeds_trainer(params, counts):
     t = 40
     for s, (pol, n) in enumerate(zip(refs, counts)):
         x, y = torch.tensor(rng.uniform(-1, 1, (n, 6))), torch.tensor((rng.random(n) < 0.5).astype(float))
-        batch.X[s], batch.y[s] = 7.0, 1.0                     # rows past n must carry no weight
+        batch.X[s], batch.y[s] = 7.0, 1.0  # rows past n must carry no weight
         batch.X[s, :n], batch.y[s, :n], batch.n[s] = x, y, n
         pol.trainer.fit(lambda theta: pol.net.forward(theta, x), y)
     batch._train(t, torch.tensor([True, True]))
@@ -82,7 +89,7 @@ def _reference(cell, monkeypatch):
     real_act = nl._NeuralLogisticBase.act
 
     def recording(self, t, arms):
-        self._absorb(t)                                        # act's own call then finds nothing new
+        self._absorb(t)  # act's own call then finds nothing new
         theta = self.trainer.current
         x = torch.tensor(arms, dtype=nl.DTYPE)
         g = self.net.gradients(theta if self.gradient_at == "current" else self.net.theta0, x).numpy()
@@ -108,23 +115,30 @@ def _same_decisions(cell, seeds, monkeypatch):
 @pytest.mark.parametrize("policy", FAMILY)
 def test_batched_makes_the_reference_decisions(policy, rounding, monkeypatch):
     """Each member at the policy defaults (Adam, full batch) and in the paper grid's form under delays."""
-    _assert_not_vacuous(_same_decisions(_cell(policy), [0, 1], monkeypatch),
-                        _same_decisions(_cell(policy, delay=GEOMETRIC, **PAPER), [2, 3], monkeypatch))
+    _assert_not_vacuous(
+        _same_decisions(_cell(policy), [0, 1], monkeypatch),
+        _same_decisions(_cell(policy, delay=GEOMETRIC, **PAPER), [2, 3], monkeypatch),
+    )
 
 
 def test_other_readings_are_batched_like_the_reference(rounding, monkeypatch):
     """Gradients at theta_0, phi = g / sqrt(m), TrainNN's NTK regulariser, the network mean of UCB-2."""
     other = {"gradient_at": "initial", "gradient_scale": "inverse_sqrt_width", "regulariser": "ntk"}
-    _assert_not_vacuous(_same_decisions(_cell("ncbf_ucb", **other), [0, 1], monkeypatch),
-                        _same_decisions(_cell("neurallog_ucb2", mean="network", **other), [2], monkeypatch))
+    _assert_not_vacuous(
+        _same_decisions(_cell("ncbf_ucb", **other), [0, 1], monkeypatch),
+        _same_decisions(_cell("neurallog_ucb2", mean="network", **other), [2], monkeypatch),
+    )
 
 
 # --- block independence -----------------------------------------------------------------------------------
-@pytest.mark.parametrize("policy, params, delay", [
-    ("neurallog_ts2", PAPER, GEOMETRIC),
-    ("neurallog_ucb1", {}, GEOMETRIC),
-    ("ncbf_ucb", PAPER, NO_DELAY),
-])
+@pytest.mark.parametrize(
+    "policy, params, delay",
+    [
+        ("neurallog_ts2", PAPER, GEOMETRIC),
+        ("neurallog_ucb1", {}, GEOMETRIC),
+        ("ncbf_ucb", PAPER, NO_DELAY),
+    ],
+)
 def test_a_seeds_batched_result_file_does_not_depend_on_its_block(policy, params, delay, tmp_path):
     cell = _cell(policy, T=60, delay=delay, **params)
     alone = run_block(cell, [3])[0]
@@ -134,18 +148,28 @@ def test_a_seeds_batched_result_file_does_not_depend_on_its_block(policy, params
     assert not np.array_equal(inside[2][0]["regret"], inside[3][0]["regret"])
 
 
-@pytest.mark.parametrize("policy, params", [
-    ("neurallog_ts1", PAPER),
-    ("neurallog_ucb1", {}),                  # eq. 2's effective dimension: its ridge lam_0 / R moves with lam
-    ("ncbf_ucb", {"lam": 1.0}),              # d_t on M_t itself: the member's own ridge kappa lam
-])
+@pytest.mark.parametrize(
+    "policy, params",
+    [
+        ("neurallog_ts1", PAPER),
+        ("neurallog_ucb1", {}),  # eq. 2's effective dimension: its ridge lam_0 / R moves with lam
+        ("ncbf_ucb", {"lam": 1.0}),  # d_t on M_t itself: the member's own ridge kappa lam
+    ],
+)
 def test_a_members_result_does_not_depend_on_the_nu_lam_grid_around_it(policy, params, tmp_path):
     """Sec. 7's grid in lockstep (run_members): each (nu, lam, seed) member's result file is the one its
     cell gives alone, bit for bit, and the members differ from each other."""
     base = {k: v for k, v in params.items() if k != "lam"}
     grid = [(0.01, 1.0), (1.0, 0.1), (10.0, 10.0)]
-    cells = [{**_cell(policy, T=60, delay=GEOMETRIC, nu=nu, lam=lam, **base), "seed": seed,
-              "algorithm": f"{policy}_nu{nu}_lam{lam}"} for nu, lam in grid for seed in (0, 1)]
+    cells = [
+        {
+            **_cell(policy, T=60, delay=GEOMETRIC, nu=nu, lam=lam, **base),
+            "seed": seed,
+            "algorithm": f"{policy}_nu{nu}_lam{lam}",
+        }
+        for nu, lam in grid
+        for seed in (0, 1)
+    ]
     together = run_members(cells)
     for cell, result in zip(cells, together):
         alone = run_block({k: v for k, v in cell.items() if k != "seed"}, [cell["seed"]])[0]
@@ -164,11 +188,14 @@ def test_run_members_refuses_members_that_differ_in_more_than_nu_lam_and_seed():
 
 
 # --- refused forms ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("policy, params", [
-    ("neurallog_ucb1", {"radius": "theory"}),
-    ("neurallog_ts2", {"lam": "adaptive"}),
-    ("ncbf_ucb", {"confidence": "full"}),
-])
+@pytest.mark.parametrize(
+    "policy, params",
+    [
+        ("neurallog_ucb1", {"radius": "theory"}),
+        ("neurallog_ts2", {"lam": "adaptive"}),
+        ("ncbf_ucb", {"confidence": "full"}),
+    ],
+)
 def test_refused_forms_fall_back_to_the_single_seed_path(policy, params, tmp_path):
     """``batch`` returns None for the theory radius, an adaptive lam and the full M_t; run_block then
     plays each seed through run_cell: the single-seed result files."""
@@ -178,7 +205,9 @@ def test_refused_forms_fall_back_to_the_single_seed_path(policy, params, tmp_pat
     block = run_block(cell, [0, 1])
     for seed, result in zip((0, 1), block):
         assert result[1]["engine"] == "single-seed"
-        assert _file_bytes(tmp_path, "a.npz", result) == _file_bytes(tmp_path, "b.npz", run_cell({**cell, "seed": seed}))
+        assert _file_bytes(tmp_path, "a.npz", result) == _file_bytes(
+            tmp_path, "b.npz", run_cell({**cell, "seed": seed})
+        )
 
 
 def test_neural_logistic_cells_are_batched():
@@ -193,7 +222,9 @@ def test_a_replay_environment_that_skips_events_falls_back_to_the_single_seed_pa
     cell = {**_cell("neurallog_ucb1", T=2), "environment": {"name": "obd_replay", "params": {}}}
     for seed, result in zip((0, 1), run_block(cell, [0, 1])):
         assert result[1]["engine"] == "single-seed"
-        assert _file_bytes(tmp_path, "a.npz", result) == _file_bytes(tmp_path, "b.npz", run_cell({**cell, "seed": seed}))
+        assert _file_bytes(tmp_path, "a.npz", result) == _file_bytes(
+            tmp_path, "b.npz", run_cell({**cell, "seed": seed})
+        )
 
 
 # --- devices ----------------------------------------------------------------------------------------------

@@ -48,11 +48,11 @@ class BatchedNeuralDueling(BatchedPolicy):
         self.device = dev = torch.device(first.device)
         self.net, self.strategy, self.trainer = first.net, first.delay_strategy, first.trainer
         self.fixed_arms, self.confidence = first.fixed_arms, first.confidence
-        self.reg = first.lam / first.kappa_mu                                   # V_0 = (lam / kappa_mu) I
+        self.reg = first.lam / first.kappa_mu  # V_0 = (lam / kappa_mu) I
         self.rho, self.window = first.history.rho, first.history.window
         T, p, f = first.horizon, self.net.n_params, dict(dtype=DTYPE, device=dev)
         self.params = torch.stack([pol.trainer.current for pol in policies]).to(dev).clone()
-        self.centre = torch.stack([pol.trainer.centre for pol in policies]).to(dev)      # theta_0 (eq. 7)
+        self.centre = torch.stack([pol.trainer.centre for pol in policies]).to(dev)  # theta_0 (eq. 7)
         # the symmetric input [x; x] / sqrt(2) folded into the first layer (:meth:`_mats`), and V kept on the
         # subspace of the gradient features it makes (:meth:`_arm_features`)
         self.folded = self.net.symmetric
@@ -65,18 +65,21 @@ class BatchedNeuralDueling(BatchedPolicy):
         self._y_np, self._arrived_np = np.zeros((S, T)), np.zeros((S, T), dtype=bool)
         self._seeds = torch.arange(S, device=dev)
         if self.fixed_arms:
-            self.played = torch.zeros(S, T, 2, dtype=torch.int64, device=dev)   # set in round 1, with the arms
+            self.played = torch.zeros(S, T, 2, dtype=torch.int64, device=dev)  # set in round 1, with the arms
             self.arm_sets: list[np.ndarray] | None = None
         else:
             d_in = self.net.input_dim if self.folded else self.net.shapes[0][1]
-            self.x_first = torch.zeros(S, T, d_in, **f)                          # the network's inputs
+            self.x_first = torch.zeros(S, T, d_in, **f)  # the network's inputs
             self.x_second = torch.zeros(S, T, d_in, **f)
             if self.halved:
                 rows, cols = self.net.shapes[0]
                 p -= rows * cols // 2
-            self.gram = ((torch.eye(p, **f) / self.reg).repeat(S, 1, 1) if self.confidence == "full"
-                         else torch.full((S, p), self.reg, **f))
-        for pol in policies:             # the block carries V: the single-seed policies' own p x p copies go
+            self.gram = (
+                (torch.eye(p, **f) / self.reg).repeat(S, 1, 1)
+                if self.confidence == "full"
+                else torch.full((S, p), self.reg, **f)
+            )
+        for pol in policies:  # the block carries V: the single-seed policies' own p x p copies go
             pol.gram = None
 
     # --- feedback -------------------------------------------------------------------
@@ -116,20 +119,21 @@ class BatchedNeuralDueling(BatchedPolicy):
             return h.gather(1, pairs[:, :, 0]) - h.gather(1, pairs[:, :, 1])
         return h[:, :n] - h[:, n:]
 
-    def _gradient(self, params: torch.Tensor, x: torch.Tensor, n: int, labels: torch.Tensor,
-                  w: torch.Tensor) -> torch.Tensor:
+    def _gradient(
+        self, params: torch.Tensor, x: torch.Tensor, n: int, labels: torch.Tensor, w: torch.Tensor
+    ) -> torch.Tensor:
         """Gradient ``[S, p]`` of eq. 7's data term ``sum_s w_s [softplus(Delta h_s) - a_s Delta h_s]``."""
         mats = self._mats(params)
         hidden, out = B.mlp_forward(mats, x, self.net.scale, False)
         dz = (B.softplus_grad(self._logits(out[:, :, 0], n)) - labels) * w
-        if self.fixed_arms:                       # d/dh_k: + dz of the rows whose first arm is k, - of the second
+        if self.fixed_arms:  # d/dh_k: + dz of the rows whose first arm is k, - of the second
             pairs = self.played[:, :n]
             dh = torch.zeros(self.S, x.shape[1], dtype=DTYPE, device=x.device)
             dh.scatter_add_(1, torch.cat([pairs[:, :, 0], pairs[:, :, 1]], 1), torch.cat([dz, -dz], 1))
         else:
             dh = torch.cat([dz, -dz], dim=1)
         grads = B.mlp_backward(mats, hidden, (self.net.scale * dh)[:, :, None])
-        if self.folded:                         # both column halves of W_1 get the folded layer's gradient / sqrt(2)
+        if self.folded:  # both column halves of W_1 get the folded layer's gradient / sqrt(2)
             half = grads[0] / math.sqrt(2.0)
             grads[0] = torch.cat([half, half], dim=2)
         return torch.cat([g.reshape(self.S, -1) for g in grads], dim=1)
@@ -139,18 +143,18 @@ class BatchedNeuralDueling(BatchedPolicy):
         (:meth:`~banditbench.policies.delayed_labels.DuelHistory.training_set`; weight 0: not in the set)."""
         y, arrived = self.y[:, :n], self.arrived[:, :n]
         ones = torch.ones_like(y)
-        if self.strategy == "ipw":                                            # omega_{s,t} y_s (eq. 2)
+        if self.strategy == "ipw":  # omega_{s,t} y_s (eq. 2)
             return torch.where(arrived, y / self.rho, 0.0), ones
-        if self.strategy == "zero":                                           # y'_s (eq. 1)
+        if self.strategy == "zero":  # y'_s (eq. 1)
             return torch.where(arrived, y, 0.0), ones
         if self.strategy == "ignore":
             return y, arrived.to(DTYPE)
         missing = ~arrived
-        if self.strategy == "heuristic" and self.window is not None:          # DuelHistory.pending
+        if self.strategy == "heuristic" and self.window is not None:  # DuelHistory.pending
             played_round = torch.arange(1, n + 1, device=y.device)
             missing = missing & (t - played_round < max(self.window, 1))
         h = B.mlp_forward(self._mats(self.params), x, self.net.scale, False)[1][:, :, 0]
-        predicted = B.rowwise(torch.sigmoid, self._logits(h, n))              # mu(Delta h_s(theta_t))
+        predicted = B.rowwise(torch.sigmoid, self._logits(h, n))  # mu(Delta h_s(theta_t))
         return torch.where(arrived, y, torch.where(missing, predicted, 0.0)), (arrived | missing).to(DTYPE)
 
     def _train(self, t: int, n: int) -> None:
@@ -198,32 +202,33 @@ class BatchedNeuralDueling(BatchedPolicy):
             return phi
         rows, d = self.mats0[0].shape[1:]
         half = phi[:, :, : rows * d].reshape(*phi.shape[:2], rows, d) / math.sqrt(2.0)
-        return torch.cat([torch.cat([half, half], dim=3).reshape(*phi.shape[:2], -1), phi[:, :, rows * d:]], dim=2)
+        return torch.cat([torch.cat([half, half], dim=3).reshape(*phi.shape[:2], -1), phi[:, :, rows * d :]], dim=2)
 
     def _norms(self, phi: torch.Tensor, first: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """``||phi(x) - phi(x_{t,1})||_{V_{t-1}^{-1}}`` ``[S, K]`` (eq. 12 without its factor) and, with the
         full ``V^{-1}``, the rows ``(phi(x) - phi(x_{t,1})) V_{t-1}^{-1}`` ``[S, K, p]`` (:meth:`_update` reuses
         the second arm's)."""
         products = None
-        if self.fixed_arms and self.confidence == "full":                    # ArmKernelGram.pair_norms
+        if self.fixed_arms and self.confidence == "full":  # ArmKernelGram.pair_norms
             M = self.gram
             col = M[self._seeds, :, first]
             q = torch.diagonal(M, dim1=1, dim2=2) - 2.0 * col + col[self._seeds, first][:, None]
         else:
             rows = phi - phi[self._seeds, first][:, None, :]
-            if self.confidence == "full":                                     # InverseGram.norms
+            if self.confidence == "full":  # InverseGram.norms
                 products = B.bmm(rows, self.gram)
                 q = (products * rows).sum(2)
-            else:                                                             # DiagonalGram.norms
+            else:  # DiagonalGram.norms
                 q = (rows * rows / self.gram[:, None, :]).sum(2)
         return torch.sqrt(torch.clamp(q, min=0.0)), products
 
-    def _update(self, phi: torch.Tensor, first: torch.Tensor, second: torch.Tensor,
-                products: torch.Tensor | None) -> None:
+    def _update(
+        self, phi: torch.Tensor, first: torch.Tensor, second: torch.Tensor, products: torch.Tensor | None
+    ) -> None:
         """Eq. 8 / line 11: ``V += g' g'^T`` with ``g' = phi(x_{t,1}) - phi(x_{t,2})``.  With the full
         ``V^{-1}``, Sherman–Morrison's ``V^{-1} g'`` is the second arm's row of ``products`` up to its sign
         (``V^{-1}`` is symmetric; the sign cancels in the update), so the inverses are read once less."""
-        if self.fixed_arms and self.confidence == "full":                    # ArmKernelGram.update_pair
+        if self.fixed_arms and self.confidence == "full":  # ArmKernelGram.update_pair
             M = self.gram
             col = M[self._seeds, :, first] - M[self._seeds, :, second]
             quad = col[self._seeds, first] - col[self._seeds, second]
@@ -237,7 +242,7 @@ class BatchedNeuralDueling(BatchedPolicy):
 
     @torch.no_grad()
     def act_all(self, t: int, contexts: Sequence[np.ndarray]) -> list[tuple[int, int]]:
-        n = t - 1                                          # rows of the rounds played so far
+        n = t - 1  # rows of the rounds played so far
         if n and self.trainer.due(t):
             self._train(t, n)
         if self.fixed_arms:
@@ -251,12 +256,14 @@ class BatchedNeuralDueling(BatchedPolicy):
             phi = self._arm_features(x)
         scores_t = B.mlp_forward(self._mats(self.params), x, self.net.scale, False)[1][:, :, 0]
         scores = scores_t.cpu().numpy()
-        firsts = scores.argmax(1)                                                  # eq. 9
+        firsts = scores.argmax(1)  # eq. 9
         first = torch.from_numpy(firsts).to(self.device)
         norms_t, products = self._norms(phi, first)
         norms = norms_t.cpu().numpy()
-        seconds = [pol._second_arm(scores[s], int(firsts[s]), norms[s])          # eq. 10 (NDB-TS: its draw)
-                   for s, pol in enumerate(self.policies)]
+        seconds = [
+            pol._second_arm(scores[s], int(firsts[s]), norms[s])  # eq. 10 (NDB-TS: its draw)
+            for s, pol in enumerate(self.policies)
+        ]
         second = torch.tensor(seconds, device=self.device)
         if self.fixed_arms:
             self.played[:, n, 0], self.played[:, n, 1] = first, second

@@ -59,9 +59,12 @@ class BatchedNeuralLogistic(BatchedPolicy):
         self.n = [0] * S
         self.diag = torch.from_numpy(np.stack([pol.matrix.gram.diagonal for pol in policies])).to(dev)
         self.shared = first.log_det_design is first.matrix
-        self.ld_diag = self.diag if self.shared else torch.from_numpy(np.stack([pol.log_det_design.gram.diagonal
-                                                                                for pol in policies])).to(dev)
-        member = dict(dtype=DTYPE, device=dev)                       # nu and lam may differ by member
+        self.ld_diag = (
+            self.diag
+            if self.shared
+            else torch.from_numpy(np.stack([pol.log_det_design.gram.diagonal for pol in policies])).to(dev)
+        )
+        member = dict(dtype=DTYPE, device=dev)  # nu and lam may differ by member
         self.ld_ridge = torch.tensor([pol.log_det_design.ridge for pol in policies], **member)[:, None]
         self.ld_ridge0 = torch.tensor([pol.log_det_design.ridge0 for pol in policies], **member)[:, None]
         self.nu = torch.tensor([pol.nu for pol in policies], **member)[:, None]
@@ -86,7 +89,7 @@ class BatchedNeuralLogistic(BatchedPolicy):
         d_t = B.rowwise(torch.log1p, added / self.ld_ridge0).sum(1)
         if first.radius_kind == "ncbf":
             return torch.sqrt(first.kappa * d_t / self.lam0) + first.S
-        nu_t = first.S ** 2 * (torch.sqrt(d_t) + 1.0 / torch.sqrt(self.lam0))
+        nu_t = first.S**2 * (torch.sqrt(d_t) + 1.0 / torch.sqrt(self.lam0))
         if first.design == "W":
             return nu_t
         return math.sqrt(first.kappa) * nu_t * (1.0 if first.sampling else R)
@@ -106,9 +109,9 @@ class BatchedNeuralLogistic(BatchedPolicy):
             if not items:
                 continue
             weights = np.ones(len(items))
-            if self.first.design == "W":                             # mu'(f(x_i; theta_i)), the reference's network
+            if self.first.design == "W":  # mu'(f(x_i; theta_i)), the reference's network
                 with torch.no_grad():
-                    f = self.net.forward(self.params[s], self.X[s, self.n[s] - len(items): self.n[s]]).cpu().numpy()
+                    f = self.net.forward(self.params[s], self.X[s, self.n[s] - len(items) : self.n[s]]).cpu().numpy()
                 mu = sigmoid(f)
                 weights = mu * (1.0 - mu)
             for (phi, _, _), w in zip(items, weights):
@@ -128,12 +131,16 @@ class BatchedNeuralLogistic(BatchedPolicy):
         n = torch.tensor(self.n, device=self.device)
         absorbed = (torch.arange(rows, device=self.device)[None, :] < n[:, None]).to(DTYPE)
         gather = trainer.batch is not None and rows > trainer.batch
-        x = None if gather else self.net.embed(self.X[:, :rows])   # gathered rows are embedded per step
+        x = None if gather else self.net.embed(self.X[:, :rows])  # gathered rows are embedded per step
         for _ in range(trainer.steps):
             xs, ys, w = x, labels, absorbed
-            if gather:                                               # each seed's draw, from its own generator
-                index = torch.stack([pol.trainer.draw(self.n[s]) if self.n[s] > trainer.batch
-                                     else torch.arange(trainer.batch) for s, pol in enumerate(self.policies)]).to(self.device)
+            if gather:  # each seed's draw, from its own generator
+                index = torch.stack(
+                    [
+                        pol.trainer.draw(self.n[s]) if self.n[s] > trainer.batch else torch.arange(trainer.batch)
+                        for s, pol in enumerate(self.policies)
+                    ]
+                ).to(self.device)
                 X = self.X[:, :rows]
                 xs = self.net.embed(torch.gather(X, 1, index[:, :, None].expand(-1, -1, X.shape[2])))
                 ys = torch.gather(labels, 1, index)
@@ -142,7 +149,9 @@ class BatchedNeuralLogistic(BatchedPolicy):
             hidden, out = B.mlp_forward(mats, xs, self.net.scale, False)
             dz = (B.softplus_grad(out[:, :, 0]) - ys) * w
             grads = B.mlp_backward(mats, hidden, (self.net.scale * dz)[:, :, None])
-            grad = torch.cat([g.reshape(self.S, -1) for g in grads], dim=1) + self.loss_weight * (self.params - self.centre)
+            grad = torch.cat([g.reshape(self.S, -1) for g in grads], dim=1) + self.loss_weight * (
+                self.params - self.centre
+            )
             if trainer.optimizer_kind == "gd":
                 self.params.copy_(torch.where(mask[:, None], self.params - trainer.lr * grad, self.params))
             else:
@@ -156,16 +165,17 @@ class BatchedNeuralLogistic(BatchedPolicy):
         emb = self.net.embed(x)
         at = self.params if first.gradient_at == "current" else self.theta0
         hidden, deltas = B.mlp_arm_backprop(B.weights_of(at, self.net.offsets, self.net.shapes), emb, self.net.scale)
-        linearised = first.mean_kind == "linearised"                 # Algorithm 2 line 2, eq. 5, App. J
+        linearised = first.mean_kind == "linearised"  # Algorithm 2 line 2, eq. 5, App. J
         # ||phi||_{diag(M)^-1} and g^T (theta - theta_0) from the layers' factors: no [S, K, p] gradients
-        quad, lin = B.gradient_forms(hidden, deltas, self.net.offsets, 1.0 / self.diag,
-                                     self.params - self.theta0 if linearised else None)
+        quad, lin = B.gradient_forms(
+            hidden, deltas, self.net.offsets, 1.0 / self.diag, self.params - self.theta0 if linearised else None
+        )
         if linearised:
             centre = lin
         else:
             mats = B.weights_of(self.params, self.net.offsets, self.net.shapes)
             centre = B.mlp_forward(mats, emb, self.net.scale, False)[1][:, :, 0]
-            if first.mean_kind == "probability":                     # Algorithm 1, line 2
+            if first.mean_kind == "probability":  # Algorithm 1, line 2
                 centre = B._sigmoid(centre)
         norms = torch.sqrt(quad) * first.phi_scale if first.phi_scale != 1.0 else torch.sqrt(quad)
         widths = (self.nu * self.radius[:, None] * norms).cpu().numpy()
@@ -177,7 +187,7 @@ class BatchedNeuralLogistic(BatchedPolicy):
             else:
                 scores = centre[s] + widths[s]
             arms.append(int(np.argmax(scores)))
-        chosen = torch.tensor(arms, device=self.device)[:, None]       # the played arms' features, for M_t
+        chosen = torch.tensor(arms, device=self.device)[:, None]  # the played arms' features, for M_t
         rows = lambda z: torch.gather(z, 1, chosen[:, :, None].expand(-1, -1, z.shape[2]))  # noqa: E731
         g = B.outer_gradients([rows(h) for h in hidden], [rows(d) for d in deltas])[:, 0]
         phi = g * first.phi_scale if first.phi_scale != 1.0 else g

@@ -48,8 +48,10 @@ def check_device(device: str, where: str) -> None:
     if device not in DEVICES:
         raise ConfigError(f"{where}.device: {device!r} is not one of {list(DEVICES)}")
     if device == "cuda" and not torch.cuda.is_available():
-        raise ConfigError(f"{where}.device: 'cuda' was asked for but torch sees no GPU "
-                          f"(torch.cuda.is_available() is False); use 'cpu'")
+        raise ConfigError(
+            f"{where}.device: 'cuda' was asked for but torch sees no GPU "
+            f"(torch.cuda.is_available() is False); use 'cpu'"
+        )
 
 
 #: a product whose result has a side narrower than this runs one seed at a time (:func:`bmm`): MKL's
@@ -96,12 +98,13 @@ def weights_of(params: torch.Tensor, offsets: Sequence[int], shapes: Sequence[tu
     return [params[:, a:b].reshape(S, *shape) for a, b, shape in zip(offsets[:-1], offsets[1:], shapes)]
 
 
-def mlp_forward(mats: Sequence[torch.Tensor], x: torch.Tensor, scale: float,
-                output_relu: bool) -> tuple[list[torch.Tensor], torch.Tensor]:
+def mlp_forward(
+    mats: Sequence[torch.Tensor], x: torch.Tensor, scale: float, output_relu: bool
+) -> tuple[list[torch.Tensor], torch.Tensor]:
     """:meth:`~.nets.MLP.forward` of embedded inputs ``x`` ``[S, n, d_in]`` under stacked weights ``mats``:
     ``(hidden, out)`` with ``hidden[i]`` the input of layer i (``hidden[0] = x``) and ``out`` ``[S, n, D]``."""
     hidden = [x]
-    for W in mats[:-1]:                     # (a contiguous W^T: bmm with a transposed view is twice as slow)
+    for W in mats[:-1]:  # (a contiguous W^T: bmm with a transposed view is twice as slow)
         hidden.append(torch.relu(bmm(hidden[-1], W.transpose(1, 2).contiguous())))
     out = bmm(hidden[-1], mats[-1].transpose(1, 2).contiguous()) * scale
     if output_relu:
@@ -118,7 +121,7 @@ def relu_backward(g: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
 def mlp_backward(mats: Sequence[torch.Tensor], hidden: Sequence[torch.Tensor], g: torch.Tensor) -> list[torch.Tensor]:
     """Gradients ``[S, r, c]`` of every weight matrix, given ``g`` ``[S, n, D]`` the gradient with respect to the
     output layer's pre-activation ``W_L h_{L-1}`` (the output scale and ReLU already applied by the caller)."""
-    grads: list[torch.Tensor] = [None] * len(mats)     # type: ignore[list-item]
+    grads: list[torch.Tensor] = [None] * len(mats)  # type: ignore[list-item]
     for i in range(len(mats) - 1, -1, -1):
         grads[i] = bmm(hidden[i].transpose(1, 2), g).transpose(1, 2)
         if i:
@@ -126,8 +129,9 @@ def mlp_backward(mats: Sequence[torch.Tensor], hidden: Sequence[torch.Tensor], g
     return grads
 
 
-def mlp_arm_backprop(mats: Sequence[torch.Tensor], x: torch.Tensor,
-                     scale: float) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+def mlp_arm_backprop(
+    mats: Sequence[torch.Tensor], x: torch.Tensor, scale: float
+) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
     """Per row of the embedded inputs ``x`` ``[S, n, d_in]`` of a scalar network without output ReLU: each
     layer's input ``hidden[i]`` ``[S, n, c_i]`` and back-propagated signal ``delta[i]`` ``[S, n, r_i]``, whose
     outer product ``delta_i h_i^T`` is the gradient of layer i's weights (:func:`mlp_arm_gradients`).
@@ -136,7 +140,7 @@ def mlp_arm_backprop(mats: Sequence[torch.Tensor], x: torch.Tensor,
     elementwise products and per-seed products (:func:`bmm`)."""
     hidden, _ = mlp_forward(mats, x, scale, False)
     S, n = x.shape[:2]
-    deltas: list[torch.Tensor] = [None] * len(mats)    # type: ignore[list-item]
+    deltas: list[torch.Tensor] = [None] * len(mats)  # type: ignore[list-item]
     deltas[-1] = torch.full((S, n, 1), scale, dtype=x.dtype, device=x.device)
     for i in range(len(mats) - 1, 0, -1):
         deltas[i - 1] = relu_backward(bmm(deltas[i], mats[i]), hidden[i])
@@ -156,8 +160,13 @@ def outer_gradients(hidden: Sequence[torch.Tensor], deltas: Sequence[torch.Tenso
     return torch.cat([(d[:, :, :, None] * h[:, :, None, :]).reshape(S, n, -1) for h, d in zip(hidden, deltas)], dim=2)
 
 
-def gradient_forms(hidden: Sequence[torch.Tensor], deltas: Sequence[torch.Tensor], offsets: Sequence[int],
-                   weights: torch.Tensor, direction: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+def gradient_forms(
+    hidden: Sequence[torch.Tensor],
+    deltas: Sequence[torch.Tensor],
+    offsets: Sequence[int],
+    weights: torch.Tensor,
+    direction: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Per row, without forming the gradients ``g`` ``[S, n, p]``: ``sum_j w_j g_j^2`` for the flat weights
     ``weights`` ``[S, p]`` (a diagonal quadratic form, e.g. ``diag(M)^{-1}``) and, given ``direction``
     ``[S, p]``, ``g^T direction``.  Layer i's block of g is ``delta_i h_i^T``, so its share is
@@ -185,8 +194,15 @@ def softplus_grad(z: torch.Tensor) -> torch.Tensor:
     return torch.where(z > 20.0, torch.ones_like(z), e / (e + 1.0))
 
 
-def adam_step(theta: torch.Tensor, grad: torch.Tensor, m: torch.Tensor, v: torch.Tensor, k: torch.Tensor,
-              lr: float, mask: torch.Tensor) -> None:
+def adam_step(
+    theta: torch.Tensor,
+    grad: torch.Tensor,
+    m: torch.Tensor,
+    v: torch.Tensor,
+    k: torch.Tensor,
+    lr: float,
+    mask: torch.Tensor,
+) -> None:
     """In place, for the seeds in ``mask`` ``[S]``: :func:`~.training.adam_step` (torch.optim.Adam's rule) with
     per-seed step counts ``k`` ``[S]`` (incremented here); the other seeds are left unchanged."""
     b1, b2 = ADAM_BETAS
@@ -196,8 +212,8 @@ def adam_step(theta: torch.Tensor, grad: torch.Tensor, m: torch.Tensor, v: torch
     # the bias corrections per seed in Python floats, as the reference computes them (a pow on an [S]
     # tensor would round by S: :func:`rowwise`)
     steps = [max(int(j), 1) for j in k_new.tolist()]
-    c2 = torch.tensor([math.sqrt(1 - b2 ** j) for j in steps], dtype=theta.dtype, device=theta.device)[:, None]
-    c1 = torch.tensor([lr / (1 - b1 ** j) for j in steps], dtype=theta.dtype, device=theta.device)[:, None]
+    c2 = torch.tensor([math.sqrt(1 - b2**j) for j in steps], dtype=theta.dtype, device=theta.device)[:, None]
+    c1 = torch.tensor([lr / (1 - b1**j) for j in steps], dtype=theta.dtype, device=theta.device)[:, None]
     theta_new = theta - c1 * m_new / (torch.sqrt(v_new) / c2 + ADAM_EPS)
     rows = mask[:, None]
     theta.copy_(torch.where(rows, theta_new, theta))
@@ -216,8 +232,9 @@ def sherman_morrison(inverse: torch.Tensor, x: torch.Tensor, weight: torch.Tenso
     inverse.copy_(torch.where(mask[:, None, None], new, inverse))
 
 
-def sherman_morrison_all(inverse: torch.Tensor, x: torch.Tensor, weight: float = 1.0,
-                         v: torch.Tensor | None = None) -> None:
+def sherman_morrison_all(
+    inverse: torch.Tensor, x: torch.Tensor, weight: float = 1.0, v: torch.Tensor | None = None
+) -> None:
     """In place, for every seed: ``inverse`` ``[S, D, D]`` becomes ``(V + w x x^T)^{-1}`` — :func:`sherman_morrison`
     without a mask, for large D (the p x p inverses of full-gradient exploration): the rank-one term is
     subtracted elementwise in place (``addcmul_``), with no ``[S, D, D]`` temporaries.  ``v`` is ``V^{-1} x``
@@ -253,8 +270,9 @@ def _sigmoid(z: torch.Tensor) -> torch.Tensor:
     return 0.5 * (1.0 + rowwise(torch.tanh, 0.5 * z))
 
 
-def logistic_loss(theta: torch.Tensor, X: torch.Tensor, labels: torch.Tensor, lam: float, w: torch.Tensor,
-                  centre: torch.Tensor | None) -> torch.Tensor:
+def logistic_loss(
+    theta: torch.Tensor, X: torch.Tensor, labels: torch.Tensor, lam: float, w: torch.Tensor, centre: torch.Tensor | None
+) -> torch.Tensor:
     """:func:`banditbench.numerics.logistic_mle.logistic_loss` per seed: ``[S]``."""
     z = bmm(X, theta[:, :, None])[:, :, 0]
     per = (rowwise(torch.logaddexp, torch.zeros_like(z), z) - labels * z) * w
@@ -262,9 +280,17 @@ def logistic_loss(theta: torch.Tensor, X: torch.Tensor, labels: torch.Tensor, la
     return per.sum(1) + 0.5 * lam * (gap * gap).sum(1)
 
 
-def fit_logistic(X: torch.Tensor, labels: torch.Tensor, lam: float, theta0: torch.Tensor, w: torch.Tensor,
-                 mask: torch.Tensor, max_iter: int = 50, tol: float = 1e-8,
-                 centre: torch.Tensor | None = None) -> torch.Tensor:
+def fit_logistic(
+    X: torch.Tensor,
+    labels: torch.Tensor,
+    lam: float,
+    theta0: torch.Tensor,
+    w: torch.Tensor,
+    mask: torch.Tensor,
+    max_iter: int = 50,
+    tol: float = 1e-8,
+    centre: torch.Tensor | None = None,
+) -> torch.Tensor:
     """:func:`banditbench.numerics.logistic_mle.fit_logistic` for the seeds in ``mask`` (float64): ``X`` ``[S, n, D]``,
     ``labels``, ``w`` ``[S, n]`` (padding rows weight 0), starts ``theta0`` ``[S, D]``; returns ``[S, D]``
     (``theta0`` for the seeds outside ``mask``).
@@ -314,4 +340,3 @@ def inverse_of_ridge(lam: float, D: int) -> torch.Tensor:
     import numpy as np
 
     return torch.from_numpy(np.linalg.inv(lam * np.eye(D)))
-

@@ -52,16 +52,16 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
         f = dict(device=dev)
         self.params = torch.stack([p.trainer.current for p in policies]).to(dev).clone()
         self.centre = torch.stack([p.trainer.centre for p in policies]).to(dev)
-        self.theta0 = torch.from_numpy(np.stack([p.theta0 for p in policies])).to(dev)       # float64
+        self.theta0 = torch.from_numpy(np.stack([p.theta0 for p in policies])).to(dev)  # float64
         self.m, self.v = torch.zeros_like(self.params), torch.zeros_like(self.params)
         self.k = torch.zeros(S, dtype=torch.int64, **f)
-        self.inverse = torch.eye(D, dtype=torch.float64, **f).repeat(S, 1, 1) / self.lam     # V_0^{-1}
-        self.reset_inverse = np.linalg.inv(self.lam * np.eye(D))                             # gram: reset
-        self.x_first = torch.zeros(S, T, d_in, dtype=self.dtype, **f)                         # embedded arms
+        self.inverse = torch.eye(D, dtype=torch.float64, **f).repeat(S, 1, 1) / self.lam  # V_0^{-1}
+        self.reset_inverse = np.linalg.inv(self.lam * np.eye(D))  # gram: reset
+        self.x_first = torch.zeros(S, T, d_in, dtype=self.dtype, **f)  # embedded arms
         self.x_second = torch.zeros(S, T, d_in, dtype=self.dtype, **f)
         self.dphi = torch.zeros(S, T, D, dtype=torch.float64, **f)
         self.labels = torch.zeros(S, T, dtype=torch.float64, **f)
-        self.zeta2 = torch.from_numpy(np.stack([p.zeta2 for p in policies])).to(dev)           # NLDB: its constant
+        self.zeta2 = torch.from_numpy(np.stack([p.zeta2 for p in policies])).to(dev)  # NLDB: its constant
         self.arrived = torch.zeros(S, T, dtype=torch.bool, **f)
         self.weighted = torch.zeros(S, T, dtype=torch.bool, **f)
         self._arrived_np = np.zeros((S, T), dtype=bool)
@@ -119,8 +119,16 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
             B.adam_step(self.params, grad, self.m, self.v, self.k, self.trainer.lr, mask)
         if self.refit_theta:
             X = self._pair_features(self.params, n).double()
-            theta = B.fit_logistic(X, self.labels[:, :n], lam, self.params[:, last].double(), w64, mask,
-                                   max_iter=self.newton_steps, centre=self.theta0)
+            theta = B.fit_logistic(
+                X,
+                self.labels[:, :n],
+                lam,
+                self.params[:, last].double(),
+                w64,
+                mask,
+                max_iter=self.newton_steps,
+                centre=self.theta0,
+            )
             self.params[:, last] = torch.where(mask[:, None], theta.to(self.dtype), self.params[:, last])
 
     def _set_weights(self, n: int, pending: torch.Tensor) -> None:
@@ -129,7 +137,7 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
         pending rows pass through the network, one row per seed at a time (``[S, 2, d]``, the same shape
         alone or in a block), so a round costs O(1) in t, as in the single-seed path."""
         counts = pending.sum(1)
-        order = torch.argsort((~pending).to(torch.int8), dim=1, stable=True)         # pending rows first, in order
+        order = torch.argsort((~pending).to(torch.int8), dim=1, stable=True)  # pending rows first, in order
         if self.variance_aware:
             params, seeds = self.params, self._seeds
             for j in range(int(counts.max())):
@@ -161,7 +169,7 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
     # --- selection --------------------------------------------------------------------
     @torch.no_grad()
     def act_all(self, t: int, contexts: Sequence[np.ndarray]) -> list[tuple[int, int]]:
-        n = t - 1                                          # rows of rounds 1 .. t - 1
+        n = t - 1  # rows of rounds 1 .. t - 1
         if n:
             self.arrived[:, :n] = torch.from_numpy(self._arrived_np[:, :n]).to(self.device)
             self.labels[:, :n] = torch.from_numpy(self._labels_np[:, :n]).to(self.device)
@@ -180,8 +188,9 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
         for s, policy in enumerate(self.policies):
             u = phi[s] @ theta[s]
             widths = pair_widths(phi[s], inverses[s])
-            first, second = select_pair(self.strategy, u, widths, self.a, policy.rng, t, self.csym_sample,
-                                        self.distinct_pair)
+            first, second = select_pair(
+                self.strategy, u, widths, self.a, policy.rng, t, self.csym_sample, self.distinct_pair
+            )
             actions.append((first, second))
             firsts.append(first)
             seconds.append(second)
