@@ -20,6 +20,11 @@ all of them; exit 1 when one fails::
     banditbench check nvldb_ucb_asym
     banditbench check --all
 
+Judge the config's claims on its results (``--until-decided --max-seeds 30 --step 5``: run Snakemake with
+5 more seeds for the cells of the undecided claims, look again, until each is decided or has 30 seeds)::
+
+    banditbench claims config.yaml
+
 Start an algorithm of your own, outside this checkout: a working skeleton of its family, its test, and
 a config that runs it against a built-in baseline (the plugin path, docs/extending.md)::
 
@@ -277,6 +282,28 @@ def _check(args) -> int:
     return 1 if failed else 0
 
 
+def _claims(args) -> int:
+    from pathlib import Path
+
+    from .analysis.claims import brief, counts_line, evaluate, markdown, read_tables, until_decided
+    from .configuration.grid import load_config_file, load_grid
+
+    if args.until_decided:
+        if args.max_seeds is None:
+            raise ConfigError("claims --until-decided needs --max-seeds")
+        results = until_decided(args.config, args.max_seeds, args.step, args.cores, args.results)
+    else:
+        grid = load_grid(load_config_file(args.config))
+        if not grid.claims:
+            raise ConfigError(f"{args.config}: the config states no claims (config key claims)")
+        results = evaluate(grid.claims, read_tables(grid.claim_experiments(), args.results), grid.claims_alpha)
+    print((brief if args.brief else markdown)(results), end="")
+    if args.csv:
+        results.to_csv(Path(args.csv), index=False)
+    print(counts_line(results), file=sys.stderr)
+    return 0
+
+
 def _new_algorithm(args) -> int:
     from pathlib import Path
 
@@ -372,6 +399,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="plugin modules that register the policy (module names or .py files)",
     )
     chk.set_defaults(func=_check)
+
+    cl = sub.add_parser(
+        "claims",
+        help="judge the config's claims on the results (anytime-valid paired intervals); "
+        "--until-decided adds seeds until each is decided",
+    )
+    cl.add_argument("config", help="config file (YAML) with a claims section")
+    cl.add_argument("--results", default="results", help="results folder holding tables/<experiment>.parquet")
+    cl.add_argument("--csv", help="also write every field to this CSV file")
+    cl.add_argument("--brief", action="store_true", help="one line per claim, without the quoted sentences")
+    cl.add_argument(
+        "--until-decided",
+        action="store_true",
+        help="run Snakemake with more seeds for the cells of undecided claims, look again, repeat",
+    )
+    cl.add_argument("--max-seeds", type=_count(2, "--max-seeds"), help="the most seeds an experiment gets")
+    cl.add_argument("--step", type=_count(1, "--step"), default=5, help="seeds added per look (default 5)")
+    cl.add_argument("--cores", type=_count(1, "--cores"), default=2, help="Snakemake's --cores (default 2)")
+    cl.set_defaults(func=_claims)
 
     from .scaffold import FAMILIES
 

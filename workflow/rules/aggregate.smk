@@ -68,3 +68,31 @@ rule summary_table:
         ci_level=lambda wc: GRID.summary_tables[wc.table].ci_level,
     script:
         "../scripts/summary_table.py"
+
+
+# the papers' claims (config key claims), each judged on its experiment's per-seed table
+if GRID.claims:
+
+    rule claims:
+        input:
+            tables=[f"results/tables/{name}.parquet" for name in GRID.claim_experiments()],
+        output:
+            csv="results/claims/claims.csv",
+            md="results/claims/claims.md",
+            html=report(
+                "results/claims/claims.html",
+                caption="../report/claims.rst",
+                category="Claims",
+                labels={"content": "the papers' claims"},
+            ),
+        log:
+            "logs/claims/claims.log",
+        conda:
+            "../../envs/banditbench.yaml"
+        resources:
+            mem_mb=2000,
+            runtime=5,
+        params:
+            claims=GRID.claims_params(),
+        script:
+            "../scripts/claims.py"

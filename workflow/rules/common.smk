@@ -173,6 +173,8 @@ def all_outputs():
         out += [f"results/plots/{name}/panels/{plot}.png" for plot in GRID.experiments[name].panel_plots]
     for table in GRID.summary_tables:
         out += [f"results/summary/{table}.{ext}" for ext in ("csv", "md", "tex", "html")]
+    if GRID.claims:
+        out += [f"results/claims/claims.{ext}" for ext in ("csv", "md", "html")]
     return out
 
 

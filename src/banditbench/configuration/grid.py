@@ -31,6 +31,7 @@ from typing import Any, Iterator, Mapping
 
 import yaml
 
+from . import claims
 from . import comparisons as paired_checks
 from . import params as param_checks
 from .. import registry
@@ -201,6 +202,11 @@ class ExperimentGrid:
         self.experiments: dict[str, Experiment] = {}
         for name, spec in config["experiments"].items():
             self.experiments[name] = self._check(name, spec)
+        #: the papers' claims (:mod:`banditbench.configuration.claims`) and the error rate of each
+        self.claims: dict[str, claims.Claim] = claims.resolve(
+            config.get("claims"), self.experiments, shortened=bool(config.get("horizon"))
+        )
+        self.claims_alpha: float = float(config.get("claims_alpha", claims.DEFAULT_ALPHA))
         self.summary_tables: dict[str, SummaryTable] = {
             name: self._check_summary_table(name, spec) for name, spec in config.get("summary_tables", {}).items()
         }
@@ -445,6 +451,15 @@ class ExperimentGrid:
         _distinct_labels([budget_label(b) for b in budgets], bwhere)
         return tuple(budgets)
 
+    # --- claims -----------------------------------------------------------
+    def claim_experiments(self) -> list[str]:
+        """The experiments whose results the claims read (in the claims' order)."""
+        return list(dict.fromkeys(c.experiment for c in self.claims.values() if c.experiment and not c.skipped))
+
+    def claims_params(self) -> dict[str, Any]:
+        """The claims as the ``claims`` rule's params (:func:`banditbench.configuration.claims.as_params`)."""
+        return claims.as_params(self.claims, self.claims_alpha)
+
     # --- jobs -------------------------------------------------------------
     def jobs(self, experiment: str) -> Iterator[dict[str, str]]:
         """Every run (one seed, one result file) of an experiment, as wildcard values."""
@@ -608,6 +623,7 @@ def checked(call, *args):
 def load_grid(config: Mapping[str, Any]) -> ExperimentGrid:
     """Validate a config mapping (schema, then semantics) and return its grid, cut and varied by the
     slicing keys (:mod:`banditbench.configuration.slicing`: ``only_experiments``, ``only_algorithms``, ``override``)."""
+    config = claims.with_claims_files(config, load_config_file)
     validate_schema(config)
     registry.use_plugins(config.get("plugins", []))
     return ExperimentGrid(slicing.apply(config))

@@ -19,7 +19,7 @@ algorithm it varies.
 
 Order: experiments are cut first, then variants are added, then algorithms are cut; an experiment
 left without algorithms is dropped (an experiment that has none of the named algorithms), and so are
-the summary-table rows, panel-plot entries and paired comparisons that name what was cut.  A name that
+the summary-table rows, panel-plot entries, paired comparisons and claims that name what was cut.  A name that
 matches nothing is an error naming its key (``only_algorithms: 'ldb_dff' is not an algorithm of ...``),
 raised by :func:`apply` before the grid is validated — and so before any job.  The override's value is
 then checked like any configured parameter, under the variant's key path
@@ -200,6 +200,7 @@ def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
         _prune_references(spec)
     config["experiments"] = experiments
     _prune_summary_tables(config)
+    _prune_claims(config)
     return config
 
 
@@ -219,6 +220,22 @@ def _prune_references(spec: dict) -> None:
             paired["pairs"] = [p for p in paired["pairs"] if all(a in kept for a in p)]
         if paired.get("reference") not in (None, *kept):
             del paired["reference"]
+
+
+def _prune_claims(config: dict) -> None:
+    """Claims keep only those whose experiment and algorithms are still there (untestable ones stay)."""
+    if not config.get("claims"):
+        return
+    experiments = config["experiments"]
+    config["claims"] = {
+        cid: c
+        for cid, c in config["claims"].items()
+        if "untestable" in c
+        or (
+            c.get("experiment") in experiments
+            and all(c[k] in experiments[c["experiment"]]["algorithms"] for k in ("a", "b") if k in c)
+        )
+    }
 
 
 def _prune_summary_tables(config: dict) -> None:

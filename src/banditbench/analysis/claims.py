@@ -1,0 +1,242 @@
+"""The claims report: every claim of the config (:mod:`banditbench.configuration.claims`) judged on the results.
+
+For a claim on experiment E the per-seed table ``results/tables/E.parquet`` (:mod:`banditbench.analysis.seedtable`)
+gives A's and B's metric per seed; the seeds both have are paired, ``d_s = A_s - B_s`` (or ``A_s - value``),
+and :func:`banditbench.analysis.sequential.verdict` judges the mean with an anytime-valid interval at the
+config's ``claims_alpha``: *supported* (the interval lies on the claimed side of 0), *contradicted* (on
+the other side) or *not separated* (it contains 0; ``detectable`` is the interval's half-width, the smallest
+effect these seeds could have separated).  The interval stays valid however many times seeds were added
+before this look (``banditbench claims --until-decided``).  Claims that cannot be tested say why
+(``untestable``), as do claims whose results are missing (``not run``).
+
+One row per claim, written as ``results/claims/claims.csv`` (every field), ``.md`` (the table people read)
+and ``.html`` (the report's Claims page).
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+from ..configuration.claims import Claim, Side
+from .sequential import verdict
+
+#: the verdicts a claim can get, in the order the tables count them
+VERDICTS = ("supported", "contradicted", "not separated", "not run", "untestable")
+#: the CSV's columns
+COLUMNS = (
+    "claim", "paper", "where", "quote", "experiment", "comparison", "verdict", "n", "mean", "low", "high",
+    "detectable", "alpha", "method", "reason",
+)  # fmt: skip
+
+
+def side_values(table: pd.DataFrame, metric: str, side: Side) -> pd.Series:
+    """One side's metric per seed (index: seed) from an experiment's per-seed table."""
+    rows = table[
+        (table["metric"] == metric)
+        & (table["algorithm"] == side.algorithm)
+        & (table["delay"] == side.delay)
+        & (table["budget"] == side.budget)
+        & (table["t"] == side.horizon)
+    ]
+    return rows.groupby("seed", observed=True)["value"].first().sort_index()
+
+
+def differences(claim: Claim, table: pd.DataFrame) -> np.ndarray:
+    """The claim's paired differences ``A_s - B_s``, seeds in increasing order (the order they are added)."""
+    a = side_values(table, claim.metric, claim.a)
+    if claim.b.value is not None:
+        return (a - claim.b.value).to_numpy()
+    b = side_values(table, claim.metric, claim.b)
+    seeds = a.index.intersection(b.index)
+    return (a.loc[seeds] - b.loc[seeds]).to_numpy()
+
+
+def evaluate(claims: Mapping[str, Claim], tables: Mapping[str, pd.DataFrame | None], alpha: float) -> pd.DataFrame:
+    """One row per claim (:data:`COLUMNS`); ``tables`` maps an experiment to its per-seed table (None: not run)."""
+    rows = []
+    for claim in claims.values():
+        row = {
+            "claim": claim.id, "paper": claim.paper, "where": claim.where, "quote": claim.quote,
+            "experiment": claim.experiment, "comparison": claim.statement(), "alpha": alpha,
+        }  # fmt: skip
+        if claim.untestable:
+            rows.append({**row, "verdict": "untestable", "reason": claim.untestable})
+            continue
+        if claim.skipped:
+            rows.append({**row, "verdict": "not run", "reason": claim.skipped})
+            continue
+        table = tables.get(claim.experiment)
+        d = differences(claim, table) if table is not None else np.empty(0)
+        if len(d) < 2:
+            reason = "no results yet" if table is None else f"{len(d)} paired seed(s) in the results; 2 are needed"
+            rows.append({**row, "verdict": "not run", "n": len(d), "reason": reason})
+            continue
+        v = verdict(d, claim.relation, alpha, claim.bounds)
+        rows.append({
+            **row, "verdict": v.verdict, "n": v.n, "mean": v.mean, "low": v.low, "high": v.high,
+            "detectable": v.detectable, "method": v.method, "reason": claim.note,
+        })  # fmt: skip
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def counts_line(results: pd.DataFrame) -> str:
+    """``Claims: 12 supported, 3 contradicted, 5 not separated, 2 untestable`` (the verdicts present)."""
+    counts = results["verdict"].value_counts()
+    return "Claims: " + ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v in counts)
+
+
+def brief(results: pd.DataFrame) -> str:
+    """One line per claim, no quotes (what ``make pipeline`` prints): verdict, comparison, interval, claim id."""
+    lines = [counts_line(results)]
+    for r in results.itertuples(index=False):
+        if r.verdict == "untestable":
+            lines.append(f"  {r.verdict:<14} {r.reason}  ({r.claim})")
+            continue
+        stats = (
+            r.reason if pd.isna(r.mean) else f"{_number(r.mean)} [{_number(r.low)}, {_number(r.high)}], n = {int(r.n)}"
+        )
+        lines.append(f"  {r.verdict:<14} {r.comparison}: {stats}  ({r.claim})")
+    return "\n".join(lines) + "\n"
+
+
+def _number(x) -> str:
+    return "" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.4g}"
+
+
+def markdown(results: pd.DataFrame) -> str:
+    """The claims table for people: verdict, comparison, the interval with n, and the quoted sentence."""
+    lines = [
+        counts_line(results),
+        "",
+        "| claim | paper | where | verdict | comparison | mean A - B [interval], n | detectable | quote |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results.itertuples(index=False):
+        if pd.isna(r.mean):
+            stats = r.reason
+        else:
+            stats = f"{_number(r.mean)} [{_number(r.low)}, {_number(r.high)}], n = {int(r.n)}"
+        cells = [r.claim, r.paper, r.where, f"**{r.verdict}**", r.comparison, stats, _number(r.detectable), r.quote]
+        lines.append("| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+    alpha = results["alpha"].iloc[0] if len(results) else 0.05
+    lines += [
+        "",
+        f"Each interval is an anytime-valid {100 * (1 - alpha):g} % confidence sequence for the mean paired difference "
+        f"A - B over seeds (banditbench.analysis.sequential: it stays valid when seeds are added until a verdict); "
+        f"supported: on the claimed side of 0; contradicted: on the other side; not separated: it contains 0, and "
+        f"'detectable' is its half-width, the smallest difference these seeds could have separated.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_claims(results: pd.DataFrame, csv: str | Path, md: str | Path, html_file: str | Path | None = None) -> None:
+    """The claims table as CSV (every field), Markdown and, for the report, HTML."""
+    results.to_csv(csv, index=False)
+    Path(md).write_text(markdown(results))
+    if html_file is not None:
+        body = results[["claim", "paper", "where", "verdict", "comparison", "n", "mean", "low", "high", "quote"]]
+        Path(html_file).write_text(
+            f"<html><body><h1>Claims</h1><p>{html.escape(counts_line(results))}</p>"
+            + body.to_html(index=False, na_rep="", float_format=lambda x: f"{x:.4g}")
+            + "</body></html>\n"
+        )
+
+
+def read_tables(experiments, results_dir: str | Path = "results") -> dict[str, pd.DataFrame | None]:
+    """Each experiment's per-seed table from ``results_dir/tables`` (None where it is not there yet)."""
+    out = {}
+    for name in experiments:
+        path = Path(results_dir) / "tables" / f"{name}.parquet"
+        out[name] = pd.read_parquet(path) if path.is_file() else None
+    return out
+
+
+#: the verdicts that end a claim's looking (its interval is on one side of 0, or it cannot be run)
+DECIDED = ("supported", "contradicted", "untestable")
+
+
+def _seed_count(spec_seeds) -> int:
+    return spec_seeds if isinstance(spec_seeds, int) else len(spec_seeds)
+
+
+def until_decided(
+    config_path: str | Path,
+    max_seeds: int,
+    step: int,
+    cores: int = 2,
+    results_dir: str | Path = "results",
+    snakemake_args: tuple[str, ...] = (),
+    say=print,
+) -> pd.DataFrame:
+    """Add seeds to the cells of undecided claims until every claim is decided or has ``max_seeds`` seeds.
+
+    Each look reads the per-seed tables and judges every claim not yet decided (:func:`evaluate`; a claim's
+    verdict is the one of the look that decided it, where its looking stopped); the experiments of the
+    claims still *not separated* or *not run* get ``step`` more seeds (their total rounded up to a multiple of
+    ``step``, at most ``max_seeds``), and Snakemake runs just those experiments' simulations and tables, with
+    only the algorithms those claims compare (a sliced copy of the config: ``only_experiments`` and
+    ``only_algorithms``, and ``seeds_per_job = step``).  Finished seeds are reused (a seed's file does not
+    depend on the blocking), so the verdicts do not depend on how many looks were taken; the intervals
+    are anytime-valid, so the looks cost no error rate.  ``say`` gets one progress line per look.
+    """
+    import resource
+    import subprocess
+    import sys
+    import tempfile
+
+    import yaml
+
+    from ..configuration.grid import load_config_file, load_grid
+
+    config = load_config_file(config_path)
+    grid = load_grid(config)
+    seeds = {name: len(exp.seeds) for name, exp in grid.experiments.items()}
+    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    look = 0
+    decided: dict[str, dict] = {}  # a claim's row at the look that decided it: looking stops there
+    while True:
+        look += 1
+        pending = {cid: c for cid, c in grid.claims.items() if cid not in decided}
+        current = evaluate(pending, read_tables(grid.claim_experiments(), results_dir), grid.claims_alpha)
+        decided.update({r["claim"]: r for r in current.to_dict("records") if r["verdict"] in DECIDED})
+        rows = {**{r["claim"]: r for r in current.to_dict("records")}, **decided}
+        results = pd.DataFrame([rows[cid] for cid in grid.claims], columns=list(COLUMNS))
+        open_claims = [grid.claims[cid] for cid in grid.claims if cid not in decided and not grid.claims[cid].skipped]
+        cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+        spent = cpu.ru_utime + cpu.ru_stime - cpu0.ru_utime - cpu0.ru_stime
+        shown = ", ".join(f"{name} {seeds[name]}" for name in grid.claim_experiments())
+        say(
+            f"look {look}: {len(results) - len(open_claims)} of {len(results)} claims decided; "
+            f"seeds: {shown}; CPU {spent:.0f} s"
+        )
+        grow = {c.experiment for c in open_claims if seeds[c.experiment] < max_seeds}
+        if not grow:
+            break
+        for name in grow:
+            seeds[name] = min(max_seeds, -(-(seeds[name] + 1) // step) * step)
+        algorithms = sorted({s.algorithm for c in open_claims for s in (c.a, c.b) if s.algorithm is not None})
+        sliced = {**config, "only_experiments": sorted(grow), "only_algorithms": algorithms}
+        sliced["experiments"] = {
+            name: {**spec, "seeds": list(range(seeds[name])), "seeds_per_job": step} if name in grow else spec
+            for name, spec in config["experiments"].items()
+        }
+        sliced.pop("seeds", None)
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", dir=".", prefix=".claims-look-", delete=False) as f:
+            yaml.safe_dump(sliced, f, sort_keys=False)
+        try:
+            targets = [f"{results_dir}/tables/{name}.parquet" for name in sorted(grow)]
+            run = subprocess.run(
+                [sys.executable, "-m", "snakemake", *targets, "--cores", str(cores), "--configfile", f.name,
+                 *snakemake_args, "--quiet", "all"],
+                capture_output=True, text=True,
+            )  # fmt: skip
+        finally:
+            Path(f.name).unlink()
+        if run.returncode != 0:
+            raise RuntimeError(f"look {look}: snakemake failed:\n{(run.stdout + run.stderr)[-3000:]}")
+    return results

@@ -1,0 +1,267 @@
+"""The papers' claims as data (config key ``claims``), resolved and checked against the grid.
+
+A claim quotes a sentence of a paper and names the paired comparison that tests it: on one experiment,
+the metric at a table horizon, algorithm A against algorithm B (or against a constant, or against A's own
+value at another delay, budget or horizon), and the relation claimed for ``A - B``::
+
+    claims:
+      s000_df_beats_ignore_linear:
+        paper: "000"
+        where: "Sec. 5.3, Fig. 2"
+        quote: "LDB-DF significantly outperforms both LDB-Ignore and LDB-Heuristic"
+        experiment: delayed_dueling_linear
+        metric: cumulative_regret            # cumulative_<m> or per_round_<m>
+        horizon: 5000                        # a table horizon (default: the final one)
+        delay: geometric_mean50_M20          # when the experiment has several
+        a: ldb_df
+        b: ldb_ignore                        # or value: 0.0, or b_delay / b_budget / b_horizon
+        relation: less                       # A - B < 0; greater: A - B > 0
+      s003_dimension_free:
+        paper: "003"
+        where: "Sec. 7"
+        quote: "..."
+        untestable: "the grids log no running time"   # it may still name the comparison it would be
+
+Each seed's difference ``d_s = A_s - B_s`` pairs the same seed of both sides (same environment draws,
+same delays: :mod:`banditbench.configuration.comparisons`), and :mod:`banditbench.analysis.claims`
+judges the mean with an anytime-valid interval, so that adding seeds until a verdict is reached keeps
+its error rate (``claims_alpha``, default 0.05 per claim).  Every name is checked before any job; an
+error names ``claims.<id>.<key>``.  A claim whose experiment or algorithm a slicing key cut is dropped
+with it (:mod:`banditbench.configuration.slicing`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..errors import ConfigError, key_path
+from ..storage.resultio import budget_label
+
+#: the error rate of each claim's interval when the config sets no ``claims_alpha``
+DEFAULT_ALPHA = 0.05
+#: what a claim says of ``A - B``
+RELATIONS = {"less": "A - B < 0", "greater": "A - B > 0"}
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a claim's difference: an algorithm's metric at a delay, budget and horizon, or a constant."""
+
+    algorithm: str | None
+    delay: str
+    budget: str
+    horizon: int
+    value: float | None = None
+
+    def label(self) -> str:
+        return f"{self.value:g}" if self.value is not None else self.algorithm
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A resolved claim (:mod:`banditbench.configuration.claims`); an ``untestable`` claim has sides only where it
+    names the comparison it would be."""
+
+    id: str
+    paper: str
+    where: str
+    quote: str
+    note: str = ""
+    untestable: str = ""
+    #: why it is not evaluated in this run (a ``horizon`` override shorter than the claim's horizon)
+    skipped: str = ""
+    experiment: str = ""
+    metric: str = ""
+    relation: str = ""
+    a: Side | None = None
+    b: Side | None = None
+    bounds: tuple[float, float] | None = None
+
+    def statement(self) -> str:
+        """The comparison in words: ``ldb_df < ldb_ignore (cumulative_regret, T = 5000, delay ...)``."""
+        if self.untestable or self.skipped:
+            return "untestable" if self.untestable else "not run"
+        a, b = self.a, self.b
+        where = [f"T = {a.horizon}" + (f" vs {b.horizon}" if b.horizon != a.horizon else "")]
+        where.append(f"delay {a.delay}" + (f" vs {b.delay}" if b.delay != a.delay else ""))
+        if a.budget != "none" or b.budget != a.budget:
+            where.append(f"budget {a.budget}" + (f" vs {b.budget}" if b.budget != a.budget else ""))
+        sign = "<" if self.relation == "less" else ">"
+        return f"{a.label()} {sign} {b.label()} ({self.metric}, {', '.join(where)})"
+
+
+def with_claims_files(config: Mapping[str, Any], read_yaml) -> Mapping[str, Any]:
+    """The config with the ``claims:`` of each file of ``claims_files`` (read by ``read_yaml``, the strict
+    loader :func:`banditbench.configuration.grid.load_config_file`) joined to its own; a claim id given
+    twice, in the config or across files, is an error naming both places."""
+    files = config.get("claims_files")
+    if not files:
+        return config
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        raise ConfigError(f"claims_files: a list of paths to YAML files, got {files!r}")
+    merged = dict(config.get("claims") or {})
+    origin = {cid: "claims" for cid in merged}
+    for i, path in enumerate(files):
+        if not Path(path).is_file():
+            raise ConfigError(f"claims_files[{i}]: no such file {path!r} (paths start at the working directory)")
+        data = read_yaml(path)
+        if set(data) != {"claims"} or not isinstance(data["claims"], Mapping):
+            raise ConfigError(
+                f"{path}: a claims file holds one key, claims: a mapping of claim ids; got {sorted(data)}"
+            )
+        for cid, claim in data["claims"].items():
+            if cid in merged:
+                raise ConfigError(f"{path}: claims.{cid} is also given in {origin[cid]}")
+            merged[cid], origin[cid] = claim, path
+    return {**config, "claims": merged}
+
+
+def resolve(
+    spec: Mapping[str, Any] | None, experiments: Mapping[str, Any], shortened: bool = False
+) -> dict[str, Claim]:
+    """Every claim of the config's ``claims`` checked against the grid's ``experiments``
+    (:class:`banditbench.configuration.grid.Experiment`); a :class:`ConfigError` names the key.
+    ``shortened``: the config's top-level ``horizon`` cut every experiment short, so a claim at a horizon
+    beyond the run is kept but marked ``skipped`` (it is not refused: the full run has it)."""
+    return {cid: _claim(cid, dict(c), experiments, shortened) for cid, c in (spec or {}).items()}
+
+
+def _claim(cid: str, c: dict[str, Any], experiments: Mapping[str, Any], shortened: bool) -> Claim:
+    where = key_path("claims", cid)
+    text = {k: str(c.get(k, "")) for k in ("paper", "where", "quote", "note")}
+    comparison = [k for k in ("experiment", "metric", "a", "relation") if k in c]
+    if "untestable" in c:
+        if not comparison:
+            return Claim(cid, untestable=str(c["untestable"]), **text)
+        # the comparison it would be, checked like any other, so that it can be switched on when it can run
+        return replace(
+            _claim(cid, {k: v for k, v in c.items() if k != "untestable"}, experiments, shortened),
+            untestable=str(c["untestable"]),
+            skipped="",
+        )
+    missing = [k for k in ("experiment", "metric", "a", "relation") if k not in c]
+    if missing:
+        raise ConfigError(f"{where}: a claim needs {missing} (or 'untestable' with the reason)")
+    if c["experiment"] not in experiments:
+        raise ConfigError(
+            f"{key_path(where, 'experiment')}: {c['experiment']!r} is not an experiment of this config; "
+            f"configured: {sorted(experiments)}"
+        )
+    exp = experiments[c["experiment"]]
+    beyond = [c[k] for k in ("horizon", "b_horizon") if shortened and k in c and c[k] > exp.horizon]
+    if beyond:
+        return Claim(
+            cid,
+            skipped=f"horizon {max(beyond)} is beyond this run's {exp.horizon} (config horizon)",
+            experiment=exp.name,
+            metric=c["metric"],
+            relation=c["relation"],
+            **text,
+        )
+    metric = c["metric"]
+    _check_metric(metric, exp, key_path(where, "metric"))
+    for key in ("a", "b"):
+        if key in c and c[key] not in exp.algorithms:
+            raise ConfigError(
+                f"{key_path(where, key)}: {c[key]!r} is not an algorithm of experiment {exp.name!r}; "
+                f"configured: {exp.algorithms}"
+            )
+    if "value" in c and any(k in c for k in ("b", "b_delay", "b_budget", "b_horizon")):
+        raise ConfigError(f"{key_path(where, 'value')}: a constant B takes no b, b_delay, b_budget or b_horizon")
+    if "value" in c and not math.isfinite(c["value"]):
+        raise ConfigError(f"{key_path(where, 'value')}: must be a finite number, got {c['value']!r}")
+    if not any(k in c for k in ("b", "value", "b_delay", "b_budget", "b_horizon")):
+        raise ConfigError(f"{where}: nothing to compare A with: give b, value, b_delay, b_budget or b_horizon")
+    a = Side(
+        c["a"],
+        _setting(c, "delay", exp.delays, exp, where),
+        _setting(c, "budget", exp.budget_labels, exp, where),
+        _horizon(c, "horizon", exp, where),
+    )
+    if "value" in c:
+        b = Side(None, a.delay, a.budget, a.horizon, float(c["value"]))
+    else:
+        b = Side(
+            c.get("b", c["a"]),
+            _setting(c, "b_delay", exp.delays, exp, where) if "b_delay" in c else a.delay,
+            _setting(c, "b_budget", exp.budget_labels, exp, where) if "b_budget" in c else a.budget,
+            _horizon(c, "b_horizon", exp, where) if "b_horizon" in c else a.horizon,
+        )
+        if b == a and shortened:
+            return Claim(
+                cid,
+                skipped=f"A and B are both at this run's final horizon {exp.horizon} (config horizon)",
+                experiment=exp.name,
+                metric=metric,
+                relation=c["relation"],
+                **text,
+            )
+        if b == a:
+            raise ConfigError(
+                f"{where}: A and B are the same results ({a.algorithm}, delay {a.delay}, T = {a.horizon})"
+            )
+    bounds = None
+    if "bounds" in c:
+        lo, hi = (float(v) for v in c["bounds"])
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise ConfigError(f"{key_path(where, 'bounds')}: must be two finite numbers lo < hi, got {c['bounds']!r}")
+        bounds = (lo, hi)
+    return Claim(cid, experiment=exp.name, metric=metric, relation=c["relation"], a=a, b=b, bounds=bounds, **text)
+
+
+def _check_metric(metric: str, exp: Any, where: str) -> None:
+    if metric.startswith("cumulative_"):
+        known = exp.env_class().metrics
+    elif metric.startswith("per_round_"):
+        known = exp.per_round_metrics
+    else:
+        raise ConfigError(f"{where}: {metric!r} is neither cumulative_<metric> nor per_round_<metric>")
+    if metric.removeprefix("cumulative_").removeprefix("per_round_") not in known:
+        kind = "metrics" if metric.startswith("cumulative_") else "per_round_metrics"
+        raise ConfigError(f"{where}: experiment {exp.name!r} has no {metric!r} (its {kind}: {list(known)})")
+
+
+def _setting(c: Mapping[str, Any], key: str, known: list[str], exp: Any, where: str) -> str:
+    """A delay or budget label of the claim: the named one, or the experiment's only one."""
+    kind = key.removeprefix("b_")
+    if key not in c:
+        if len(known) > 1:
+            raise ConfigError(
+                f"{where}: experiment {exp.name!r} has the {kind} settings {known}; name one with '{key}'"
+            )
+        return known[0]
+    value = budget_label(c[key]) if kind == "budget" and not isinstance(c[key], str) else str(c[key])
+    if value not in known:
+        raise ConfigError(
+            f"{key_path(where, key)}: {c[key]!r} is not a {kind} setting of experiment {exp.name!r}; configured: {known}"
+        )
+    return value
+
+
+def _horizon(c: Mapping[str, Any], key: str, exp: Any, where: str) -> int:
+    if key not in c:
+        return exp.horizon
+    if c[key] not in exp.table_horizons:
+        raise ConfigError(
+            f"{key_path(where, key)}: {c[key]} is not a table horizon of experiment {exp.name!r} "
+            f"({list(exp.table_horizons)}); the results keep the metrics there"
+        )
+    return int(c[key])
+
+
+def as_params(claims: Mapping[str, Claim], alpha: float) -> dict[str, Any]:
+    """The resolved claims as plain data (the ``claims`` rule's params; :func:`from_params` reads them back)."""
+    return {"alpha": alpha, "claims": [asdict(c) for c in claims.values()]}
+
+
+def from_params(params: Mapping[str, Any]) -> tuple[dict[str, Claim], float]:
+    """The claims and the error rate of :func:`as_params`."""
+    out = {}
+    for c in params["claims"]:
+        sides = {k: Side(**c[k]) if c[k] is not None else None for k in ("a", "b")}
+        bounds = tuple(c["bounds"]) if c["bounds"] is not None else None
+        out[c["id"]] = Claim(**{**c, **sides, "bounds": bounds})
+    return out, float(params["alpha"])

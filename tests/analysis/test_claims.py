@@ -1,0 +1,271 @@
+"""The papers' claims: checked against the grid before any job, judged on the per-seed tables, printed by
+``banditbench claims``, and seeds added until each is decided (``--until-decided``)."""
+
+import copy
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from banditbench.analysis.claims import differences, evaluate, markdown, read_tables
+from banditbench.cli import main
+from banditbench.configuration.claims import as_params, from_params
+from banditbench.configuration.grid import load_grid
+from banditbench.errors import ConfigError
+from conftest import ROOT
+
+EXPERIMENT = {
+    "environment": {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4}},
+    "horizon": 40,
+    "seeds": 3,
+    "table_horizons": [20, 40],
+    "algorithms": {"ldb": {"policy": "ldb_df"}, "random": {"policy": "random_pair"},
+                   "twin": {"policy": "random_pair"}},
+    "delays": {"none": {"kind": "none"}, "geo": {"kind": "geometric", "mean": 5}},
+}  # fmt: skip
+CLAIMS = {
+    "ldb_beats_random": {"paper": "000", "where": "Sec. 5", "quote": "LDB-DF outperforms random duels",
+                         "experiment": "duel", "metric": "cumulative_regret", "delay": "none",
+                         "a": "ldb", "b": "random", "relation": "less"},
+    "random_grows": {"paper": "000", "where": "Sec. 5", "quote": "regret grows linearly",
+                     "experiment": "duel", "metric": "cumulative_regret", "delay": "geo", "a": "random",
+                     "b_horizon": 20, "relation": "greater"},
+    "no_data": {"paper": "000", "where": "Sec. 6", "quote": "on the full dataset ...", "untestable": "not public"},
+}  # fmt: skip
+
+
+def _config(claims=None, **top):
+    return {"experiments": {"duel": copy.deepcopy(EXPERIMENT)}, "claims": copy.deepcopy(claims or CLAIMS), **top}
+
+
+def test_claims_resolve_with_their_defaults():
+    grid = load_grid(_config())
+    claims = grid.claims
+    assert set(claims) == set(CLAIMS) and grid.claims_alpha == 0.05
+    beats = claims["ldb_beats_random"]
+    assert (beats.a.algorithm, beats.a.delay, beats.a.budget, beats.a.horizon) == ("ldb", "none", "none", 40)
+    assert beats.b.algorithm == "random" and beats.statement() == "ldb < random (cumulative_regret, T = 40, delay none)"
+    grows = claims["random_grows"]
+    assert (grows.b.algorithm, grows.b.horizon) == ("random", 20)
+    assert claims["no_data"].untestable == "not public" and claims["no_data"].a is None
+    assert grid.claim_experiments() == ["duel"]
+    assert from_params(as_params(claims, 0.05)) == (claims, 0.05)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"experiment": "dual"}, r"^claims\.ldb_beats_random\.experiment: 'dual' is not an experiment of this config"),
+    ({"a": "ldbb"}, r"^claims\.ldb_beats_random\.a: 'ldbb' is not an algorithm of experiment 'duel'"),
+    ({"b": "rand"}, r"^claims\.ldb_beats_random\.b: 'rand' is not an algorithm"),
+    ({"metric": "cumulative_reward"}, r"^claims\.ldb_beats_random\.metric: experiment 'duel' has no 'cumulative_reward'"),
+    ({"metric": "regret"}, r"^claims\.ldb_beats_random\.metric: 'regret' is neither cumulative_<metric>"),
+    ({"metric": "per_round_regret"}, r"has no 'per_round_regret' \(its per_round_metrics"),
+    ({"horizon": 30}, r"^claims\.ldb_beats_random\.horizon: 30 is not a table horizon of experiment 'duel' \(\[20, 40\]\)"),
+    ({"horizon": 400}, r"^claims\.ldb_beats_random\.horizon: 400 is not a table horizon"),
+    ({"delay": "geometric"}, r"^claims\.ldb_beats_random\.delay: 'geometric' is not a delay setting"),
+    ({"delay": None}, r"^claims\.ldb_beats_random: experiment 'duel' has the delay settings \['none', 'geo'\]; name one"),
+    ({"b": None}, r"^claims\.ldb_beats_random: nothing to compare A with"),
+    ({"value": 1.0}, r"^claims\.ldb_beats_random\.value: a constant B takes no b"),
+    ({"b": "ldb"}, r"^claims\.ldb_beats_random: A and B are the same results"),
+    ({"bounds": [1, -1]}, r"^claims\.ldb_beats_random\.bounds: must be two finite numbers lo < hi"),
+    ({"relation": "fewer"}, r"claims\.ldb_beats_random\.relation: 'fewer' is not one of"),
+    ({"untestable": "why", "a": "ldbb"}, r"^claims\.ldb_beats_random\.a: 'ldbb' is not an algorithm"),
+    ({"quote": None}, r"claims\.ldb_beats_random: 'quote' is a required property"),
+])  # fmt: skip
+def test_a_bad_claim_is_refused_before_any_job_naming_its_key(change, message):
+    claims = copy.deepcopy(CLAIMS)
+    for key, value in change.items():
+        if value is None:
+            claims["ldb_beats_random"].pop(key)
+        else:
+            claims["ldb_beats_random"][key] = value
+    with pytest.raises(ConfigError, match=message):
+        load_grid(_config(claims))
+
+
+def test_slicing_drops_the_claims_of_what_it_cuts_and_a_short_horizon_skips_longer_claims():
+    grid = load_grid(_config(only_algorithms="ldb,twin"))
+    assert set(grid.claims) == {"no_data"}  # both testable claims name 'random'
+    claims = copy.deepcopy(CLAIMS)
+    claims["ldb_beats_random"]["horizon"] = 40
+    short = load_grid({**_config(claims), "horizon": 20})
+    assert short.claims["ldb_beats_random"].skipped.startswith("horizon 40 is beyond this run's 20")
+    assert short.claims["random_grows"].skipped.startswith("A and B are both at this run's final horizon 20")
+    assert short.claim_experiments() == []
+
+
+def _table(values: dict[tuple[str, str, int], list[float]]) -> pd.DataFrame:
+    """A per-seed table: ``(algorithm, delay, t) -> one value per seed`` of cumulative_regret."""
+    rows = [
+        {"experiment": "duel", "algorithm": alg, "delay": delay, "budget": "none", "seed": seed, "t": t,
+         "metric": "cumulative_regret", "value": v}
+        for (alg, delay, t), vs in values.items()
+        for seed, v in enumerate(vs)
+    ]  # fmt: skip
+    return pd.DataFrame(rows).astype({"algorithm": "category", "metric": "category"})
+
+
+def test_verdicts_follow_the_paired_differences():
+    rng = np.random.default_rng(0)
+    n = 30
+    ldb = rng.normal(10, 1, n)
+    table = _table({
+        ("ldb", "none", 40): ldb, ("random", "none", 40): ldb + 5 + rng.normal(0, 0.5, n),
+        ("random", "geo", 40): np.full(n, 20.0) + rng.normal(0, 1, n), ("random", "geo", 20): np.full(n, 10.0),
+    })  # fmt: skip
+    grid = load_grid(_config())
+    claim = grid.claims["ldb_beats_random"]
+    assert np.allclose(differences(claim, table), ldb - table[table.algorithm == "random"].value[:n].to_numpy())
+    results = evaluate(grid.claims, {"duel": table}, 0.05).set_index("claim")
+    assert results.loc["ldb_beats_random", "verdict"] == "supported" and results.loc["ldb_beats_random", "n"] == n
+    assert results.loc["ldb_beats_random", "high"] < 0
+    assert results.loc["random_grows", "verdict"] == "supported"
+    assert results.loc["no_data", "verdict"] == "untestable" and results.loc["no_data", "reason"] == "not public"
+    # the other side: contradicted; no difference: not separated, with the detectable effect
+    claims = copy.deepcopy(CLAIMS)
+    claims["ldb_beats_random"]["relation"] = "greater"
+    claims["random_grows"] = {**claims["random_grows"], "b_horizon": None}
+    del claims["random_grows"]["b_horizon"]
+    claims["random_grows"].update(b="twin", delay="none")
+    twin = _table({("ldb", "none", 40): ldb, ("random", "none", 40): ldb + 5,
+                   ("twin", "none", 40): ldb + 5 + rng.normal(0, 1, n)})  # fmt: skip
+    results = evaluate(load_grid(_config(claims)).claims, {"duel": twin}, 0.05).set_index("claim")
+    assert results.loc["ldb_beats_random", "verdict"] == "contradicted"
+    row = results.loc["random_grows"]
+    assert row["verdict"] == "not separated" and row["low"] < 0 < row["high"]
+    assert row["detectable"] == pytest.approx((row["high"] - row["low"]) / 2)
+
+
+def test_missing_results_and_too_few_seeds_are_not_run_with_the_reason():
+    grid = load_grid(_config())
+    results = evaluate(grid.claims, {"duel": None}, 0.05).set_index("claim")
+    assert results.loc["ldb_beats_random", "verdict"] == "not run"
+    assert results.loc["ldb_beats_random", "reason"] == "no results yet"
+    one_seed = _table({("ldb", "none", 40): [1.0], ("random", "none", 40): [2.0]})
+    results = evaluate(grid.claims, {"duel": one_seed}, 0.05).set_index("claim")
+    assert results.loc["ldb_beats_random", "reason"] == "1 paired seed(s) in the results; 2 are needed"
+
+
+def test_the_claims_command_prints_the_table(tmp_path, capsys):
+    import yaml
+
+    rng = np.random.default_rng(1)
+    ldb = rng.normal(10, 1, 20)
+    (tmp_path / "results" / "tables").mkdir(parents=True)
+    _table({("ldb", "none", 40): ldb, ("random", "none", 40): ldb + 4 + rng.normal(0, 0.3, 20)}).to_parquet(
+        tmp_path / "results/tables/duel.parquet"
+    )
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump(_config(), sort_keys=False))
+    assert main(["claims", str(config), "--results", str(tmp_path / "results"), "--csv", str(tmp_path / "c.csv")]) == 0
+    out, err = capsys.readouterr()
+    assert re.search(r"\| ldb_beats_random \| 000 \| Sec\. 5 \| \*\*supported\*\* \| ldb < random .*n = 20", out)
+    assert (
+        "| random_grows | 000 | Sec. 5 | **not run** |" in out and "no results yet" not in out.split("random_grows")[0]
+    )
+    assert err.strip() == "Claims: 1 supported, 1 not run, 1 untestable"
+    assert list(pd.read_csv(tmp_path / "c.csv")["verdict"]) == ["supported", "not run", "untestable"]
+    tables = read_tables(["duel", "other"], tmp_path / "results")
+    assert tables["other"] is None and len(tables["duel"]) == 40
+    assert markdown(evaluate(load_grid(_config()).claims, tables, 0.05)).startswith("Claims: 1 supported")
+    no_claims = tmp_path / "none.yaml"
+    no_claims.write_text(yaml.safe_dump({"experiments": {"duel": EXPERIMENT}}))
+    assert main(["claims", str(no_claims)]) == 2
+    assert "the config states no claims" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_until_decided_adds_seeds_only_to_undecided_claims_and_reuses_finished_ones(tmp_path, monkeypatch, capsys):
+    """Two claims on a tiny grid: LDB-DF against random duels separates; two identical random policies never
+    do, so their claim runs to the cap. Each look runs Snakemake on the undecided cells only."""
+    from smk import copy_project
+
+    config = _config()
+    experiment = config["experiments"]["duel"]
+    experiment.update(horizon=60, table_horizons=[60], seeds=3, seeds_per_job=3, paired=False)
+    experiment["delays"] = {"none": {"kind": "none"}}
+    config["claims"] = {
+        "ldb_beats_random": {**CLAIMS["ldb_beats_random"], "delay": "none"},
+        "twins_differ": {"paper": "-", "where": "-", "quote": "two copies of one policy differ",
+                         "experiment": "duel", "metric": "cumulative_regret", "a": "random", "b": "twin",
+                         "relation": "less"},
+    }  # fmt: skip
+    (tmp_path / "project").mkdir()
+    project = copy_project(tmp_path / "project", {"seeds": None, "horizon": None, **config})
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("PYTHONPATH", str(project / "src"))
+    assert main(["claims", "config.yaml", "--until-decided", "--max-seeds", "8", "--step", "3"]) == 0
+    out, err = capsys.readouterr()
+    looks = re.findall(r"^look (\d+): (\d+) of 2 claims decided; seeds: duel (\d+); CPU \d+ s$", out, re.M)
+    assert [(int(k), int(n)) for k, _, n in looks] == [(1, 3), (2, 6), (3, 8)], out
+    assert "| ldb_beats_random | 000 | Sec. 5 | **supported** |" in out, out
+    assert re.search(r"\| twins_differ \| - \| - \| \*\*not separated\*\* \| .*n = 8 \|", out)
+    runs = project / "results/runs/duel"
+    assert sorted(int(p.stem) for p in (runs / "twin/none/none").glob("*.npz")) == list(range(8))
+    # the decided claim's algorithms got no seeds past the look that decided it
+    decided_at = int(next(n for k, d, n in looks if int(d) == 1))
+    assert sorted(int(p.stem) for p in (runs / "ldb/none/none").glob("*.npz")) == list(range(decided_at))
+
+
+def test_an_untestable_claim_may_name_the_comparison_it_would_be():
+    claims = copy.deepcopy(CLAIMS)
+    claims["ldb_beats_random"]["untestable"] = "the paper's data are not public"
+    grid = load_grid(_config(claims))
+    claim = grid.claims["ldb_beats_random"]
+    assert claim.untestable and claim.a.algorithm == "ldb" and claim.statement() == "untestable"
+    results = evaluate(grid.claims, {"duel": None}, 0.05).set_index("claim")
+    assert results.loc["ldb_beats_random", "verdict"] == "untestable"
+
+
+def test_claims_files_join_the_config_and_a_repeated_id_or_a_bad_file_is_refused(tmp_path, monkeypatch):
+    import yaml
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "paper.yaml").write_text(yaml.safe_dump({"claims": {"more": CLAIMS["ldb_beats_random"]}}))
+    grid = load_grid({**_config(), "claims_files": ["paper.yaml"]})
+    assert list(grid.claims) == [*CLAIMS, "more"]
+    with pytest.raises(ConfigError, match=r"^paper\.yaml: claims\.more is also given in claims$"):
+        load_grid({**_config({**CLAIMS, "more": CLAIMS["no_data"]}), "claims_files": ["paper.yaml"]})
+    with pytest.raises(ConfigError, match=r"^claims_files\[0\]: no such file 'nope\.yaml'"):
+        load_grid({**_config(), "claims_files": ["nope.yaml"]})
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump({"claim": {}}))
+    with pytest.raises(ConfigError, match=r"^bad\.yaml: a claims file holds one key, claims"):
+        load_grid({**_config(), "claims_files": ["bad.yaml"]})
+
+
+CONFIGS_WITH_CLAIMS = sorted(p.name for p in (ROOT / "config").glob("*.yaml") if "claims_files" in p.read_text())
+
+
+@pytest.mark.parametrize("config", ["config.yaml", *(f"config/{name}" for name in CONFIGS_WITH_CLAIMS)])
+def test_every_configs_claims_validate_and_quote_their_paper(config, monkeypatch):
+    """The five papers' claims (config/claims/): each resolves against its grid, quotes a sentence, and names
+    the seed paper it comes from; every paper grid states claims."""
+    from banditbench.configuration.grid import load_config_file
+
+    monkeypatch.chdir(ROOT)
+    grid = load_grid(load_config_file(config))
+    assert grid.claims
+    papers = {c.paper for c in grid.claims.values()}
+    assert papers <= {"000", "001", "002", "003", "004"}
+    seeds_text = {p.name[:3]: " ".join(p.read_text().split()) for p in (ROOT.parent / "shared" / "seeds").glob("*.txt")}
+    for claim in grid.claims.values():
+        assert claim.quote.strip() and claim.where.strip()
+        if claim.paper in seeds_text:  # each quoted piece is in the paper (shortened with "...")
+            for piece in (" ".join(p.split()) for p in claim.quote.replace("…", "...").split("...")):
+                assert piece.strip(" .,;\"'") in seeds_text[claim.paper] if len(piece.strip()) > 15 else True, (
+                    claim.id,
+                    piece,
+                )
+    if config == "config.yaml":
+        assert papers == {"000", "001", "002", "003", "004"}
+
+
+def test_the_paper_grids_all_state_claims():
+    assert set(CONFIGS_WITH_CLAIMS) >= {
+        "delayed_dueling.yaml",
+        "variance_dueling.yaml",
+        "neural_logistic.yaml",
+        "lipschitz.yaml",
+        "lipschitz_noise_sweep.yaml",
+        "knapsack.yaml",
+    }
