@@ -208,7 +208,7 @@ def until_decided(
         results = pd.DataFrame([rows[cid] for cid in grid.claims], columns=list(COLUMNS))
         open_claims = [grid.claims[cid] for cid in grid.claims if cid not in decided and not grid.claims[cid].skipped]
         cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
-        spent = cpu.ru_utime + cpu.ru_stime - cpu0.ru_utime - cpu0.ru_stime
+        spent = max(0.0, cpu.ru_utime + cpu.ru_stime - cpu0.ru_utime - cpu0.ru_stime)
         shown = ", ".join(f"{name} {seeds[name]}" for name in grid.claim_experiments())
         say(
             f"look {look}: {len(results) - len(open_claims)} of {len(results)} claims decided; "
