@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import re
 import textwrap
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 #: the seed papers: number -> (short title, docs page)
@@ -537,11 +539,37 @@ def parameter_types_table() -> str:
     return "\n".join(rows)
 
 
+#: where a page shows a committed claims run (:func:`claims_run`): ``<!-- claims run: default -->``
+CLAIMS_RUN = re.compile(r"<!-- claims run: ([\w.-]+) -->")
+#: the committed claims runs: ``<name>.csv`` (``banditbench claims --csv``) and ``<name>.json`` (how it was made)
+CLAIMS_RUNS = Path(__file__).resolve().parent / "runs"
+
+
+def claims_run(name: str) -> str:
+    """A committed claims run as a page shows it: how it was made (command, commit, date, machine, seeds, CPU),
+    then its table, rendered by :func:`banditbench.analysis.claims.markdown` from the committed CSV."""
+    import pandas as pd
+
+    from banditbench.analysis.claims import markdown
+
+    meta = json.loads((CLAIMS_RUNS / f"{name}.json").read_text())
+    results = pd.read_csv(CLAIMS_RUNS / f"{name}.csv", dtype={"paper": str})
+    seeds = ", ".join(f"{exp} {n}" for exp, n in meta["seeds"].items())
+    head = (
+        f"Measured by `{meta['command']}` at commit `{meta['commit'][:10]}` on {meta['date']} ({meta['machine']}; "
+        f"seeds per experiment: {seeds}; {meta['cpu_s']:.0f} s of CPU in the Snakemake runs). From the committed "
+        f"`docs/runs/{name}.csv`."
+    )
+    return head + "\n\n" + markdown(results)
+
+
 def on_page_markdown(markdown, page, config, files, **kwargs):
     """``<!-- registered: seed 000 -->`` in a page: the table of that seed's registered classes;
     ``<!-- interfaces -->``: the table of what the runner hands a policy of each kind;
-    ``<!-- parameter types -->``: the table of parameter annotations (:func:`parameter_types_table`)."""
+    ``<!-- parameter types -->``: the table of parameter annotations (:func:`parameter_types_table`);
+    ``<!-- claims run: NAME -->``: a committed claims run (:func:`claims_run`)."""
     markdown = MARKER.sub(lambda m: seed_table(m.group(1), page.file.src_uri), markdown)
+    markdown = CLAIMS_RUN.sub(lambda m: claims_run(m.group(1)), markdown)
     markdown = markdown.replace(INTERFACES_MARKER, interfaces_table())
     return markdown.replace(PARAMETER_TYPES, parameter_types_table()) if PARAMETER_TYPES in markdown else markdown
 

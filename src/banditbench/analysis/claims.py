@@ -182,7 +182,8 @@ def until_decided(
     only the algorithms those claims compare (a sliced copy of the config: ``only_experiments`` and
     ``only_algorithms``, and ``seeds_per_job = step``).  Finished seeds are reused (a seed's file does not
     depend on the blocking), so the verdicts do not depend on how many looks were taken; the intervals
-    are anytime-valid, so the looks cost no error rate.  ``say`` gets one progress line per look.
+    are anytime-valid, so the looks cost no error rate.  ``say`` gets one progress line per look.  The
+    table's ``attrs`` say how it was reached: ``looks``, ``seeds`` per experiment, ``cpu_s`` of the Snakemake runs.
     """
     import resource
     import subprocess
@@ -239,4 +240,5 @@ def until_decided(
             Path(f.name).unlink()
         if run.returncode != 0:
             raise RuntimeError(f"look {look}: snakemake failed:\n{(run.stdout + run.stderr)[-3000:]}")
+    results.attrs.update(looks=look, seeds={name: seeds[name] for name in grid.claim_experiments()}, cpu_s=spent)
     return results

@@ -1,0 +1,61 @@
+"""A claims run for the docs: ``banditbench claims CONFIG --until-decided`` recorded as ``docs/runs/NAME.{csv,json}``.
+
+The docs show a committed run with the marker ``<!-- claims run: NAME -->`` (docs/hooks.py renders the CSV), so
+the claims tables on the pages are generated from a named run, never typed::
+
+    .venv/bin/python benchmarks/claims_run.py default config.yaml --max-seeds 24 --step 4 --cores 2
+
+Run it in the checkout, on a committed tree (the JSON records the commit and whether the tree was dirty).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from banditbench.analysis.claims import until_decided
+from banditbench.storage.provenance import cpu_model, git_state
+
+RUNS = Path(__file__).resolve().parents[1] / "docs" / "runs"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("name", help="the run's name: docs/runs/<name>.{csv,json}")
+    parser.add_argument("config")
+    parser.add_argument("--max-seeds", type=int, required=True)
+    parser.add_argument("--step", type=int, default=4)
+    parser.add_argument("--cores", type=int, default=2)
+    args = parser.parse_args(argv)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    results = until_decided(args.config, args.max_seeds, args.step, args.cores)
+    command = (
+        f"banditbench claims {args.config} --until-decided --max-seeds {args.max_seeds} --step {args.step} "
+        f"--cores {args.cores}"
+    )
+    state = git_state(Path.cwd())
+    RUNS.mkdir(exist_ok=True)
+    results.to_csv(RUNS / f"{args.name}.csv", index=False)
+    meta = {
+        "command": command,
+        "recorded_by": "benchmarks/claims_run.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),
+        "commit": state.get("commit") or "unknown",
+        "dirty": state.get("dirty"),
+        "date": started.strftime("%Y-%m-%d"),
+        "machine": f"{cpu_model()}, {os.cpu_count()} cores",
+        "looks": results.attrs["looks"],
+        "seeds": results.attrs["seeds"],
+        "cpu_s": round(results.attrs["cpu_s"], 1),
+    }
+    (RUNS / f"{args.name}.json").write_text(json.dumps(meta, indent=2) + "\n")
+    print(f"wrote {RUNS / args.name}.csv and .json ({meta['looks']} looks)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
