@@ -31,12 +31,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-seeds", type=int, required=True)
     parser.add_argument("--step", type=int, default=4)
     parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--only-experiments", nargs="+")
     args = parser.parse_args(argv)
     started = datetime.datetime.now(datetime.timezone.utc)
-    results = until_decided(args.config, args.max_seeds, args.step, args.cores)
+    results = until_decided(args.config, args.max_seeds, args.step, args.cores, only_experiments=args.only_experiments)
+    only = f" --only-experiments {' '.join(args.only_experiments)}" if args.only_experiments else ""
     command = (
         f"banditbench claims {args.config} --until-decided --max-seeds {args.max_seeds} --step {args.step} "
-        f"--cores {args.cores}"
+        f"--cores {args.cores}{only}"
     )
     state = git_state(Path.cwd())
     RUNS.mkdir(exist_ok=True)

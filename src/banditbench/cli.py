@@ -291,9 +291,14 @@ def _claims(args) -> int:
     if args.until_decided:
         if args.max_seeds is None:
             raise ConfigError("claims --until-decided needs --max-seeds")
-        results = until_decided(args.config, args.max_seeds, args.step, args.cores, args.results)
+        results = until_decided(
+            args.config, args.max_seeds, args.step, args.cores, args.results, only_experiments=args.only_experiments
+        )
     else:
-        grid = load_grid(load_config_file(args.config))
+        config = load_config_file(args.config)
+        if args.only_experiments:
+            config["only_experiments"] = args.only_experiments
+        grid = load_grid(config)
         if not grid.claims:
             raise ConfigError(f"{args.config}: the config states no claims (config key claims)")
         results = evaluate(grid.claims, read_tables(grid.claim_experiments(), args.results), grid.claims_alpha)
@@ -417,6 +422,12 @@ def build_parser() -> argparse.ArgumentParser:
     cl.add_argument("--max-seeds", type=_count(2, "--max-seeds"), help="the most seeds an experiment gets")
     cl.add_argument("--step", type=_count(1, "--step"), default=5, help="seeds added per look (default 5)")
     cl.add_argument("--cores", type=_count(1, "--cores"), default=2, help="Snakemake's --cores (default 2)")
+    cl.add_argument(
+        "--only-experiments",
+        nargs="+",
+        metavar="EXPERIMENT",
+        help="only these experiments' claims (the slicing key only_experiments)",
+    )
     cl.set_defaults(func=_claims)
 
     from .scaffold import FAMILIES

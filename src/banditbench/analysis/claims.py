@@ -172,6 +172,7 @@ def until_decided(
     results_dir: str | Path = "results",
     snakemake_args: tuple[str, ...] = (),
     say=print,
+    only_experiments: list[str] | None = None,
 ) -> pd.DataFrame:
     """Add seeds to the cells of undecided claims until every claim is decided or has ``max_seeds`` seeds.
 
@@ -182,7 +183,9 @@ def until_decided(
     only the algorithms those claims compare (a sliced copy of the config: ``only_experiments`` and
     ``only_algorithms``, and ``seeds_per_job = step``).  Finished seeds are reused (a seed's file does not
     depend on the blocking), so the verdicts do not depend on how many looks were taken; the intervals
-    are anytime-valid, so the looks cost no error rate.  ``say`` gets one progress line per look.  The
+    are anytime-valid, so the looks cost no error rate.  An experiment whose results are not there yet is first
+    run with its configured seeds.  ``only_experiments`` restricts the looking to those experiments' claims (the
+    slicing key of the same name).  ``say`` gets one progress line per look.  The
     table's ``attrs`` say how it was reached: ``looks``, ``seeds`` per experiment, ``cpu_s`` of the Snakemake runs.
     """
     import resource
@@ -195,6 +198,8 @@ def until_decided(
     from ..configuration.grid import load_config_file, load_grid
 
     config = load_config_file(config_path)
+    if only_experiments:
+        config["only_experiments"] = list(only_experiments)
     grid = load_grid(config)
     seeds = {name: len(exp.seeds) for name, exp in grid.experiments.items()}
     cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -203,7 +208,8 @@ def until_decided(
     while True:
         look += 1
         pending = {cid: c for cid, c in grid.claims.items() if cid not in decided}
-        current = evaluate(pending, read_tables(grid.claim_experiments(), results_dir), grid.claims_alpha)
+        tables = read_tables(grid.claim_experiments(), results_dir)
+        current = evaluate(pending, tables, grid.claims_alpha)
         decided.update({r["claim"]: r for r in current.to_dict("records") if r["verdict"] in DECIDED})
         rows = {**{r["claim"]: r for r in current.to_dict("records")}, **decided}
         results = pd.DataFrame([rows[cid] for cid in grid.claims], columns=list(COLUMNS))
@@ -215,10 +221,12 @@ def until_decided(
             f"look {look}: {len(results) - len(open_claims)} of {len(results)} claims decided; "
             f"seeds: {shown}; CPU {spent:.0f} s"
         )
-        grow = {c.experiment for c in open_claims if seeds[c.experiment] < max_seeds}
+        missing = {c.experiment for c in open_claims if tables[c.experiment] is None}
+        more = {c.experiment for c in open_claims if seeds[c.experiment] < max_seeds} - missing
+        grow = missing | more
         if not grow:
             break
-        for name in grow:
+        for name in more:
             seeds[name] = min(max_seeds, -(-(seeds[name] + 1) // step) * step)
         algorithms = sorted({s.algorithm for c in open_claims for s in (c.a, c.b) if s.algorithm is not None})
         sliced = {**config, "only_experiments": sorted(grow), "only_algorithms": algorithms}
