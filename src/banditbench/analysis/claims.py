@@ -241,7 +241,7 @@ def until_decided(
             targets = [f"{results_dir}/tables/{name}.parquet" for name in sorted(grow)]
             run = subprocess.run(
                 [sys.executable, "-m", "snakemake", *targets, "--cores", str(cores), "--configfile", f.name,
-                 *snakemake_args, "--quiet", "all"],
+                 *snakemake_args],
                 capture_output=True, text=True,
             )  # fmt: skip
         finally:
