@@ -168,6 +168,8 @@ def test_the_claims_command_prints_the_table(tmp_path, capsys):
     tables = read_tables(["duel", "other"], tmp_path / "results")
     assert tables["other"] is None and len(tables["duel"]) == 40
     assert markdown(evaluate(load_grid(_config()).claims, tables, 0.05)).startswith("Claims: 1 supported")
+    assert main(["claims", str(config), "--results", str(tmp_path / "results"), "--only-experiments", "dual"]) == 2
+    assert "only_experiments: 'dual' is not an experiment of this config" in capsys.readouterr().err
     no_claims = tmp_path / "none.yaml"
     no_claims.write_text(yaml.safe_dump({"experiments": {"duel": EXPERIMENT}}))
     assert main(["claims", str(no_claims)]) == 2
@@ -197,7 +199,8 @@ def test_until_decided_adds_seeds_only_to_undecided_claims_and_reuses_finished_o
     assert main(["claims", "config.yaml", "--until-decided", "--max-seeds", "8", "--step", "3"]) == 0
     out, err = capsys.readouterr()
     looks = re.findall(r"^look (\d+): (\d+) of 2 claims decided; seeds: duel (\d+); CPU \d+ s$", out, re.M)
-    assert [(int(k), int(n)) for k, _, n in looks] == [(1, 3), (2, 6), (3, 8)], out
+    # look 1 finds no results and runs the configured 3 seeds; then 3 more per look, up to 8
+    assert [(int(k), int(n)) for k, _, n in looks] == [(1, 3), (2, 3), (3, 6), (4, 8)], out
     assert "| ldb_beats_random | 000 | Sec. 5 | **supported** |" in out, out
     assert re.search(r"\| twins_differ \| - \| - \| \*\*not separated\*\* \| .*n = 8 \|", out)
     runs = project / "results/runs/duel"

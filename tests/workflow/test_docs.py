@@ -293,3 +293,27 @@ def test_the_extension_guide_shows_what_the_runner_hands_each_kind_of_policy():
     table = _hooks().interfaces_table()
     for (feedback, action), face in INTERFACES.items():
         assert f"| `{feedback}`, `{action}` | `{face.feedback.__name__}({', '.join(face.feedback._fields)})` |" in table
+
+
+RUNS = sorted((ROOT / "docs" / "runs").glob("*.json"))
+
+
+@pytest.mark.parametrize("run", RUNS, ids=[p.stem for p in RUNS])
+def test_a_committed_claims_run_is_shown_from_its_files_and_matches_its_config(run):
+    """docs/runs/NAME.{csv,json} (benchmarks/claims_run.py): a page shows it through its marker, rendered from
+    the CSV; the run judged exactly the claims its config states now (a changed claim set needs a new run)."""
+    import pandas as pd
+
+    meta = json.loads(run.read_text())
+    assert meta["command"].startswith("banditbench claims ") and "--until-decided" in meta["command"]
+    assert re.fullmatch(r"[0-9a-f]{40}", meta["commit"]) and meta["dirty"] is False
+    pages = [p.read_text() for p in (ROOT / "docs").rglob("*.md")]
+    assert any(f"<!-- claims run: {run.stem} -->" in page for page in pages)
+    block = _hooks().claims_run(run.stem)
+    results = pd.read_csv(run.with_suffix(".csv"), dtype={"paper": str})
+    from banditbench.analysis.claims import counts_line
+
+    assert counts_line(results) in block and meta["commit"][:10] in block and meta["command"] in block
+    config = meta["command"].split()[2]
+    grid = load_grid(load_config_file(ROOT / config))
+    assert list(results["claim"]) == list(grid.claims)

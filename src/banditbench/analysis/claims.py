@@ -228,7 +228,9 @@ def until_decided(
             break
         for name in more:
             seeds[name] = min(max_seeds, -(-(seeds[name] + 1) // step) * step)
-        algorithms = sorted({s.algorithm for c in open_claims for s in (c.a, c.b) if s.algorithm is not None})
+        algorithms = sorted(
+            {s.algorithm for c in open_claims if c.experiment in grow for s in (c.a, c.b) if s.algorithm is not None}
+        )
         sliced = {**config, "only_experiments": sorted(grow), "only_algorithms": algorithms}
         sliced["experiments"] = {
             name: {**spec, "seeds": list(range(seeds[name])), "seeds_per_job": step} if name in grow else spec
