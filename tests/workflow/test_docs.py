@@ -314,6 +314,10 @@ def test_a_committed_claims_run_is_shown_from_its_files_and_matches_its_config(r
     from banditbench.analysis.claims import counts_line
 
     assert counts_line(results) in block and meta["commit"][:10] in block and meta["command"] in block
-    config = meta["command"].split()[2]
-    grid = load_grid(load_config_file(ROOT / config))
-    assert list(results["claim"]) == list(grid.claims)
+    words = meta["command"].split()
+    config = load_config_file(ROOT / words[2])
+    if "--only-experiments" in words:
+        config["only_experiments"] = [
+            w for w in words[words.index("--only-experiments") + 1 :] if not w.startswith("--")
+        ]
+    assert list(results["claim"]) == list(load_grid(config).claims)
