@@ -292,7 +292,13 @@ def _claims(args) -> int:
         if args.max_seeds is None:
             raise ConfigError("claims --until-decided needs --max-seeds")
         results = until_decided(
-            args.config, args.max_seeds, args.step, args.cores, args.results, only_experiments=args.only_experiments
+            args.config,
+            args.max_seeds,
+            args.step,
+            args.cores,
+            args.results,
+            only_experiments=args.only_experiments,
+            start_seeds=args.start_seeds,
         )
     else:
         config = load_config_file(args.config)
@@ -421,6 +427,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cl.add_argument("--max-seeds", type=_count(2, "--max-seeds"), help="the most seeds an experiment gets")
     cl.add_argument("--step", type=_count(1, "--step"), default=5, help="seeds added per look (default 5)")
+    cl.add_argument(
+        "--start-seeds",
+        type=_count(2, "--start-seeds"),
+        help="begin each experiment at this many seeds (default: its configured ones)",
+    )
     cl.add_argument("--cores", type=_count(1, "--cores"), default=2, help="Snakemake's --cores (default 2)")
     cl.add_argument(
         "--only-experiments",

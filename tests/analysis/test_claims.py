@@ -272,3 +272,36 @@ def test_the_paper_grids_all_state_claims():
         "lipschitz_noise_sweep.yaml",
         "knapsack.yaml",
     }
+
+
+def test_family_wise_verdicts_follow_holm_per_paper():
+    """Two claims of one paper at p = 0.03 each are supported one by one at alpha 0.05 but not together
+    (Holm needs p <= 0.025 for the first); another paper's claim is judged in its own family."""
+    from banditbench.analysis.claims import family_wise, family_wise_line
+
+    results = pd.DataFrame({
+        "claim": ["a", "b", "c", "d"], "paper": ["000", "000", "001", "001"], "alpha": 0.05,
+        "verdict": ["supported", "supported", "contradicted", "untestable"],
+        "p_anytime": [0.03, 0.03, 0.001, np.nan],
+    })  # fmt: skip
+    out = family_wise(results).set_index("claim")
+    assert list(out["family_wise"]) == ["not separated", "not separated", "contradicted", ""]
+    assert (
+        family_wise_line(out.reset_index())
+        == "Family-wise per paper (Holm on the anytime p-values): 1 contradicted, 2 not separated"
+    )
+    results.loc[0, "p_anytime"] = 0.01  # now 0.01 <= 0.025 and then 0.03 <= 0.05
+    assert list(family_wise(results)["family_wise"][:2]) == ["supported", "supported"]
+
+
+def test_an_evaluated_claim_carries_its_anytime_pvalue():
+    from banditbench.analysis.sequential import anytime_pvalue
+
+    rng = np.random.default_rng(0)
+    ldb = rng.normal(10, 1, 30)
+    table = _table({("ldb", "none", 40): ldb, ("random", "none", 40): ldb + 5 + rng.normal(0, 0.5, 30)})
+    row = evaluate(load_grid(_config()).claims, {"duel": table}, 0.05).set_index("claim").loc["ldb_beats_random"]
+    assert row["p_anytime"] == pytest.approx(
+        anytime_pvalue(differences(load_grid(_config()).claims["ldb_beats_random"], table))
+    )
+    assert row["p_anytime"] < 1e-6 and row["family_wise"] == "supported"

@@ -317,7 +317,6 @@ def test_a_committed_claims_run_is_shown_from_its_files_and_matches_its_config(r
     words = meta["command"].split()
     config = load_config_file(ROOT / words[2])
     if "--only-experiments" in words:
-        config["only_experiments"] = [
-            w for w in words[words.index("--only-experiments") + 1 :] if not w.startswith("--")
-        ]
+        named = words[words.index("--only-experiments") + 1 :]
+        config["only_experiments"] = named[: next((k for k, w in enumerate(named) if w.startswith("--")), len(named))]
     assert list(results["claim"]) == list(load_grid(config).claims)

@@ -23,14 +23,14 @@ import numpy as np
 import pandas as pd
 
 from ..configuration.claims import Claim, Side
-from .sequential import verdict
+from .sequential import anytime_pvalue, holm, verdict
 
 #: the verdicts a claim can get, in the order the tables count them
 VERDICTS = ("supported", "contradicted", "not separated", "not run", "untestable")
 #: the CSV's columns
 COLUMNS = (
     "claim", "paper", "where", "quote", "experiment", "comparison", "verdict", "n", "mean", "low", "high",
-    "detectable", "alpha", "method", "reason",
+    "detectable", "alpha", "method", "p_anytime", "family_wise", "reason",
 )  # fmt: skip
 
 
@@ -77,17 +77,38 @@ def evaluate(claims: Mapping[str, Claim], tables: Mapping[str, pd.DataFrame | No
             rows.append({**row, "verdict": "not run", "n": len(d), "reason": reason})
             continue
         v = verdict(d, claim.relation, alpha, claim.bounds)
+        p = anytime_pvalue(d) if claim.bounds is None else np.nan
         rows.append({
             **row, "verdict": v.verdict, "n": v.n, "mean": v.mean, "low": v.low, "high": v.high,
-            "detectable": v.detectable, "method": v.method, "reason": claim.note,
+            "detectable": v.detectable, "method": v.method, "p_anytime": p, "reason": claim.note,
         })  # fmt: skip
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+    return family_wise(pd.DataFrame(rows, columns=list(COLUMNS)))
 
 
-def counts_line(results: pd.DataFrame) -> str:
+def family_wise(results: pd.DataFrame) -> pd.DataFrame:
+    """``family_wise``: each paper's claims judged together, Holm's step-down on their anytime p-values
+    (:func:`banditbench.analysis.sequential.holm`) at the claims' alpha: a claim keeps its verdict where Holm
+    rejects a zero mean (family-wise error <= alpha per paper), else *not separated*; empty for claims without
+    a p-value (untestable, not run, or judged with a bounded interval, for which Bonferroni's alpha/m applies)."""
+    out = results.copy()
+    out["family_wise"] = ""
+    judged = out["p_anytime"].notna()
+    for _, group in out[judged].groupby("paper", sort=False):
+        rejected = holm(group["p_anytime"].to_numpy(), float(group["alpha"].iloc[0]))
+        out.loc[group.index, "family_wise"] = np.where(rejected, group["verdict"], "not separated")
+    return out
+
+
+def counts_line(results: pd.DataFrame, column: str = "verdict", title: str = "Claims") -> str:
     """``Claims: 12 supported, 3 contradicted, 5 not separated, 2 untestable`` (the verdicts present)."""
-    counts = results["verdict"].value_counts()
-    return "Claims: " + ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v in counts)
+    counts = results[column].value_counts()
+    return f"{title}: " + ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v in counts)
+
+
+def family_wise_line(results: pd.DataFrame) -> str:
+    """The family-wise verdicts' counts (:func:`family_wise`), of the claims with an anytime p-value."""
+    judged = results[results["family_wise"].fillna("") != ""]
+    return counts_line(judged, "family_wise", "Family-wise per paper (Holm on the anytime p-values)")
 
 
 def brief(results: pd.DataFrame) -> str:
@@ -113,6 +134,8 @@ def markdown(results: pd.DataFrame) -> str:
     lines = [
         counts_line(results),
         "",
+        family_wise_line(results),
+        "",
         "| claim | paper | where | verdict | comparison | mean A - B [interval], n | detectable | quote |",
         "|---|---|---|---|---|---|---|---|",
     ]
@@ -129,7 +152,9 @@ def markdown(results: pd.DataFrame) -> str:
         f"Each interval is an anytime-valid {100 * (1 - alpha):g} % confidence sequence for the mean paired difference "
         f"A - B over seeds (banditbench.analysis.sequential: it stays valid when seeds are added until a verdict); "
         f"supported: on the claimed side of 0; contradicted: on the other side; not separated: it contains 0, and "
-        f"'detectable' is its half-width, the smallest difference these seeds could have separated.",
+        f"'detectable' is its half-width, the smallest difference these seeds could have separated. Error rate "
+        f"{alpha:g} per claim; the family-wise line judges each paper's claims together (Holm's step-down on the "
+        f"anytime-valid p-values: family-wise error <= {alpha:g} per paper; the CSV's family_wise column).",
     ]
     return "\n".join(lines) + "\n"
 
@@ -173,6 +198,7 @@ def until_decided(
     snakemake_args: tuple[str, ...] = (),
     say=print,
     only_experiments: list[str] | None = None,
+    start_seeds: int | None = None,
 ) -> pd.DataFrame:
     """Add seeds to the cells of undecided claims until every claim is decided or has ``max_seeds`` seeds.
 
@@ -184,7 +210,8 @@ def until_decided(
     ``only_algorithms``, and ``seeds_per_job = step``).  Finished seeds are reused (a seed's file does not
     depend on the blocking), so the verdicts do not depend on how many looks were taken; the intervals
     are anytime-valid, so the looks cost no error rate.  An experiment whose results are not there yet is first
-    run with its configured seeds.  ``only_experiments`` restricts the looking to those experiments' claims (the
+    run with its configured seeds; ``start_seeds`` starts every experiment at that many seeds instead (at most
+    its configured ones: a paper grid's 200 trials begun at 10), its tables rebuilt for them first.  ``only_experiments`` restricts the looking to those experiments' claims (the
     slicing key of the same name).  ``say`` gets one progress line per look.  The
     table's ``attrs`` say how it was reached: ``looks``, ``seeds`` per experiment, ``cpu_s`` of the Snakemake runs.
     """
@@ -202,6 +229,10 @@ def until_decided(
         config["only_experiments"] = list(only_experiments)
     grid = load_grid(config)
     seeds = {name: len(exp.seeds) for name, exp in grid.experiments.items()}
+    rebuild = set()  # experiments whose tables must first be rebuilt for their starting seeds
+    if start_seeds is not None:
+        seeds = {name: min(n, start_seeds) for name, n in seeds.items()}
+        rebuild = set(grid.claim_experiments())
     cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     look = 0
     decided: dict[str, dict] = {}  # a claim's row at the look that decided it: looking stops there
@@ -209,6 +240,8 @@ def until_decided(
         look += 1
         pending = {cid: c for cid, c in grid.claims.items() if cid not in decided}
         tables = read_tables(grid.claim_experiments(), results_dir)
+        tables.update({name: None for name in rebuild})
+        rebuild = set()
         current = evaluate(pending, tables, grid.claims_alpha)
         decided.update({r["claim"]: r for r in current.to_dict("records") if r["verdict"] in DECIDED})
         rows = {**{r["claim"]: r for r in current.to_dict("records")}, **decided}
@@ -250,5 +283,6 @@ def until_decided(
             Path(f.name).unlink()
         if run.returncode != 0:
             raise RuntimeError(f"look {look}: snakemake failed:\n{(run.stdout + run.stderr)[-3000:]}")
+    results = family_wise(results)
     results.attrs.update(looks=look, seeds={name: seeds[name] for name in grid.claim_experiments()}, cpu_s=spent)
     return results
