@@ -34,24 +34,34 @@ COLUMNS = (
 )  # fmt: skip
 
 
-def side_values(table: pd.DataFrame, metric: str, side: Side) -> pd.Series:
-    """One side's metric per seed (index: seed) from an experiment's per-seed table."""
-    rows = table[
-        (table["metric"] == metric)
-        & (table["algorithm"] == side.algorithm)
-        & (table["delay"] == side.delay)
-        & (table["budget"] == side.budget)
-        & (table["t"] == side.horizon)
-    ]
-    return rows.groupby("seed", observed=True)["value"].first().sort_index()
+#: the columns that name one cell's metric at one horizon in a per-seed table
+CELL = ["metric", "algorithm", "delay", "budget", "t"]
 
 
-def differences(claim: Claim, table: pd.DataFrame) -> np.ndarray:
-    """The claim's paired differences ``A_s - B_s``, seeds in increasing order (the order they are added)."""
-    a = side_values(table, claim.metric, claim.a)
+def cell_values(table: pd.DataFrame) -> dict[tuple, pd.Series]:
+    """An experiment's per-seed table indexed once: ``(metric, algorithm, delay, budget, t)`` -> the values per seed
+    (index: seed, increasing), at the table horizons (where the table marks them), where claims read them."""
+    if "table_horizon" in table:
+        table = table[table["table_horizon"]]
+    return {
+        tuple(key): group.set_index("seed")["value"].sort_index()
+        for key, group in table.groupby(CELL, observed=True, sort=False)
+    }
+
+
+def differences(claim: Claim, table: pd.DataFrame | Mapping[tuple, pd.Series]) -> np.ndarray:
+    """The claim's paired differences ``A_s - B_s``, seeds in increasing order (the order they are added), from
+    an experiment's per-seed table or its :func:`cell_values`."""
+    cells = cell_values(table) if isinstance(table, pd.DataFrame) else table
+    empty = pd.Series(dtype=float)
+
+    def values(side: Side) -> pd.Series:
+        return cells.get((claim.metric, side.algorithm, side.delay, side.budget, side.horizon), empty)
+
+    a = values(claim.a)
     if claim.b.value is not None:
         return (a - claim.b.value).to_numpy()
-    b = side_values(table, claim.metric, claim.b)
+    b = values(claim.b)
     seeds = a.index.intersection(b.index)
     return (a.loc[seeds] - b.loc[seeds]).to_numpy()
 
@@ -59,6 +69,7 @@ def differences(claim: Claim, table: pd.DataFrame) -> np.ndarray:
 def evaluate(claims: Mapping[str, Claim], tables: Mapping[str, pd.DataFrame | None], alpha: float) -> pd.DataFrame:
     """One row per claim (:data:`COLUMNS`); ``tables`` maps an experiment to its per-seed table (None: not run)."""
     rows = []
+    indexed = {name: cell_values(table) for name, table in tables.items() if table is not None}
     for claim in claims.values():
         row = {
             "claim": claim.id, "paper": claim.paper, "where": claim.where, "quote": claim.quote,
@@ -70,10 +81,10 @@ def evaluate(claims: Mapping[str, Claim], tables: Mapping[str, pd.DataFrame | No
         if claim.skipped:
             rows.append({**row, "verdict": "not run", "reason": claim.skipped})
             continue
-        table = tables.get(claim.experiment)
-        d = differences(claim, table) if table is not None else np.empty(0)
+        cells = indexed.get(claim.experiment)
+        d = differences(claim, cells) if cells is not None else np.empty(0)
         if len(d) < 2:
-            reason = "no results yet" if table is None else f"{len(d)} paired seed(s) in the results; 2 are needed"
+            reason = "no results yet" if cells is None else f"{len(d)} paired seed(s) in the results; 2 are needed"
             rows.append({**row, "verdict": "not run", "n": len(d), "reason": reason})
             continue
         v = verdict(d, claim.relation, alpha, claim.bounds)

@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import ConfigError, key_path
-from ..storage.resultio import budget_label
 
 #: the error rate of each claim's interval when the config sets no ``claims_alpha``
 DEFAULT_ALPHA = 0.05
@@ -177,8 +176,8 @@ def _claim(cid: str, c: dict[str, Any], experiments: Mapping[str, Any], shortene
         raise ConfigError(f"{where}: nothing to compare A with: give b, value, b_delay, b_budget or b_horizon")
     a = Side(
         c["a"],
-        _setting(c, "delay", exp.delays, exp, where),
-        _setting(c, "budget", exp.budget_labels, exp, where),
+        _setting(c, "delay", exp, where),
+        _setting(c, "budget", exp, where),
         _horizon(c, "horizon", exp, where),
     )
     if "value" in c:
@@ -186,8 +185,8 @@ def _claim(cid: str, c: dict[str, Any], experiments: Mapping[str, Any], shortene
     else:
         b = Side(
             c.get("b", c["a"]),
-            _setting(c, "b_delay", exp.delays, exp, where) if "b_delay" in c else a.delay,
-            _setting(c, "b_budget", exp.budget_labels, exp, where) if "b_budget" in c else a.budget,
+            _setting(c, "b_delay", exp, where) if "b_delay" in c else a.delay,
+            _setting(c, "b_budget", exp, where) if "b_budget" in c else a.budget,
             _horizon(c, "b_horizon", exp, where) if "b_horizon" in c else a.horizon,
         )
         if b == a and shortened:
@@ -213,32 +212,15 @@ def _claim(cid: str, c: dict[str, Any], experiments: Mapping[str, Any], shortene
 
 
 def _check_metric(metric: str, exp: Any, where: str) -> None:
-    if metric.startswith("cumulative_"):
-        known = exp.env_class().metrics
-    elif metric.startswith("per_round_"):
-        known = exp.per_round_metrics
-    else:
+    if not metric.startswith(("cumulative_", "per_round_")):
         raise ConfigError(f"{where}: {metric!r} is neither cumulative_<metric> nor per_round_<metric>")
-    if metric.removeprefix("cumulative_").removeprefix("per_round_") not in known:
-        kind = "metrics" if metric.startswith("cumulative_") else "per_round_metrics"
-        raise ConfigError(f"{where}: experiment {exp.name!r} has no {metric!r} (its {kind}: {list(known)})")
+    exp.check_metric(metric, where)
 
 
-def _setting(c: Mapping[str, Any], key: str, known: list[str], exp: Any, where: str) -> str:
-    """A delay or budget label of the claim: the named one, or the experiment's only one."""
-    kind = key.removeprefix("b_")
-    if key not in c:
-        if len(known) > 1:
-            raise ConfigError(
-                f"{where}: experiment {exp.name!r} has the {kind} settings {known}; name one with '{key}'"
-            )
-        return known[0]
-    value = budget_label(c[key]) if kind == "budget" and not isinstance(c[key], str) else str(c[key])
-    if value not in known:
-        raise ConfigError(
-            f"{key_path(where, key)}: {c[key]!r} is not a {kind} setting of experiment {exp.name!r}; configured: {known}"
-        )
-    return value
+def _setting(c: Mapping[str, Any], key: str, exp: Any, where: str) -> str:
+    """A delay or budget label of the claim (``key``: ``delay``, ``b_delay``, ...): the named one, or the
+    experiment's only one."""
+    return exp.setting(key.removeprefix("b_"), c.get(key), where, key)
 
 
 def _horizon(c: Mapping[str, Any], key: str, exp: Any, where: str) -> int:

@@ -140,6 +140,35 @@ class Experiment:
         configured = list(self.spec.get("per_round_metrics", []))
         return configured + [m for m in self.env_class().rate_metrics if m not in configured]
 
+    def setting(self, kind: str, value: Any, where: str, key: str | None = None) -> str:
+        """The label of one of the experiment's ``delay`` or ``budget`` settings (``kind``): ``value``'s, or the only
+        one when ``value`` is None; a :class:`ConfigError` names ``where`` (and ``key``, default ``kind``)."""
+        known = self.delays if kind == "delay" else self.budget_labels
+        key = key or kind
+        if value is None:
+            if len(known) > 1:
+                raise ConfigError(
+                    f"{where}: experiment {self.name!r} has the {kind} settings {known}; name one with '{key}'"
+                )
+            return known[0]
+        label = budget_label(value) if kind == "budget" and not isinstance(value, str) else str(value)
+        if label not in known:
+            raise ConfigError(
+                f"{key_path(where, key)}: {value!r} is not a {kind} setting of experiment {self.name!r}; configured: {known}"
+            )
+        return label
+
+    def check_metric(self, metric: str, where: str) -> None:
+        """A ``cumulative_<m>`` metric names one the environment logs, a ``per_round_<m>`` one of the
+        experiment's ``per_round_metrics`` (others, e.g. run summaries, are not checked here)."""
+        for prefix, kind in (("cumulative_", "metrics"), ("per_round_", "per_round_metrics")):
+            if metric.startswith(prefix):
+                names = self.env_class().metrics if kind == "metrics" else self.per_round_metrics
+                if metric.removeprefix(prefix) not in names:
+                    raise ConfigError(
+                        f"{where}: experiment {self.name!r} has no {metric!r} (its {kind}: {list(names)})"
+                    )
+
     @property
     def resources(self) -> dict[str, int]:
         """Snakemake resources of the experiment's simulate jobs (``mem_mb``, ``runtime`` in minutes)."""
@@ -296,25 +325,13 @@ class ExperimentGrid:
                     f"this config; configured: {sorted(self.experiments)}"
                 )
             exp = self.experiments[row["experiment"]]
-            delay = row.get("delay")
-            budget = budget_label(row["budget"]) if "budget" in row else None
-            for key, value, known in (("delay", delay, exp.delays), ("budget", budget, exp.budget_labels)):
-                if value is None and len(known) > 1:
-                    raise ConfigError(
-                        f"{rwhere}: experiment {exp.name!r} has the {key} settings {known}; name one with '{key}'"
-                    )
-                if value is not None and value not in known:
-                    raise ConfigError(
-                        f"{key_path(rwhere, key)}: {value!r} is not a {key} setting of experiment "
-                        f"{exp.name!r}; configured: {known}"
-                    )
             rows.append(
                 {
                     "experiment": exp.name,
                     "group": str(row.get("group", "")),
                     "label": str(row["label"]),
-                    "delay": delay or exp.delays[0],
-                    "budget": budget or exp.budget_labels[0],
+                    "delay": exp.setting("delay", row.get("delay"), rwhere),
+                    "budget": exp.setting("budget", budget_label(row["budget"]) if "budget" in row else None, rwhere),
                 }
             )
         experiments = [self.experiments[r["experiment"]] for r in rows]
@@ -327,15 +344,8 @@ class ExperimentGrid:
                     f"{exp.name!r} ({exp.algorithms})"
                 )
         metric = spec["metric"]
-        for prefix, known in (("cumulative_", "metrics"), ("per_round_", "per_round_metrics")):
-            if metric.startswith(prefix):
-                for exp in experiments:
-                    names = exp.env_class().metrics if known == "metrics" else exp.per_round_metrics
-                    if metric.removeprefix(prefix) not in names:
-                        raise ConfigError(
-                            f"{key_path(where, 'metric')}: experiment {exp.name!r} has no {metric!r} "
-                            f"(its {known}: {list(names)})"
-                        )
+        for exp in experiments:
+            exp.check_metric(metric, key_path(where, "metric"))
         levels = sorted({exp.ci_level for exp in experiments})
         if len(levels) > 1:
             raise ConfigError(
