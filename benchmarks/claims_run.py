@@ -32,14 +32,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--step", type=int, default=4)
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--only-experiments", nargs="+")
+    parser.add_argument("--only-algorithms", nargs="+")
     parser.add_argument("--start-seeds", type=int)
     args = parser.parse_args(argv)
     started = datetime.datetime.now(datetime.timezone.utc)
     results = until_decided(
         args.config, args.max_seeds, args.step, args.cores, only_experiments=args.only_experiments,
-        start_seeds=args.start_seeds,
+        start_seeds=args.start_seeds, only_algorithms=args.only_algorithms,
     )  # fmt: skip
     only = f" --only-experiments {' '.join(args.only_experiments)}" if args.only_experiments else ""
+    only += f" --only-algorithms {' '.join(args.only_algorithms)}" if args.only_algorithms else ""
     only += f" --start-seeds {args.start_seeds}" if args.start_seeds else ""
     command = (
         f"banditbench claims {args.config} --until-decided --max-seeds {args.max_seeds} --step {args.step} "

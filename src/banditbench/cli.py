@@ -299,11 +299,13 @@ def _claims(args) -> int:
             args.results,
             only_experiments=args.only_experiments,
             start_seeds=args.start_seeds,
+            only_algorithms=args.only_algorithms,
         )
     else:
         config = load_config_file(args.config)
-        if args.only_experiments:
-            config["only_experiments"] = args.only_experiments
+        for key in ("only_experiments", "only_algorithms"):
+            if getattr(args, key):
+                config[key] = getattr(args, key)
         grid = load_grid(config)
         if not grid.claims:
             raise ConfigError(f"{args.config}: the config states no claims (config key claims)")
@@ -438,6 +440,12 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         metavar="EXPERIMENT",
         help="only these experiments' claims (the slicing key only_experiments)",
+    )
+    cl.add_argument(
+        "--only-algorithms",
+        nargs="+",
+        metavar="ALGORITHM",
+        help="only the claims comparing these algorithms (the slicing key only_algorithms)",
     )
     cl.set_defaults(func=_claims)
 

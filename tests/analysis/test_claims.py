@@ -170,6 +170,10 @@ def test_the_claims_command_prints_the_table(tmp_path, capsys):
     assert markdown(evaluate(load_grid(_config()).claims, tables, 0.05)).startswith("Claims: 1 supported")
     assert main(["claims", str(config), "--results", str(tmp_path / "results"), "--only-experiments", "dual"]) == 2
     assert "only_experiments: 'dual' is not an experiment of this config" in capsys.readouterr().err
+    assert main(["claims", str(config), "--results", str(tmp_path / "results"), "--only-algorithms", "twin"]) == 0
+    assert "ldb_beats_random" not in capsys.readouterr().out  # the claims comparing ldb are sliced away
+    assert main(["claims", str(config), "--results", str(tmp_path / "results"), "--only-algorithms", "ldbb"]) == 2
+    assert "only_algorithms: 'ldbb' is not an algorithm" in capsys.readouterr().err
     no_claims = tmp_path / "none.yaml"
     no_claims.write_text(yaml.safe_dump({"experiments": {"duel": EXPERIMENT}}))
     assert main(["claims", str(no_claims)]) == 2

@@ -316,7 +316,10 @@ def test_a_committed_claims_run_is_shown_from_its_files_and_matches_its_config(r
     assert counts_line(results) in block and meta["commit"][:10] in block and meta["command"] in block
     words = meta["command"].split()
     config = load_config_file(ROOT / words[2])
-    if "--only-experiments" in words:
-        named = words[words.index("--only-experiments") + 1 :]
-        config["only_experiments"] = named[: next((k for k, w in enumerate(named) if w.startswith("--")), len(named))]
+    for flag in ("--only-experiments", "--only-algorithms"):
+        if flag in words:
+            named = words[words.index(flag) + 1 :]
+            config[flag[2:].replace("-", "_")] = named[
+                : next((k for k, w in enumerate(named) if w.startswith("--")), len(named))
+            ]
     assert list(results["claim"]) == list(load_grid(config).claims)

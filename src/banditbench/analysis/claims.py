@@ -210,6 +210,7 @@ def until_decided(
     say=print,
     only_experiments: list[str] | None = None,
     start_seeds: int | None = None,
+    only_algorithms: list[str] | None = None,
 ) -> pd.DataFrame:
     """Add seeds to the cells of undecided claims until every claim is decided or has ``max_seeds`` seeds.
 
@@ -222,8 +223,8 @@ def until_decided(
     depend on the blocking), so the verdicts do not depend on how many looks were taken; the intervals
     are anytime-valid, so the looks cost no error rate.  An experiment whose results are not there yet is first
     run with its configured seeds; ``start_seeds`` starts every experiment at that many seeds instead (at most
-    its configured ones: a paper grid's 200 trials begun at 10), its tables rebuilt for them first.  ``only_experiments`` restricts the looking to those experiments' claims (the
-    slicing key of the same name).  ``say`` gets one progress line per look.  The
+    its configured ones: a paper grid's 200 trials begun at 10), its tables rebuilt for them first.  ``only_experiments`` and ``only_algorithms`` restrict the looking to the claims of those experiments and
+    comparing only those algorithms (the slicing keys of the same names: a paper grid's cheap cells).  ``say`` gets one progress line per look.  The
     table's ``attrs`` say how it was reached: ``looks``, ``seeds`` per experiment, ``cpu_s`` of the Snakemake runs.
     """
     import resource
@@ -236,8 +237,9 @@ def until_decided(
     from ..configuration.grid import load_config_file, load_grid
 
     config = load_config_file(config_path)
-    if only_experiments:
-        config["only_experiments"] = list(only_experiments)
+    for key, names in (("only_experiments", only_experiments), ("only_algorithms", only_algorithms)):
+        if names:
+            config[key] = list(names)
     grid = load_grid(config)
     seeds = {name: len(exp.seeds) for name, exp in grid.experiments.items()}
     rebuild = set()  # experiments whose tables must first be rebuilt for their starting seeds
