@@ -75,33 +75,27 @@ def resolve(
     top = dict(top) if isinstance(top, Mapping) else {}
     where = key_path("experiments", name, "paired")
     algorithms = list(spec["algorithms"])
-    if len(algorithms) < 2:
-        return None
-    if "pairs" in own:
-        pairs = [list(p) for p in own["pairs"]]
-        for i, pair in enumerate(pairs):
-            for label in pair:
-                if label not in algorithms:
-                    raise ConfigError(
-                        f"{key_path(where, 'pairs', i)}: {label!r} is not an algorithm of this "
-                        f"experiment; its algorithms: {algorithms}"
-                    )
-            if pair[0] == pair[1]:
-                raise ConfigError(f"{key_path(where, 'pairs', i)}: a pair of {pair[0]!r} with itself")
-        if not pairs:
-            return None
-    else:
-        if own.get("reference") is not None:
-            reference = own["reference"]
-            if reference not in algorithms:
+    pairs = [list(p) for p in own.get("pairs", [])]
+    for i, pair in enumerate(pairs):  # checked whatever the experiment holds (a slice may leave one algorithm)
+        for label in pair:
+            if label not in algorithms:
                 raise ConfigError(
-                    f"{key_path(where, 'reference')}: {reference!r} is not an algorithm of this "
+                    f"{key_path(where, 'pairs', i)}: {label!r} is not an algorithm of this "
                     f"experiment; its algorithms: {algorithms}"
                 )
-        elif top.get("reference") in algorithms:
-            reference = top["reference"]
-        else:
-            reference = algorithms[0]
+        if pair[0] == pair[1]:
+            raise ConfigError(f"{key_path(where, 'pairs', i)}: a pair of {pair[0]!r} with itself")
+    reference = own.get("reference")
+    if reference is not None and reference not in algorithms:
+        raise ConfigError(
+            f"{key_path(where, 'reference')}: {reference!r} is not an algorithm of this "
+            f"experiment; its algorithms: {algorithms}"
+        )
+    if len(algorithms) < 2 or ("pairs" in own and not pairs):
+        return None
+    if "pairs" not in own:
+        if reference is None:
+            reference = top["reference"] if top.get("reference") in algorithms else algorithms[0]
         pairs = [[reference, other] for other in algorithms if other != reference]
     metric = own.get("metric") or plot_metric
     if metric not in metrics:

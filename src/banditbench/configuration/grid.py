@@ -59,14 +59,65 @@ def load_schema(schema_path: Path = SCHEMA_PATH) -> dict[str, Any]:
     return schema
 
 
-def validate_schema(config: Mapping[str, Any], schema_path: Path = SCHEMA_PATH) -> None:
+def _strict_validator():
+    """JSON-schema validation with the config's number types: an ``integer`` is an int (``2.0`` and
+    ``true`` are not: JSON Schema would accept the first), a ``number`` is finite (NaN passes every
+    range check, being unordered; ``inf`` is meaningful nowhere in the config)."""
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(load_schema(schema_path))
-    errors = sorted(validator.iter_errors(dict(config)), key=lambda e: list(e.absolute_path))
+    def is_integer(_, value):
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    def is_number(_, value):
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+    base = jsonschema.Draft202012Validator
+    checker = base.TYPE_CHECKER.redefine_many({"integer": is_integer, "number": is_number})
+    return jsonschema.validators.extend(base, type_checker=checker)
+
+
+def _schema_range(schema: Mapping[str, Any]) -> str:
+    """A number's bounds in a schema, in words (`` >= 1``, `` in (0, 1)``), or ''."""
+    low = ("[", schema["minimum"]) if "minimum" in schema else ("(", schema.get("exclusiveMinimum"))
+    high = ("]", schema["maximum"]) if "maximum" in schema else (")", schema.get("exclusiveMaximum"))
+    if low[1] is not None and high[1] is not None:
+        return f" in {low[0]}{low[1]}, {high[1]}{high[0]}"
+    if low[1] is not None:
+        return f" {'>=' if low[0] == '[' else '>'} {low[1]}"
+    if high[1] is not None:
+        return f" {'<=' if high[0] == ']' else '<'} {high[1]}"
+    return ""
+
+
+def _schema_message(error) -> str:
+    """A schema error in words; a number of the wrong kind says what was wrong with it."""
+    import jsonschema
+
+    if error.validator in ("oneOf", "anyOf") and isinstance(error.instance, (float, bool)) and error.context:
+        return _schema_message(jsonschema.exceptions.best_match(error.context))
+    value = error.instance
+    if error.validator == "type" and isinstance(value, bool) and "integer" in str(error.validator_value):
+        return f"must be an integer, got {value!r}"
+    if error.validator == "type" and isinstance(value, float):
+        if "integer" in str(error.validator_value):
+            return f"must be an integer, got {value!r}" + (f" (write {int(value)})" if value.is_integer() else "")
+        if not math.isfinite(value):
+            return f"must be a finite number{_schema_range(error.schema)}, got {value!r}"
+    if error.validator == "maxLength" and isinstance(value, str):
+        return f"{value[:30]!r}... is {len(value)} characters long; at most {error.validator_value}"
+    if error.validator == "pattern" and isinstance(value, str) and value != value.strip():
+        return f"{value!r} has leading or trailing white space (labels: letters, digits, _ . -)"
+    return error.message
+
+
+def validate_schema(config: Mapping[str, Any], schema_path: Path = SCHEMA_PATH) -> None:
+    validator = _strict_validator()(load_schema(schema_path))
+    errors = sorted(validator.iter_errors(dict(config)), key=lambda e: [str(k) for k in e.absolute_path])
     if errors:
-        lines = [f"  {key_path(list(e.absolute_path))}: {e.message}" for e in errors[:10]]
-        raise ConfigError("invalid configuration:\n" + "\n".join(lines))
+        lines = [f"{key_path(list(e.absolute_path))}: {_schema_message(e)}" for e in errors[:10]]
+        if len(lines) == 1:
+            raise ConfigError(lines[0])
+        raise ConfigError("invalid configuration:\n" + "\n".join("  " + line for line in lines))
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,8 @@ from .. import registry
 from ..errors import ConfigError, key_path
 
 KEYS = ("only_experiments", "only_algorithms", "override")
+#: the longest label (the schema's ``$defs.label.maxLength``): a label is one part of a file name
+LABEL_MAX = 100
 #: characters a label may hold (the wildcards' and the schema's label pattern)
 _LABEL_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -158,10 +160,21 @@ def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
                     f"{key_path('override', i)}: {param!r} is not a parameter of policy {policy!r} "
                     f"(algorithm {alg!r} of experiment {name!r}); its parameters: {sorted(known)}"
                 )
-            overrides.setdefault((name, alg), {})[param] = value
+            given = overrides.setdefault((name, alg), {})
+            if param in given:
+                raise ConfigError(
+                    f"{key_path('override', i)}: {entry!r} sets {alg}.{param} of experiment {name!r} a second "
+                    f"time (already {given[param]!r}); give each parameter once"
+                )
+            given[param] = value
     for (name, alg), params in overrides.items():
         spec = experiments[name] = copy.deepcopy(experiments[name])
         label = variant_label(alg, params)
+        if len(label) > LABEL_MAX:
+            raise ConfigError(
+                f"override: the variant label {label[:30]!r}... is {len(label)} characters long; at most "
+                f"{LABEL_MAX} (a label is part of file names): override fewer parameters or shorter values"
+            )
         if label in spec["algorithms"]:
             raise ConfigError(
                 f"override: the variant label {label!r} is already an algorithm of experiment "
@@ -196,63 +209,90 @@ def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
                 del experiments[name]
     if not experiments:
         raise ConfigError("only_experiments / only_algorithms: nothing is left to run")
-    for spec in experiments.values():
-        _prune_references(spec)
+    configured = {name: set(spec["algorithms"]) for name, spec in config["experiments"].items()}
+    for name, spec in experiments.items():
+        _prune_references(spec, name, cut=configured[name] - set(spec["algorithms"]), configured=configured[name])
+    cut = _Cut(configured, {name: set(spec["algorithms"]) for name, spec in experiments.items()})
     config["experiments"] = experiments
-    _prune_summary_tables(config)
-    _prune_claims(config)
+    _prune_summary_tables(config, cut)
+    _prune_claims(config, cut)
     return config
 
 
-def _prune_references(spec: dict) -> None:
-    """Panel plots and paired comparisons of an experiment keep only the algorithms still in it."""
-    kept = spec["algorithms"]
-    for name, plot in list(spec.get("panel_plots", {}).items()):
-        panels = {title: [a for a in labels if a in kept] for title, labels in plot["panels"].items()}
+class _Cut:
+    """What a slice cut: the configured experiments and algorithms that it does not keep.  References are
+    pruned only when they name what was cut; a name that never existed stays, so the grid's checks refuse
+    it whatever the slice keeps."""
+
+    def __init__(self, configured: Mapping[str, set[str]], kept: Mapping[str, set[str]]):
+        self.configured, self.kept = configured, kept
+
+    def experiment(self, name: Any) -> bool:
+        return name in self.configured and name not in self.kept
+
+    def unknown(self, experiment: Any, label: Any) -> bool:
+        """Whether ``label`` names no configured algorithm of ``experiment`` (a typo, to be refused)."""
+        return experiment not in self.configured or label not in self.configured[experiment]
+
+    def algorithm(self, experiment: Any, label: Any) -> bool:
+        return self.experiment(experiment) or (
+            experiment in self.kept and label in self.configured[experiment] and label not in self.kept[experiment]
+        )
+
+
+def _prune_references(spec: dict, name: str, cut: set[str], configured: set[str]) -> None:
+    """Panel plots and paired comparisons of an experiment drop the algorithms the slice ``cut``; a pair
+    naming a label never ``configured`` is refused."""
+    for plot_name, plot in list(spec.get("panel_plots", {}).items()):
+        panels = {title: [a for a in labels if a not in cut] for title, labels in plot["panels"].items()}
         panels = {title: labels for title, labels in panels.items() if labels}
         if panels:
             plot["panels"] = panels
         else:
-            del spec["panel_plots"][name]
+            del spec["panel_plots"][plot_name]
     paired = spec.get("paired")
     if isinstance(paired, dict):
         if "pairs" in paired:
-            paired["pairs"] = [p for p in paired["pairs"] if all(a in kept for a in p)]
-        if paired.get("reference") not in (None, *kept):
+            for i, pair in enumerate(paired["pairs"]):
+                for label in pair:
+                    if label not in configured:
+                        raise ConfigError(
+                            f"{key_path('experiments', name, 'paired', 'pairs', i)}: {label!r} is not an "
+                            f"algorithm of this experiment; "
+                            f"its algorithms: {sorted(configured)}"
+                        )
+            paired["pairs"] = [p for p in paired["pairs"] if not any(a in cut for a in p)]
+        if paired.get("reference") in cut:
             del paired["reference"]
 
 
-def _prune_claims(config: dict) -> None:
-    """Claims keep only those whose experiment and algorithms are still there (untestable ones stay)."""
+def _prune_claims(config: dict, cut: _Cut) -> None:
+    """Claims drop those naming an experiment or algorithm the slice cut (untestable ones stay)."""
     if not config.get("claims"):
         return
-    experiments = config["experiments"]
     config["claims"] = {
         cid: c
         for cid, c in config["claims"].items()
         if "untestable" in c
-        or (
-            c.get("experiment") in experiments
-            and all(c[k] in experiments[c["experiment"]]["algorithms"] for k in ("a", "b") if k in c)
+        or not (
+            cut.experiment(c.get("experiment"))
+            or any(cut.algorithm(c.get("experiment"), c[k]) for k in ("a", "b") if k in c)
         )
+        or any(cut.unknown(c.get("experiment"), c[k]) for k in ("a", "b") if k in c)
     }
 
 
-def _prune_summary_tables(config: dict) -> None:
-    """Summary tables keep the rows of kept experiments and the columns still in all of them."""
+def _prune_summary_tables(config: dict, cut: _Cut) -> None:
+    """Summary tables drop the rows of experiments the slice cut, and the columns it cut from a kept row."""
     tables = config.get("summary_tables") or {}
     for name, table in list(tables.items()):
-        rows = [row for row in table.get("rows", []) if row.get("experiment") in config["experiments"]]
+        rows = [row for row in table.get("rows", []) if not cut.experiment(row.get("experiment"))]
         if not rows:
             del tables[name]
             continue
         table["rows"] = rows
         if table.get("algorithms"):
-            kept = [
-                a
-                for a in table["algorithms"]
-                if all(a in config["experiments"][row["experiment"]]["algorithms"] for row in rows)
-            ]
+            kept = [a for a in table["algorithms"] if not any(cut.algorithm(row.get("experiment"), a) for row in rows)]
             if not kept:
                 del tables[name]
                 continue
