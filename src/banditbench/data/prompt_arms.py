@@ -163,7 +163,7 @@ def build_arms(
         features = emb["features"][[row[t] for t in texts]].astype(np.float64)
         embedding = {"encoder": emb_meta["encoder"], "file_texts_sha256": emb_meta["texts_sha256"]}
     else:
-        from .oracles import _embedder, _unit_rows
+        from .oracles import _unit_rows, fit_embedder
 
         if pool_path is None:
             raise ConfigError(f"prompt arms of {task!r}: the {opts['embedding']} embedding needs the query pool")
@@ -171,7 +171,7 @@ def build_arms(
             verify_raw(path)
         fit_texts = _instructions(pool_path, "instructions") + texts
         fit_texts += _instructions(annotation_path, "annotations") if annotation_path else []
-        model = _embedder(opts["embedding"], opts["embedding_dim"], opts["seed"]).fit(fit_texts)
+        model = fit_embedder(opts["embedding"], opts["embedding_dim"], opts["seed"], fit_texts, "arms", task)
         features = _unit_rows(model.transform(texts))
         embedding = {"method": opts["embedding"], "dim": opts["embedding_dim"]}
     accuracy = arms["accuracy"]

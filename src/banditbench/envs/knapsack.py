@@ -674,6 +674,11 @@ class CarModeration(_DuelKnapsack):
                 f"{key_path(ENVIRONMENT_PARAMS, 'noise')}: 'bernoulli' needs rewards and costs in "
                 f"[0, 1], i.e. reward_scale: unit_interval"
             )
+        if noise == "bernoulli" and max(factors) > 1:
+            raise ConfigError(
+                f"{key_path(ENVIRONMENT_PARAMS, 'cost_factors')}: with noise 'bernoulli' the costs are drawn "
+                f"Bernoulli(w) with w = v(a) r and r up to 1, so each factor must lie in [0, 1], got {factors!r}"
+            )
         if scale == "unit_interval" and values["score_scale"] != 1:
             raise ConfigError(
                 f"{key_path(ENVIRONMENT_PARAMS, 'score_scale')}: has no effect with reward_scale "
