@@ -135,7 +135,7 @@ def build_arms(
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The arms file of ``task``: (arrays, meta).  Arrays ``instructions``, ``features``, ``accuracy``,
     ``n_scores``, ``spread``; the meta holds the options, the embedding's identity and the score statistics."""
-    from .files import load_npz
+    from .files import load_npz, rebuild_advice
     from .oracles import collect_scores
     from .paths import prompt_arms_options
 
@@ -158,7 +158,7 @@ def build_arms(
         if absent:
             raise ConfigError(
                 f"{embedding_path}: {len(absent)} scored instruction(s) of {task!r} are not embedded "
-                f"(e.g. {absent[0]!r}); rebuild it"
+                f"(e.g. {absent[0]!r}); {rebuild_advice(embedding_path, 'prompt embeddings file')}"
             )
         features = emb["features"][[row[t] for t in texts]].astype(np.float64)
         embedding = {"encoder": emb_meta["encoder"], "file_texts_sha256": emb_meta["texts_sha256"]}
