@@ -431,6 +431,27 @@ def test_validate_prints_one_line_naming_the_key(project, capsys):
     assert err.startswith(f"banditbench: configuration error: {ENV_KEY}.oracle: 'data/oracles/notes.npz' is not a")
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name, plant, message",
+    [
+        ("data/oracles/mine", lambda path: path.mkdir(), "is a directory, not a .npz array file"),
+        ("data/oracles/mine.npz", lambda path: path.write_text("an oracle, really\n"), "is not a .npz array file"),
+    ],
+    ids=["directory", "text-file"],
+)
+def test_snakemake_stops_before_any_job_on_a_wrong_data_file(tmp_path, name, plant, message):
+    from smk import copy_project, smk
+
+    work = copy_project(tmp_path, _car(name))
+    (work / "data/oracles").mkdir(parents=True)
+    plant(work / name)
+    run = smk(work, "--quiet")
+    out = run.stdout + run.stderr
+    assert run.returncode != 0 and f"{ENV_KEY}.oracle: {name!r} {message}" in out, out[-3000:]
+    assert "Traceback" not in out and not (work / "results").exists() and not (work / "logs").exists()
+
+
 # --- the job's advice: the snakemake command only for a file a rule builds ---------------------------------
 def test_load_npz_advice_names_snakemake_only_where_a_rule_builds_the_file(project):
     (project / CAR_ORACLE).write_bytes(b"garbled")
