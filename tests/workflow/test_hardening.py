@@ -434,7 +434,7 @@ def test_the_shipped_defaults_and_an_explicit_data_root_pass(tmp_path, monkeypat
     load_grid(copy.deepcopy(BASE))
     root = tmp_path / "shared-data"
     (root / "oracles").mkdir(parents=True)
-    (root / "oracles" / "car.npz").write_bytes(b"")
+    save_npz(root / "oracles" / "car.npz", {"x": np.zeros(1)}, {})  # planning reads its header only
     cfg = copy.deepcopy(BASE)
     _car(str(root / "oracles" / "car.npz"))(cfg)
     with pytest.raises(ConfigError, match="lies outside the project"):
@@ -449,7 +449,7 @@ def test_a_linked_data_folder_inside_the_project_is_inside(tmp_path, monkeypatch
     """Path checks are lexical: data/ may be a link to other storage (a common cluster layout)."""
     elsewhere = tmp_path / "scratch"
     (elsewhere / "oracles").mkdir(parents=True)
-    (elsewhere / "oracles" / "mine.npz").write_bytes(b"")
+    save_npz(elsewhere / "oracles" / "mine.npz", {"x": np.zeros(1)}, {})  # planning reads its header only
     project = tmp_path / "project"
     project.mkdir()
     (project / "data").symlink_to(elsewhere, target_is_directory=True)

@@ -81,7 +81,15 @@ class Doc:
 class DataFile:
     """A path to a data file: relative to the project (the working directory) or absolute, it must
     resolve inside the project or inside the config's ``data_root`` (no ``..`` or absolute path
-    out of them); it must exist unless a rule of the pipeline builds it (``buildable``)."""
+    out of them); it must exist unless a rule of the pipeline builds it (``buildable``), and be a
+    regular file of its kind: its name ends with ``suffix`` and, unless a rule builds it (the pre-job
+    check moves a damaged one aside and has it rebuilt), it starts with the bytes ``magic``."""
+
+    suffix: str = ".npz"
+    #: the first bytes of every such file (a ``.npz`` is a zip archive: a local file header first)
+    magic: bytes = b"PK\x03\x04"
+    #: the kind in words, for messages
+    kind: str = "a .npz array file"
 
 
 Positive = Annotated[float, Range(gt=0)]
@@ -165,7 +173,7 @@ def describe(hint: Any) -> str:
             elif isinstance(mark, OneOf):
                 text = f"one of {list(mark.values)}"
             elif isinstance(mark, DataFile):
-                text = "a path to a data file inside the project or the data root"
+                text = f"a path to {mark.kind} inside the project or the data root"
         return text
     if origin is Literal:
         return f"one of {list(args)}" if len(args) > 1 else repr(args[0])
@@ -233,15 +241,14 @@ def conforms(value: Any, hint: Any) -> bool:
     return True
 
 
-def _data_files(hint: Any) -> bool:
-    """Whether the annotation marks a data file path."""
+def data_file_mark(hint: Any) -> DataFile | None:
+    """The :class:`DataFile` mark of an annotation that declares a data file path (``None`` where none)."""
     if typing.get_origin(hint) is Annotated:
-        return any(isinstance(m, DataFile) for m in typing.get_args(hint)[1:]) or _data_files(typing.get_args(hint)[0])
-    return (
-        any(_data_files(a) for a in typing.get_args(hint))
-        if typing.get_origin(hint) in (typing.Union, types.UnionType)
-        else False
-    )
+        marks = [m for m in typing.get_args(hint)[1:] if isinstance(m, DataFile)]
+        return marks[0] if marks else data_file_mark(typing.get_args(hint)[0])
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return next((m for m in map(data_file_mark, typing.get_args(hint)) if m is not None), None)
+    return None
 
 
 def data_file_path(value: str, data_root: str | None = None) -> str | None:
@@ -262,10 +269,20 @@ def data_file_path(value: str, data_root: str | None = None) -> str | None:
     return None
 
 
-def check_data_file(value: str, where: str, data_root: str | None = None, buildable=None) -> str:
-    """:func:`data_file_path` of a data-file parameter; a :class:`ConfigError` naming ``where`` when
-    it leaves the project and the data root, or when the file does not exist and ``buildable(path)``
-    does not say that a rule of the pipeline makes it."""
+def check_data_file(
+    value: str,
+    where: str,
+    data_root: str | None = None,
+    buildable=None,
+    mark: DataFile = DataFile(),
+    default: str | None = None,
+) -> str:
+    """:func:`data_file_path` of a data-file parameter; a :class:`ConfigError` naming ``where`` when it
+    leaves the project and the data root, when it is a directory or another non-regular file, when the
+    file does not exist and ``buildable(path)`` does not say that a rule of the pipeline makes it, or when
+    it is not of its kind (``mark``: its name's ending; its first bytes, unless a rule builds it).  Each
+    message says what to do, naming ``snakemake <path>`` only for a path a rule builds: the path itself,
+    or the parameter's ``default``."""
     path = data_file_path(value, data_root)
     if path is None:
         inside = f"the project {os.getcwd()}" + (f" or the data root {data_root}" if data_root else "")
@@ -273,19 +290,66 @@ def check_data_file(value: str, where: str, data_root: str | None = None, builda
             f"{where}: {value!r} lies outside {inside}; data files must lie inside the project "
             f"(or set the config's data_root to a directory to read them from)"
         )
-    if not os.path.isfile(path) and not (buildable and buildable(path)):
-        raise ConfigError(f"{where}: {value!r} does not exist and no rule of the pipeline builds it")
-    return path
+    builds = bool(buildable and buildable(path))
+    if os.path.isdir(path):
+        problem = f"is a directory, not {mark.kind}"
+    elif not os.path.exists(path):
+        if builds:
+            return path
+        problem = "does not exist and no rule of the pipeline builds it"
+    elif not os.path.isfile(path):
+        problem = f"is not a regular file (a pipe, socket or device?), not {mark.kind}"
+    elif not path.endswith(mark.suffix):
+        problem = f"is not {mark.kind}: its name does not end in {mark.suffix}"
+    elif builds:
+        return path  # its contents are the pre-job check's (a damaged one is moved aside and rebuilt)
+    else:
+        problem = _header_problem(path, mark)
+        if problem is None:
+            return path
+    raise ConfigError(f"{where}: {value!r} {problem}; {data_file_advice(path, builds, mark, default, buildable)}")
+
+
+def _header_problem(path: str, mark: DataFile) -> str | None:
+    """What is wrong with the first bytes of the file at ``path`` for its kind (``None``: nothing)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(mark.magic))
+    except OSError as err:
+        return f"cannot be read ({err.strerror or err})"
+    if head == mark.magic:
+        return None
+    what = "is empty" if not head else f"starts with {head!r}, not with {mark.magic!r}"
+    return f"is not {mark.kind}: it {what} (a text file, or a file of another kind?)"
+
+
+def data_file_advice(path: str, builds: bool, mark: DataFile, default: str | None = None, buildable=None) -> str:
+    """What to do about an unusable data file at ``path``: remove it and have its rule build it where
+    one does (``builds``), else point the parameter at a file of its kind: its ``default``, with the
+    command that builds it where a rule does."""
+    if builds:
+        return f"remove it; `snakemake --cores 1 {path}` then builds it"
+    if default is None:
+        return f"point it at {mark.kind}"
+    target = data_file_path(default)
+    if target is not None and buildable and buildable(target):
+        return f"point it at {mark.kind}, e.g. the default {default!r}, which `snakemake --cores 1 {target}` builds"
+    return f"point it at {mark.kind}, e.g. the default {default!r}"
 
 
 def check(cls: type, params: Mapping[str, Any], where: str, *, data_root: str | None = None, buildable=None) -> None:
     """Check the values of ``params`` (the given ones; defaults are the class's own) against their
     declared annotations, data-file paths included; ``where`` is the key path of ``params``
     (``policy.params``, ``environment.params``)."""
+    from ..registry import parameters
+
     declared = hints(cls)
     for name, value in params.items():
         hint = declared.get(name, Any)
         if not conforms(value, hint):
             raise ConfigError(f"{key_path(where, name)}: must be {describe(hint)}, got {value!r}")
-        if _data_files(hint) and isinstance(value, str):
-            check_data_file(value, key_path(where, name), data_root, buildable)
+        mark = data_file_mark(hint)
+        if mark is not None and isinstance(value, str):
+            default = parameters(cls).get(name)
+            default = default if isinstance(default, str) else None
+            check_data_file(value, key_path(where, name), data_root, buildable, mark, default)

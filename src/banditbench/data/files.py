@@ -48,6 +48,30 @@ def located(path: str | os.PathLike) -> str:
     return _LOCATED.get(Path(os.path.normpath(path)).parts, str(path)) if _LOCATED else str(path)
 
 
+def rule_target(path: str | os.PathLike) -> str | None:
+    """The path (relative to the project) by which a rule of the pipeline builds the file that the
+    configuration names ``path``, or ``None`` where no rule builds it (a file the user supplies)."""
+    from ..configuration.params import data_file_path
+    from .paths import buildable
+
+    target = data_file_path(str(path))
+    return target if target is not None and buildable(target) else None
+
+
+def rebuild_advice(path: str | os.PathLike, what: str, advice: str | None = None, missing: bool = False) -> str:
+    """What to do about a missing or damaged file that the configuration names ``path``: the ``snakemake``
+    command that (re)builds it where a rule does, else ``advice`` (what the reader knows, e.g. the config
+    key naming it), else replacing it."""
+    target = rule_target(path)
+    if target is not None:
+        return f"{'build it' if missing else 'delete it and rebuild it'} with `snakemake --cores 1 {target}`"
+    if advice:
+        return advice
+    return f"no rule of the pipeline builds it: {'put' if missing else 'replace it with'} a valid {what}" + (
+        " there, or point the config at one" if missing else ", or point the config at one"
+    )
+
+
 def save_npz(path: str | os.PathLike, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> None:
     """Write ``arrays`` and ``meta`` (as sorted JSON) to an uncompressed ``.npz``, atomically.  The meta
     records the CRC-32 of every array member (under :data:`CRC_KEY`), so that :func:`load_npz` refuses
@@ -62,7 +86,11 @@ def save_npz(path: str | os.PathLike, arrays: Mapping[str, np.ndarray], meta: Ma
 
 
 def load_npz(
-    path: str | os.PathLike, what: str, required: Sequence[str] = (), expect: Mapping[str, Any] | None = None
+    path: str | os.PathLike,
+    what: str,
+    required: Sequence[str] = (),
+    expect: Mapping[str, Any] | None = None,
+    advice: str | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Arrays and meta of a file written by :func:`save_npz`, checked.
 
@@ -71,15 +99,15 @@ def load_npz(
     member's CRC-32 is checked as it is read), lacks one of the ``required`` arrays, holds
     a non-finite number, or whose meta differs from ``expect`` (e.g. another dataset's or
     another option set's file copied over it) is a :class:`~banditbench.errors.CorruptFileError`.
-    Each names the file and how to rebuild it.
+    Each names the file and what to do (:func:`rebuild_advice`: the command that rebuilds it where a rule
+    of the pipeline builds it, else ``advice``).
     """
-    path = located(path)
+    configured, path = path, located(path)  # the advice names the configured path: the rule's target
+    if Path(path).is_dir():
+        raise ConfigError(f"{path}: is a directory, not a {what}; {rebuild_advice(configured, what, advice)}")
     if not Path(path).is_file():
-        raise ConfigError(
-            f"{path}: {what} does not exist; build it with `snakemake --cores 1 {path}` "
-            f"(the data rules of workflow/rules/)"
-        )
-    rebuild = f"delete it and rebuild it with `snakemake --cores 1 {path}`"
+        raise ConfigError(f"{path}: {what} does not exist; {rebuild_advice(configured, what, advice, missing=True)}")
+    rebuild = rebuild_advice(configured, what, advice)
     try:
         arrays, meta = _read(path)
     except Exception as err:  # BadZipFile, CRC errors, zlib.error, short reads, bad headers, bad JSON, ...

@@ -61,19 +61,21 @@ CHUNK_ROWS = 100_000
 ARCHIVE_MEMBERS = ("random/all/all.csv", "random/all/item_context.csv")
 
 
-def svd_basis(gram: np.ndarray, k: int) -> np.ndarray:
+def svd_basis(gram: np.ndarray, k: int, key: str = "preprocessing") -> np.ndarray:
     """The top-k right singular vectors of X (uncentred) from ``gram = X^T X``, signs fixed
-    (largest entry positive)."""
+    (largest entry positive); ``key``: the option that asks for ``k`` (for the message)."""
     if k > gram.shape[0]:
-        raise ConfigError(f"preprocessing: cannot compress {gram.shape[0]} columns to {k} SVD components")
+        raise ConfigError(
+            f"{key}: {k} SVD components asked of {gram.shape[0]} feature columns; choose at most {gram.shape[0]}"
+        )
     evals, evecs = np.linalg.eigh(gram)
     V = evecs[:, ::-1][:, :k]
     return V * np.where(V[np.abs(V).argmax(axis=0), np.arange(k)] < 0, -1.0, 1.0)
 
 
-def truncated_svd(X: np.ndarray, k: int) -> np.ndarray:
+def truncated_svd(X: np.ndarray, k: int, key: str = "preprocessing") -> np.ndarray:
     """Scores ``X V_k`` on the top-k right singular vectors of X (uncentred), signs fixed."""
-    return X @ svd_basis(X.T @ X, k)
+    return X @ svd_basis(X.T @ X, k, key)
 
 
 def one_hot(columns: np.ndarray, categories: list[np.ndarray] | None = None) -> np.ndarray:
@@ -159,8 +161,11 @@ def prepare_obd(
         item_table = pd.read_csv(open_items(), index_col=0).sort_values("item_id")
         n_items = len(item_table)
         K = opts["n_actions"]
-        if not 2 <= K <= n_items:
-            raise ConfigError(f"preprocessing.n_actions: need 2 <= K <= {n_items} items, got {K}")
+        if K > n_items:  # K >= 2: checked when planned
+            raise ConfigError(
+                f"preprocessing.n_actions: {K} candidates per event, but the log of dataset {dataset!r} has "
+                f"{n_items} items; choose at most {n_items}"
+            )
         header = pd.read_csv(open_log(), index_col=0, nrows=0).columns
         user_cols = [c for c in header if c.startswith("user_feature_")]
         aff_cols = [f"user-item_affinity_{j}" for j in range(n_items)]
@@ -186,7 +191,9 @@ def prepare_obd(
         unique_users = np.array(counts.index.to_list(), dtype=object).reshape(len(counts), len(user_cols))
         categories = [np.unique(unique_users[:, j]) for j in range(len(user_cols))]
         X = one_hot(unique_users, categories)
-        V_user = svd_basis(X.T @ (counts.to_numpy(dtype=np.float64)[:, None] * X), opts["user_dim"])  # = X^T X
+        V_user = svd_basis(
+            X.T @ (counts.to_numpy(dtype=np.float64)[:, None] * X), opts["user_dim"], "preprocessing.user_dim"
+        )  # = X^T X
 
         item_num = [
             c
@@ -197,7 +204,7 @@ def prepare_obd(
         item_matrix = np.hstack(
             [one_hot(item_table[item_cat].astype(str).to_numpy()), item_table[item_num].to_numpy(dtype=np.float64)]
         )
-        item_emb = truncated_svd(item_matrix, opts["item_dim"])
+        item_emb = truncated_svd(item_matrix, opts["item_dim"], "preprocessing.item_dim")
 
         # pass 2: action sets and features, chunk by chunk
         dim = 2 * opts["user_dim"] + opts["item_dim"] + 2

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -94,6 +95,20 @@ def _full_proba(clf, X: np.ndarray, n_classes: int) -> np.ndarray:
     return out
 
 
+def check_split(n_rows: int, per_side: int, test_fraction: float, prepared: Prepared) -> None:
+    """The held-out split of ``test_fraction`` must leave ``per_side`` rows on each side (one per class when
+    the split is stratified): the data's own check of ``oracle.test_fraction``, named as the config names it."""
+    n_test = math.ceil(test_fraction * n_rows)  # as scikit-learn's train_test_split counts
+    if n_test < per_side or n_rows - n_test < per_side:
+        unit = f"{per_side} (one per class)" if per_side > 1 else "1"
+        raise ConfigError(
+            f"oracle.test_fraction: {test_fraction} of the {n_rows} rows of dataset "
+            f"{prepared.meta.get('dataset', '?')!r} holds out {n_test} and trains on {n_rows - n_test}; each side "
+            f"needs at least {unit}: choose a fraction between {per_side / n_rows:.3g} and "
+            f"{(n_rows - per_side) / n_rows:.3g}"
+        )
+
+
 def fit_classifier_oracle(
     prepared: Prepared, options: Mapping[str, Any] | None = None, name: str = ""
 ) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any]]:
@@ -103,13 +118,12 @@ def fit_classifier_oracle(
     from sklearn.metrics import log_loss
     from sklearn.model_selection import train_test_split
 
-    opts = resolve(CLASSIFIER_OPTIONS, options, "oracle")
-    if not 0 < opts["test_fraction"] < 1:
-        raise ConfigError(f"oracle.test_fraction: must lie in (0, 1), got {opts['test_fraction']}")
+    opts = resolve(CLASSIFIER_OPTIONS, options, "oracle")  # 0 < test_fraction < 1 (checked when planned)
     X, y, K = prepared.X, prepared.y, prepared.n_classes
     idx = np.arange(len(y))
     counts = np.bincount(y, minlength=K)
     stratify = y if counts[counts > 0].min() >= 2 else None
+    check_split(len(y), int((counts > 0).sum()) if stratify is not None else 1, opts["test_fraction"], prepared)
     train, test = train_test_split(idx, test_size=opts["test_fraction"], random_state=opts["seed"], stratify=stratify)
     clf = _classifier(opts["model"], opts["seed"]).fit(X[train], y[train])
     p_test = np.clip(_full_proba(clf, X[test], K), 1e-12, 1.0)
@@ -195,6 +209,21 @@ def _embedder(method: str, dim: int, seed: int):
     return make_pipeline(tfidf, TruncatedSVD(n_components=dim, random_state=seed))
 
 
+def fit_embedder(method: str, dim: int, seed: int, texts: Sequence[str], where: str, task: str):
+    """:func:`_embedder` fitted on ``texts``; its SVD cannot keep more dimensions than the TF-IDF has
+    features, which only the texts tell: a :class:`ConfigError` naming ``<where>.embedding_dim`` says so."""
+    embedder = _embedder(method, dim, seed)
+    tfidf, svd = (step for _, step in embedder.steps)
+    features = tfidf.fit_transform(texts)
+    if dim > features.shape[1]:
+        raise ConfigError(
+            f"{where}.embedding_dim: {dim} exceeds the {features.shape[1]} {method} features of the "
+            f"instructions of task {task!r}; choose at most {features.shape[1]}"
+        )
+    svd.fit(features)  # the two steps of Pipeline.fit, one at a time
+    return embedder
+
+
 def _unit_rows(E: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(E, axis=1, keepdims=True)
     return E / np.where(norms > 0, norms, 1.0)
@@ -227,11 +256,9 @@ def fit_prompt_oracle(
     from sklearn.metrics import mean_squared_error, r2_score
     from sklearn.model_selection import KFold
 
-    opts = resolve(PROMPT_ORACLE_OPTIONS, options, "oracle")
+    opts = resolve(PROMPT_ORACLE_OPTIONS, options, "oracle")  # embedding_dim >= 2 (checked when planned)
     for path in [pool_path, *result_paths, *([annotation_path] if annotation_path else [])]:
         verify_raw(path)
-    if opts["embedding_dim"] < 2:
-        raise ConfigError(f"oracle.embedding_dim: need at least 2, got {opts['embedding_dim']}")
     pool = [str(s) for s in json.loads(Path(pool_path).read_text())["instructions"]]
     gold = [str(s) for s in json.loads(Path(annotation_path).read_text())["annotations"]] if annotation_path else []
     pairs, stats = collect_scores(result_paths, task, opts["tolerance"])
@@ -244,7 +271,7 @@ def fit_prompt_oracle(
     unique = [str(u) for u in unique]
     if len(unique) < 10:
         raise ConfigError(f"tasks: task {task!r} has only {len(unique)} scored instructions; need at least 10")
-    embed = _embedder(opts["embedding"], opts["embedding_dim"], opts["seed"]).fit(pool + unique + gold)
+    embed = fit_embedder(opts["embedding"], opts["embedding_dim"], opts["seed"], pool + unique + gold, "oracle", task)
     E = _unit_rows(embed.transform(unique))
     # held-out quality: outer 5-fold CV over instructions, hyper-parameter search nested inside
     pred = np.empty_like(y)

@@ -22,8 +22,10 @@ executors pass a job's wildcards as one comma-separated ``name=value`` list.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import typing
+from typing import Annotated, Any, Mapping
 
+from ..configuration.params import NonNegative, NonNegativeInt, Range, conforms, describe
 from ..errors import ConfigError, key_path
 from ._prompt_files import PROMPT_POOLS
 from .catalog import ENCODERS, POOL_VARIANTS, SCORED_TASKS, annotation_file, get_dataset, pool_file, score_files
@@ -37,7 +39,15 @@ CAR_ORACLE = f"{ORACLE_DIR}/car_evaluation.npz"
 _SCALING = ("feature", ("feature", "sample"))
 _CATEGORICAL = {"categorical": ("random", ("random", "onehot")), "encoding_seed": (0, int), "scaling": _SCALING}
 
-#: per dataset: option -> (default, allowed values or ``int`` / ``float``)
+#: what an option may be, besides a tuple of allowed values: ``int`` (an integer >= 0), ``float`` (a finite
+#: number >= 0) or an annotation of :mod:`banditbench.configuration.params` with the option's own bounds, so
+#: that every value its preprocessing step cannot use is refused while the config is planned (:func:`resolve`)
+#: and a file name with such a value is not one a rule builds (:func:`parse_key`)
+AT_LEAST_TWO = Annotated[int, Range(ge=2)]
+#: a fraction strictly between 0 and 1 (a held-out split)
+FRACTION = Annotated[float, Range(gt=0, lt=1)]
+
+#: per dataset: option -> (default, allowed values, ``int`` / ``float`` or an annotation)
 PREPROCESS_OPTIONS: dict[str, dict[str, tuple[Any, Any]]] = {
     "mnist": {
         "split": ("test", ("test", "train", "all")),
@@ -60,7 +70,7 @@ CLASSIFICATION_DATASETS = tuple(PREPROCESS_OPTIONS)
 REPLAY_SOURCES = {"sample": "obd_random_all", "full": "obd_full"}
 REPLAY_DATASET = REPLAY_SOURCES["sample"]
 REPLAY_OPTIONS: dict[str, tuple[Any, Any]] = {
-    "n_actions": (5, int),
+    "n_actions": (5, AT_LEAST_TWO),  # at most the log's items: checked by its preprocessing
     "user_dim": (16, int),
     "item_dim": (8, int),
     "seed": (0, int),
@@ -68,14 +78,14 @@ REPLAY_OPTIONS: dict[str, tuple[Any, Any]] = {
 
 CLASSIFIER_OPTIONS: dict[str, tuple[Any, Any]] = {
     "model": ("logistic", ("logistic", "mlp", "hist_gradient_boosting")),
-    "test_fraction": (0.25, float),
+    "test_fraction": (0.25, FRACTION),
     "seed": (0, int),
 }
 
 PROMPT_ORACLE_OPTIONS: dict[str, tuple[Any, Any]] = {
     "pool": ("query", tuple(POOL_VARIANTS)),
     "embedding": ("tfidf_word_svd", ("tfidf_word_svd", "tfidf_char_svd")),
-    "embedding_dim": (32, int),
+    "embedding_dim": (32, AT_LEAST_TWO),  # at most the TF-IDF features: checked by the fit
     "regressor": ("kernel_ridge", ("kernel_ridge", "ridge")),
     "tolerance": (0.15, float),
     "seed": (0, int),
@@ -90,7 +100,7 @@ PROMPT_ARM_OPTIONS: dict[str, tuple[Any, Any]] = {
     "embedding": ("all-MiniLM-L6-v2", PROMPT_EMBEDDINGS),
     "embedding_dim": (32, int),
     "duplicates": ("whitespace", ("whitespace", "exact")),
-    "max_arms": (500, int),
+    "max_arms": (500, AT_LEAST_TWO),
     "arm_seed": (0, int),
     "tolerance": (0.15, float),
     "seed": (0, int),
@@ -99,18 +109,23 @@ EMBEDDING_DIR = f"{PROCESSED_DIR}/prompt_embeddings"
 ARMS_DIR = f"{PROCESSED_DIR}/prompt_arms"
 
 
+def option_hint(allowed: Any) -> Any:
+    """The annotation an option's ``allowed`` entry stands for (``None`` for a tuple of values)."""
+    if isinstance(allowed, tuple):
+        return None
+    return {int: NonNegativeInt, float: NonNegative}.get(allowed, allowed)
+
+
 def _check_value(name: str, value: Any, allowed: Any, where: str) -> Any:
-    if allowed is int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ConfigError(f"{key_path(where, name)}: need a non-negative integer, got {value!r}")
-        return int(value)
-    if allowed is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise ConfigError(f"{key_path(where, name)}: need a non-negative number, got {value!r}")
-        return float(value)
-    if value not in allowed:
-        raise ConfigError(f"{key_path(where, name)}: {value!r} is not one of {list(allowed)}")
-    return value
+    hint = option_hint(allowed)
+    if hint is None:
+        if value not in allowed:
+            raise ConfigError(f"{key_path(where, name)}: {value!r} is not one of {list(allowed)}")
+        return value
+    if not conforms(value, hint):
+        raise ConfigError(f"{key_path(where, name)}: need {describe(hint)}, got {value!r}")
+    base = typing.get_args(hint)[0] if typing.get_origin(hint) is Annotated else hint
+    return base(value)
 
 
 def resolve(spec: Mapping[str, tuple[Any, Any]], options: Mapping[str, Any] | None, where: str) -> dict[str, Any]:
@@ -202,8 +217,6 @@ def _scored_task(task: str, where: str) -> None:
 
 def prompt_arms_options(arms: Mapping[str, Any] | None = None, where: str = "") -> dict[str, Any]:
     options = resolve(PROMPT_ARM_OPTIONS, arms, key_path(where, "arms"))
-    if options["max_arms"] < 2:
-        raise ConfigError(f"{key_path(where, 'arms', 'max_arms')}: need at least 2 arms, got {options['max_arms']}")
     if options["embedding"] not in ENCODERS and options["embedding_dim"] < 2:
         raise ConfigError(
             f"{key_path(where, 'arms', 'embedding_dim')}: need at least 2, got {options['embedding_dim']}"

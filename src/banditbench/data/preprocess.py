@@ -43,7 +43,7 @@ import numpy as np
 
 from ..errors import ConfigError, CorruptFileError
 from .car_oracle import CLASSES as CAR_CLASSES
-from .files import load_npz, save_npz
+from .files import load_npz, rebuild_advice, save_npz
 from .paths import RAW_DIR, preprocess_options, raw_paths
 from .verify import verify_raw
 
@@ -248,7 +248,6 @@ def load_prepared(
     ):
         raise CorruptFileError(
             f"{path}: prepared dataset is inconsistent (X {X.shape}, y {y.shape} {y.dtype}, "
-            f"{names.shape[0] if names.ndim else '?'} classes); delete it and rebuild it with "
-            f"`snakemake --cores 1 {path}`"
+            f"{names.shape[0] if names.ndim else '?'} classes); {rebuild_advice(path, 'prepared dataset')}"
         )
     return Prepared(X, y, tuple(str(c) for c in names), meta)

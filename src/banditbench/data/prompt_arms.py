@@ -135,7 +135,7 @@ def build_arms(
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The arms file of ``task``: (arrays, meta).  Arrays ``instructions``, ``features``, ``accuracy``,
     ``n_scores``, ``spread``; the meta holds the options, the embedding's identity and the score statistics."""
-    from .files import load_npz
+    from .files import load_npz, rebuild_advice
     from .oracles import collect_scores
     from .paths import prompt_arms_options
 
@@ -158,12 +158,12 @@ def build_arms(
         if absent:
             raise ConfigError(
                 f"{embedding_path}: {len(absent)} scored instruction(s) of {task!r} are not embedded "
-                f"(e.g. {absent[0]!r}); rebuild it"
+                f"(e.g. {absent[0]!r}); {rebuild_advice(embedding_path, 'prompt embeddings file')}"
             )
         features = emb["features"][[row[t] for t in texts]].astype(np.float64)
         embedding = {"encoder": emb_meta["encoder"], "file_texts_sha256": emb_meta["texts_sha256"]}
     else:
-        from .oracles import _embedder, _unit_rows
+        from .oracles import _unit_rows, fit_embedder
 
         if pool_path is None:
             raise ConfigError(f"prompt arms of {task!r}: the {opts['embedding']} embedding needs the query pool")
@@ -171,7 +171,7 @@ def build_arms(
             verify_raw(path)
         fit_texts = _instructions(pool_path, "instructions") + texts
         fit_texts += _instructions(annotation_path, "annotations") if annotation_path else []
-        model = _embedder(opts["embedding"], opts["embedding_dim"], opts["seed"]).fit(fit_texts)
+        model = fit_embedder(opts["embedding"], opts["embedding_dim"], opts["seed"], fit_texts, "arms", task)
         features = _unit_rows(model.transform(texts))
         embedding = {"method": opts["embedding"], "dim": opts["embedding_dim"]}
     accuracy = arms["accuracy"]

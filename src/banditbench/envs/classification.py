@@ -123,7 +123,7 @@ class _Classification(Environment):
             Doc("options of the classifier oracle that gives ``p(k | x)`` (only with ``classifier`` outcomes)."),
         ] = None,
     ):
-        from ..data.files import load_npz
+        from ..data.files import load_npz, rebuild_advice
         from ..data.preprocess import load_prepared
 
         options = preprocess_options(dataset, preprocessing, ENVIRONMENT_PARAMS)
@@ -143,7 +143,7 @@ class _Classification(Environment):
             if self.probs.shape != (len(self.y), self.n_arms):
                 raise CorruptFileError(
                     f"{path}: oracle probabilities have shape {self.probs.shape}, expected "
-                    f"{(len(self.y), self.n_arms)}; delete it and rebuild it"
+                    f"{(len(self.y), self.n_arms)}; {rebuild_advice(path, 'classifier oracle')}"
                 )
         context_seq, outcome_seq = seed_seq.spawn(2)
         ctx = np.random.default_rng(context_seq)

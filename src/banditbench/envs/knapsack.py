@@ -69,7 +69,7 @@ from scipy.optimize import linprog
 
 from ..api import NULL, Environment, register
 from ..data.car_oracle import CLASSES, CONTEXT_DIMENSION, DEFAULT_ORACLE, action_features
-from ..data.files import load_npz
+from ..data.files import load_npz, rebuild_advice
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, CorruptFileError, key_path
 from ..simulation.feedback import PreferenceCostFeedback, RewardCostFeedback, new_feedback
 from ..numerics.sigmoid import sigmoid
@@ -603,11 +603,17 @@ class CarModeration(_DuelKnapsack):
             self.horizon,
         )
         v = np.asarray(cost_factors, dtype=float)
+        # a file the user supplies (no rule builds it): what to do names the parameter and the default's rule
+        advice = (
+            f"point the experiment's {key_path(ENVIRONMENT_PARAMS, 'oracle')} at a car oracle, e.g. the default "
+            f"{DEFAULT_ORACLE!r}, which `snakemake --cores 1 {DEFAULT_ORACLE}` builds"
+        )
         data, _ = load_npz(
             oracle,
             "car oracle",
             required=("contexts", "theta", "logit_theta", "feature_norm", "lam"),
             expect={"dataset": "car"},
+            advice=advice,
         )
         d = len(CLASSES) * CONTEXT_DIMENSION
         if (
@@ -619,7 +625,7 @@ class CarModeration(_DuelKnapsack):
             raise CorruptFileError(
                 f"{oracle}: car oracle has contexts {data['contexts'].shape}, theta "
                 f"{data['theta'].shape} and logit_theta {data['logit_theta'].shape}; expected "
-                f"(n, {CONTEXT_DIMENSION}), ({d},) and ({d},); delete it and rebuild it"
+                f"(n, {CONTEXT_DIMENSION}), ({d},) and ({d},); {rebuild_advice(oracle, 'car oracle', advice)}"
             )
         phi = action_features(data["contexts"], feature_norm=float(data["feature_norm"]))
         score = phi @ data["logit_theta"]
@@ -673,6 +679,11 @@ class CarModeration(_DuelKnapsack):
             raise ConfigError(
                 f"{key_path(ENVIRONMENT_PARAMS, 'noise')}: 'bernoulli' needs rewards and costs in "
                 f"[0, 1], i.e. reward_scale: unit_interval"
+            )
+        if noise == "bernoulli" and max(factors) > 1:
+            raise ConfigError(
+                f"{key_path(ENVIRONMENT_PARAMS, 'cost_factors')}: with noise 'bernoulli' the costs are drawn "
+                f"Bernoulli(w) with w = v(a) r and r up to 1, so each factor must lie in [0, 1], got {factors!r}"
             )
         if scale == "unit_interval" and values["score_scale"] != 1:
             raise ConfigError(

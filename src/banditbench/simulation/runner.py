@@ -230,8 +230,12 @@ def build(cell: Mapping[str, Any]) -> tuple[Environment, Policy, DelayModel, np.
     if env_cls.feedback_kinds:
         env_params["feedback_kind"] = pol_cls.feedback_kind
     pol_params = dict(cell["policy"].get("params", {}))
+    from ..data.paths import buildable
+
     with rerooting("environment", env_where):
-        param_checks.check(env_cls, env_params, ENVIRONMENT_PARAMS, data_root=cell.get("data_root"))
+        param_checks.check(
+            env_cls, env_params, ENVIRONMENT_PARAMS, data_root=cell.get("data_root"), buildable=buildable
+        )
         env_cls.check_params(registry.values(env_cls, env_params), horizon)
         env = env_cls(env_seq, horizon=horizon, **env_params)
     problem = Problem(horizon=horizon, rho=delay.rho, window=delay.window, info=env.public_info())
