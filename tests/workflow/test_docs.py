@@ -323,3 +323,30 @@ def test_a_committed_claims_run_is_shown_from_its_files_and_matches_its_config(r
                 : next((k for k, w in enumerate(named) if w.startswith("--")), len(named))
             ]
     assert list(results["claim"]) == list(load_grid(config).claims)
+
+
+def test_seed_003s_per_setting_claims_summary_is_read_off_its_committed_run():
+    """The letters of the seed 003 page's per-setting table (S / C / n per delay) are the verdicts of
+    docs/runs/lipschitz_noise_sweep.csv, claim by claim: the summary is not typed independently of the run."""
+    import pandas as pd
+
+    results = pd.read_csv(ROOT / "docs/runs/lipschitz_noise_sweep.csv")
+    results = results[results["verdict"] != "untestable"]
+    letter = {"supported": "S", "contradicted": "C", "not separated": "n"}
+    expected: dict[tuple[str, str, str], list[str]] = {}
+    for row in results.itertuples():
+        function, noise = re.fullmatch(r"lipschitz_sweep_(\w+?)_noise([\d.]+)", row.experiment).groups()
+        sigma = re.search(r"sigma([\d.]+)", row.comparison).group(1)
+        kind = (
+            "eff" if "_eff_sweep" in row.claim else "dim" if "_dim_sweep" in row.claim
+            else "zoom" if "_zoom_sigma" in row.claim else "dlpp"
+        )  # fmt: skip
+        cells = expected.setdefault((function.replace("_", "-"), noise, sigma), {})
+        cells[kind] = cells.get(kind, "") + letter[row.verdict]
+    page = (ROOT / "docs/papers/seed-003-lipschitz.md").read_text()
+    rows = re.findall(r"^\| (triangle|sine|two-dim) \| ([\d.]+) \| ([\d.]+) \| (\w+) \| (\w+) \| (\w+) \|$", page, re.M)
+    assert len(rows) == len(expected) == 24
+    for function, noise, sigma, dim, zoom, dlpp in rows:
+        cells = expected[(function, noise, sigma)]
+        assert (dim, zoom, dlpp) == (cells["dim"], cells["zoom"], cells["dlpp"]), (function, noise, sigma)
+        assert cells.get("eff", dim) == dim  # two-dim: "DLPP is more efficient" is the same comparison
