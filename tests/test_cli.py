@@ -1,4 +1,5 @@
 import json
+import re
 import os
 import subprocess
 import sys
@@ -145,3 +146,28 @@ def test_run_block_needs_one_output_per_seed(tmp_path, capsys):
     assert main(["run-block", "--cell", cell, "--seeds", "0", "1", "--outputs", str(tmp_path / "a.npz")]) == 2
     assert "2 seeds but 1 output files" in capsys.readouterr().err
     assert not (tmp_path / "a.npz").exists()
+
+
+def test_validate_takes_the_slices_and_overrides_snakemake_takes(capsys, monkeypatch):
+    """banditbench validate CONFIG --config KEY=VALUE ... parses and merges the entries as snakemake --config does."""
+    from conftest import ROOT
+
+    monkeypatch.chdir(ROOT)
+    argv = [
+        "validate",
+        "config.yaml",
+        "--config",
+        "only_experiments=linear_delayed_dueling",
+        "override=ldb_df.beta=0.5,2",
+    ]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    full = main(["validate", "config.yaml", "--config", "only_experiments=linear_delayed_dueling"])
+    assert full == 0
+    base = int(re.search(r"(\d+) runs", capsys.readouterr().out).group(1))
+    sliced = int(re.search(r"valid, 1 experiments, (\d+) runs", out).group(1))
+    assert sliced > base  # two variants' runs added
+    assert main(["validate", "config.yaml", "--config", "override=ldb_df.beta=0.5 ldb_df.beta=2"]) == 2
+    assert "a second time" in capsys.readouterr().err
+    assert main(["validate", "config.yaml", "--config", "seeds"]) == 2
+    assert "--config:" in capsys.readouterr().err

@@ -138,10 +138,27 @@ def _run_one(args) -> int:
     return 0
 
 
+def with_command_line_config(config: dict, entries: list[str]) -> dict:
+    """``config`` updated by ``KEY=VALUE`` entries parsed and merged as ``snakemake --config`` does (so
+    ``banditbench validate`` sees exactly the slice and overrides Snakemake would run)."""
+    from snakemake.cli import parse_config
+    from snakemake.utils import update_config
+
+    try:
+        extra = parse_config(entries)
+    except (ValueError, SystemExit) as err:
+        raise ConfigError(f"--config: {err} (entries are KEY=VALUE, e.g. only_algorithms=ldb_df)") from None
+    update_config(config, extra)
+    return config
+
+
 def _validate(args) -> int:
     from .configuration.grid import load_config_file, load_grid, unpinned_note
 
-    grid = load_grid(load_config_file(args.config))
+    config = load_config_file(args.config)
+    if args.set:
+        config = with_command_line_config(config, args.set)
+    grid = load_grid(config)
     runs = jobs = 0
     for name, exp in grid.experiments.items():
         n = sum(1 for _ in grid.jobs(name))
@@ -355,6 +372,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     val = sub.add_parser("validate", help="validate a config file and count its jobs")
     val.add_argument("config", help="config file (YAML)")
+    val.add_argument(
+        "--config",
+        dest="set",
+        nargs="+",
+        metavar="KEY=VALUE",
+        help="set config keys as snakemake --config does (slices and overrides: only_algorithms=..., "
+        "override=ldb_df.beta=0.5,2)",
+    )
     val.set_defaults(func=_validate)
 
     block = sub.add_parser("run-block", help="run several seeds of one resolved cell, one result file each")

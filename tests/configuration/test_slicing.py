@@ -63,8 +63,8 @@ def test_an_override_runs_a_variant_under_its_own_label_next_to_the_configured_a
     }
     assert grid.cell("duel", "ldb_zero", "none", "none", 0)["policy"]["params"] == {"lam": 1.0}
     assert grid.cell("duel", "ldb_df.beta-0.5", "none", "none", 0)["policy"]["params"] == {"beta": 0.5}
-    # the variant is compared with the reference like any algorithm
-    assert ["ldb_df", "ldb_zero.lam-2.5"] in duel.paired["pairs"]
+    # a variant is compared with the algorithm it varies, the others with the reference
+    assert ["ldb_zero", "ldb_zero.lam-2.5"] in duel.paired["pairs"] and ["ldb_df", "ldb_zero"] in duel.paired["pairs"]
     # distinct result paths: the label is the {algorithm} wildcard
     paths = {job["algorithm"] for job in grid.jobs("duel")}
     assert {"ldb_zero", "ldb_zero.lam-2.5"} <= paths
@@ -148,7 +148,10 @@ def test_slicing_keys_work_from_the_command_line_and_never_overwrite_configured_
     seeds = pd.read_parquet(work / "results/tables/duel.parquet")
     assert set(seeds["algorithm"]) == {"ldb_df", "ldb_zero", "ldb_zero.lam-3"} and set(seeds["seed"]) == {0, 1}
     paired = pd.read_csv(work / "results/paired/duel.csv")
-    assert {(a, b) for a, b in zip(paired["a"], paired["b"])} == {("ldb_df", "ldb_zero"), ("ldb_df", "ldb_zero.lam-3")}
+    assert {(a, b) for a, b in zip(paired["a"], paired["b"])} == {
+        ("ldb_df", "ldb_zero"),
+        ("ldb_zero", "ldb_zero.lam-3"),
+    }
     assert (work / "results/paired/duel.png").stat().st_size > 10_000
 
     # a bad name stops Snakemake before any job, naming the key
@@ -159,3 +162,32 @@ def test_slicing_keys_work_from_the_command_line_and_never_overwrite_configured_
         failed = smk(work, "-n", "--config", bad)
         assert failed.returncode != 0 and message in failed.stdout + failed.stderr
         assert "Job stats" not in failed.stdout
+
+
+def test_an_override_with_several_values_sweeps_one_variant_per_value_each_paired_with_its_algorithm():
+    for override in ("ldb_zero.lam=0.5,2,8", ["ldb_zero.lam=0.5,2,8"], "ldb_zero.lam=0.5,2,8;"):
+        duel = load_grid(_config(override=override)).experiments["duel"]
+        assert duel.algorithms == [
+            "ldb_df",
+            "ldb_zero",
+            "ldb_zero.lam-0.5",
+            "ldb_zero.lam-2",
+            "ldb_zero.lam-8",
+            "random",
+        ]
+        for value in ("0.5", "2", "8"):
+            assert ["ldb_zero", f"ldb_zero.lam-{value}"] in duel.paired["pairs"]
+    # two swept parameters of one algorithm: their product; another algorithm's entry after a comma
+    grid = load_grid(_config(override="ldb_df.beta=0.5,2 ldb_df.lam=1,3,ldb_zero.lam=4"))
+    assert grid.experiments["duel"].algorithms == [
+        "ldb_df", "ldb_df.beta-0.5.lam-1", "ldb_df.beta-0.5.lam-3", "ldb_df.beta-2.lam-1", "ldb_df.beta-2.lam-3",
+        "ldb_zero", "ldb_zero.lam-4", "random",
+    ]  # fmt: skip
+    # a list in brackets is one value, not a sweep
+    from banditbench.configuration.slicing import parse_override
+
+    assert parse_override("a.x=[1,2],3", "override.0")[3] == [[1, 2], 3]
+    with pytest.raises(ConfigError, match=r"override.0: 'ldb_zero.lam=2,2' gives the value 2 twice"):
+        load_grid(_config(override="ldb_zero.lam=2,2"))
+    with pytest.raises(ConfigError, match=r"a second time \(already 0.5, 1\); give each parameter once \(a sweep"):
+        load_grid(_config(override="ldb_zero.lam=0.5,1 ldb_zero.lam=2"))

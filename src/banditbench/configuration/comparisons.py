@@ -94,9 +94,13 @@ def resolve(
     if len(algorithms) < 2 or ("pairs" in own and not pairs):
         return None
     if "pairs" not in own:
+        variant_of = {a: s["variant_of"] for a, s in spec["algorithms"].items() if s.get("variant_of")}
         if reference is None:
             reference = top["reference"] if top.get("reference") in algorithms else algorithms[0]
-        pairs = [[reference, other] for other in algorithms if other != reference]
+        if reference in variant_of:
+            reference = variant_of[reference]
+        # an override's variant is compared with the algorithm it varies, every other one with the reference
+        pairs = [[variant_of.get(other, reference), other] for other in algorithms if other != reference]
     metric = own.get("metric") or plot_metric
     if metric not in metrics:
         raise ConfigError(

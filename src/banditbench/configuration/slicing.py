@@ -8,18 +8,22 @@ values; a nested value arrives as a string)::
     override=ldb_df.lam=2                                      # run ldb_df with lam = 2 as well
 
 Each takes a comma-separated string or a list.  ``override`` entries read
-``[EXPERIMENT/]ALGORITHM.PARAMETER=VALUE`` (VALUE in YAML: ``2``, ``0.5``, ``true``, ``reset``,
-``[1,2]``; several entries separated by spaces or given as a list; a comma inside brackets belongs to
-the value).  An override runs the algorithm with the parameter changed as a *variant* under its own
-label, ``ALGORITHM.PARAMETER-VALUE`` (e.g. ``ldb_df.lam-2``; several parameters of one algorithm give
-one variant, ``ldb_df.beta-0.5.lam-2``), placed right after the configured algorithm, which runs too:
-the variant's results go to their own folder and never overwrite the configured ones.
+``[EXPERIMENT/]ALGORITHM.PARAMETER=VALUE[,VALUE...]`` (each VALUE in YAML: ``2``, ``0.5``, ``true``,
+``reset``, ``[1,2]``; a comma inside brackets belongs to the value; several entries separated by spaces
+or given as a list).  An override runs the algorithm with the parameter changed as a *variant* under
+its own label, ``ALGORITHM.PARAMETER-VALUE`` (e.g. ``ldb_df.lam-2``), placed right after the configured
+algorithm, which runs too: the variant's results go to their own folder and never overwrite the
+configured ones.  Several values sweep the parameter, one variant each; several parameters of one
+algorithm combine into their product (``ldb_df.beta-0.5.lam-2``, ...).  A variant records the algorithm
+it varies (``variant_of``), and its paired comparison is against that algorithm.  A parameter given twice
+is refused.
 ``only_algorithms`` may name variant labels; it keeps a variant when it names the variant or the
 algorithm it varies.
 
 Order: experiments are cut first, then variants are added, then algorithms are cut; an experiment
 left without algorithms is dropped (an experiment that has none of the named algorithms), and so are
-the summary-table rows, panel-plot entries, paired comparisons and claims that name what was cut.  A name that
+the summary-table rows, panel-plot entries, paired comparisons and claims that name what was cut (only
+that: a name that never existed is left for the grid's checks to refuse).  A slicing name that
 matches nothing is an error naming its key (``only_algorithms: 'ldb_dff' is not an algorithm of ...``),
 raised by :func:`apply` before the grid is validated — and so before any job.  The override's value is
 then checked like any configured parameter, under the variant's key path
@@ -29,6 +33,7 @@ then checked like any configured parameter, under the variant's key path
 from __future__ import annotations
 
 import copy
+import itertools
 import re
 from typing import Any, Mapping
 
@@ -55,29 +60,44 @@ def names(value: Any, key: str) -> list[str] | None:
     return out
 
 
-def _split_overrides(value: Any) -> list[str]:
-    """Override entries: a list, or a string of entries separated by spaces or by commas outside brackets."""
-    if value is None:
-        return []
-    if isinstance(value, (list, tuple)):
-        return [str(v).strip() for v in value if str(v).strip()]
-    entries, depth, current = [], 0, ""
-    for ch in str(value):
+def _split_top(text: str, separators: str) -> list[tuple[str, str]]:
+    """``text`` cut at ``separators`` outside brackets: (piece, the separator before it) pairs."""
+    pieces, depth, current, before = [], 0, "", ""
+    for ch in text:
         depth += ch in "[{"
         depth -= ch in "]}"
-        if depth == 0 and (ch.isspace() or ch in ",;"):
+        if depth == 0 and (ch in separators or (ch.isspace() and " " in separators)):
             if current.strip():
-                entries.append(current.strip())
+                pieces.append((current.strip(), before))
+                before = ""
             current = ""
+            before = before if before == "," else ("," if ch == "," else " ")
         else:
             current += ch
     if current.strip():
-        entries.append(current.strip())
+        pieces.append((current.strip(), before))
+    return pieces
+
+
+def _split_overrides(value: Any) -> list[str]:
+    """Override entries: a list, or a string of entries separated by spaces, ``;`` or commas outside brackets.
+    A comma followed by a piece without ``=`` adds a value to the entry before (``ldb_df.beta=0.5,1,2``)."""
+    if value is None:
+        return []
+    items = [str(v) for v in value] if isinstance(value, (list, tuple)) else [str(value)]
+    entries: list[str] = []
+    for item in items:
+        for piece, before in _split_top(item, " ,;"):
+            if "=" not in piece and before == "," and entries:
+                entries[-1] += "," + piece
+            else:
+                entries.append(piece)
     return entries
 
 
-def parse_override(entry: str, where: str) -> tuple[str | None, str, str, Any]:
-    """``[EXPERIMENT/]ALGORITHM.PARAMETER=VALUE`` -> (experiment or None, algorithm, parameter, value)."""
+def parse_override(entry: str, where: str) -> tuple[str | None, str, str, list[Any]]:
+    """``[EXPERIMENT/]ALGORITHM.PARAMETER=VALUE[,VALUE...]`` -> (experiment or None, algorithm, parameter,
+    values): several values sweep the parameter, one variant each."""
     target, eq, text = entry.partition("=")
     algorithm, dot, parameter = target.rpartition(".")
     if not eq or not dot or not algorithm or not parameter.isidentifier() or not text:
@@ -86,11 +106,16 @@ def parse_override(entry: str, where: str) -> tuple[str | None, str, str, Any]:
             f"EXPERIMENT/ALGORITHM.PARAMETER=VALUE), e.g. ldb_df.lam=2"
         )
     experiment, slash, algorithm = algorithm.rpartition("/")
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{where}: the value {text!r} of {entry!r} is not YAML ({err})") from None
-    return (experiment if slash else None), algorithm, parameter, value
+    values = []
+    for piece, _ in _split_top(text, ","):
+        try:
+            values.append(yaml.safe_load(piece))
+        except yaml.YAMLError as err:
+            raise ConfigError(f"{where}: the value {piece!r} of {entry!r} is not YAML ({err})") from None
+    repeated = [v for k, v in enumerate(values) if v in values[:k]]
+    if repeated:
+        raise ConfigError(f"{where}: {entry!r} gives the value {repeated[0]!r} twice")
+    return (experiment if slash else None), algorithm, parameter, values
 
 
 def _value_label(value: Any) -> str:
@@ -134,9 +159,9 @@ def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
         experiments = {name: spec for name, spec in experiments.items() if name in keep}
 
     variants_of: dict[tuple[str, str], str] = {}  # (experiment, variant label) -> configured label
-    overrides: dict[tuple[str | None, str], dict[str, Any]] = {}
+    overrides: dict[tuple[str | None, str], dict[str, list[Any]]] = {}
     for i, entry in enumerate(_split_overrides(config.get("override"))):
-        exp, alg, param, value = parse_override(entry, key_path("override", i))
+        exp, alg, param, values = parse_override(entry, key_path("override", i))
         if exp is not None and exp not in experiments:
             raise ConfigError(
                 f"{key_path('override', i)}: {entry!r} names experiment {exp!r}, which is not "
@@ -164,31 +189,14 @@ def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
             if param in given:
                 raise ConfigError(
                     f"{key_path('override', i)}: {entry!r} sets {alg}.{param} of experiment {name!r} a second "
-                    f"time (already {given[param]!r}); give each parameter once"
+                    f"time (already {', '.join(map(repr, given[param]))}); give each parameter once (a sweep: "
+                    f"{alg}.{param}=a,b,c)"
                 )
-            given[param] = value
-    for (name, alg), params in overrides.items():
+            given[param] = values
+    for (name, alg), swept in overrides.items():
         spec = experiments[name] = copy.deepcopy(experiments[name])
-        label = variant_label(alg, params)
-        if len(label) > LABEL_MAX:
-            raise ConfigError(
-                f"override: the variant label {label[:30]!r}... is {len(label)} characters long; at most "
-                f"{LABEL_MAX} (a label is part of file names): override fewer parameters or shorter values"
-            )
-        if label in spec["algorithms"]:
-            raise ConfigError(
-                f"override: the variant label {label!r} is already an algorithm of experiment "
-                f"{name!r}; rename that algorithm"
-            )
-        variant = copy.deepcopy(spec["algorithms"][alg])
-        variant["params"] = {**variant.get("params", {}), **params}
-        algorithms = {}
-        for other, other_spec in spec["algorithms"].items():
-            algorithms[other] = other_spec
-            if other == alg:
-                algorithms[label] = variant
-        spec["algorithms"] = algorithms
-        variants_of[(name, label)] = alg
+        for combination in itertools.product(*swept.values()):
+            _add_variant(spec, name, alg, dict(zip(swept, combination)), variants_of)
 
     wanted = names(config.get("only_algorithms"), "only_algorithms")
     if wanted is not None:
@@ -217,6 +225,32 @@ def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
     _prune_summary_tables(config, cut)
     _prune_claims(config, cut)
     return config
+
+
+def _add_variant(spec: dict, name: str, alg: str, params: dict[str, Any], variants_of: dict) -> None:
+    """Add the variant of ``alg`` with ``params`` to the experiment ``spec``, after ``alg``'s other variants;
+    it records the algorithm it varies (``variant_of``: its paired comparison is against that one)."""
+    label = variant_label(alg, params)
+    if len(label) > LABEL_MAX:
+        raise ConfigError(
+            f"override: the variant label {label[:30]!r}... is {len(label)} characters long; at most "
+            f"{LABEL_MAX} (a label is part of file names): override fewer parameters or shorter values"
+        )
+    if label in spec["algorithms"]:
+        raise ConfigError(
+            f"override: the variant label {label!r} is already an algorithm of experiment {name!r}; rename that algorithm"
+        )
+    variant = copy.deepcopy(spec["algorithms"][alg])
+    variant["params"] = {**variant.get("params", {}), **params}
+    variant["variant_of"] = alg
+    after = [a for a in spec["algorithms"] if a == alg or variants_of.get((name, a)) == alg][-1]
+    algorithms = {}
+    for other, other_spec in spec["algorithms"].items():
+        algorithms[other] = other_spec
+        if other == after:
+            algorithms[label] = variant
+    spec["algorithms"] = algorithms
+    variants_of[(name, label)] = alg
 
 
 class _Cut:
