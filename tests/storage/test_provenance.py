@@ -239,7 +239,7 @@ def test_the_report_shows_what_produced_the_results_and_flags_a_mixture(tmp_path
     mixed = _fake_runs(tmp_path / "two", {0: _prov(), 1: _prov(host="node2", arch="SkylakeX")})
     page = provenance_html(mixed)
     assert "<strong>Warning:</strong> results from 2 hosts (mixed within exp): node1: 1; node2: 1" in page
-    assert "results from 2 BLAS kernels" in page and "openblas 0.3.27 SkylakeX (1 results)" in page
+    assert "results from 2 BLAS kernels of openblas 0.3.27" in page and "openblas 0.3.27 SkylakeX (1 results)" in page
     grid = load_grid(load_config_file(ROOT / "config.yaml"))
     full = run_info_html(grid, ["config.yaml"], mixed)
     assert "What produced the results" in full and "Tables and plots built with" in full
@@ -286,3 +286,39 @@ def test_snakemake_hands_its_commit_to_the_jobs_and_a_new_commit_reruns_nothing(
     subprocess.run([*git, "commit", "-qm", "two"], check=True)
     dry = smk(project, "-n", "results/report/run_info.html")
     assert dry.returncode == 0 and "Nothing to be done" in dry.stdout, dry.stdout[-3000:]
+
+
+def test_a_second_blas_library_loaded_by_some_jobs_is_no_mixture_a_kernel_change_is(tmp_path, capsys):
+    """A job importing scipy loads scipy's OpenBLAS beside numpy's: one machine, not two (issue 35)."""
+    with_scipy = _prov()
+    with_scipy["blas"] = [*with_scipy["blas"], {**with_scipy["blas"][0], "version": "0.3.30"}]
+    _fake_runs(tmp_path / "one", {0: _prov(), 1: with_scipy})
+    assert main(["provenance", str(tmp_path / "one")]) == 0
+    assert "warning" not in capsys.readouterr().out
+    _fake_runs(tmp_path / "two", {0: _prov(), 1: _prov(arch="SkylakeX")})
+    assert main(["provenance", str(tmp_path / "two")]) == 0
+    assert "warning: results from 2 BLAS kernels of openblas 0.3.27" in capsys.readouterr().out
+
+
+def test_an_untracked_file_among_the_code_makes_the_tree_dirty(tmp_path):
+    """A new algorithm file not yet added is code the commit does not name; an untracked file outside the
+    code folders (notes, outputs) is not (issue 35)."""
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@t")
+    git("config", "user.name", "t")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("x = 1\n")
+    git("add", ".")
+    git("commit", "-qm", "one")
+    assert provenance.git_state(tmp_path)["dirty"] is False
+    (tmp_path / "notes.txt").write_text("n")
+    assert provenance.git_state(tmp_path)["dirty"] is False
+    (tmp_path / "src" / "my_policy.py").write_text("y = 2\n")
+    assert provenance.git_state(tmp_path)["dirty"] is True
+    (tmp_path / "src" / "my_policy.py").unlink()
+    (tmp_path / "src" / "a.py").write_text("x = 2\n")
+    assert provenance.git_state(tmp_path)["dirty"] is True

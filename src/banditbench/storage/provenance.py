@@ -47,11 +47,16 @@ _static: dict[str, Any] | None = None
 _dynamic: dict[tuple, dict[str, Any]] = {}
 
 
+#: the folders of a checkout holding code that runs: an untracked file there makes the tree dirty
+CODE_FOLDERS = ("src", "workflow")
+
+
 def git_state(root: str | os.PathLike) -> dict[str, Any]:
     """``{"commit": ..., "dirty": ...}`` of the git checkout whose top folder is ``root``.
 
-    ``dirty`` is whether a tracked file differs from the commit (``git status --porcelain
-    --untracked-files=no``).  A folder that is not the top of a checkout (a copy, an installed
+    ``dirty`` is whether a tracked file differs from the commit, or an untracked file (not ignored) lies
+    among the code (:data:`CODE_FOLDERS`: a new algorithm file not yet added is code the commit does not
+    name).  A folder that is not the top of a checkout (a copy, an installed
     package inside some other repository), or no ``git``, gives ``"unknown"`` and ``None``.
     """
     root = Path(root).resolve()
@@ -63,7 +68,7 @@ def git_state(root: str | os.PathLike) -> dict[str, Any]:
         if found.returncode != 0 or Path(top).resolve() != root:
             raise ValueError(top)
         status = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=all"],
             capture_output=True,
             text=True,
             timeout=60,
@@ -72,7 +77,12 @@ def git_state(root: str | os.PathLike) -> dict[str, Any]:
             raise ValueError(status.stderr)
     except (OSError, ValueError, subprocess.SubprocessError):
         return {"commit": UNKNOWN, "dirty": None}
-    return {"commit": commit, "dirty": bool(status.stdout.strip())}
+    changed = [
+        line
+        for line in status.stdout.splitlines()
+        if not line.startswith("??") or line[3:].startswith(tuple(f"{folder}/" for folder in CODE_FOLDERS))
+    ]
+    return {"commit": commit, "dirty": bool(changed)}
 
 
 def git_environment(root: str | os.PathLike) -> dict[str, str]:
@@ -274,8 +284,10 @@ DIMENSIONS = {
     "python": lambda p: str(p.get("python", UNKNOWN)),
 }
 #: dimensions whose mixture is flagged; a mixture of thread counts is shown, not flagged (the
-#: BLAS thread count of a job is pinned to 1 by the simulate rule)
-FLAGGED = ("commit", "code", "host", "cpu", "blas", "python")
+#: BLAS thread count of a job is pinned to 1 by the simulate rule), and so is one of the BLAS sets:
+#: a job that imports scipy loads scipy's OpenBLAS beside numpy's, one machine all the same.  What is
+#: flagged for BLAS is one library (its API and version) running different kernels (``blas <library>``)
+FLAGGED = ("commit", "code", "host", "cpu", "python")
 _TITLES = {
     "commit": "commits",
     "code": "code versions (source fingerprints)",
@@ -310,6 +322,10 @@ class Summary:
             self.dirty.add(experiment)
         for name, label in DIMENSIONS.items():
             self._count(name, label(prov), experiment)
+        for lib in prov.get("blas", []):
+            if lib.get("user_api") == "blas":
+                kernel = lib.get("architecture") or lib.get("corretype") or lib.get("threading_layer") or UNKNOWN
+                self._count(f"blas {lib.get('internal_api')} {lib.get('version')}", str(kernel), experiment)
         for pkg, version in sorted(prov.get("packages", {}).items()):
             self._count(f"package {pkg}", "not installed" if version is None else str(version), experiment)
 
@@ -319,7 +335,7 @@ class Summary:
 
     def mixed(self) -> dict[str, list[tuple[str, int]]]:
         """Flagged dimensions (and packages) with more than one value: dimension -> [(value, count)]."""
-        names = [*FLAGGED, *sorted(d for d in self.counts if d.startswith("package "))]
+        names = [*FLAGGED, *sorted(d for d in self.counts if d.startswith(("blas ", "package ")))]
         return {d: self.counts[d].most_common() for d in names if len(self.counts.get(d, ())) > 1}
 
     def mixed_experiments(self, dimension: str) -> list[str]:
@@ -336,7 +352,11 @@ class Summary:
         provenance."""
         out = []
         for dim, values in self.mixed().items():
-            title = _TITLES.get(dim, f"{dim.removeprefix('package ')} versions")
+            title = _TITLES.get(dim) or (
+                f"BLAS kernels of {dim.removeprefix('blas ')}"
+                if dim.startswith("blas ")
+                else f"{dim.removeprefix('package ')} versions"
+            )
             listed = "; ".join(f"{_short(v) if dim == 'commit' else v}: {n}" for v, n in values)
             within = self.mixed_experiments(dim)
             where = f" (mixed within {', '.join(within)})" if within else ""
