@@ -483,7 +483,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"banditbench: corrupt file: {exc}", file=sys.stderr)
         return 3
     except Diverged as exc:  # a run records its divergence (runner.run_cell); a bare simulation raises it
-        print(f"banditbench: diverged: {exc}", file=sys.stderr)
+        at = "" if exc.round is None else f" at round {exc.round}"
+        print(f"banditbench: diverged{at}: {exc.reason}", file=sys.stderr)
         return 4
 
 

@@ -202,3 +202,14 @@ def test_a_diverging_corner_of_a_lockstep_grid_stops_alone():
     assert np.array_equal(run_members([steady])[0][0]["regret"], s_ok["regret"])
     assert m_div["diverged"]["round"] == run_cell(corner)[1]["diverged"]["round"] == 21
     _played_then_nan(s_div, 21)
+
+
+def test_a_divergence_that_reaches_the_command_line_is_one_line_not_a_traceback(monkeypatch, capsys):
+    import banditbench.cli as cli
+
+    def diverges(args):
+        raise Diverged("its scores contain NaN", round=12)
+
+    monkeypatch.setattr(cli, "_validate", diverges)
+    assert main(["validate", "config.yaml"]) == 4
+    assert capsys.readouterr().err == "banditbench: diverged at round 12: its scores contain NaN\n"
