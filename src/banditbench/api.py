@@ -10,9 +10,12 @@ find it by name without importing every module.
 from __future__ import annotations
 
 import abc
+import math
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, ClassVar, Mapping, Sequence
 
+from .errors import Diverged
 from .simulation.feedback import PreferenceCostFeedback, PreferenceFeedback, RewardCostFeedback, RewardFeedback
 
 
@@ -28,6 +31,31 @@ def register(name: str):
         return cls
 
     return deco
+
+
+def choose(scores: Any, what: str = "scores") -> int:
+    """``int(np.argmax(scores))`` (flat index, first maximum), refusing scores that are not finite: the
+    decision of every policy whose scores can diverge goes through here.
+
+    numpy's argmax answers the first NaN when there is one, so looking at the chosen value alone (O(1))
+    catches a NaN anywhere, and a maximum of +inf (or -inf: every score -inf); either raises
+    :class:`~banditbench.errors.Diverged` naming ``what`` (e.g. ``UCB scores``), and the simulation loop ends
+    the run at that round (:func:`banditbench.simulation.runner.simulate`)."""
+    index = int(scores.argmax())
+    value = float(scores.flat[index])
+    if not math.isfinite(value):
+        raise Diverged(
+            f"its {what} contain NaN" if value != value else f"its {what} are {'+inf' if value > 0 else 'all -inf'}"
+        )
+    return index
+
+
+def check_finite(what: str, *values: Any) -> None:
+    """Raise :class:`~banditbench.errors.Diverged` when an array of ``values`` (numpy or torch) holds a NaN
+    or an infinity, for estimates or widths that a policy does not maximise directly (e.g. they go
+    through masks that could hide a NaN); one sum per array, so O(size), no copy."""
+    if not math.isfinite(sum(float(v.sum()) for v in values)):
+        raise Diverged(f"its {what} are not finite (NaN or infinite)")
 
 
 #: the null action of pair action spaces: skip the round (no reward, no cost, no feedback;
@@ -305,6 +333,26 @@ class BatchedPolicy(abc.ABC):
 
     #: the ``Policy.context_form`` every seed's environment is asked for
     context_form: str | None = None
+    #: the members (index in the block) whose scores, estimates or widths stopped being finite, each with its
+    #: :class:`~banditbench.errors.Diverged` (:meth:`choose_member`, :meth:`member_diverged`): one member's
+    #: divergence does not stop the others; the runner stops playing that member from the round it diverged
+    #: in (:func:`banditbench.simulation.runner.simulate_block`) and sets the error's ``round``
+    diverged: Mapping[int, Diverged] = MappingProxyType({})
+
+    def member_diverged(self, s: int, err: Diverged) -> None:
+        """Mark member ``s`` diverged (its first error kept); it keeps being computed, never played."""
+        if "diverged" not in vars(self):
+            self.diverged = {}
+        self.diverged.setdefault(s, err)
+
+    def choose_member(self, s: int, scores: Any, what: str = "scores") -> int:
+        """:func:`choose` for member ``s``: a member whose scores are not finite is marked diverged
+        (:meth:`member_diverged`) and gets the plain argmax, an action the runner will not play."""
+        try:
+            return choose(scores, what)
+        except Diverged as err:
+            self.member_diverged(s, err)
+            return int(scores.argmax())
 
     @abc.abstractmethod
     def observe_all(self, t: int, arrived: Sequence[Sequence[Any]]) -> None:

@@ -38,6 +38,12 @@ and a seed's file does not depend on the block)::
 
     banditbench run-block --cell '{...}' --seeds 0 1 2 --outputs r/0.npz r/1.npz r/2.npz
 
+A run whose policy diverges (its scores, estimates or confidence widths become NaN or infinite) stops at
+that round and is recorded as diverged, on ``run-one`` and ``run-block`` alike: its result file says so
+(``meta["diverged"]``), one line on stderr names it (``banditbench: diverged: <experiment> / <algorithm>
+(policy <name>) / ... / seed <s>: diverged at round <t> of <T> (...)``), and the command exits 0, so a grid
+goes on; the tables count it instead of averaging it, and the tuning never chooses it.
+
 List what can be put in a config (``--plugins``: your modules' too)::
 
     banditbench list policies
@@ -65,7 +71,7 @@ import argparse
 import json
 import sys
 
-from .errors import ConfigError, CorruptFileError
+from .errors import ConfigError, CorruptFileError, Diverged
 
 
 def _count(low: int, what: str):
@@ -131,8 +137,12 @@ def _run_one(args) -> int:
             f"budget {cell['budget']} / seed {cell['seed']}: T = {cell['horizon']}, "
             f"{timing['wall_time_s']:.2f} s"
         )
+        diverged = meta.get("diverged")
+        played = int(cell["horizon"]) if diverged is None else diverged["round"] - 1
+        if diverged is not None:  # the line naming the run went to stderr (runner.diverged_line)
+            print(f"  diverged at round {diverged['round']} ({diverged['reason']}); rounds 1 .. {played}:")
         for name, arr in series.items():
-            print(f"  cumulative {name}: {arr.sum():.4f}")
+            print(f"  cumulative {name}: {arr[:played].sum():.4f}")
         for name, value in meta["summary"].items():
             print(f"  {name}: {value}")
     return 0
@@ -497,6 +507,10 @@ def main(argv: list[str] | None = None) -> int:
     except CorruptFileError as exc:
         print(f"banditbench: corrupt file: {exc}", file=sys.stderr)
         return 3
+    except Diverged as exc:  # a run records its divergence (runner.run_cell); a bare simulation raises it
+        at = "" if exc.round is None else f" at round {exc.round}"
+        print(f"banditbench: diverged{at}: {exc.reason}", file=sys.stderr)
+        return 4
 
 
 if __name__ == "__main__":

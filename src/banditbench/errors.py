@@ -56,6 +56,25 @@ class CorruptFileError(ValueError):
     the file's path and says what is wrong and how to rebuild it."""
 
 
+class Diverged(ArithmeticError):
+    """A policy's scores, estimates or confidence widths became non-finite (NaN or infinite), e.g. gradient
+    descent that diverged: the decision of that round means nothing, so the run stops there.
+
+    Raised by :func:`banditbench.api.choose` and :func:`banditbench.api.check_finite` (``round`` None: the
+    simulation loop, which knows the round, sets it); ``reason`` says what was not finite.  The runner records
+    such a run as diverged (:func:`banditbench.simulation.runner.run_cell`): ``series``, set by
+    :func:`~banditbench.simulation.runner.simulate`, holds the rounds played before ``round`` and NaN after.
+    """
+
+    def __init__(self, reason: str, round: int | None = None):
+        super().__init__(reason)
+        self.reason, self.round = reason, round
+        self.series = None
+
+    def __str__(self) -> str:
+        return self.reason if self.round is None else f"diverged at round {self.round}: {self.reason}"
+
+
 def key_path(*parts: str | int | Iterable[str | int] | None) -> str:
     """Join config path parts into ``a.b.c`` (``None`` and empty parts are skipped).
 

@@ -11,7 +11,9 @@ Not a Snakemake rule's script: a command line run by hand after (or instead of) 
     .venv/bin/python workflow/scripts/tune_neural_logistic.py --tables results/tables
 
 It prints, per family and algorithm, the chosen nu and lam (YAML; ``--write FILE`` saves it;
-``--apply CONFIG ...`` sets them in the paper-grid configs).
+``--apply CONFIG ...`` sets them in the paper-grid configs).  A pair with a diverged run (gradient descent
+that blew up: the run's line ``banditbench: diverged: ...`` names it) is never chosen; the YAML's comment and
+one line on stderr per algorithm list such pairs.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    from banditbench.analysis.tuning import apply_choice, as_yaml, choose, read_tables, run_grid
+    from banditbench.analysis.tuning import apply_choice, as_yaml, choose, diverged_text, read_tables, run_grid
     from banditbench.configuration.grid import load_config_file
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -71,6 +73,15 @@ def main(argv: list[str] | None = None) -> int:
     chosen = choose(rows)
     text = as_yaml(chosen)
     sys.stdout.write(text)
+    for family, algorithms in chosen.items():  # pairs whose runs diverged: recorded, never chosen
+        for algorithm, values in algorithms.items():
+            if values.get("diverged"):
+                print(
+                    f"tune_neural_logistic: {family} / {algorithm}: diverged, never chosen: "
+                    f"{diverged_text(values['diverged'])}"
+                    + ("; every pair diverged, none chosen" if values["nu"] is None else ""),
+                    file=sys.stderr,
+                )
     if args.write:
         Path(args.write).write_text(text)
     for path in args.apply:

@@ -29,6 +29,12 @@ Outputs
   over few seeds, on a metric that cannot be negative) is marked ``†`` and the header says why;
 * curves CSV — the same statistics on a grid of at most ``curve_points``
   rounds (always including the horizon), read by the plots.
+
+Diverged runs (a policy whose scores, estimates or confidence widths became NaN or infinite: the run stopped
+at that round, :func:`banditbench.simulation.runner.run_cell`) are never averaged: every statistic of a cell
+leaves its diverged seeds out (``n`` counts the others) and the column ``diverged`` counts them; a human
+table's cell adds ``(k of n seeds diverged)``, or reads ``diverged (n of n seeds)`` when none is left (its
+mean empty in the CSV), and the header says why (:data:`DIVERGED_NOTE`).
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ from ..configuration.grid import DEFAULT_CI_LEVEL
 from ..errors import CorruptFileError
 from ..storage.resultio import atomic_write_bytes
 from .pages import html_page
-from .seedtable import CURVE_POINTS, collect_seeds, curve_grid, default_workers, write_parquet
+from .seedtable import CURVE_POINTS, collect_seeds, curve_grid, default_workers, diverged_runs, write_parquet
 
 log = logging.getLogger(__name__)
 COLUMNS = ["experiment", "algorithm", "delay", "budget", "t", "metric", "mean", "ci_low", "ci_high", "n"]
@@ -58,6 +64,16 @@ EXTRA_COLUMNS = ["sd", "min", "max", "median", "q1", "q3"]
 SPREADS = ("ci", "sd", "both", "quantiles")
 #: marks a cell whose interval reaches below 0 while no seed's value does
 BELOW_ZERO = "†"
+#: the tidy tables' last column: the seeds of the cell whose run diverged, left out of its statistics
+DIVERGED_COLUMN = "diverged"
+#: the header line of tables with a diverged cell
+DIVERGED_NOTE = (
+    "Diverged: a run whose policy's scores, estimates or confidence widths became NaN or infinite stopped at "
+    "that round (its job's log names it: 'banditbench: diverged: ...'); such seeds are left out of the cell's "
+    "mean, interval and n, and the cell says how many diverged ('k of n seeds diverged'; "
+    "'diverged (n of n seeds)' when none is left)."
+)
+_FLAG = "_diverged_seed"
 
 
 def t_quantile(p, df):
@@ -102,22 +118,32 @@ def _check_complete(seeds: pd.DataFrame) -> None:
         raise ValueError(f"unequal number of seeds per cell: {counts}")
 
 
+def without_diverged(seeds: pd.DataFrame) -> pd.DataFrame:
+    """``seeds`` with the values of diverged runs NaN (pandas' statistics skip them, ``count`` leaves them out)
+    and a 0/1 flag per row that :func:`_group_stats` sums into the column ``diverged``."""
+    diverged = diverged_runs(seeds)
+    values = np.where(diverged, np.nan, seeds["value"].to_numpy()) if diverged.any() else seeds["value"]
+    return seeds.assign(value=values, **{_FLAG: diverged.astype(np.int64)})
+
+
 def _group_stats(df: pd.DataFrame, ci_level: float) -> pd.DataFrame:
     """Mean, Student-t interval, standard deviation, extremes, median and quartiles over the seeds of
-    each (cell, t, metric)."""
-    grouped = df.groupby(["experiment", "algorithm", "delay", "budget", "t", "metric"], observed=True, sort=False)[
-        "value"
-    ]
+    each (cell, t, metric) that did not diverge, and the number that did (:func:`without_diverged`)."""
+    if _FLAG not in df.columns:
+        df = without_diverged(df)
+    groups = df.groupby(["experiment", "algorithm", "delay", "budget", "t", "metric"], observed=True, sort=False)
+    grouped = groups["value"]
     g = grouped.agg(["mean", "std", "count", "min", "max"])
     for name, level in (("q1", 0.25), ("median", 0.5), ("q3", 0.75)):
         g[name] = grouped.quantile(level)  # aligned on the groups' keys
+    g[DIVERGED_COLUMN] = groups[_FLAG].sum()
     g = g.reset_index()
     n = g["count"].to_numpy()
     with np.errstate(invalid="ignore", divide="ignore"):
         q = np.where(n > 1, t_quantile(0.5 + ci_level / 2, np.maximum(n - 1, 1)), np.nan)
         half = q * g["std"].to_numpy() / np.sqrt(n)
     out = g.assign(ci_low=g["mean"] - half, ci_high=g["mean"] + half, n=n, sd=g["std"])
-    out = out[COLUMNS + EXTRA_COLUMNS]
+    out = out[COLUMNS + EXTRA_COLUMNS + [DIVERGED_COLUMN]]
     for column in ("experiment", "algorithm", "delay", "budget", "metric"):
         out[column] = out[column].astype(str)
     return out.reset_index(drop=True)
@@ -129,6 +155,7 @@ def seed_statistics(
     """The tidy table (the table horizons, run summaries at the final one) and the curves table (the
     series on the curve grid) of a per-seed table (:mod:`banditbench.analysis.seedtable`)."""
     _check_complete(seeds)
+    seeds = without_diverged(seeds)
     T = int(seeds["t"].max())
     metric = seeds["metric"].astype("category")  # one test per metric name, not per row
     series = np.array([str(c).startswith(("cumulative_", "per_round_")) for c in metric.cat.categories], dtype=bool)[
@@ -150,12 +177,11 @@ def task_table(
     final = seeds[(seeds["metric"] == metric) & (seeds["t"] == seeds["t"].max())]
     if final.empty:
         return None
-    df = final.assign(setting=final["delay"].astype(str) + ", " + final["task"].astype(str))
-    stats_ = (
-        df.groupby(["algorithm", "setting"], observed=True, sort=False)["value"]
-        .agg(["mean", "std", "count", "min"])
-        .reset_index()
-    )
+    df = without_diverged(final.assign(setting=final["delay"].astype(str) + ", " + final["task"].astype(str)))
+    groups = df.groupby(["algorithm", "setting"], observed=True, sort=False)
+    stats_ = groups["value"].agg(["mean", "std", "count", "min"])
+    stats_[DIVERGED_COLUMN] = groups[_FLAG].sum()
+    stats_ = stats_.reset_index()
     n = stats_["count"].to_numpy()
     with np.errstate(invalid="ignore", divide="ignore"):
         half = (
@@ -181,8 +207,12 @@ def read_tidy(path: str | Path, what: str = "tidy table") -> pd.DataFrame:
     if missing:
         raise CorruptFileError(f"{path}: {what} lacks the columns {missing}; {rebuild}")
     for column in ("t", "mean", "ci_low", "ci_high", "n"):
-        # ci_low / ci_high are empty with one seed; the others always hold a number
-        if not pd.api.types.is_numeric_dtype(df[column]) or (column in ("t", "mean", "n") and df[column].isna().any()):
+        # ci_low / ci_high are empty with one seed; the others always hold a number, but for the mean of a
+        # cell whose every seed diverged (n = 0)
+        missing = df[column].isna()
+        if column == "mean" and DIVERGED_COLUMN in df.columns:
+            missing &= df["n"] != 0
+        if not pd.api.types.is_numeric_dtype(df[column]) or (column in ("t", "mean", "n") and missing.any()):
             raise CorruptFileError(f"{path}: {what} has missing or non-numeric values in column {column!r}; {rebuild}")
     return df
 
@@ -194,6 +224,12 @@ def _below_zero(row) -> bool:
 
 
 def _cell(row, spread: str = "ci") -> str:
+    diverged = int(row.get(DIVERGED_COLUMN, 0) or 0)
+    if diverged:
+        n = int(row.get("n", row.get("count", 0)) or 0)
+        if n == 0:
+            return f"diverged ({diverged} of {diverged} seeds)"
+        return _cell({**row, DIVERGED_COLUMN: 0}, spread) + f" ({diverged} of {n + diverged} seeds diverged)"
     sd = row.get("sd", np.nan)
     if spread == "sd":
         return f"{row['mean']:.2f}" if not np.isfinite(sd) else f"{row['mean']:.2f} ± {sd:.2f}"
@@ -324,6 +360,8 @@ def _notes(tables: dict[str, pd.DataFrame], ci_level: float, spread: str, n: int
     notes += [note for note in map(metric_note, metrics) if note]
     if any(BELOW_ZERO in str(v) for wide in tables.values() for v in np.ravel(wide.to_numpy())):
         notes.append(below_zero_note(n, ci_level))
+    if any("diverged" in str(v) for wide in tables.values() for v in np.ravel(wide.to_numpy())):
+        notes.append(DIVERGED_NOTE)
     return notes
 
 

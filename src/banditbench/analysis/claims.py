@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..configuration.claims import Claim, Side
+from .seedtable import diverged_runs
 from .sequential import anytime_pvalue, holm, verdict
 
 #: the verdicts a claim can get, in the order the tables count them
@@ -40,9 +41,13 @@ CELL = ["metric", "algorithm", "delay", "budget", "t"]
 
 def cell_values(table: pd.DataFrame) -> dict[tuple, pd.Series]:
     """An experiment's per-seed table indexed once: ``(metric, algorithm, delay, budget, t)`` -> the values per seed
-    (index: seed, increasing), at the table horizons (where the table marks them), where claims read them."""
+    (index: seed, increasing), at the table horizons (where the table marks them), where claims read them.
+    Runs that diverged are left out (their seeds are then not paired), as the tables leave them out."""
     if "table_horizon" in table:
         table = table[table["table_horizon"]]
+    diverged = diverged_runs(table)
+    if diverged.any():
+        table = table[~diverged]
     return {
         tuple(key): group.set_index("seed")["value"].sort_index()
         for key, group in table.groupby(CELL, observed=True, sort=False)

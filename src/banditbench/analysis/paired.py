@@ -21,6 +21,10 @@ the final horizon first, then every table horizon; ``mean ± half-width`` for a 
 ``mean [low, high]`` for a bootstrap one, ``mean ± sd`` with ``spread: sd``; every caption names the
 interval, its level and the number of seeds) and the difference curves with their bands
 (``results/paired/<experiment>.{pdf,png}``).
+
+A seed on which A or B diverged (:func:`banditbench.simulation.runner.run_cell`: its policy's scores became
+NaN or infinite and the run stopped) is left out of the pair's differences and counted in the column
+``diverged``; a table cell adds ``(k of n seeds diverged)``, or reads ``diverged (n of n seeds)``.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from ..envs.preference import LATE_SHARE, LATE_SUMMARY
 from ..storage.resultio import atomic_write_bytes
 from .aggregate import ci_percent, t_quantile, tex_escape
 from .pages import html_page
-from .seedtable import curve_grid, read_seeds
+from .seedtable import curve_grid, diverged_runs, read_seeds
 
 COLUMNS = [
     "experiment",
@@ -59,6 +63,7 @@ COLUMNS = [
     "tied",
     "interval",
     "level",
+    "diverged",
 ]
 INTERVAL_NAMES = {"t": "Student-t", "bootstrap": "BCa bootstrap"}
 #: bootstrap values held at once (resamples x seeds x rounds), bounding its memory
@@ -78,6 +83,9 @@ def paired_interval(
     if d.ndim == 1:
         d = d[:, None]
     n = d.shape[0]
+    if n == 0:  # every seed diverged
+        nan = np.full(d.shape[1], np.nan)
+        return nan, nan.copy(), nan.copy(), nan.copy()
     mean = d.mean(axis=0)
     sd = d.std(axis=0, ddof=1) if n > 1 else np.full_like(mean, np.nan)
     if n < 2:
@@ -112,11 +120,22 @@ def paired_interval(
     return mean, low, high, sd
 
 
+def diverged_seeds(seeds: pd.DataFrame, a: str, b: str) -> dict[tuple[str, str], list[int]]:
+    """Per (delay, budget): the seeds on which A or B diverged (increasing; settings without one are absent)."""
+    flagged = diverged_runs(seeds) & seeds["algorithm"].isin([a, b]).to_numpy()
+    out: dict[tuple[str, str], set[int]] = {}
+    for delay, budget, seed in seeds.loc[flagged, ["delay", "budget", "seed"]].itertuples(index=False):
+        out.setdefault((str(delay), str(budget)), set()).add(int(seed))
+    return {key: sorted(found) for key, found in out.items()}
+
+
 def differences(
     seeds: pd.DataFrame, a: str, b: str, metric: str
 ) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
     """Per (delay, budget): the rounds and the differences ``A - B`` (rows seeds in increasing order,
-    columns rounds), seed matched to seed.  A seed that only one of the two ran is a ``ValueError``."""
+    columns rounds), seed matched to seed, leaving out the seeds on which A or B diverged
+    (:func:`diverged_seeds`).  A seed that only one of the two ran is a ``ValueError``."""
+    left_out = diverged_seeds(seeds, a, b)
     df = seeds[(seeds["metric"] == metric) & seeds["algorithm"].isin([a, b])]
     missing = [x for x in (a, b) if not (df["algorithm"] == x).any()]
     if missing:
@@ -132,6 +151,9 @@ def differences(
         for x in (a, b):
             if x not in wide.columns:
                 raise ValueError(f"delay {delay}, budget {budget}: no {metric!r} values for algorithm {x!r}")
+        drop = left_out.get((str(delay), str(budget)))
+        if drop:
+            wide = wide[~wide.index.get_level_values("seed").isin(drop)]
         lacking = wide[[a, b]].isna()
         if lacking.to_numpy().any():
             seeds_of = {x: sorted(set(cell.loc[cell["algorithm"] == x, "seed"])) for x in (a, b)}
@@ -140,7 +162,7 @@ def differences(
                 f"{a} ran seeds {seeds_of[a]} and {b} ran {seeds_of[b]}"
             )
         wide = wide.sort_index()
-        ts = wide.index.get_level_values("t").unique().to_numpy()
+        ts = np.sort(cell["t"].unique())
         diff = (wide[a] - wide[b]).to_numpy().reshape(len(ts), -1).T  # rows seeds, columns rounds
         out[(str(delay), str(budget))] = (ts, diff)
     return out
@@ -163,11 +185,12 @@ def paired_statistics(
     grid = curve_grid(T) if curve_points is None else curve_grid(T, curve_points)
     table_rows, curve_rows = [], []
     for a, b in pairs:
+        left_out = diverged_seeds(seeds, a, b)
         for (delay, budget), (ts, d) in differences(seeds, a, b, metric).items():
             mean, low, high, sd = paired_interval(d, ci_level, interval, resamples)
             sign = -1.0 if better == "lower" else 1.0
-            a_better = (sign * d > 0).mean(axis=0)
-            tied = (d == 0).mean(axis=0)
+            a_better = (sign * d > 0).mean(axis=0) if len(d) else np.full(len(ts), np.nan)
+            tied = (d == 0).mean(axis=0) if len(d) else np.full(len(ts), np.nan)
             frame = pd.DataFrame(
                 {
                     "experiment": experiment,
@@ -187,6 +210,7 @@ def paired_statistics(
                     "tied": tied,
                     "interval": interval,
                     "level": ci_level,
+                    "diverged": len(left_out.get((str(delay), str(budget)), ())),
                 }
             )
             table_rows.append(frame[np.isin(ts, table_t)])
@@ -199,6 +223,12 @@ def paired_statistics(
 
 
 def _cell(row, spread: str) -> str:
+    diverged = int(row.get("diverged", 0) or 0)
+    if diverged:
+        n = int(row["n"])
+        if n == 0:
+            return f"diverged ({diverged} of {diverged} seeds)"
+        return _cell({**row, "diverged": 0}, spread) + f" ({diverged} of {n + diverged} seeds diverged)"
     m = row["mean"]
     wins = f" ({round(row['a_better'] * row['n'])}/{row['n']})"
     if spread == "sd":
@@ -211,6 +241,12 @@ def _cell(row, spread: str) -> str:
     return f"{m:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]" + sd + wins
 
 
+#: the caption's line when a seed of a pair diverged
+DIVERGED_NOTE = (
+    "Diverged: a seed on which A's or B's policy diverged (its scores, estimates or confidence widths became "
+    "NaN or infinite and the run stopped; its job's log names it) is left out of the pair's differences, "
+    "interval and n; the cell says how many ('k of n seeds diverged'; 'diverged (n of n seeds)' when none is left)."
+)
 #: the late self-duel rate above which the lock-in diagnostic names an algorithm
 LOCK_IN_RATE = 0.9
 
@@ -440,6 +476,8 @@ def write_paired(
     note = lock_in_note(seeds, [a for pair in paired["pairs"] for a in pair])
     if note:
         text += "\n\n" + note
+    if len(table) and table["diverged"].any():
+        text += "\n\n" + DIVERGED_NOTE
     tables = human_tables(table, spread)
     atomic_write_bytes(csv, _csv_bytes(table))
     atomic_write_bytes(curves_csv, _csv_bytes(curves))

@@ -7,11 +7,13 @@ the running averages of ``per_round_metrics`` there, and the run summaries (e.g.
 the final horizon.  The result is one tidy table, one row per (run, t, metric)::
 
     experiment, algorithm, delay, budget, seed, t, metric, value, table_horizon,
-    commit, dirty, host, cpu, blas, python, banditbench   [, task]
+    commit, dirty, host, cpu, blas, python, banditbench, diverged   [, task]
 
 (``table_horizon`` marks the rows at the experiment's table horizons; the provenance columns are
-each run's own, from its ``provenance`` member; ``task`` only for experiments whose seeds are spread
-over tasks).  It is written to ``results/tables/<experiment>.parquet`` and everything downstream —
+each run's own, from its ``provenance`` member; ``diverged`` is the round at which the run's policy
+diverged, 0 for a run that did not (:func:`banditbench.simulation.runner.run_cell`: its values are NaN from
+that round on, its summaries NaN; the statistics leave such a run out and count it,
+:func:`diverged_runs`); ``task`` only for experiments whose seeds are spread over tasks).  It is written to ``results/tables/<experiment>.parquet`` and everything downstream —
 the statistics tables, the curves, the paired comparisons — is computed from it
 (:mod:`banditbench.analysis.aggregate`, :mod:`banditbench.analysis.paired`).  Read it with pandas::
 
@@ -43,6 +45,15 @@ SEED_COLUMNS = ["experiment", "algorithm", "delay", "budget", "seed", "t", "metr
 PROVENANCE_COLUMNS = ["commit", "dirty", "host", "cpu", "blas", "python", "banditbench"]
 #: rounds of the curve grid (plots and difference curves)
 CURVE_POINTS = 100
+#: the column of the round at which a run diverged (0: it did not); a table written before it has none
+DIVERGED = "diverged"
+
+
+def diverged_runs(seeds: pd.DataFrame) -> np.ndarray:
+    """Per row of a per-seed table: whether the row's run diverged (all False for a table without the column)."""
+    if DIVERGED not in seeds.columns:
+        return np.zeros(len(seeds), dtype=bool)
+    return seeds[DIVERGED].to_numpy() > 0
 
 
 def curve_grid(horizon: int, points: int = CURVE_POINTS) -> np.ndarray:
@@ -128,6 +139,7 @@ def _read_run(path: str, experiment: str, per_round: Sequence[str]):
             "summary": {k: float(v) for k, v in summary.items()},
             "task": _task_name(cell, summary),
             "provenance": _flat_provenance(prov),
+            "diverged": int((meta.get("diverged") or {}).get("round", 0)),
         },
     )
 
@@ -251,6 +263,7 @@ def _assemble(loaded: list, experiment: str, keep: np.ndarray, table_t: set[int]
     }
     for i, name in enumerate(PROVENANCE_COLUMNS):
         columns[name] = per_run([run["provenance"][i] for run in loaded])
+    columns[DIVERGED] = np.repeat(np.fromiter((run["diverged"] for run in loaded), np.int64, len(loaded)), counts)
     tasks = [run["task"] for run in loaded]
     if any(task is not None for task in tasks):
         columns["task"] = per_run(tasks)

@@ -27,7 +27,7 @@ from .pages import html_page
 
 def summary_cells(table: Mapping[str, Any], tidy_files: Mapping[str, str | Path]) -> pd.DataFrame:
     """One line per (row, algorithm): ``row, group, label, experiment, algorithm, mean, ci_low, ci_high,
-    n, t, bold`` for ``table`` (:meth:`banditbench.configuration.grid.SummaryTable.as_params`), reading each
+    n, diverged, t, bold`` for ``table`` (:meth:`banditbench.configuration.grid.SummaryTable.as_params`), reading each
     experiment's tidy table from ``tidy_files[experiment]``."""
     where = f"summary_tables.{table['name']}"
     tidy = {name: read_tidy(tidy_files[name]) for name in dict.fromkeys(r["experiment"] for r in table["rows"])}
@@ -64,6 +64,7 @@ def summary_cells(table: Mapping[str, Any], tidy_files: Mapping[str, str | Path]
                     "ci_low": c["ci_low"],
                     "ci_high": c["ci_high"],
                     "n": int(c["n"]),
+                    "diverged": int(c.get("diverged", 0) or 0),
                     "t": int(c["t"]),
                     "bold": bool(is_bold),
                 }
@@ -76,11 +77,17 @@ def _best(means: np.ndarray, better: str, count: int) -> np.ndarray:
     if count == 0:
         return np.zeros(len(means), dtype=bool)
     signed = means if better == "higher" else -means
+    signed = np.where(np.isnan(signed), -np.inf, signed)  # a cell whose every seed diverged is never best
     threshold = np.sort(signed)[::-1][min(count, len(signed)) - 1]
     return signed >= threshold
 
 
 def _text(line: Mapping[str, Any], decimals: int) -> str:
+    diverged = int(line.get("diverged", 0) or 0)
+    if diverged:  # seeds left out of the mean (banditbench.analysis.aggregate)
+        if int(line["n"]) == 0:
+            return f"diverged ({diverged} of {diverged} seeds)"
+        return _text({**line, "diverged": 0}, decimals) + f" ({diverged} of {int(line['n']) + diverged} seeds diverged)"
     mean, high = line["mean"], line["ci_high"]
     if np.isnan(high):
         return f"{mean:.{decimals}f}"

@@ -13,15 +13,22 @@ smaller nu, then the smaller lam).  The rows come from Snakemake's tidy tables
 (:func:`read_tables`, ``results/tables/tune_*.csv``) or from an in-process run of the grid
 (:func:`run_grid`, for a reduced run without per-job overhead).  No published table enters:
 the choice is the argmin of our own runs.
+
+Diverged pairs: where gradient descent diverges (corners of the grid: a large ``lam`` with a large
+learning rate) a run's scores become NaN and the run stops, recorded as diverged
+(:func:`banditbench.simulation.runner.run_cell`).  A pair with a diverged run, on any seed of any of the
+family's environments, has no score (NaN in the rows; :func:`read_tables` reads the tidy tables' ``diverged``
+column, :func:`run_grid` the runs): :func:`choose` never chooses it and lists it under ``diverged``.
 """
 
 from __future__ import annotations
 
 import csv
+import math
 import re
 from collections import defaultdict
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 #: the paper's grid for both nu and lam (Sec. 7)
 GRID = (0.01, 0.1, 1, 10, 100)
@@ -44,7 +51,8 @@ def family_of(experiment: str) -> tuple[str, str]:
 
 
 def read_tables(paths: Iterable[str | Path]) -> list[tuple[str, str, float]]:
-    """``(experiment, algorithm, mean cumulative regret at the last horizon)`` from tidy tables."""
+    """``(experiment, algorithm, mean cumulative regret at the last horizon)`` from tidy tables; NaN for a
+    cell with a diverged seed (the tables' ``diverged`` column, :mod:`banditbench.analysis.aggregate`)."""
     rows = []
     for path in paths:
         with open(path, newline="") as f:
@@ -52,8 +60,9 @@ def read_tables(paths: Iterable[str | Path]) -> list[tuple[str, str, float]]:
         last: dict[tuple[str, str], tuple[int, float]] = {}
         for r in records:
             key, t = (r["experiment"], r["algorithm"]), int(float(r["t"]))
+            diverged = float(r.get("diverged") or 0) > 0 or r["mean"] == ""
             if key not in last or t > last[key][0]:
-                last[key] = (t, float(r["mean"]))
+                last[key] = (t, math.nan if diverged else float(r["mean"]))
         rows += [(e, a, v) for (e, a), (_, v) in last.items()]
     return rows
 
@@ -68,7 +77,8 @@ def run_grid(
     block: int | None = None,
 ) -> list[tuple[str, str, float]]:
     """Run every algorithm of the tuning experiments in-process (``jobs`` worker processes) and
-    return ``(experiment, algorithm, mean cumulative regret over seeds)``.  ``horizon`` (None: the
+    return ``(experiment, algorithm, mean cumulative regret over seeds)``, NaN where a seed diverged (also
+    NaN in ``cache``, so a resumed run keeps it).  ``horizon`` (None: the
     config's) overrides the config's as ``--config horizon=...`` would; ``seeds`` replaces each
     experiment's seed list (the top-level ``seeds`` override would give 0, 1, ...: evaluation seeds).
     ``cache``: a CSV of finished runs, appended as they finish and read back (runs already in it
@@ -169,11 +179,20 @@ def _final_regrets(cells: Sequence[Mapping]) -> list[float]:
     from ..simulation.runner import run_members
 
     with threadpool_limits(limits=1):
-        return [float(series["regret"].sum()) for series, _, _ in run_members(cells)]
+        # a diverged run (its line printed by the runner) has no regret: NaN, never chosen
+        return [
+            math.nan if meta.get("diverged") else float(series["regret"].sum())
+            for series, meta, _ in run_members(cells)
+        ]
 
 
-def choose(rows: Iterable[tuple[str, str, float]]) -> dict[str, dict[str, dict[str, float]]]:
-    """``{family: {algorithm: {"nu", "lam", "score"}}}`` (module docstring)."""
+def choose(rows: Iterable[tuple[str, str, float]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{family: {algorithm: {"nu", "lam", "score"}}}`` (module docstring).
+
+    A row whose value is NaN is a diverged run: its pair is never chosen, and the algorithm's entry lists
+    such pairs as ``"diverged": [[nu, lam], ...]`` (grid order; the key only where one diverged).  When
+    every pair diverged, ``nu``, ``lam`` and ``score`` are None (:func:`as_yaml` says so, :func:`apply_choice`
+    keeps the config's values)."""
     regret: dict[str, dict[tuple[str, str], float]] = defaultdict(dict)  # family -> (environment, label)
     for experiment, label, value in rows:
         family, environment = family_of(experiment)
@@ -190,6 +209,7 @@ def choose(rows: Iterable[tuple[str, str, float]]) -> dict[str, dict[str, dict[s
                     f"pairs (leave it out of the tuning grid)"
                 )
         scores: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+        diverged: dict[str, list[list[float]]] = defaultdict(list)
         labels = {label for _, label in table}
         for label in labels:
             parsed = parse_label(label)
@@ -202,20 +222,42 @@ def choose(rows: Iterable[tuple[str, str, float]]) -> dict[str, dict[str, dict[s
                     f"{label}: no run in tune_{family}_{missing[0]} (every environment of a family runs the same grid)"
                 )
             score = sum(table[(env, label)] / table[(env, NORMALISER)] for env in environments) / len(environments)
+            if math.isnan(score):  # a diverged run on some seed of some environment
+                diverged[algorithm].append([nu, lam])
+                continue
             scores[algorithm].append((nu, lam, score))
         chosen[family] = {}
-        for algorithm, entries in sorted(scores.items()):
-            best = min(sorted(entries), key=lambda e: e[2])  # grid order breaks ties
-            chosen[family][algorithm] = {"nu": best[0], "lam": best[1], "score": round(best[2], 4)}
+        for algorithm in sorted(set(scores) | set(diverged)):
+            entries = scores.get(algorithm)
+            if entries:
+                best = min(sorted(entries), key=lambda e: e[2])  # grid order breaks ties
+                entry: dict[str, Any] = {"nu": best[0], "lam": best[1], "score": round(best[2], 4)}
+            else:
+                entry = {"nu": None, "lam": None, "score": None}
+            if diverged.get(algorithm):
+                entry["diverged"] = sorted(diverged[algorithm])
+            chosen[family][algorithm] = entry
     return chosen
 
 
-def as_yaml(chosen: Mapping[str, Mapping[str, Mapping[str, float]]]) -> str:
+def diverged_text(pairs: Sequence[Sequence[float]]) -> str:
+    """``nu 100 lam 0.01, nu 100 lam 0.1``: the diverged pairs of :func:`choose`."""
+    return ", ".join(f"nu {nu:g} lam {lam:g}" for nu, lam in pairs)
+
+
+def as_yaml(chosen: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> str:
     lines = []
     for family, algorithms in chosen.items():
         lines.append(f"{family}:")
         for algorithm, v in algorithms.items():
-            lines.append(f"  {algorithm}: {{nu: {v['nu']:g}, lam: {v['lam']:g}}}   # regret / random {v['score']:.4f}")
+            diverged = v.get("diverged")
+            if v["nu"] is None:
+                lines.append(f"  {algorithm}: null   # every (nu, lam) pair diverged: none chosen")
+                continue
+            note = f"; diverged, never chosen: {diverged_text(diverged)}" if diverged else ""
+            lines.append(
+                f"  {algorithm}: {{nu: {v['nu']:g}, lam: {v['lam']:g}}}   # regret / random {v['score']:.4f}{note}"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -243,7 +285,12 @@ def apply_choice(text: str, chosen: Mapping[str, Mapping[str, Mapping[str, float
             label = m["label"]
             base = next((label[: -len(v)] for v in VARIANTS if label.endswith(v)), label)
             values = chosen[family].get(base)
-            if values is not None and re.search(r"\bnu: ", line) and re.search(r"\blam: ", line):
+            if (
+                values is not None
+                and values.get("nu") is not None
+                and re.search(r"\bnu: ", line)
+                and re.search(r"\blam: ", line)
+            ):
                 line = re.sub(r"\bnu: [^,}]+", f"nu: {values['nu']:g}", line)
                 line = re.sub(r"\blam: [^,}]+", f"lam: {values['lam']:g}", line)
         out.append(line)

@@ -31,7 +31,7 @@ from typing import Annotated, Any, Literal, Mapping, Sequence
 
 import numpy as np
 
-from ..api import Policy, Problem, register
+from ..api import Policy, Problem, choose, register
 from ..simulation.feedback import PreferenceFeedback
 from ..configuration.params import Doc, NonNegative, NonNegativeInt, Positive, PositiveInt
 from .linalg import InverseGram, fit_logistic
@@ -127,12 +127,12 @@ class CoLSTIM(_LinearDueling):
             return self._record(t, arms, int(i), int(j))
         theta = self._fit()
         eps = np.clip(self.rng.gumbel(size=len(arms)), -self.threshold, self.threshold)
-        first = int(np.argmax(arms @ theta + eps * self.gram.norms(arms)))
+        first = choose(arms @ theta + eps * self.gram.norms(arms), "perturbed utility estimates")
         diff = arms - arms[first]
         challenge = diff @ theta + self.width * self.gram.norms(diff)
         if self.distinct_arms:
             challenge[first] = -np.inf
-        return self._record(t, arms, first, int(np.argmax(challenge)))
+        return self._record(t, arms, first, choose(challenge, "challenger UCB scores"))
 
 
 @register("maxinp")

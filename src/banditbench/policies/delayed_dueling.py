@@ -46,7 +46,7 @@ from typing import Annotated, Any, ClassVar, Literal, Mapping, Sequence
 
 import numpy as np
 
-from ..api import Policy, Problem, register
+from ..api import Policy, Problem, choose, register
 from ..simulation.feedback import PreferenceFeedback
 from ..configuration.params import Doc, NonNegative, Positive, PositiveInt, Probability
 from .delayed_labels import DuelHistory
@@ -137,10 +137,10 @@ class _LinearDuelingBase(Policy):
         X, labels = self.mle_data(t)
         self.theta = fit_logistic(X, labels, self.lam, self.theta, max_iter=self.max_newton_steps, tol=self.tol)
         scores = arms @ self.theta
-        first = int(np.argmax(scores))  # eq. 5
+        first = choose(scores, "utility estimates")  # eq. 5
         diff = arms - arms[first]
         ucb = diff @ self.theta + self.beta_t(t) / self.kappa_mu * self.gram.norms(diff)
-        second = int(np.argmax(ucb))  # eq. 6
+        second = choose(ucb, "challenger UCB scores")  # eq. 6
         pair = arms[first] - arms[second]
         self.pairs[self.history.record_play()] = pair
         self.gram.update(pair)  # line 10 / eq. 4

@@ -65,7 +65,7 @@ from typing import Annotated, Any, Literal, Mapping, Sequence
 import numpy as np
 from scipy.optimize import linprog
 
-from ..api import NULL, Policy, Problem, register
+from ..api import NULL, Policy, Problem, choose, register
 from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..simulation.feedback import PreferenceCostFeedback, RewardCostFeedback
 from ..configuration.params import Doc, NonNegative, NonNegativeInt, Positive, PositiveInt, Probability, Range
@@ -325,7 +325,7 @@ class OptimisticDuel(_PreferenceDuel):
         w_tilde = c[:, None] + c[None, :] - self.beta_w_t(t) * (n[:, None] + n[None, :])
         score = r_tilde - (self.Q / self.V) * w_tilde
         score[np.tril_indices(self.k, -1)] = -np.inf  # symmetric in (x, y): argmax over x <= y
-        x, y = np.unravel_index(int(np.argmax(score)), score.shape)
+        x, y = np.unravel_index(choose(score, "duel scores"), score.shape)
         if self.allow_null and score[x, y] < 0.0:
             return NULL[0], NULL[1], 0.0
         return int(x), int(y), float(w_tilde[x, y])
@@ -353,7 +353,7 @@ class RandomizedDuel(_PreferenceDuel):
         )
         cost = psi @ omega
         scores = phi @ thetas - (self.Q / self.V) * cost[:, None]
-        x, y = int(np.argmax(scores[:, 0])), int(np.argmax(scores[:, 1]))
+        x, y = choose(scores[:, 0], "sampled scores"), choose(scores[:, 1], "sampled scores")
         if self.allow_null and scores[x, 0] + scores[y, 1] < 0.0:
             return NULL[0], NULL[1], 0.0
         return x, y, float(cost[x] + cost[y])
@@ -398,7 +398,7 @@ class IdealDuel(_PrimalDualDuel):
         r_tilde = phi @ self.reward.estimate + self.beta_r_t(t) * self.reward.gram.norms(phi)
         w_tilde = psi @ self.cost.estimate - self.beta_w_t(t) * self.cost.gram.norms(psi)
         index = r_tilde - (self.Q / self.V) * w_tilde
-        a = int(np.argmax(index))
+        a = choose(index, "action indices")
         if self.allow_null and index[a] < 0.0:
             return NULL[0], NULL[1], 0.0
         return a, a, float(2.0 * w_tilde[a])

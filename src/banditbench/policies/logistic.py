@@ -71,7 +71,7 @@ import numpy as np
 from scipy.linalg.lapack import dposv
 from scipy.special import gammainc
 
-from ..api import Policy, Problem, register
+from ..api import Policy, Problem, choose, register
 from ..errors import POLICY_PARAMS, ConfigError, key_path
 from ..simulation.feedback import RewardFeedback
 from ..numerics.sigmoid import sigmoid
@@ -233,7 +233,7 @@ class _LinearLogistic(Policy):
 
     def _choose(self, t: int, arms: np.ndarray, theta: np.ndarray, gram: InverseGram, radius: float) -> int:
         ucb = sigmoid(arms @ theta) + self.nu * radius * gram.norms(arms)
-        arm = int(np.argmax(ucb))  # first maximiser, as the reference's max()
+        arm = choose(ucb, "UCB scores")  # first maximiser, as the reference's max(); NaN: diverged
         self.pending[t] = np.array(arms[arm], dtype=np.float64)
         return arm
 
@@ -248,7 +248,7 @@ class _LinearLogistic(Policy):
         return sigmoid(arms @ st.theta) + self.nu * self.streamlined_beta() * st.matrix.norms(arms)
 
     def _act_streamlined(self, t: int, arms: np.ndarray) -> int:
-        arm = int(np.argmax(self.ucb(arms)))
+        arm = choose(self.ucb(arms), "UCB scores")
         self.pending[t] = np.array(arms[arm], dtype=np.float64)
         return arm
 

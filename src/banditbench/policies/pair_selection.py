@@ -34,6 +34,7 @@ import math
 
 import numpy as np
 
+from ..api import check_finite
 from ..errors import POLICY_PARAMS, ConfigError
 
 STRATEGIES = ("ucb_asym", "ucb_osym", "ucb_csym", "ts_asym", "ts_osym", "ts_csym")
@@ -115,7 +116,9 @@ def select_pair(
     distinct: bool = False,
 ) -> tuple[int, int]:
     """The pair chosen by ``strategy`` (module docstring) in round ``t``: the first maximum of its scores;
-    with ``distinct``, of its scores over pairs of two different arms."""
+    with ``distinct``, of its scores over pairs of two different arms.  Utilities or widths that are not finite
+    raise :class:`~banditbench.errors.Diverged` (the candidate masks could hide a NaN from the argmax)."""
+    check_finite("utility estimates or pair widths", u, widths)
     first, scores = pair_scores(strategy, u, widths, a, rng, t, csym_sample)
     if first is not None:
         if distinct:

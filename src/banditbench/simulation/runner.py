@@ -26,7 +26,7 @@ from ..configuration import params as param_checks
 from .. import registry
 from ..api import Environment, Policy, Problem
 from .delays import DelayModel, make_delay
-from ..errors import ENVIRONMENT_PARAMS, POLICY_PARAMS, ConfigError, component_path, key_path, rerooting
+from ..errors import ENVIRONMENT_PARAMS, POLICY_PARAMS, ConfigError, Diverged, component_path, key_path, rerooting
 
 
 #: the loop keeps each round's truth values and writes them into the metric arrays this
@@ -58,6 +58,12 @@ def simulate(
     context form (``Policy.context_form``) gets its contexts in that form.  A policy that can play
     the whole run against this environment in compiled code (:meth:`Policy.run_compiled`, the
     same decisions) does so unless ``compiled`` is false.
+
+    Divergence: a policy whose scores, estimates or confidence widths stop being finite raises
+    :class:`~banditbench.errors.Diverged` (:func:`banditbench.api.choose`, :func:`banditbench.api.check_finite`)
+    instead of playing the first NaN arm.  The loop then ends the run at that round: the error, re-raised, has
+    ``round`` (the round whose decision failed; rounds before it were played) and ``series`` (the metrics of
+    those rounds, NaN from ``round`` on).  The check costs the loop nothing per round (a ``try`` around it).
     """
     if policy.context_form is not None:
         env.use_context_form(policy.context_form)
@@ -77,14 +83,20 @@ def simulate(
         rounds = _next_round_loop(env, policy, log.play)
     else:
         rounds = _queued_loop(env, policy, log.play, arrival.tolist())
-    for first in range(0, horizon, LOG_BLOCK):  # a block of rounds at a time
-        last = min(first + LOG_BLOCK, horizon)
-        rounds(first + 1, last + 1)
-        log.flush(last)
+    try:
+        for first in range(0, horizon, LOG_BLOCK):  # a block of rounds at a time
+            last = min(first + LOG_BLOCK, horizon)
+            rounds(first + 1, last + 1)
+            log.flush(last)
+            if bar is not None:
+                bar.update(last - first)
+    except Diverged as err:  # round err.round was not played: the rounds before it were
+        log.flush(err.round - 1)
+        err.series = log.series(played=err.round - 1)
+        raise
+    finally:
         if bar is not None:
-            bar.update(last - first)
-    if bar is not None:
-        bar.close()
+            bar.close()
     return log.series()
 
 
@@ -99,13 +111,17 @@ def _next_round_loop(env: Environment, policy: Policy, play):
 
     def rounds(start: int, stop: int) -> None:
         nonlocal feedback
-        last = feedback
-        for t in range(start, stop):
-            if last is not None:
-                observe(t, [last])
-            last = play(t, act(t, context(t) if context else None))
-            while last is SKIP:  # a replay environment skipped the event: next one, same round
+        last, t = feedback, start
+        try:
+            for t in range(start, stop):
+                if last is not None:
+                    observe(t, [last])
                 last = play(t, act(t, context(t) if context else None))
+                while last is SKIP:  # a replay environment skipped the event: next one, same round
+                    last = play(t, act(t, context(t) if context else None))
+        except Diverged as err:
+            err.round = t
+            raise
         feedback = last
 
     return rounds
@@ -117,20 +133,25 @@ def _queued_loop(env: Environment, policy: Policy, play, arrival: list[int]):
     pending: list[list | None] = [None] * (len(arrival) + 1)
 
     def rounds(start: int, stop: int) -> None:
-        for t, due in zip(range(start, stop), arrival[start - 1 : stop - 1]):
-            arrived = pending[t]
-            if arrived is not None:
-                pending[t] = None
-                observe(t, arrived)
-            feedback = play(t, act(t, context(t) if context else None))
-            while feedback is SKIP:  # a replay environment skipped the event: next one, same round
+        t = start
+        try:
+            for t, due in zip(range(start, stop), arrival[start - 1 : stop - 1]):
+                arrived = pending[t]
+                if arrived is not None:
+                    pending[t] = None
+                    observe(t, arrived)
                 feedback = play(t, act(t, context(t) if context else None))
-            if due and feedback is not None:
-                bucket = pending[due]
-                if bucket is None:
-                    pending[due] = [feedback]
-                else:
-                    bucket.append(feedback)
+                while feedback is SKIP:  # a replay environment skipped the event: next one, same round
+                    feedback = play(t, act(t, context(t) if context else None))
+                if due and feedback is not None:
+                    bucket = pending[due]
+                    if bucket is None:
+                        pending[due] = [feedback]
+                    else:
+                        bucket.append(feedback)
+        except Diverged as err:
+            err.round = t
+            raise
 
     return rounds
 
@@ -182,17 +203,23 @@ class _TruthLog:
             ) from None
         block.clear()
 
-    def series(self) -> dict[str, np.ndarray]:
-        """One array of ``horizon`` values per metric."""
+    def series(self, played: int | None = None) -> dict[str, np.ndarray]:
+        """One array of ``horizon`` values per metric; a run that stopped after ``played`` rounds (it
+        diverged) has NaN in the rounds it did not play."""
+        n = self.horizon if played is None else played
         if self.logs is not None:
+            for values in self.logs.values():
+                values[n:] = np.nan
             return self.logs
-        logs = {name: np.asarray(values, dtype=np.float64) for name, values in self.env.truth_log(self.horizon).items()}
-        if sorted(logs) != sorted(self.env.metrics) or any(v.shape != (self.horizon,) for v in logs.values()):
+        logs = {name: np.asarray(values, dtype=np.float64) for name, values in self.env.truth_log(n).items()}
+        if sorted(logs) != sorted(self.env.metrics) or any(v.shape != (n,) for v in logs.values()):
             raise ValueError(
                 f"{type(self.env).__name__}.truth_log returned {sorted(logs)} of shapes "
                 f"{[v.shape for v in logs.values()]}; its metrics are {sorted(self.env.metrics)}, "
-                f"{self.horizon} rounds each"
+                f"{n} rounds each"
             )
+        if n < self.horizon:
+            logs = {name: np.concatenate([v, np.full(self.horizon - n, np.nan)]) for name, v in logs.items()}
         return {name: logs[name] for name in self.env.metrics}
 
 
@@ -275,7 +302,11 @@ def simulate_block(
     that observes and acts for all seeds at once.  Each seed's environment sees the same calls in the
     same order as in :func:`simulate` (its delays drawn up front from its own stream, its feedback
     filed in the bucket of its arrival round), so a seed's environment and delay draws do not depend
-    on the block.  Replay environments, which may skip a round, are not batched (:func:`run_block`)."""
+    on the block.  Replay environments, which may skip a round, are not batched (:func:`run_block`).
+
+    A member whose scores stop being finite (``batched.diverged``, :meth:`banditbench.api.BatchedPolicy.member_diverged`)
+    is not played from that round on, as :func:`simulate` stops a single run: its error's ``round`` is set, its
+    series hold NaN from that round, and the other members play on (all diverged: the block stops)."""
     S = len(envs)
     arrivals = [
         delay.arrival_rounds(delay.sample(rng, horizon), horizon).tolist() for delay, rng in zip(delays, delay_rngs)
@@ -284,7 +315,10 @@ def simulate_block(
     plays = [log.play for log in logs]
     contexts = [env.context if env.has_context else None for env in envs]
     pending: list[list[list | None]] = [[None] * (horizon + 1) for _ in range(S)]
+    stopped: dict[int, int] = {}  # diverged members: the rounds they played
     for first in range(0, horizon, LOG_BLOCK):
+        if len(stopped) == S:
+            break
         last = min(first + LOG_BLOCK, horizon)
         for t in range(first + 1, last + 1):
             arrived = []
@@ -294,7 +328,16 @@ def simulate_block(
                 arrived.append(items or [])
             batched.observe_all(t, arrived)
             actions = batched.act_all(t, [context(t) if context else None for context in contexts])
+            if len(batched.diverged) > len(stopped):  # a member's scores stopped being finite: stop playing it
+                for s, err in batched.diverged.items():
+                    if s not in stopped:
+                        err.round, stopped[s] = t, t - 1
+                        logs[s].flush(t - 1)
+                if len(stopped) == S:
+                    break
             for s in range(S):
+                if stopped and s in stopped:
+                    continue
                 feedback = plays[s](t, actions[s])
                 if feedback is SKIP:
                     raise SkippedInBlock(
@@ -307,24 +350,55 @@ def simulate_block(
                         pending[s][due] = [feedback]
                     else:
                         bucket.append(feedback)
-        for log in logs:
-            log.flush(last)
-    return [log.series() for log in logs]
+        for s, log in enumerate(logs):
+            if s not in stopped:
+                log.flush(last)
+    return [log.series(stopped.get(s)) for s, log in enumerate(logs)]
 
 
-def _meta(cell: Mapping[str, Any], env: Environment, delay: DelayModel, engine: str) -> dict:
-    return {
+def _meta(
+    cell: Mapping[str, Any], env: Environment, delay: DelayModel, engine: str, diverged: Diverged | None = None
+) -> dict:
+    meta = {
         "cell": dict(cell),
         "banditbench_version": __version__,
         "numpy_version": np.__version__,
         "seed": int(cell["seed"]),
         "rho": delay.rho,
         "metrics": [env.primary_metric, *(m for m in env.metrics if m != env.primary_metric)],
-        "summary": env.summary(),
+        "summary": env.summary() if diverged is None else _unplayed_summary(env),
         # which implementation played the run: the single-seed loop, or the seed-batched one (the
         # same equations, other rounding; a seed's batched result does not depend on its block)
         "engine": engine,
     }
+    if diverged is not None:  # only then: the files of runs that did not diverge keep their bytes
+        meta["diverged"] = {"round": int(diverged.round), "reason": diverged.reason}
+        print(diverged_line(meta), file=sys.stderr)
+    return meta
+
+
+def _unplayed_summary(env: Environment) -> dict[str, float]:
+    """The summary of a run that stopped early (it diverged): the environment's names, NaN values (a stopping
+    time or a late-rounds rate of a cut run means nothing; the tables leave diverged runs out)."""
+    try:
+        names = env.summary()
+    except (ArithmeticError, ValueError, IndexError):  # e.g. a rate over no rounds
+        return {}
+    return {name: float("nan") for name in names}
+
+
+def diverged_line(meta: Mapping[str, Any]) -> str:
+    """The one line that names a diverged run (``meta["diverged"]``): experiment, algorithm label and policy,
+    delay, budget, seed, the round and what was not finite; the runner prints it to stderr (a simulate job's
+    log) when it records the run."""
+    cell, diverged = meta["cell"], meta["diverged"]
+    budget = "" if cell.get("budget") is None else f" / budget {cell['budget']}"
+    return (
+        f"banditbench: diverged: {cell['experiment']} / {cell['algorithm']} (policy {cell['policy']['name']}) / "
+        f"delay {cell.get('delay_label')}{budget} / seed {cell['seed']}: diverged at round {diverged['round']} "
+        f"of {cell['horizon']} ({diverged['reason']}); recorded as diverged: rounds {diverged['round']}-"
+        f"{cell['horizon']} not played, the run left out of the tables' statistics"
+    )
 
 
 def policy_class(cell: Mapping[str, Any]) -> type[Policy]:
@@ -391,6 +465,7 @@ def run_members(cells: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, np.n
     if any(batched is None for _, batched in stacked):  # a parameter set the batched implementation refuses
         return [run_cell(c) for c in cells]
     series: list[dict[str, np.ndarray]] = [{}] * len(cells)
+    diverged: dict[int, Diverged] = {}
     for members, batched in stacked:
         try:
             played = simulate_block(
@@ -406,13 +481,17 @@ def run_members(cells: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, np.n
             return [run_cell(c) for c in cells]
         for s, one in zip(members, played):
             series[s] = one
+        diverged.update({members[k]: err for k, err in batched.diverged.items()})
     S = len(cells)
     timing = {
         "wall_time_s": (time.perf_counter() - start) / S,
         "cpu_time_s": (time.process_time() - start_cpu) / S,
         "batched_block": S,
     }
-    return [(series[s], _meta(cells[s], envs[s], delays[s], "seed-batched"), dict(timing)) for s in range(S)]
+    return [
+        (series[s], _meta(cells[s], envs[s], delays[s], "seed-batched", diverged.get(s)), dict(timing))
+        for s in range(S)
+    ]
 
 
 def run_cell(cell: Mapping[str, Any], progress: bool = False) -> tuple[dict[str, np.ndarray], dict, dict]:
@@ -420,14 +499,24 @@ def run_cell(cell: Mapping[str, Any], progress: bool = False) -> tuple[dict[str,
 
     This is the single-seed path: for a policy with a seed-batched implementation it is the reference
     the batched path (:func:`run_block`, what ``banditbench run-block`` and ``run-one`` run) is tested
-    against."""
+    against.
+
+    A run whose policy diverges (:class:`~banditbench.errors.Diverged`: its scores, estimates or confidence
+    widths stopped being finite) is recorded, not raised, on both paths alike: ``meta["diverged"]`` holds
+    ``{"round", "reason"}``, the series hold NaN from that round on, the summary NaN, and one line naming
+    the run (:func:`diverged_line`) goes to stderr.  The job succeeds, so a grid goes on; the tuning
+    (:mod:`banditbench.analysis.tuning`) never chooses a diverged pair and the tables count diverged seeds
+    instead of averaging them (:mod:`banditbench.analysis.aggregate`)."""
     start, start_cpu = time.perf_counter(), time.process_time()
     env, policy, delay, delay_rng = build(cell)
+    diverged = None
     try:
         series = simulate(env, policy, delay, int(cell["horizon"]), delay_rng, progress=progress)
     except ConfigError as err:  # found mid-run (a replay log shorter than the horizon): the full key path
         raise _full_key_path(err, cell) from None
-    meta = _meta(cell, env, delay, "single-seed")
+    except Diverged as err:
+        series, diverged = err.series, err
+    meta = _meta(cell, env, delay, "single-seed", diverged)
     # CPU time does not grow when other processes share the cores: grid timings are projected from it
     timing = {"wall_time_s": time.perf_counter() - start, "cpu_time_s": time.process_time() - start_cpu}
     return series, meta, timing

@@ -51,7 +51,7 @@ from typing import Annotated, Any, ClassVar, Literal, Mapping, Sequence
 import numpy as np
 import torch
 
-from ...api import Policy, Problem, register
+from ...api import Policy, Problem, choose, register
 from ...errors import POLICY_PARAMS, ConfigError
 from ...simulation.feedback import PreferenceFeedback
 from ...configuration.params import Doc, NonNegative, OneOf, Positive, PositiveInt, Probability, Range
@@ -248,7 +248,7 @@ class _NeuralDuelingBase(Policy):
 
     def _second_arm(self, scores: np.ndarray, first: int, norms: np.ndarray) -> int:
         """The UCB challenger of eq. 10: ``argmax_x h(x; theta_t) + nu_T sigma_{t-1}(x, x_{t,1})``."""
-        return int(np.argmax(scores + self._bonus_scale() * norms))
+        return choose(scores + self._bonus_scale() * norms, "challenger UCB scores")
 
     def act(self, t: int, arms: np.ndarray) -> tuple[int, int]:
         if self.history.n_played and self.trainer.due(t):
@@ -264,7 +264,7 @@ class _NeuralDuelingBase(Policy):
             x = torch.tensor(arms, dtype=DTYPE)
         with torch.no_grad():
             scores = self.net.forward(theta, x).numpy()
-        first = int(np.argmax(scores))  # eq. 9
+        first = choose(scores, "utility estimates")  # eq. 9
         if self.fixed_arms and self.confidence == "full":
             norms = self.gram.pair_norms(first)
         else:

@@ -112,7 +112,7 @@ from typing import Annotated, Any, ClassVar, Literal, Mapping, Sequence
 import numpy as np
 import torch
 
-from ...api import Policy, Problem, register
+from ...api import Policy, Problem, choose, register
 from ...errors import POLICY_PARAMS, ConfigError
 from ...simulation.feedback import RewardFeedback
 from ...numerics.sigmoid import MU_DOT_MAX, sigmoid
@@ -543,7 +543,7 @@ class _NeuralLogisticBase(Policy):
             scores = centre + width * self.rng.standard_normal(len(centre))
         else:
             scores = centre + width
-        arm = int(np.argmax(scores))
+        arm = choose(scores, "sampled scores" if self.sampling else "UCB scores")  # first maximiser; NaN: diverged
         self.pending[t] = (phi[arm].copy(), np.array(arms[arm], dtype=np.float64))
         return arm
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...api import register
+from ...api import choose, register
 from .delayed_dueling import _NeuralDuelingBase
 
 
@@ -53,4 +53,4 @@ class NDBTS(_NeuralDuelingBase):
 
     def _second_arm(self, scores: np.ndarray, first: int, norms: np.ndarray) -> int:
         draws = scores - scores[first] + self._bonus_scale() * norms * self.rng.standard_normal(len(scores))
-        return int(np.argmax(draws))
+        return choose(draws, "sampled challenger scores")

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from ....api import BatchedPolicy, Policy
-from ....errors import ConfigError
+from ....errors import ConfigError, Diverged
 from ....simulation.feedback import PreferenceFeedback
 from ..nets import DTYPE
 from . import ops as B
@@ -256,14 +256,17 @@ class BatchedNeuralDueling(BatchedPolicy):
             phi = self._arm_features(x)
         scores_t = B.mlp_forward(self._mats(self.params), x, self.net.scale, False)[1][:, :, 0]
         scores = scores_t.cpu().numpy()
-        firsts = scores.argmax(1)  # eq. 9
+        firsts = np.array([self.choose_member(s, row, "utility estimates") for s, row in enumerate(scores)])  # eq. 9
         first = torch.from_numpy(firsts).to(self.device)
         norms_t, products = self._norms(phi, first)
         norms = norms_t.cpu().numpy()
-        seconds = [
-            pol._second_arm(scores[s], int(firsts[s]), norms[s])  # eq. 10 (NDB-TS: its draw)
-            for s, pol in enumerate(self.policies)
-        ]
+        seconds = []
+        for s, pol in enumerate(self.policies):
+            try:
+                seconds.append(pol._second_arm(scores[s], int(firsts[s]), norms[s]))  # eq. 10 (NDB-TS: its draw)
+            except Diverged as err:  # this member is not played on; the others are
+                self.member_diverged(s, err)
+                seconds.append(int(firsts[s]))
         second = torch.tensor(seconds, device=self.device)
         if self.fixed_arms:
             self.played[:, n, 0], self.played[:, n, 1] = first, second

@@ -186,7 +186,7 @@ class BatchedNeuralLogistic(BatchedPolicy):
                 scores = centre[s] + widths[s] * pol.rng.standard_normal(len(centre[s]))
             else:
                 scores = centre[s] + widths[s]
-            arms.append(int(np.argmax(scores)))
+            arms.append(self.choose_member(s, scores, "sampled scores" if first.sampling else "UCB scores"))
         chosen = torch.tensor(arms, device=self.device)[:, None]  # the played arms' features, for M_t
         rows = lambda z: torch.gather(z, 1, chosen[:, :, None].expand(-1, -1, z.shape[2]))  # noqa: E731
         g = B.outer_gradients([rows(h) for h in hidden], [rows(d) for d in deltas])[:, 0]

@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from ....api import BatchedPolicy, Policy
+from ....errors import Diverged
 from ....simulation.feedback import PreferenceFeedback
 from ...pair_selection import pair_widths, select_pair
 from . import ops as B
@@ -188,9 +189,13 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
         for s, policy in enumerate(self.policies):
             u = phi[s] @ theta[s]
             widths = pair_widths(phi[s], inverses[s])
-            first, second = select_pair(
-                self.strategy, u, widths, self.a, policy.rng, t, self.csym_sample, self.distinct_pair
-            )
+            try:
+                first, second = select_pair(
+                    self.strategy, u, widths, self.a, policy.rng, t, self.csym_sample, self.distinct_pair
+                )
+            except Diverged as err:  # this member is not played on; the others are
+                self.member_diverged(s, err)
+                first, second = 0, 0
             actions.append((first, second))
             firsts.append(first)
             seconds.append(second)
