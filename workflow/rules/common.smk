@@ -67,7 +67,15 @@ SHARED_FS = SharedFSUsage.INPUT_OUTPUT in workflow.storage_settings.shared_fs_us
 
 
 def code_inputs(paths):
-    return [local(str(p)) for p in paths] if SHARED_FS else []
+    """A job's source files as its inputs, relative to the working directory where inside it: an absolute
+    path would change when the project is moved or copied, and Snakemake's input trigger re-run every job."""
+    return [local(_relative(p)) for p in paths] if SHARED_FS else []
+
+
+def _relative(path):
+    path = os.path.abspath(path)
+    inside = path.startswith(os.getcwd() + os.sep)
+    return os.path.relpath(path) if inside else path
 
 
 def code_digest(paths):
@@ -82,8 +90,13 @@ def _files_digest(paths):
     return h.hexdigest()
 
 
-# Jobs run with the interpreter that runs Snakemake, unless --use-conda gives each its env.
-PYTHON = "python" if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method else sys.executable
+# Jobs run with the interpreter that runs Snakemake, unless --use-conda gives each its env.  Handed to
+# the simulate jobs in the environment, not as a param: a param holding its absolute path would re-run
+# every job of a project moved or copied to another folder (Snakemake's params trigger).  Each process
+# reading this file (a cluster job's too) sets its own.
+os.environ["BANDITBENCH_PYTHON"] = (
+    "python" if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method else sys.executable
+)
 
 
 wildcard_constraints:

@@ -46,11 +46,10 @@ for _block, _experiments in GRID.seed_blocks().items():
             # re-runs nothing that exists
             cell=lambda wc: GRID.cell_json(wc.experiment, wc.algorithm, wc.delay, wc.budget, None),
             seeds=lambda wc, output: " ".join(Path(f).stem for f in output),
-            python=PYTHON,
             code=lambda wc: code_digest(GRID.sources(wc.experiment, wc.algorithm)),
         shell:
             # one BLAS thread per job: jobs run in parallel, and results are bit-identical
             # only for a fixed thread count; this checkout's src/ is on PYTHONPATH (Snakefile)
             "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "
-            "{params.python} -m banditbench run-block --cell {params.cell:q} --seeds {params.seeds} "
+            '"$BANDITBENCH_PYTHON" -m banditbench run-block --cell {params.cell:q} --seeds {params.seeds} '
             "--outputs {output} --inputs {input.data} 2> {log}"
