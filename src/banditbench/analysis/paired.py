@@ -37,7 +37,8 @@ import pandas as pd
 from ..configuration.grid import DEFAULT_CI_LEVEL
 from ..envs.preference import LATE_SHARE, LATE_SUMMARY
 from ..storage.resultio import atomic_write_bytes
-from .aggregate import ci_percent, t_quantile, tex_escape
+from . import latex
+from .aggregate import ci_percent, t_quantile
 from .pages import html_page
 from .seedtable import curve_grid, read_seeds
 
@@ -313,32 +314,14 @@ def to_markdown(tables: Mapping[str, pd.DataFrame], experiment: str, text: str) 
     return "\n".join(lines)
 
 
-def _tex(s: str) -> str:
-    return tex_escape(s).replace("±", r"$\pm$").replace("−", r"$-$")
-
-
 def to_latex(tables: Mapping[str, pd.DataFrame], experiment: str, text: str) -> str:
+    """One ``table`` float per table (:func:`banditbench.analysis.latex.table`), the caption the
+    experiment, the table's title and ``text``; everything escaped."""
     parts = []
     for title, wide in tables.items():
         head, body = _rows(wide)
-        lines = [" & ".join(_tex(str(h)) for h in head) + r" \\ \midrule"]
-        lines += [" & ".join(_tex(str(c)) for c in row) + r" \\" for row in body]
-        parts.append(
-            "\n".join(
-                [
-                    r"\begin{table}[t]",
-                    r"\centering",
-                    rf"\caption{{{_tex(experiment)}: {_tex(title)}. {_tex(text.replace(chr(10) * 2, ' '))}}}",
-                    r"\begin{tabular}{" + "l" * len(wide.index.names) + "r" * len(wide.columns) + "}",
-                    r"\toprule",
-                    *lines,
-                    r"\bottomrule",
-                    r"\end{tabular}",
-                    r"\end{table}",
-                    "",
-                ]
-            )
-        )
+        align = "l" * len(wide.index.names) + "r" * len(wide.columns)
+        parts.append(latex.table(f"{experiment}: {title}. {text.replace(chr(10) * 2, ' ')}", head, body, align))
     return "\n".join(parts)
 
 
