@@ -39,6 +39,7 @@ for _rule_name, _paired in (("aggregate", True), ("aggregate_unpaired", False)):
             spread=lambda wc: GRID.experiments[wc.experiment].spread,
             plot_seeds=lambda wc: GRID.experiments[wc.experiment].plot_seeds,
             paired=lambda wc: paired_spec(wc.experiment),
+            plot=lambda wc: dict(GRID.experiments[wc.experiment].plot),
         script:
             "../scripts/aggregate.py"
 

@@ -24,6 +24,7 @@ rule plot_extra:
         metric=lambda wc: f"cumulative_{wc.metric}",
         title=lambda wc: f"{wc.experiment}: cumulative {wc.metric}",
         ci_level=lambda wc: GRID.experiments[wc.experiment].ci_level,
+        plot=lambda wc: dict(GRID.experiments[wc.experiment].plot),
     script:
         "../scripts/plot.py"
 
@@ -52,6 +53,7 @@ rule plot_panels:
         caption=lambda wc: GRID.experiments[wc.experiment].panel_plots[wc.plot]["caption"],
         title=lambda wc: f"{wc.experiment}: {wc.plot}",
         ci_level=lambda wc: GRID.experiments[wc.experiment].ci_level,
+        plot=lambda wc: dict(GRID.experiments[wc.experiment].plot),
     script:
         "../scripts/plot_panels.py"
 

@@ -37,6 +37,7 @@ with rule_log(snakemake.log[0], snakemake.rule):
         outputs=[out.plot_pdf, out.plot_png],
         ci_level=params.ci_level,
         seeds=read_seeds(out.seeds) if params.plot_seeds else None,
+        style=params.plot,
     )
     if params.paired:
         write_paired(
@@ -51,4 +52,5 @@ with rule_log(snakemake.log[0], snakemake.rule):
             plots=[out.paired_pdf, out.paired_png],
             ci_level=params.ci_level,
             spread=params.spread,
+            plot=params.plot,
         )

@@ -11,4 +11,5 @@ with rule_log(snakemake.log[0], snakemake.rule):
         title=snakemake.params.title,
         outputs=[snakemake.output.pdf, snakemake.output.png],
         ci_level=snakemake.params.ci_level,
+        style=snakemake.params.plot,
     )

@@ -52,6 +52,7 @@ from scipy.special import stdtrit
 from ..configuration.grid import DEFAULT_CI_LEVEL
 from ..errors import CorruptFileError
 from ..storage.resultio import atomic_write_bytes
+from . import latex
 from .pages import html_page
 from .seedtable import CURVE_POINTS, collect_seeds, curve_grid, default_workers, diverged_runs, write_parquet
 
@@ -388,7 +389,8 @@ def to_markdown(
 
 
 def tex_escape(s: str) -> str:
-    return str(s).replace("\\", r"\textbackslash{}").replace("_", r"\_").replace("%", r"\%").replace("&", r"\&")
+    """``s`` as LaTeX that prints it (:func:`banditbench.analysis.latex.escape`)."""
+    return latex.escape(s)
 
 
 def to_latex(
@@ -398,36 +400,16 @@ def to_latex(
     spread: str = "ci",
     n: int | None = None,
 ) -> str:
-    notes = " ".join(_notes(tables, ci_level, spread, n)).replace(BELOW_ZERO, r"$\dagger$")
+    """One ``table`` float per table (:func:`banditbench.analysis.latex.table`): labels, cells and the
+    caption (the experiment, the table and the header's notes) escaped, a ``†`` cell's mark superscript."""
+    notes = " ".join(_notes(tables, ci_level, spread, n))
     parts = []
     for metric, wide in tables.items():
         wide = wide.rename_axis(index=[n or "" for n in wide.index.names])
         head = list(wide.index.names) + list(wide.columns)
-        body = [" & ".join(tex_escape(h) for h in head) + r" \\ \midrule"]
-        for idx, row in wide.iterrows():
-            cells = [
-                *map(str, _labels(idx)),
-                *(str(v).replace("±", r"$\pm$").replace(BELOW_ZERO, r"$^\dagger$") for v in row.values),
-            ]
-            body.append(" & ".join(tex_escape(c) if "$" not in c else c for c in cells) + r" \\")
-        parts.append(
-            "\n".join(
-                [
-                    r"\begin{table}[t]",
-                    r"\centering",
-                    rf"\caption{{{tex_escape(experiment)}: {tex_escape(metric)}. "
-                    + tex_escape(notes).replace("±", r"$\pm$").replace(r"\textbackslash{}dagger", r"\dagger")
-                    + "}",
-                    r"\begin{tabular}{" + "l" * len(wide.index.names) + "r" * len(wide.columns) + "}",
-                    r"\toprule",
-                    *body,
-                    r"\bottomrule",
-                    r"\end{tabular}",
-                    r"\end{table}",
-                    "",
-                ]
-            )
-        )
+        body = [[*_labels(idx), *row.values] for idx, row in wide.iterrows()]
+        align = "l" * len(wide.index.names) + "r" * len(wide.columns)
+        parts.append(latex.table(f"{experiment}: {metric}. {notes}", head, body, align))
     return "\n".join(parts)
 
 

@@ -41,7 +41,8 @@ import pandas as pd
 from ..configuration.grid import DEFAULT_CI_LEVEL
 from ..envs.preference import LATE_SHARE, LATE_SUMMARY
 from ..storage.resultio import atomic_write_bytes
-from .aggregate import ci_percent, t_quantile, tex_escape
+from . import latex
+from .aggregate import ci_percent, t_quantile
 from .pages import html_page
 from .seedtable import curve_grid, diverged_runs, read_seeds
 
@@ -349,32 +350,14 @@ def to_markdown(tables: Mapping[str, pd.DataFrame], experiment: str, text: str) 
     return "\n".join(lines)
 
 
-def _tex(s: str) -> str:
-    return tex_escape(s).replace("±", r"$\pm$").replace("−", r"$-$")
-
-
 def to_latex(tables: Mapping[str, pd.DataFrame], experiment: str, text: str) -> str:
+    """One ``table`` float per table (:func:`banditbench.analysis.latex.table`), the caption the
+    experiment, the table's title and ``text``; everything escaped."""
     parts = []
     for title, wide in tables.items():
         head, body = _rows(wide)
-        lines = [" & ".join(_tex(str(h)) for h in head) + r" \\ \midrule"]
-        lines += [" & ".join(_tex(str(c)) for c in row) + r" \\" for row in body]
-        parts.append(
-            "\n".join(
-                [
-                    r"\begin{table}[t]",
-                    r"\centering",
-                    rf"\caption{{{_tex(experiment)}: {_tex(title)}. {_tex(text.replace(chr(10) * 2, ' '))}}}",
-                    r"\begin{tabular}{" + "l" * len(wide.index.names) + "r" * len(wide.columns) + "}",
-                    r"\toprule",
-                    *lines,
-                    r"\bottomrule",
-                    r"\end{tabular}",
-                    r"\end{table}",
-                    "",
-                ]
-            )
-        )
+        align = "l" * len(wide.index.names) + "r" * len(wide.columns)
+        parts.append(latex.table(f"{experiment}: {title}. {text.replace(chr(10) * 2, ' ')}", head, body, align))
     return "\n".join(parts)
 
 
@@ -395,53 +378,71 @@ def _csv_bytes(df: pd.DataFrame) -> bytes:
     return buf.getvalue().encode()
 
 
-def plot_differences(curves: pd.DataFrame, title: str, outputs: Sequence[str | Path]) -> None:
-    """One panel per (budget, delay), one line per pair with its band, and the zero line."""
-    import matplotlib
+def _pair_look(pairs: Sequence[tuple[str, str]], style) -> tuple[dict, dict]:
+    """Each pair's colour and line style: where every pair shares its A (or its B), the other
+    algorithm's configured colour and line style, else the defaults in order."""
+    keys = [f"{a} − {b}" for a, b in pairs]
+    shared_a = len({a for a, _ in pairs}) == 1
+    shared_b = len({b for _, b in pairs}) == 1
+    other = [b if shared_a else a if shared_b else None for a, b in pairs]
+    pair_style = type(style)(
+        colors={k: style.colors[o] for k, o in zip(keys, other) if o in style.colors},
+        styles={k: style.styles[o] for k, o in zip(keys, other) if o in style.styles},
+    )
+    return pair_style.colours(keys), pair_style.line_styles(keys)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
+def plot_differences(
+    curves: pd.DataFrame, title: str, outputs: Sequence[str | Path], style: Mapping[str, Any] | None = None
+) -> None:
+    """Write :func:`differences_figure` to ``outputs``."""
     from .plots import _save
 
+    _save(differences_figure(curves, title, style), outputs)
+
+
+def differences_figure(curves: pd.DataFrame, title: str, style: Mapping[str, Any] | None = None):
+    """One panel per (budget, delay), one line per pair with its band, and the zero line; the legend
+    names each pair ``A − B`` by the algorithms' display names (``style``: the experiment's ``plot``
+    block, :class:`banditbench.analysis.plots.PlotStyle`)."""
+    from .plots import PlotStyle, _figure, _finish, _setting, legend_entries
+
+    style = PlotStyle.of(style)
     df = curves.assign(budget=curves["budget"].astype(str), pair=curves.apply(_pair, axis=1))
     delays, budgets = list(dict.fromkeys(df["delay"])), list(dict.fromkeys(df["budget"]))
-    pairs = list(dict.fromkeys(df["pair"]))
-    fig, axes = plt.subplots(
-        len(budgets),
-        len(delays),
-        figsize=(3.6 * len(delays) + 0.6, 2.9 * len(budgets) + 0.9),
-        squeeze=False,
-        sharex=True,
-    )
+    pairs = list(dict.fromkeys(zip(df["a"], df["b"])))
+    colours, styles = _pair_look(pairs, style)
+    fig, axes = _figure(style, len(budgets), len(delays), len(budgets), sharex=True)
+    metric = str(df["metric"].iloc[0]).replace("_", " ")
     for r, budget in enumerate(budgets):
         for c, delay in enumerate(delays):
             ax = axes[r][c]
             ax.axhline(0.0, color="0.3", lw=0.8)
             cell = df[(df["delay"] == delay) & (df["budget"] == budget)]
-            for i, pair in enumerate(pairs):
-                d = cell[cell["pair"] == pair].sort_values("t")
+            for a, b in pairs:
+                key = f"{a} − {b}"
+                d = cell[cell["pair"] == key].sort_values("t")
                 if d.empty:
                     continue
-                colour = plt.get_cmap("tab10")(i % 10)
-                ax.plot(d["t"], d["mean"], color=colour, ls=("-", "--", "-.", ":")[i % 4], lw=1.5, label=pair)
-                ax.fill_between(d["t"], d["ci_low"], d["ci_high"], color=colour, alpha=0.2, lw=0)
-            ax.set_title(f"delay: {delay}" + (f", budget: {budget}" if budget != "none" else ""), fontsize=10)
+                label = f"{style.name(a)} − {style.name(b)}"
+                ax.plot(d["t"], d["mean"], color=colours[key], ls=styles[key], lw=1.5, label=label)
+                ax.fill_between(d["t"], d["ci_low"], d["ci_high"], color=colours[key], alpha=0.2, lw=0)
+            style.scale(ax, signed=True)
+            ax.set_title(_setting(delay, budget), fontsize=style.size)
             ax.grid(alpha=0.3)
+            ax.tick_params(labelsize=style.size - 1)
             if r == len(budgets) - 1:
-                ax.set_xlabel("round t")
+                ax.set_xlabel("round t", fontsize=style.size)
             if c == 0:
-                ax.set_ylabel(f"A − B, {str(df['metric'].iloc[0]).replace('_', ' ')}")
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), frameon=False, fontsize=8)
+                ax.set_ylabel(f"A − B, {metric}", fontsize=style.size)
+    handles, labels = legend_entries(fig)
     row = df.iloc[0]
     band = (
         f"{ci_percent(float(row['level']))} % {INTERVAL_NAMES[row['interval']]} band of the mean paired "
         f"difference, n = {int(df['n'].max())} seeds; {row['better']} is better"
     )
-    fig.suptitle(f"{title}\n{band}", fontsize=10)
-    fig.tight_layout(rect=(0, 0.1 if len(budgets) == 1 else 0.06, 1, 1))
-    _save(fig, outputs)
+    _finish(fig, style, f"{title}\n{band}", handles, labels)
+    return fig
 
 
 def write_paired(
@@ -456,10 +457,12 @@ def write_paired(
     plots: Sequence[str | Path] = (),
     ci_level: float = DEFAULT_CI_LEVEL,
     spread: str = "ci",
+    plot: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
     """Read the per-seed table, write the paired tables, curves and plot atomically; return the table.
 
-    ``paired`` is the experiment's resolved ``paired`` (:func:`banditbench.configuration.comparisons.resolve`)."""
+    ``paired`` is the experiment's resolved ``paired`` (:func:`banditbench.configuration.comparisons.resolve`);
+    ``plot`` its ``plot`` block (display names, colours, axes and size of the figure)."""
     seeds = read_seeds(seeds_file)
     table, curves = paired_statistics(
         seeds,
@@ -485,5 +488,5 @@ def write_paired(
     atomic_write_bytes(latex, to_latex(tables, experiment, text).encode())
     atomic_write_bytes(html_file, to_html(tables, experiment, text).encode())
     if plots:
-        plot_differences(curves, f"{experiment}: paired differences A − B", plots)
+        plot_differences(curves, f"{experiment}: paired differences A − B", plots, plot)
     return table

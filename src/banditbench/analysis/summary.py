@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 from ..storage.resultio import atomic_write_bytes
-from .aggregate import tex_escape, ci_percent, read_tidy
+from . import latex
+from .aggregate import ci_percent, read_tidy
 from .pages import html_page
 
 
@@ -137,30 +138,13 @@ def to_markdown(cells: pd.DataFrame, table: Mapping[str, Any]) -> str:
 
 
 def to_latex(cells: pd.DataFrame, table: Mapping[str, Any]) -> str:
+    """The table as a ``table`` float (:func:`banditbench.analysis.latex.table`), its best cells in bold;
+    everything escaped."""
     head, body = _grid(cells, table)
     n_lead = len(head) - len(table["algorithms"])
-
-    def cell(text: str, bold: bool) -> str:
-        text = tex_escape(text).replace("±", r"$\pm$")
-        return rf"\textbf{{{text}}}" if bold else text
-
-    rows = [" & ".join(tex_escape(h) for h in head) + r" \\ \midrule"]
-    rows += [" & ".join(cell(s, b) for s, b in row) + r" \\" for row in body]
-    caption = tex_escape(_caption(table, list(cells["t"]))).replace("±", r"$\pm$")
-    return "\n".join(
-        [
-            r"\begin{table}[t]",
-            r"\centering",
-            rf"\caption{{{caption}}}",
-            r"\begin{tabular}{" + "l" * n_lead + "r" * len(table["algorithms"]) + "}",
-            r"\toprule",
-            *rows,
-            r"\bottomrule",
-            r"\end{tabular}",
-            r"\end{table}",
-            "",
-        ]
-    )
+    rows = [[latex.Tex(rf"\textbf{{{latex.escape(s)}}}") if b else s for s, b in row] for row in body]
+    align = "l" * n_lead + "r" * len(table["algorithms"])
+    return latex.table(_caption(table, list(cells["t"])), head, rows, align)
 
 
 def to_html(cells: pd.DataFrame, table: Mapping[str, Any]) -> str:

@@ -16,7 +16,8 @@ a lower bound on a simulate job's memory against its ``resources.mem_mb``, the c
 pinned in ``dataset_checksums`` (:meth:`ExperimentGrid.unpinned` lists the datasets without a
 published checksum that experiments read but no pin covers: their download stops), and the
 ``summary_tables`` across experiments (:class:`SummaryTable`: configured experiments,
-delays, budgets and algorithms, a known metric, one ``ci_level``).
+delays, budgets and algorithms, a known metric, one ``ci_level``) and the ``plot`` blocks
+(:func:`check_plot`: algorithm labels, colours, mathtext in display names).
 Every error names the offending config key.  :func:`load_config_file` reads YAML
 strictly: a syntax error names file and line, a duplicate key is refused.
 """
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
@@ -138,6 +139,9 @@ class Experiment:
     #: what the human tables show after the mean: ``ci`` (interval half-width), ``sd``, ``both`` or
     #: ``quantiles`` (:data:`banditbench.analysis.aggregate.SPREADS`)
     spread: str = "ci"
+    #: how its figures look: the top-level ``plot`` block overridden by the experiment's, keeping the
+    #: ``names``, ``colors`` and ``styles`` of its algorithms (:class:`banditbench.analysis.plots.PlotStyle`)
+    plot: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def algorithms(self) -> list[str]:
@@ -279,6 +283,8 @@ class ExperimentGrid:
         self.dataset_checksums: dict[str, str] = check_checksums(config.get(PIN_KEY) or {})
         _distinct_labels(list(config["experiments"]), "experiments")
         paired_checks.check_top(config.get("paired"), config["experiments"])
+        every = list(dict.fromkeys(a for spec in config["experiments"].values() for a in spec["algorithms"]))
+        check_plot(config.get("plot"), "plot", every, "any experiment")
         self.experiments: dict[str, Experiment] = {}
         for name, spec in config["experiments"].items():
             self.experiments[name] = self._check(name, spec)
@@ -345,6 +351,7 @@ class ExperimentGrid:
         for key in ("algorithms", "delays"):
             _distinct_labels(list(spec[key]), key_path(where, key))
         self._check_panel_plots(where, spec, env_cls)
+        check_plot(spec.get("plot"), key_path(where, "plot"), list(spec["algorithms"]), "this experiment")
         paired = paired_checks.resolve(
             name, spec, self.config.get("paired"), env_cls.metrics, spec.get("plot_metric") or env_cls.primary_metric
         )
@@ -360,6 +367,7 @@ class ExperimentGrid:
             ci_level=float(spec.get("ci_level", self.config.get("ci_level", DEFAULT_CI_LEVEL))),
             paired=paired,
             spread=spec.get("spread", self.config.get("spread", "ci")),
+            plot=resolve_plot(self.config.get("plot"), spec.get("plot"), list(spec["algorithms"])),
         )
 
     def _check_summary_table(self, name: str, spec: Mapping[str, Any]) -> SummaryTable:
@@ -603,6 +611,60 @@ def unpinned_note(dataset: str, experiments: list[str]) -> str:
         f'line {PIN_KEY}: {{{dataset}: "sha256:<64 hex>"}}; `banditbench checksum <file>` prints it; '
         f"docs/datasets.md)"
     )
+
+
+#: the keys of a ``plot`` block that map algorithm labels to something
+PLOT_LABEL_KEYS = ("names", "colors", "styles")
+
+
+def check_plot(plot: Mapping[str, Any] | None, where: str, algorithms: list[str], scope: str) -> None:
+    """A ``plot`` block (:data:`PLOT_LABEL_KEYS` past the schema): every label one of ``algorithms`` (of
+    ``scope``: "this experiment", "any experiment"), every colour one matplotlib knows, every display
+    name with ``$ ... $`` valid mathtext; a :class:`ConfigError` names the key."""
+    if not plot:
+        return
+    for key in PLOT_LABEL_KEYS:
+        for label in plot.get(key) or {}:
+            if label not in algorithms:
+                raise ConfigError(
+                    f"{key_path(where, key, label)}: {label!r} is not an algorithm of {scope}; "
+                    f"its algorithms: {algorithms}"
+                )
+    if plot.get("colors"):
+        from matplotlib.colors import is_color_like
+
+        for label, colour in plot["colors"].items():
+            if not is_color_like(colour):
+                raise ConfigError(
+                    f"{key_path(where, 'colors', label)}: {colour!r} is not a colour matplotlib knows "
+                    f"(e.g. 'tab:blue', 'C3', '#1f77b4', 'black', '0.4')"
+                )
+    for label, name in (plot.get("names") or {}).items():
+        if "$" in name:
+            from matplotlib import cbook
+            from matplotlib.mathtext import MathTextParser
+
+            if cbook.is_math_text(name):
+                try:
+                    MathTextParser("path").parse(name)
+                except ValueError as err:
+                    first = str(err).strip().splitlines()
+                    raise ConfigError(
+                        f"{key_path(where, 'names', label)}: {name!r} is not valid mathtext (the text between "
+                        f"$ signs): {first[-1] if first else err}; write \\$ for a dollar sign"
+                    ) from None
+
+
+def resolve_plot(top: Mapping[str, Any] | None, own: Mapping[str, Any] | None, algorithms: list[str]) -> dict:
+    """An experiment's ``plot`` block: the top-level one overridden by its own key by key, the entries of
+    :data:`PLOT_LABEL_KEYS` label by label, keeping its ``algorithms``' labels only."""
+    top, own = dict(top or {}), dict(own or {})
+    out = {k: v for k, v in {**top, **own}.items() if k not in PLOT_LABEL_KEYS}
+    for key in PLOT_LABEL_KEYS:
+        merged = {a: v for a, v in {**(top.get(key) or {}), **(own.get(key) or {})}.items() if a in algorithms}
+        if merged:
+            out[key] = merged
+    return out
 
 
 def _distinct_labels(labels: list[str], where: str) -> None:

@@ -22,9 +22,9 @@ algorithm it varies.
 
 Order: experiments are cut first, then variants are added, then algorithms are cut; an experiment
 left without algorithms is dropped (an experiment that has none of the named algorithms), and so are
-the summary-table rows, panel-plot entries, paired comparisons and claims that name what was cut (only
-that: a name that never existed is left for the grid's checks to refuse).  A slicing name that
-matches nothing is an error naming its key (``only_algorithms: 'ldb_dff' is not an algorithm of ...``),
+the summary-table rows, panel-plot entries, paired comparisons, claims and ``plot`` names, colours and styles
+that name what was cut (only that: a name that never existed is left for the grid's checks to refuse).  A
+slicing name that matches nothing is an error naming its key (``only_algorithms: 'ldb_dff' is not an algorithm of ...``),
 raised by :func:`apply` before the grid is validated — and so before any job.  The override's value is
 then checked like any configured parameter, under the variant's key path
 (``experiments.<e>.algorithms.ldb_df.lam-2.params.lam: must be ...``).
@@ -222,6 +222,7 @@ def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
         _prune_references(spec, name, cut=configured[name] - set(spec["algorithms"]), configured=configured[name])
     cut = _Cut(configured, {name: set(spec["algorithms"]) for name, spec in experiments.items()})
     config["experiments"] = experiments
+    _prune_plot(config, cut)
     _prune_summary_tables(config, cut)
     _prune_claims(config, cut)
     return config
@@ -275,8 +276,9 @@ class _Cut:
 
 
 def _prune_references(spec: dict, name: str, cut: set[str], configured: set[str]) -> None:
-    """Panel plots and paired comparisons of an experiment drop the algorithms the slice ``cut``; a pair
-    naming a label never ``configured`` is refused."""
+    """Panel plots, paired comparisons and the ``plot`` block's names, colours and styles of an experiment
+    drop the algorithms the slice ``cut``; a pair naming a label never ``configured`` is refused."""
+    _drop_plot_labels(spec.get("plot"), cut)
     for plot_name, plot in list(spec.get("panel_plots", {}).items()):
         panels = {title: [a for a in labels if a not in cut] for title, labels in plot["panels"].items()}
         panels = {title: labels for title, labels in panels.items() if labels}
@@ -298,6 +300,23 @@ def _prune_references(spec: dict, name: str, cut: set[str], configured: set[str]
             paired["pairs"] = [p for p in paired["pairs"] if not any(a in cut for a in p)]
         if paired.get("reference") in cut:
             del paired["reference"]
+
+
+def _drop_plot_labels(plot: Any, labels: set[str]) -> None:
+    """Remove ``labels`` from a ``plot`` block's names, colors and styles (in place)."""
+    if not isinstance(plot, dict):
+        return
+    for key in ("names", "colors", "styles"):
+        if isinstance(plot.get(key), dict):
+            plot[key] = {label: v for label, v in plot[key].items() if label not in labels}
+
+
+def _prune_plot(config: dict, cut: _Cut) -> None:
+    """The top-level ``plot`` block drops the labels of algorithms the slice cut from every experiment that
+    had them (a label no experiment has stays, to be refused)."""
+    configured = {a for labels in cut.configured.values() for a in labels}
+    kept = {a for labels in cut.kept.values() for a in labels}
+    _drop_plot_labels(config.get("plot"), configured - kept)
 
 
 def _prune_claims(config: dict, cut: _Cut) -> None:
