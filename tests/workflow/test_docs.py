@@ -4,6 +4,7 @@ config key, and the `banditbench` commands the pages show, executed."""
 from __future__ import annotations
 
 import html
+import html.parser
 import importlib.util
 import json
 import os
@@ -97,6 +98,63 @@ def test_an_algorithm_page_shows_paper_equations_and_parameter_details(site):
     assert "lower bound on the link derivative (Assumption A2)" in text
     page = (site / "reference" / "algorithms" / "ldb_df.html").read_text()
     assert 'href="../../papers/seed-000-delayed-dueling.html"' in page
+
+
+# --- offline: search from disk, nothing from the network, equations as MathML --------------------
+class _Loads(html.parser.HTMLParser):
+    """The URLs a page makes the browser load: scripts, stylesheets and other <link>s, images, iframes."""
+
+    def __init__(self):
+        super().__init__()
+        self.urls: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag in ("script", "img", "iframe", "source") and attrs.get("src"):
+            self.urls.append((tag, attrs["src"]))
+        if tag == "link" and attrs.get("href") and "canonical" not in (attrs.get("rel") or ""):
+            self.urls.append((tag, attrs["href"]))
+
+
+@pytest.mark.slow
+def test_the_site_searches_from_disk(site):
+    """The offline plugin's index as a script (file:// pages cannot fetch search_index.json), the Web Worker
+    shim served from the site, and links to page.html (no directory URLs), so search works opened from disk."""
+    script = (site / "search" / "search_index.js").read_text()
+    assert script.startswith("var __index = ")
+    index = json.loads(script[len("var __index = ") :])
+    locations = {doc["location"].split("#")[0] for doc in index["docs"]}
+    assert {"index.html", "papers/seed-000-delayed-dueling.html", "reference/algorithms/ldb_df.html"} <= locations
+    assert any("zooming" in doc["text"].lower() for doc in index["docs"])
+    assert "\\lVert" not in script  # the equations' TeX annotations are kept out of the index
+    page = (site / "index.html").read_text()
+    loads = _Loads()
+    loads.feed(page)
+    scripts = [url for tag, url in loads.urls if tag == "script"]
+    shim = next(url for url in scripts if "iframe-worker" in url)
+    assert (site / shim).is_file() and "IFrameWorker" in (site / shim).read_text()
+    assert scripts.index(shim) < next(k for k, url in enumerate(scripts) if "bundle" in url)  # before the bundle
+    assert 'href="getting-started.html"' in page and 'href="getting-started/"' not in page
+
+
+@pytest.mark.slow
+def test_no_page_loads_anything_from_the_network(site):
+    """Every script, stylesheet, font and image of every page is a file of the site: no CDN, no web fonts."""
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) > 50
+    for page in pages:
+        loads = _Loads()
+        loads.feed(page.read_text())
+        assert loads.urls, page
+        for tag, url in loads.urls:
+            assert not re.match(r"(?:[a-z]+:)?//", url), f"{page.relative_to(site)}: <{tag}> loads {url}"
+            path = url.split("#")[0].split("?")[0]
+            # root-relative only in 404.html, which a web server shows
+            target = (site / path.lstrip("/") if path.startswith("/") else page.parent / path).resolve()
+            assert target.is_file(), f"{page.relative_to(site)}: <{tag}> loads {url}, which is not in the site"
+    for css in site.rglob("*.css"):
+        text = css.read_text()
+        assert not re.search(r"@import|url\(\s*['\"]?(?:[a-z]+:)?//", text), css.relative_to(site)
 
 
 def test_the_parameter_table_takes_each_description_from_the_declaration():
