@@ -157,6 +157,42 @@ def test_no_page_loads_anything_from_the_network(site):
         assert not re.search(r"@import|url\(\s*['\"]?(?:[a-z]+:)?//", text), css.relative_to(site)
 
 
+def test_docstring_maths_becomes_markdown_maths():
+    hooks = _hooks()
+    doc = (
+        "Radius :math:`\\beta_t = \\sqrt{\\lambda}` (eq. 6).\n\n"
+        "===  =====================  ======\n"
+        "a    b                      c\n"
+        "===  =====================  ======\n"
+        "x    :math:`\\|x\\|_V`        ``y``\n"
+        "     (continued)\n"
+        "z    p | q                  r\n"
+        "===  =====================  ======\n\n"
+        ".. math::\n\n"
+        "   V_t = \\lambda I\n\n"
+        "after\n"
+    )
+    md = hooks._rst_to_md(doc)
+    assert "Radius $\\beta_t = \\sqrt{\\lambda}$ (eq. 6)." in md
+    assert "| a | b | c |\n|---|---|---|\n| x | $\\Vert x\\Vert _V$ (continued) | `y` |\n| z | p \\| q | r |" in md
+    assert "\n$$\nV_t = \\lambda I\n$$\n" in md and "math::" not in md
+    assert hooks._esc("norm $|x|$ | b") == "norm $\\vert x\\vert$ \\| b"
+
+
+def test_an_equation_latex2mathml_cannot_render_fails_the_strict_build(caplog):
+    hooks = _hooks()
+    out = hooks.mathml("\\frac{\\lambda}{2} \\lVert\\theta\\rVert^2", display=True)
+    assert out.startswith('<math display="block"><semantics>') and "<mfrac>" in out and "xmlns" not in out
+    assert out.endswith("\\frac{\\lambda}{2} \\lVert\\theta\\rVert^2</annotation></semantics></math>")
+    with pytest.raises(ValueError, match="unknown to latex2mathml: \\\\arg"):
+        hooks.mathml("\\arg\\max_x f(x)")
+    page = '<p><span class="arithmatex">\\(x &lt; \\nosuch\\)</span></p>'
+    with caplog.at_level("WARNING"):
+        assert hooks.render_maths(page, "p.md") == page  # left as it was, and a warning: --strict fails
+    assert any("p.md" in r.getMessage() and "\\nosuch" in r.getMessage() for r in caplog.records)
+    assert all(r.name.startswith("mkdocs.") for r in caplog.records)
+
+
 def test_the_parameter_table_takes_each_description_from_the_declaration():
     from banditbench.configuration import params
 
