@@ -157,6 +157,47 @@ def test_no_page_loads_anything_from_the_network(site):
         assert not re.search(r"@import|url\(\s*['\"]?(?:[a-z]+:)?//", text), css.relative_to(site)
 
 
+#: pages whose equations are maths: reference pages generated from docstrings, and the papers' pages
+MATHS_PAGES = [
+    *(
+        f"reference/algorithms/{name}.html"
+        for name in (
+            "ldb_df", "ndb_df", "nvldb_ucb_asym", "neurallog_ucb1", "logistic_ucb1", "colstim", "vacdb",
+            "delayed_zooming", "pblincbwk_alg1",
+        )
+    ),
+    *(f"reference/environments/{name}.html" for name in ("synthetic_logistic", "lipschitz", "pbbwk_synthetic")),
+    "papers/index.html",
+    *(f"papers/{p.stem}.html" for p in sorted((ROOT / "docs" / "papers").glob("seed-00*.md"))),
+]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_the_equations_are_rendered_as_mathml(site):
+    """$...$ / $$...$$ in the pages and :math: / .. math:: in the docstrings reach the site as MathML (no
+    JavaScript needed), each with its TeX as annotation; none is left as TeX or markup text."""
+    for page in sorted(site.rglob("*.html")):
+        text = page.read_text()
+        assert 'class="arithmatex">\\(' not in text and 'class="arithmatex">\\[' not in text, page
+    for page in sorted((site / "reference").rglob("*.html")):
+        assert ":math:" not in _text(page) and ".. math::" not in _text(page), page
+    for name in MATHS_PAGES:
+        text = (site / name).read_text()
+        assert text.count("<math") >= 3, name
+        assert '<annotation encoding="application/x-tex"' in text, name
+    ldb = (site / "reference" / "algorithms" / "ldb_df.html").read_text()
+    # eq. 17's radius from the module docstring, and eq. 2's weights
+    assert re.search(r"<math[^>]*>.*?<msqrt>.*?\\beta_t = \\sqrt\{2\\log\(1/\\delta\)", ldb, re.S)
+    assert "\\omega_{s,t} = \\mathbb{1}\\{D_s \\le \\min(M, t-s)\\} / \\rho" in html.unescape(ldb)
+    # a display (.. math::) and a reST table of formulas
+    assert '<math display="block">' in (site / "reference" / "algorithms" / "nvldb_ucb_asym.html").read_text()
+    neurallog = (site / "reference" / "algorithms" / "neurallog_ucb1.html").read_text()
+    table = next(t for t in re.findall(r"<table>.*?</table>", neurallog, re.S) if "NeuralLog-TS-2" in t)
+    assert table.count("<math") >= 15 and "====" not in table
+    vacdb = (site / "reference" / "algorithms" / "vacdb.html").read_text()
+    assert '<div class="arithmatex"><math display="block">' in vacdb
+
+
 def test_docstring_maths_becomes_markdown_maths():
     hooks = _hooks()
     doc = (
