@@ -52,6 +52,12 @@ REFERENCE = re.compile(
 )
 
 
+def _math_bars(tex: str) -> str:
+    """TeX without a bar: ``\\|`` as ``\\Vert``, ``|`` as ``\\vert`` (a table cell's bar, even escaped, would
+    end the cell or reach the TeX as ``\\|``)."""
+    return tex.replace("\\|", "\\Vert ").replace("|", "\\vert ")
+
+
 def _esc(text: str) -> str:
     """Text for a Markdown table cell (a code span holding ``|`` becomes HTML: a table cell's ``\\|``
     would show its backslash inside a code span)."""
@@ -61,6 +67,7 @@ def _esc(text: str) -> str:
         return "<code>" + html.escape(m.group(1)).replace("|", "&#124;") + "</code>"
 
     text = re.sub(r"`([^`]*\|[^`]*)`", code, str(text))
+    text = re.sub(r"\$([^$]+)\$", lambda m: f"${_math_bars(m.group(1)).strip()}$", text)
     return text.replace("|", "\\|").replace("\n", " ").replace("&#124;", "&#124;")
 
 
@@ -68,8 +75,76 @@ def _doc(obj: Any) -> str:
     return inspect.getdoc(obj) or ""
 
 
+def _math_blocks(text: str) -> str:
+    """Each reST ``.. math::`` directive (its TeX on the directive's line or indented below it) as a Markdown
+    display, ``$$`` lines around the TeX at the directive's indentation (blank lines inside dropped)."""
+    out, lines, i = [], text.splitlines(), 0
+    while i < len(lines):
+        m = re.match(r"^(\s*)\.\. math::\s*(.*)$", lines[i])
+        if not m:
+            out.append(lines[i])
+            i += 1
+            continue
+        indent, body = m.group(1), [m.group(2)]
+        i += 1
+        while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > len(indent)):
+            body.append(lines[i])
+            i += 1
+        tex = [line.strip() for line in body if line.strip()]
+        out += ["", f"{indent}$$", *(indent + line for line in tex), f"{indent}$$", ""]
+    return "\n".join(out)
+
+
+#: a rule line of a reST simple table: runs of ``=`` separated by spaces
+_TABLE_RULE = re.compile(r"^\s*=+(?: +=+)+\s*$")
+
+
+def _simple_tables(text: str) -> str:
+    """Each reST simple table (columns under runs of ``=``; a header above the second rule, if any; a row whose
+    first cell is empty continues the row above) as a Markdown table. A bar inside a ``:math:`` role becomes
+    TeX's ``\\vert``, any other bar an escaped one."""
+    out, lines, i = [], text.splitlines(), 0
+    while i < len(lines):
+        if not _TABLE_RULE.match(lines[i]):
+            out.append(lines[i])
+            i += 1
+            continue
+        indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+        starts = [m.start() for m in re.finditer(r"=+", lines[i])]
+        rows: list[list[str]] = []
+        header = 0
+        i += 1
+        while i < len(lines):
+            if _TABLE_RULE.match(lines[i]):
+                i += 1
+                if i < len(lines) and lines[i].strip() and not header:
+                    header = len(rows)  # the rule below the header
+                    continue
+                break
+            if lines[i].strip():
+                cells = [lines[i][a:b].strip() for a, b in zip(starts, starts[1:] + [None])]
+                if rows and not cells[0]:
+                    rows[-1] = [f"{old} {new}".strip() for old, new in zip(rows[-1], cells)]
+                else:
+                    rows.append(cells)
+            i += 1
+
+        def row(cells: list[str]) -> str:
+            cells = [re.sub(r":math:`[^`]*`", lambda m: _math_bars(m.group(0)), c).replace("|", "\\|") for c in cells]
+            return f"{indent}| " + " | ".join(cells) + " |"
+
+        header = header or 1
+        out += ["", *(row(r) for r in rows[:header]), f"{indent}|" + "---|" * len(starts)]
+        out += [*(row(r) for r in rows[header:]), ""]
+    return "\n".join(out)
+
+
 def _rst_to_md(text: str, lang: str = "text") -> str:
-    """Docstring markup (reST roles, double back-quotes) as Markdown; ``::`` blocks fenced as ``lang``."""
+    """Docstring markup (reST roles, double back-quotes) as Markdown; ``::`` blocks fenced as ``lang``;
+    maths (the ``:math:`` role, the ``.. math::`` directive) as ``$...$`` and ``$$`` displays (rendered by
+    :func:`mathml`)."""
+    text = _simple_tables(_math_blocks(text))
+    text = re.sub(r":math:`([^`]+)`", lambda m: f"${m.group(1).strip()}$", text)
     text = re.sub(r":(?:class|func|mod|meth|data|attr):`~?([^`]+)`", r"`\1`", text)
     text = text.replace("``", "`")
     # a numpy-style section ("Parameters" over a line of dashes) becomes a bold line, its
@@ -574,10 +649,59 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     return markdown.replace(PARAMETER_TYPES, parameter_types_table()) if PARAMETER_TYPES in markdown else markdown
 
 
+#: the maths pymdownx.arithmatex (``generic: true``) leaves in a page: its TeX, HTML-escaped, in
+#: ``<span class="arithmatex">\(...\)</span>`` (inline) or ``<div class="arithmatex">\[...\]</div>`` (display)
+ARITHMATEX = re.compile(
+    r'<(?P<tag>span|div) class="arithmatex">(?:\\\((?P<inline>.*?)\\\)|\\\[(?P<display>.*?)\\\])</(?P=tag)>', re.S
+)
+
+
+def mathml(tex: str, display: bool = False) -> str:
+    """TeX as MathML (latex2mathml), the TeX kept as its annotation (not shown; kept out of the search index,
+    which indexes the formula's symbols). Raises ``ValueError`` for TeX latex2mathml cannot read or a command it
+    does not know (which it would otherwise show as text)."""
+    import html
+
+    from latex2mathml.converter import convert
+
+    try:
+        out = convert(tex, display="block" if display else "inline")
+    except Exception as err:  # latex2mathml raises its own exceptions (and IndexError, KeyError) on bad TeX
+        raise ValueError(f"{tex!r}: {type(err).__name__}: {err}") from err
+    unknown = re.findall(r">(\\[^<]*)<", out)
+    if unknown:
+        raise ValueError(f"{tex!r}: unknown to latex2mathml: {', '.join(dict.fromkeys(unknown))}")
+    head, body = re.match(r"(<math\b[^>]*>)(.*)</math>$", out, re.S).groups()
+    head = head.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "")  # implied in HTML
+    annotation = (
+        f'<annotation encoding="application/x-tex" data-search-exclude>{html.escape(tex, quote=False)}</annotation>'
+    )
+    return f"{head}<semantics><mrow>{body}</mrow>{annotation}</semantics></math>"
+
+
+def render_maths(page_html: str, where: str = "") -> str:
+    """Every arithmatex span / div of a rendered page with its maths as MathML (:func:`mathml`); TeX that
+    does not convert is a warning (so ``mkdocs build --strict`` fails) and stays as text."""
+    import html
+    import logging
+
+    def convert(m: re.Match) -> str:
+        display = m.group("display") is not None
+        tex = html.unescape(m.group("display") if display else m.group("inline"))
+        try:
+            return f'<{m.group("tag")} class="arithmatex">{mathml(tex, display)}</{m.group("tag")}>'
+        except ValueError as err:
+            logging.getLogger("mkdocs.hooks.maths").warning(f"{where}: an equation latex2mathml cannot render: {err}")
+            return m.group(0)
+
+    return ARITHMATEX.sub(convert, page_html)
+
+
 def on_page_content(html, page, config, files, **kwargs):
     """The reST roles mkdocstrings leaves in the rendered docstrings (``:class:`X``` shows as
-    ``:class:X``): dropped, the name kept as code."""
-    return re.sub(r":(?:class|func|mod|meth|data|attr|exc):(?=<code>)", "", html)
+    ``:class:X``): dropped, the name kept as code. The page's maths rendered as MathML (:func:`render_maths`)."""
+    html = re.sub(r":(?:class|func|mod|meth|data|attr|exc):(?=<code>)", "", html)
+    return render_maths(html, page.file.src_uri)
 
 
 def on_files(files, config, **kwargs):

@@ -4,6 +4,7 @@ config key, and the `banditbench` commands the pages show, executed."""
 from __future__ import annotations
 
 import html
+import html.parser
 import importlib.util
 import json
 import os
@@ -97,6 +98,140 @@ def test_an_algorithm_page_shows_paper_equations_and_parameter_details(site):
     assert "lower bound on the link derivative (Assumption A2)" in text
     page = (site / "reference" / "algorithms" / "ldb_df.html").read_text()
     assert 'href="../../papers/seed-000-delayed-dueling.html"' in page
+
+
+# --- offline: search from disk, nothing from the network, equations as MathML --------------------
+class _Loads(html.parser.HTMLParser):
+    """The URLs a page makes the browser load: scripts, stylesheets and other <link>s, images, iframes."""
+
+    def __init__(self):
+        super().__init__()
+        self.urls: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag in ("script", "img", "iframe", "source") and attrs.get("src"):
+            self.urls.append((tag, attrs["src"]))
+        if tag == "link" and attrs.get("href") and "canonical" not in (attrs.get("rel") or ""):
+            self.urls.append((tag, attrs["href"]))
+
+
+@pytest.mark.slow
+def test_the_site_searches_from_disk(site):
+    """The offline plugin's index as a script (file:// pages cannot fetch search_index.json), the Web Worker
+    shim served from the site, and links to page.html (no directory URLs), so search works opened from disk."""
+    script = (site / "search" / "search_index.js").read_text()
+    assert script.startswith("var __index = ")
+    index = json.loads(script[len("var __index = ") :])
+    locations = {doc["location"].split("#")[0] for doc in index["docs"]}
+    assert {"index.html", "papers/seed-000-delayed-dueling.html", "reference/algorithms/ldb_df.html"} <= locations
+    assert any("zooming" in doc["text"].lower() for doc in index["docs"])
+    assert "\\lVert" not in script  # the equations' TeX annotations are kept out of the index
+    page = (site / "index.html").read_text()
+    loads = _Loads()
+    loads.feed(page)
+    scripts = [url for tag, url in loads.urls if tag == "script"]
+    shim = next(url for url in scripts if "iframe-worker" in url)
+    assert (site / shim).is_file() and "IFrameWorker" in (site / shim).read_text()
+    assert scripts.index(shim) < next(k for k, url in enumerate(scripts) if "bundle" in url)  # before the bundle
+    assert 'href="getting-started.html"' in page and 'href="getting-started/"' not in page
+
+
+@pytest.mark.slow
+def test_no_page_loads_anything_from_the_network(site):
+    """Every script, stylesheet, font and image of every page is a file of the site: no CDN, no web fonts."""
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) > 50
+    for page in pages:
+        loads = _Loads()
+        loads.feed(page.read_text())
+        assert loads.urls, page
+        for tag, url in loads.urls:
+            assert not re.match(r"(?:[a-z]+:)?//", url), f"{page.relative_to(site)}: <{tag}> loads {url}"
+            path = url.split("#")[0].split("?")[0]
+            # root-relative only in 404.html, which a web server shows
+            target = (site / path.lstrip("/") if path.startswith("/") else page.parent / path).resolve()
+            assert target.is_file(), f"{page.relative_to(site)}: <{tag}> loads {url}, which is not in the site"
+    for css in site.rglob("*.css"):
+        text = css.read_text()
+        assert not re.search(r"@import|url\(\s*['\"]?(?:[a-z]+:)?//", text), css.relative_to(site)
+
+
+#: pages whose equations are maths: reference pages generated from docstrings, and the papers' pages
+MATHS_PAGES = [
+    *(
+        f"reference/algorithms/{name}.html"
+        for name in (
+            "ldb_df", "ndb_df", "nvldb_ucb_asym", "neurallog_ucb1", "logistic_ucb1", "colstim", "vacdb",
+            "delayed_zooming", "pblincbwk_alg1",
+        )
+    ),
+    *(f"reference/environments/{name}.html" for name in ("synthetic_logistic", "lipschitz", "pbbwk_synthetic")),
+    "papers/index.html",
+    *(f"papers/{p.stem}.html" for p in sorted((ROOT / "docs" / "papers").glob("seed-00*.md"))),
+]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_the_equations_are_rendered_as_mathml(site):
+    """$...$ / $$...$$ in the pages and :math: / .. math:: in the docstrings reach the site as MathML (no
+    JavaScript needed), each with its TeX as annotation; none is left as TeX or markup text."""
+    for page in sorted(site.rglob("*.html")):
+        text = page.read_text()
+        assert 'class="arithmatex">\\(' not in text and 'class="arithmatex">\\[' not in text, page
+    for page in sorted((site / "reference").rglob("*.html")):
+        assert ":math:" not in _text(page) and ".. math::" not in _text(page), page
+    for name in MATHS_PAGES:
+        text = (site / name).read_text()
+        assert text.count("<math") >= 3, name
+        assert '<annotation encoding="application/x-tex"' in text, name
+    ldb = (site / "reference" / "algorithms" / "ldb_df.html").read_text()
+    # eq. 17's radius from the module docstring, and eq. 2's weights
+    assert re.search(r"<math[^>]*>.*?<msqrt>.*?\\beta_t = \\sqrt\{2\\log\(1/\\delta\)", ldb, re.S)
+    assert "\\omega_{s,t} = \\mathbb{1}\\{D_s \\le \\min(M, t-s)\\} / \\rho" in html.unescape(ldb)
+    # a display (.. math::) and a reST table of formulas
+    assert '<math display="block">' in (site / "reference" / "algorithms" / "nvldb_ucb_asym.html").read_text()
+    neurallog = (site / "reference" / "algorithms" / "neurallog_ucb1.html").read_text()
+    table = next(t for t in re.findall(r"<table>.*?</table>", neurallog, re.S) if "NeuralLog-TS-2" in t)
+    assert table.count("<math") >= 15 and "====" not in table
+    vacdb = (site / "reference" / "algorithms" / "vacdb.html").read_text()
+    assert '<div class="arithmatex"><math display="block">' in vacdb
+
+
+def test_docstring_maths_becomes_markdown_maths():
+    hooks = _hooks()
+    doc = (
+        "Radius :math:`\\beta_t = \\sqrt{\\lambda}` (eq. 6).\n\n"
+        "===  =====================  ======\n"
+        "a    b                      c\n"
+        "===  =====================  ======\n"
+        "x    :math:`\\|x\\|_V`        ``y``\n"
+        "     (continued)\n"
+        "z    p | q                  r\n"
+        "===  =====================  ======\n\n"
+        ".. math::\n\n"
+        "   V_t = \\lambda I\n\n"
+        "after\n"
+    )
+    md = hooks._rst_to_md(doc)
+    assert "Radius $\\beta_t = \\sqrt{\\lambda}$ (eq. 6)." in md
+    assert "| a | b | c |\n|---|---|---|\n| x | $\\Vert x\\Vert _V$ (continued) | `y` |\n| z | p \\| q | r |" in md
+    assert "\n$$\nV_t = \\lambda I\n$$\n" in md and "math::" not in md
+    assert hooks._esc("norm $|x|$ | b") == "norm $\\vert x\\vert$ \\| b"
+
+
+def test_an_equation_latex2mathml_cannot_render_fails_the_strict_build(caplog):
+    hooks = _hooks()
+    out = hooks.mathml("\\frac{\\lambda}{2} \\lVert\\theta\\rVert^2", display=True)
+    assert out.startswith('<math display="block"><semantics>') and "<mfrac>" in out and "xmlns" not in out
+    assert out.endswith("\\frac{\\lambda}{2} \\lVert\\theta\\rVert^2</annotation></semantics></math>")
+    with pytest.raises(ValueError, match="unknown to latex2mathml: \\\\arg"):
+        hooks.mathml("\\arg\\max_x f(x)")
+    page = '<p><span class="arithmatex">\\(x &lt; \\nosuch\\)</span></p>'
+    with caplog.at_level("WARNING"):
+        assert hooks.render_maths(page, "p.md") == page  # left as it was, and a warning: --strict fails
+    assert any("p.md" in r.getMessage() and "\\nosuch" in r.getMessage() for r in caplog.records)
+    assert all(r.name.startswith("mkdocs.") for r in caplog.records)
 
 
 def test_the_parameter_table_takes_each_description_from_the_declaration():

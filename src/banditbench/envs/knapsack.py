@@ -1,11 +1,12 @@
-"""Preference-based (linear contextual) bandits with knapsacks (seed 004: Liu, AISTATS 2025).
+r"""Preference-based (linear contextual) bandits with knapsacks (seed 004: Liu, AISTATS 2025).
 
 Each round ``t`` a context ``c_t ~ p_c`` is drawn i.i.d. from a finite set; the learner
 sees the reward and cost feature matrices ``phi(c_t, .)``, ``psi(c_t, .)`` of all ``K``
 actions and plays a duel ``(x_t, y_t)`` or the null action ``NULL = (-1, -1)`` (skip the
-round: no reward, no cost, no feedback; Sec. 2).  Expected rewards ``r(c, a) =
-<phi(c, a), theta*>`` and costs ``w(c, a) = <psi(c, a), omega*>`` (Assumption 1).  The
-preference bit ``o_t ~ Bernoulli(sigma(r(c_t, x_t) - r(c_t, y_t)))`` is the BT model (1);
+round: no reward, no cost, no feedback; Sec. 2).  Expected rewards
+:math:`r(c, a) = \langle\phi(c, a), \theta^*\rangle` and costs :math:`w(c, a) = \langle\psi(c, a), \omega^*\rangle`
+(Assumption 1).  The preference bit
+:math:`o_t \sim \mathrm{Bernoulli}\bigl(\sigma(r(c_t, x_t) - r(c_t, y_t))\bigr)` is the BT model (1);
 the noisy costs ``W(c_t, x_t), W(c_t, y_t)`` of both actions are always observed.
 
 Budget: the costs actually drawn are charged to the total budget ``B``.  The stopping
@@ -18,9 +19,10 @@ Per-round metrics (the environment keeps them, the runner logs them; the aggrega
 cumulative sums):
 
 * ``reward``  ``r(c_t, x_t) + r(c_t, y_t)`` for ``t <= tau`` and 0 after (expected reward of eq. 2),
-* ``regret``  ``v* - reward_t``, so ``cumulative_regret(T) = T v* - sum_{t <= tau} r(c_t, x_t, y_t)``
-  is the regret of eq. (14); ``v*`` is the value of the offline LP (4)-(6), whose
-  objective ``r(c, x, y) = r(c, x) + r(c, y)`` already counts both actions (the "factor 2"),
+* ``regret``  :math:`v^* - \mathrm{reward}_t`, so
+  :math:`\mathrm{cumulative\_regret}(T) = T v^* - \sum_{t \le \tau} r(c_t, x_t, y_t)`
+  is the regret of eq. (14); :math:`v^*` is the value of the offline LP (4)-(6), whose
+  objective :math:`r(c, x, y) = r(c, x) + r(c, y)` already counts both actions (the "factor 2"),
 * ``cost``    the noisy spend charged in round ``t`` (``cumulative_cost`` is the budget
   consumption over time),
 * ``active``  ``1{t <= tau}`` (``cumulative_active`` is ``min(t, tau)``).

@@ -1,4 +1,4 @@
-"""Lipschitz bandit environments of seed 003 (Liu, Kang & Lee), Sec. 7.
+r"""Lipschitz bandit environments of seed 003 (Liu, Kang & Lee), Sec. 7.
 
 The learner plays a point ``x_t`` of ``([0,1]^d, ||.||_inf)`` and receives
 ``y_t = mu(x_t) + eps_t`` with Gaussian noise ``eps_t ~ N(0, noise_sigma^2)``.  The
@@ -7,12 +7,13 @@ Sec. 7 does not state the experiments' noise; ``noise_sigma`` is the environment
 policies' sigma (App. D) is a separate policy parameter (config/lipschitz.yaml explains the
 default).  Reward functions (Sec. 7):
 
-* ``triangle``  ``mu(x) = 0.8 - 0.9 |x - 0.4|`` on ``[0,1]``; ``mu* = 0.8`` at ``x = 0.4``;
-* ``sine``      ``mu(x) = (2/3) |sin(5 pi x / 3)|`` on ``[0,1]``; ``mu* = 2/3`` at ``x = 0.3, 0.9``;
-* ``two_dim``   ``mu(x) = 1 - 0.7 ||x - x1||_2 - 0.4 ||x - x2||_2`` on ``[0,1]^2``,
-  ``x1 = (0.7, 0.8)``, ``x2 = (0, 0.1)``; the function is concave and, since the
+* ``triangle``  :math:`\mu(x) = 0.8 - 0.9 \lvert x - 0.4\rvert` on ``[0,1]``; :math:`\mu^* = 0.8` at :math:`x = 0.4`;
+* ``sine``      :math:`\mu(x) = \frac{2}{3} \lvert\sin(5\pi x / 3)\rvert` on ``[0,1]``; :math:`\mu^* = 2/3` at
+  :math:`x = 0.3, 0.9`;
+* ``two_dim``   :math:`\mu(x) = 1 - 0.7 \lVert x - x_1\rVert_2 - 0.4 \lVert x - x_2\rVert_2` on ``[0,1]^2``,
+  :math:`x_1 = (0.7, 0.8)`, :math:`x_2 = (0, 0.1)`; the function is concave and, since the
   weight 0.7 of ``x1`` is at least the other weight (0.4), its maximum is at ``x1``
-  (weighted Fermat point), so ``mu* = 1 - 0.4 ||x1 - x2||_2`` exactly.
+  (weighted Fermat point), so :math:`\mu^* = 1 - 0.4 \lVert x_1 - x_2\rVert_2` exactly.
 
 Per round the environment logs ``regret = mu* - mu(x_t)`` (the paper's R(T) is
 its sum over all generated rounds, Sec. 3) and ``expected_reward = mu(x_t)``; it keeps

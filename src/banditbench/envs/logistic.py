@@ -1,23 +1,24 @@
-"""Synthetic logistic bandits with nonlinear latent rewards (seed 002 Sec. 7, App. A and J).
+r"""Synthetic logistic bandits with nonlinear latent rewards (seed 002 Sec. 7, App. A and J).
 
 Each round shows ``K`` context–arm vectors ``x`` in R^d; playing ``x`` gives the reward
-``r ~ Bernoulli(mu(h(x)))`` with ``mu`` the logistic function.  Per round the environment logs
+:math:`r \sim \mathrm{Bernoulli}\bigl(\mu(h(x))\bigr)` with :math:`\mu` the logistic function.  Per round the
+environment logs
 
-* ``regret``  ``mu(h(x*)) - mu(h(x_t))`` in probability units (seed 002 Sec. 2), and
-* ``reward``  the Bernoulli draw ``r_t``.
+* ``regret``  :math:`\mu(h(x^*)) - \mu(h(x_t))` in probability units (seed 002 Sec. 2), and
+* ``reward``  the Bernoulli draw :math:`r_t`.
 
-Latent functions (parameters ``theta`` in R^d and ``Theta`` in R^{d x d} with entries
-drawn once per seed from U(-1, 1), Sec. 7):
+Latent functions (parameters :math:`\theta \in \mathbb{R}^d` and :math:`\Theta \in \mathbb{R}^{d \times d}` with
+entries drawn once per seed from U(-1, 1), Sec. 7):
 
-=========  ===========================  ===========
-``h1``     ``0.2 (x^T theta)^4``        Sec. 7
-``h2``     ``20 cos(x^T theta)``        Sec. 7
-``h3``     ``5 x^T Theta x``            Sec. 7
-``h4``     ``10 (x^T theta)^2``         App. J
-``h5``     ``x^T Theta^T Theta x``      App. J
-``h6``     ``cos(3 x^T theta)``         App. J
-``linear`` ``x^T theta``                the linear baselines' own model (tests, benchmarks)
-=========  ===========================  ===========
+=========  ==========================================  ===========
+``h1``     :math:`0.2\, (x^\top \theta)^4`             Sec. 7
+``h2``     :math:`20 \cos(x^\top \theta)`              Sec. 7
+``h3``     :math:`5\, x^\top \Theta x`                 Sec. 7
+``h4``     :math:`10\, (x^\top \theta)^2`              App. J
+``h5``     :math:`x^\top \Theta^\top \Theta x`         App. J
+``h6``     :math:`\cos(3\, x^\top \theta)`             App. J
+``linear`` :math:`x^\top \theta`                       the linear baselines' own model (tests, benchmarks)
+=========  ==========================================  ===========
 
 Context vectors: ``contexts: cube`` (default) draws every component from U(-1, 1), as the
 parameters; the paper does not state the distribution, but App. A rescales the real

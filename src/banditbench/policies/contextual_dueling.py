@@ -1,23 +1,24 @@
-"""Linear contextual dueling bandits: the linear baselines of seed 001 (Oh et al., Sec. 6, App. E.3).
+r"""Linear contextual dueling bandits: the linear baselines of seed 001 (Oh et al., Sec. 6, App. E.3).
 
-Both model ``P(x beats y) = mu(theta^T (x - y))`` (BTL), estimate ``theta`` by the
+Both model :math:`P(x \succ y) = \mu\bigl(\theta^\top (x - y)\bigr)` (BTL), estimate :math:`\theta` by the
 regularised logistic MLE over the observed duels (Newton, warm-started; ridge
-``lam/2 ||theta||^2``) and keep ``V = lam I + sum_s (x_s - y_s)(x_s - y_s)^T`` by
-Sherman–Morrison.
+:math:`\frac{\lambda}{2} \lVert\theta\rVert^2`) and keep
+:math:`V = \lambda I + \sum_s (x_s - y_s)(x_s - y_s)^\top` by Sherman–Morrison.
 
 * :class:`CoLSTIM` — Bengs, Saha & Hüllermeier (ICML 2022).  After
   ``exploration_rounds`` random duels, the first arm maximises the *perturbed*
-  utility ``theta^T x + eps_x ||x||_{V^{-1}}`` with ``eps_x`` a standard Gumbel draw
+  utility :math:`\theta^\top x + \epsilon_x \lVert x\rVert_{V^{-1}}` with :math:`\epsilon_x` a standard Gumbel draw
   (the noise of the logistic link) clipped to ``[-threshold, threshold]``; the second
-  arm is the strongest challenger ``argmax_y theta^T (y - x_1) + c ||y - x_1||_{V^{-1}}``.
+  arm is the strongest challenger
+  :math:`\operatorname*{arg\,max}_y \theta^\top (y - x_1) + c \lVert y - x_1\rVert_{V^{-1}}`.
   The paper's text was not available to us; the defaults ``threshold = c =
   sqrt(d log T)`` and ``exploration_rounds`` follow the public implementation of the
   authors' group (the CoLSTIM class of the multi-dueling bandit code), which clips
   the Gumbel draws the same way.  The second arm may equal the first (seed 001's
   arg-maxes over all arms); ``distinct_arms: true`` excludes it.
 * :class:`MaxInP` — Saha (AISTATS 2021): candidates ``C_t`` are the arms no other
-  arm beats with confidence, ``theta^T (x - y) + beta ||x - y||_{V^{-1}} >= 0`` for
-  all y, and the pair is the widest ``argmax_{C_t x C_t} ||x - y||_{V^{-1}}`` — the
+  arm beats with confidence, :math:`\theta^\top (x - y) + \beta \lVert x - y\rVert_{V^{-1}} \ge 0` for
+  all y, and the pair is the widest :math:`\operatorname*{arg\,max}_{C_t \times C_t} \lVert x - y\rVert_{V^{-1}}` — the
   linear form of seed 001's CSYM rule (:mod:`banditbench.policies.pair_selection`;
   it uses ``>``, Saha ``>=``, equal outside ties).  ``beta = 1`` as seed 001's ``a_t``.
 

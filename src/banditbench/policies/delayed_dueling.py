@@ -1,7 +1,7 @@
-"""Linear dueling bandits with stochastic delayed feedback (seed 000: Wang et al., 2026).
+r"""Linear dueling bandits with stochastic delayed feedback (seed 000: Wang et al., 2026).
 
 * :class:`LDBDF` — Algorithm 1 (LDB-DF): IPW-weighted regularised logistic MLE
-  (eq. 3) with weights ``omega_{s,t} = 1{D_s <= min(M, t-s)} / rho`` (eq. 2),
+  (eq. 3) with weights :math:`\omega_{s,t} = \mathbb{1}\{D_s \le \min(M, t-s)\} / \rho` (eq. 2),
   first arm greedy (eq. 5), second arm by the UCB of eq. 6, and
   ``V_t`` updated at play time with every selected pair (eq. 4, line 10).
 * :class:`LDBIgnore` — baseline of Sec. 5.2: same model, trained only on the
@@ -22,7 +22,8 @@ Choices the paper leaves open (all exposed as parameters):
 
 * ``beta``: the confidence radius of eq. 6.  A number gives a constant
   ``beta_t = beta``; ``"theory"`` uses eq. 17,
-  ``beta_t = sqrt(2 log(1/delta) + d log(1 + t L^2 kappa_mu / (d lam))) + M L + sqrt(lam kappa_mu)``
+  :math:`\beta_t = \sqrt{2\log(1/\delta) + d\log\bigl(1 + t L^2 \kappa_\mu / (d\lambda)\bigr)} + M L + \sqrt{\lambda\kappa_\mu}`
+  (:math:`\lambda` = ``lam``, :math:`\kappa_\mu` = ``kappa_mu``, :math:`L` = ``pair_norm_bound``)
   with ``M`` the delay window (1 when there is none, the paper's immediate
   setting).  The default ``beta = 1`` follows the constant confidence
   coefficient used in practice by the neural dueling bandit literature.

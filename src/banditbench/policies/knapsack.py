@@ -1,28 +1,31 @@
-"""Preference-based linear contextual bandits with knapsacks (seed 004: Liu, AISTATS 2025).
+r"""Preference-based linear contextual bandits with knapsacks (seed 004: Liu, AISTATS 2025).
 
 * :class:`OptimisticDuel` — Algorithm 1 (optimistic duel exploration): regularised MLE
-  (10) for ``theta``, ridge least squares (11) for ``omega``, bonuses
-  ``b_r = beta_r ||phi^-||_{Sigma^-1}`` and ``b_w = beta_w (||psi_x|| + ||psi_y||)_{Psi^-1}``,
-  duel ``argmax R~ - (Q/V) W~`` and the virtual queue (12) with ``V = b sqrt(T)``.
+  (10) for :math:`\theta`, ridge least squares (11) for :math:`\omega`, bonuses
+  :math:`b_r = \beta_r \lVert\phi^-\rVert_{\Sigma^{-1}}` and
+  :math:`b_w = \beta_w (\lVert\psi_x\rVert + \lVert\psi_y\rVert)_{\Psi^{-1}}`,
+  duel :math:`\operatorname*{arg\,max} \tilde R - (Q/V) \tilde W` and the virtual queue (12) with
+  :math:`V = b\sqrt{T}`.
 * :class:`RandomizedDuel` — Algorithm 2: two independent reward samples
-  ``theta^0, theta^1 ~ N(theta_hat, beta_r Sigma^-1)`` and one cost sample
-  ``omega ~ N(omega_hat, beta_w Psi^-1)``; ``x`` and ``y`` are chosen separately.
+  :math:`\theta^0, \theta^1 \sim \mathcal{N}(\hat\theta, \beta_r \Sigma^{-1})` and one cost sample
+  :math:`\omega \sim \mathcal{N}(\hat\omega, \beta_w \Psi^{-1})`; ``x`` and ``y`` are chosen separately.
 * :class:`IdealDuel` — BwK-Ideal / LinCBwK-Ideal (Sec. 6): Algorithm 1 fed the noisy
   absolute rewards of both actions: ``theta`` by ridge least squares like ``omega`` and
-  the value-feedback bonus ``beta_r (||phi_x|| + ||phi_y||)_{Sigma_r^-1}`` (the shape of
+  the value-feedback bonus :math:`\beta_r (\lVert\phi_x\rVert + \lVert\phi_y\rVert)_{\Sigma_r^{-1}}` (the shape of
   ``b_w``, as the paper explains for value feedback).
 * :class:`ConstrainedDuelingEXP3` (registered ``cd_exp3_reconstructed``) — our reconstruction
   of CD-EXP3 (Deb, Saha & Banerjee, AISTATS 2024), the baseline of Sec. 6; see its
   docstring for what it is built from.
 
-Confidence radii (App. F.1), all exposed as parameters: ``kappa = sup 1/sigma'(<theta, phi>)``
-over ``||theta|| <= S``, ``||phi|| <= 1``, i.e. ``1/sigma'(S)`` (``kappa="theory"``;
-``S = theta_norm_bound``, 1 by Assumption 2 — F.1 writes the sup over ``||theta|| <= d``,
-set ``theta_norm_bound = d`` for that), ``Sigma_1 = kappa lam I``, ``Psi_1 = lam I``,
-``beta_r(t) = 2 kappa d sqrt(lam) + 2 kappa sqrt(2 log(1/p) + 2 d log(1 + t/(kappa lam d)))``
-(Lemma 12), ``beta_w(t) = d sqrt(lam) + sqrt(2 log(1/p) + 2 d log(1 + t/(lam d)))``
-(Lemma 13; also the ideal baseline's reward radius), with ``p = 1/T^2`` unless given
-(App. D.5 uses ``2 log(1/p) = 4 log T``).  ``beta_r``/``beta_w`` accept ``"theory"`` or a
+Confidence radii (App. F.1), all exposed as parameters:
+:math:`\kappa = \sup 1/\sigma'(\langle\theta, \phi\rangle)`
+over :math:`\lVert\theta\rVert \le S`, :math:`\lVert\phi\rVert \le 1`, i.e. :math:`1/\sigma'(S)` (``kappa="theory"``;
+``S = theta_norm_bound``, 1 by Assumption 2 — F.1 writes the sup over :math:`\lVert\theta\rVert \le d`,
+set ``theta_norm_bound = d`` for that), :math:`\Sigma_1 = \kappa\lambda I`, :math:`\Psi_1 = \lambda I`,
+:math:`\beta_r(t) = 2\kappa d\sqrt{\lambda} + 2\kappa \sqrt{2\log(1/p) + 2d\log\bigl(1 + t/(\kappa\lambda d)\bigr)}`
+(Lemma 12), :math:`\beta_w(t) = d\sqrt{\lambda} + \sqrt{2\log(1/p) + 2d\log\bigl(1 + t/(\lambda d)\bigr)}`
+(Lemma 13; also the ideal baseline's reward radius), with :math:`p = 1/T^2` unless given
+(App. D.5 uses :math:`2\log(1/p) = 4\log T`).  ``beta_r``/``beta_w`` accept ``"theory"`` or a
 constant; the defaults are the constant 1 (the paper does not state the values it ran;
 the theoretical radii are far too large for T = 2000 — with ``kappa ~ 5`` and d = 4,
 ``beta_r ~ 124`` — and practical implementations commonly use a constant of order one).

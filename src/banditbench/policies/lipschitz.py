@@ -1,14 +1,14 @@
-"""Lipschitz bandits with stochastic delayed feedback (seed 003: Liu, Kang & Lee).
+r"""Lipschitz bandits with stochastic delayed feedback (seed 003: Liu, Kang & Lee).
 
 * :class:`DelayedZooming` — Algorithm 1 (Sec. 4): zooming with the index
-  ``I_t(x) = mu_t(x) + 2 r_t(x)``, the confidence radius
-  ``r_t(x) = sigma sqrt((4 log T + 2 log(2/delta)) / (1 + v_t(x)))`` (Sec. 4; the
-  ``sigma`` factor of App. D) on the *observed* count ``v_t(x)``, the activation
+  :math:`I_t(x) = \mu_t(x) + 2 r_t(x)`, the confidence radius
+  :math:`r_t(x) = \sigma \sqrt{(4\log T + 2\log(2/\delta)) / (1 + v_t(x))}` (Sec. 4; the
+  :math:`\sigma` factor of App. D) on the *observed* count :math:`v_t(x)`, the activation
   rule with an exact covering oracle, and the lazy-update cache.
 * :class:`DLPP` — Algorithm 2 (Sec. 5), Delayed Lipschitz Phased Pruning:
   round-robin uniform sampling of the active balls of phase ``m`` until each
-  has ``v_m = sigma^2 (4 log T + 2 log(2/delta)) / r_m^2`` observations,
-  elimination at ``4 r_m``, re-covering of the survivors at ``r_m / 2``.
+  has :math:`v_m = \sigma^2 (4\log T + 2\log(2/\delta)) / r_m^2` observations,
+  elimination at :math:`4 r_m`, re-covering of the survivors at :math:`r_m / 2`.
 
 With the ``none`` delay both are the paper's delay-free baselines (Sec. 7):
 the same code, fed before every decision.  Feedback items carry the round they
@@ -18,7 +18,7 @@ arrives.
 
 Choices where the paper is open (parameters):
 
-* ``lazy_rule`` (zooming).  Alg. 1 line 5 prints the test ``v_t(x) + 1 <= 4 v_s(x)``
+* ``lazy_rule`` (zooming).  Alg. 1 line 5 prints the test :math:`v_t(x) + 1 \le 4 v_s(x)`
   (``s`` the last pull of ``x``; an arriving reward of ``x`` is used iff it holds,
   otherwise cached until ``x`` is pulled again), and the text says what it is for:
   "the confidence radius associated with arm x does not fall below half of its value
@@ -26,10 +26,10 @@ Choices where the paper is open (parameters):
   the cache is flushed (line 16, then lines 17–18).
 
   - ``"radius"`` (default) is that guarantee, for the paper's radius
-    ``r = c / sqrt(1 + v)``: ``r_t(x) >= r_s(x) / 2`` after the update, i.e.
-    ``1 + v_t(x) + 1 <= 4 (1 + v_s(x))``.
+    :math:`r = c / \sqrt{1 + v}`: :math:`r_t(x) \ge r_s(x) / 2` after the update, i.e.
+    :math:`1 + v_t(x) + 1 \le 4 (1 + v_s(x))`.
   - ``"count"`` is line 5 as printed.  It is the same guarantee for a radius
-    ``c / sqrt(v)`` and is degenerate at ``v_s(x) = 0`` (an arm's first pull): ``4 v_s = 0``
+    :math:`c / \sqrt{v}` and is degenerate at :math:`v_s(x) = 0` (an arm's first pull): :math:`4 v_s = 0`
     forbids every update, so the first reward would be cached until the next pull, and
     with zero delay the algorithm would not be the classic zooming algorithm that Sec. 4
     says it reduces to (at small ``sigma`` a fresh arm whose index ``2 r_0`` is below the

@@ -1,4 +1,4 @@
-"""Linear logistic bandits: Logistic-UCB-1 (Faury et al. 2020) and ada-OFU-ECOLog (Faury et al. 2022).
+r"""Linear logistic bandits: Logistic-UCB-1 (Faury et al. 2020) and ada-OFU-ECOLog (Faury et al. 2022).
 
 The baselines of seed 002 (Table 1, Sec. 7), with the update rules of the authors'
 public implementation (github.com/criteo-research/logistic_bandit, also published as
@@ -6,14 +6,14 @@ louisfaury/logistic_bandit, package ``logbexp``), computed without its per-round
 O(d^3) work.  ``benchmarks/logistic_speed.py`` runs a direct transcription of that code
 next to these classes and checks that both make the same choices.
 
-* :class:`LogisticUCB1` — ``argmax_x mu(x^T theta_hat) + beta_t ||x||_{V_t^{-1}}`` with
-  ``V_t = d I + sum_s x_s x_s^T`` (updated when the arm is played) and ``theta_hat`` the
-  regularised MLE (``lam_t = d log(2 + t)``) refined by 5 Newton steps on the whole
+* :class:`LogisticUCB1` — :math:`\operatorname*{arg\,max}_x \mu(x^\top \hat\theta) + \beta_t \lVert x\rVert_{V_t^{-1}}`
+  with :math:`V_t = d I + \sum_s x_s x_s^\top` (updated when the arm is played) and :math:`\hat\theta` the
+  regularised MLE (:math:`\lambda_t = d\log(2 + t)`) refined by 5 Newton steps on the whole
   history, every round while ``t < 200`` and then every 10th (the reference's lazy
   schedule), started at a N(0, I) draw as the reference.  ``beta_t`` is the reference's
-  refinement of Faury et al.'s Theorem 1 (``gamma = min(gamma_1, gamma_2)``, then
-  ``sqrt(kappa)/4 min(sqrt(1 + 2S) gamma, gamma + gamma^2 / sqrt(lam_t)) + sqrt(lam_t) S``)
-  with ``kappa = 1 / mu'(S L)``; it changes only when the estimate does, so it is computed
+  refinement of Faury et al.'s Theorem 1 (:math:`\gamma = \min(\gamma_1, \gamma_2)`, then
+  :math:`\frac{\sqrt{\kappa}}{4} \min\bigl(\sqrt{1 + 2S}\, \gamma, \gamma + \gamma^2 / \sqrt{\lambda_t}\bigr) + \sqrt{\lambda_t} S`)
+  with :math:`\kappa = 1 / \dot\mu(S L)`; it changes only when the estimate does, so it is computed
   once per update (the reference recomputes it, a log-determinant and two chi-square
   CDFs, at every pull), the chi-square CDF as the regularised incomplete gamma function,
   and ``V^{-1}`` is updated in place in O(d^2) (the reference's Sherman–Morrison
@@ -21,10 +21,12 @@ next to these classes and checks that both make the same choices.
 * :class:`AdaOFUECOLog` — ada-OFU-ECOLog: one online projected-gradient step block per
   observation on the ECOLog loss in the coordinates ``z = V~^{1/2} theta``, the companion
   estimate ``theta_bar``, the data-dependent radius (cumulative loss difference) and the
-  bonus ``sqrt(2 lam S^2 + (1 + S)^2 gamma_t + L_t) ||x||_{V~^{-1}}``, ``V~ = lam I + sum
-  mu'(x_s^T theta_s) x_s x_s^T``.  The reference takes four matrix square roots per round;
+  bonus :math:`\sqrt{2\lambda S^2 + (1 + S)^2 \gamma_t + L_t}\, \lVert x\rVert_{\tilde V^{-1}}`,
+  :math:`\tilde V = \lambda I + \sum \dot\mu(x_s^\top \theta_s) x_s x_s^\top`.  The reference takes four matrix square
+  roots per round;
   written back in ``theta`` (``z . V~^{-1/2} a = theta . a`` and ``z^T V~^{-1} z = ||theta||^2``)
-  a gradient step is ``theta <- theta - eta [(theta - theta_t) + (mu(a^T theta) - r) V~^{-1} a]``,
+  a gradient step is
+  :math:`\theta \leftarrow \theta - \eta \bigl[(\theta - \theta_t) + (\mu(a^\top \theta) - r) \tilde V^{-1} a\bigr]`,
   so every iterate is ``anchor + w (P - anchor) + c V~^{-1} a`` (``P``: the last projected point)
   and a step updates two scalars; the projection onto ``{z^T V~^{-1} z <= S^2}`` is
   ``(V~ + l I)^{-1} V~ theta``, solved in the eigenbasis of ``V~`` (one eigendecomposition in
@@ -38,23 +40,26 @@ Both classes take ``mode``:
 * ``"streamlined"`` — seed 002 App. A: "we streamline all baseline algorithms into two steps:
   (i) choose the action with the highest UCB and (ii) update the parameters via gradient
   descent", with the bonus "match[ing] the orders of lam, S, kappa, and the effective dimension
-  d~ ... then multipl[ied] by the exploration parameter nu", ``d~ = log det(sum R x x^T + I)``
+  d~ ... then multipl[ied] by the exploration parameter nu", :math:`\tilde d = \log\det\bigl(\sum R x x^\top + I\bigr)`
   (``R = 1/4``, the played arms).  No projection, no Newton step, no data-dependent condition.
   The estimate starts at 0 and is fitted by plain gradient descent on
-  ``sum_s [softplus(x_s^T theta) - r_s x_s^T theta] + lam ||theta||^2`` (the neural family's
+  :math:`\sum_s \bigl[\mathrm{softplus}(x_s^\top \theta) - r_s x_s^\top \theta\bigr] + \lambda \lVert\theta\rVert^2`
+  (the neural family's
   ``regulariser: l2`` loss), ``train_steps`` steps at rate ``lr`` after every ``train_every``-th
   observation, on minibatches of ``minibatch`` observations drawn without replacement from the
   policy's stream (null: the whole history) — App. A does not give the schedule; the paper grid
   uses the neural networks' (Sec. 7: 100 steps at 0.01 every 50 rounds; App. J.1: batch 50).
-  ``lam`` is fixed (tuned, Sec. 7) and the bonus is ``nu beta ||x||_{M^{-1}}`` with
+  ``lam`` is fixed (tuned, Sec. 7) and the bonus is :math:`\nu \beta \lVert x\rVert_{M^{-1}}` with
 
-  - Logistic-UCB-1: ``M = V = lam I + sum x x^T`` and ``beta = sqrt(kappa) sqrt(S) (sqrt(lam) +
-    d~ / sqrt(lam)) + sqrt(lam) S`` — the order of the reference's ``sqrt(kappa)/4 sqrt(1 + 2S)
-    gamma + sqrt(lam) S`` with ``gamma = sqrt(lam)/2 + (2/sqrt(lam)) (log(1/delta) + log det / 2 ...)``;
+  - Logistic-UCB-1: :math:`M = V = \lambda I + \sum x x^\top` and
+    :math:`\beta = \sqrt{\kappa} \sqrt{S} \bigl(\sqrt{\lambda} + \tilde d / \sqrt{\lambda}\bigr) + \sqrt{\lambda} S` — the
+    order of the reference's :math:`\frac{\sqrt{\kappa}}{4} \sqrt{1 + 2S}\, \gamma + \sqrt{\lambda} S` with
+    :math:`\gamma = \frac{\sqrt{\lambda}}{2} + \frac{2}{\sqrt{\lambda}} \bigl(\log(1/\delta) + \frac{1}{2}\log\det \cdots\bigr)`;
     ``kappa`` as the paper sets it (Sec. 7: 10; App. J.1: 50-200), required in this mode.
-  - ada-OFU-ECOLog: ``M = V~ = lam I + sum mu'(x_s^T theta_s) x_s x_s^T`` (``theta_s`` the estimate
-    when ``x_s`` is observed) and ``beta = S sqrt(lam + sqrt(lam) + d~ / sqrt(lam))`` — the order of
-    the reference's ``sqrt(2 lam S^2 + (1 + S)^2 gamma_t + L_t)`` without the data-dependent
+  - ada-OFU-ECOLog: :math:`M = \tilde V = \lambda I + \sum \dot\mu(x_s^\top \theta_s) x_s x_s^\top` (:math:`\theta_s`
+    the estimate when :math:`x_s` is observed) and
+    :math:`\beta = S \sqrt{\lambda + \sqrt{\lambda} + \tilde d / \sqrt{\lambda}}` — the order of
+    the reference's :math:`\sqrt{2\lambda S^2 + (1 + S)^2 \gamma_t + L_t}` without the data-dependent
     ``L_t`` (not an order of lam, S, kappa or d~); no kappa (the algorithm's bonus has none).
 
 Arms are the environment's feature vectors; ``arm_norm_bound`` (L, default 1) enters the reference's

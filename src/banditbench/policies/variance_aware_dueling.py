@@ -1,24 +1,33 @@
-"""VACDB (Di, Jin, Wu, Zhao, Farnoud & Gu, "Variance-Aware Regret Bounds for Stochastic Contextual
+r"""VACDB (Di, Jin, Wu, Zhao, Farnoud & Gu, "Variance-Aware Regret Bounds for Stochastic Contextual
 Dueling Bandits", ICLR 2024): seed 001's linear variance-aware baseline (VACDB in Sec. 6, VALDB in App. E).
 
-``P(x beats y) = mu((x - y)^T theta*)`` with the logistic link.  A SupLinUCB-type
+:math:`P(x \succ y) = \mu\bigl((x - y)^\top \theta^*\bigr)` with the logistic link.  A SupLinUCB-type
 algorithm keeps ``L`` layers, each with its own weighted design matrix, MLE and
 confidence radius.  In round t, starting at layer l = 1 with every arm active
 (Algorithm 1):
 
-* if every active pair has width ``||x - y||_{Sigma_{t,l}^{-1}} <= alpha``: play
-  ``argmax_{x, y} (x + y)^T theta_{t,l} + beta_{t,l} ||x - y||_{Sigma_{t,l}^{-1}}`` over
-  active pairs and add the round to no layer (lines 6–8);
-* else if every active pair has width ``<= 2^-l``: keep the arms with
-  ``x^T theta_{t,l} >= max_x' x'^T theta_{t,l} - 2^-l beta_{t,l}`` and go to layer l + 1
+* if every active pair has width :math:`\lVert x - y\rVert_{\Sigma_{t,l}^{-1}} \le \alpha`: play
+  :math:`\operatorname*{arg\,max}_{x, y} (x + y)^\top \theta_{t,l} + \beta_{t,l} \lVert x - y\rVert_{\Sigma_{t,l}^{-1}}`
+  over active pairs and add the round to no layer (lines 6–8);
+* else if every active pair has width :math:`\le 2^{-l}`: keep the arms with
+  :math:`x^\top \theta_{t,l} \ge \max_{x'} {x'}^\top \theta_{t,l} - 2^{-l} \beta_{t,l}` and go to layer l + 1
   (lines 9–11);
-* else play an active pair of width ``> 2^-l`` and add the round to layer l with
-  weight ``w_t = 2^-l / ||x_t - y_t||_{Sigma_{t,l}^{-1}}`` (lines 12–15).
+* else play an active pair of width :math:`> 2^{-l}` and add the round to layer l with
+  weight :math:`w_t = 2^{-l} / \lVert x_t - y_t\rVert_{\Sigma_{t,l}^{-1}}` (lines 12–15).
 
-Layer l keeps ``Sigma_l = 2^{-2l} I + sum_{s in Psi_l} w_s^2 (x_s - y_s)(x_s - y_s)^T``
-(line 18; its inverse by Sherman–Morrison) and ``theta_l``, the root of
-``2^{-2l} kappa_mu theta + sum_{s in Psi_l} w_s^2 (mu((x_s - y_s)^T theta) - o_s)(x_s - y_s) = 0``
-(line 19: the weighted, ``2^{-2l} kappa_mu / 2``-ridged logistic MLE, by warm-started Newton).
+Layer l keeps (line 18; its inverse by Sherman–Morrison)
+
+.. math::
+
+   \Sigma_l = 2^{-2l} I + \sum_{s \in \Psi_l} w_s^2 (x_s - y_s)(x_s - y_s)^\top
+
+and :math:`\theta_l`, the root of (line 19: the weighted, :math:`2^{-2l} \kappa_\mu / 2`-ridged logistic MLE, by
+warm-started Newton)
+
+.. math::
+
+   2^{-2l} \kappa_\mu \theta + \sum_{s \in \Psi_l} w_s^2 \bigl(\mu((x_s - y_s)^\top \theta) - o_s\bigr)(x_s - y_s) = 0.
+
 The weights cap every sample's weighted width at ``2^-l``, and line 20's Bernstein-type
 radius shrinks with the layer's estimated variance: that makes the regret bound depend
 on the comparisons' variances (the variance-awareness).  Pair widths of a layer are computed for
@@ -30,10 +39,10 @@ knowledge of the paper, cross-checked against the authors' public code; the defa
 ``alpha = 1/T^{3/2}`` and line 20's constants could not be re-checked against the text.
 Where paper and code differ, the difference is a parameter:
 
-* ``beta``: Algorithm 1's ``beta_{t,l}`` (line 20, ``"theory"``) is
-  ``16 2^-l / kappa_mu sqrt((8 Var_{t,l} + 18 iota) iota) + 6 2^-l / kappa_mu iota + 2^{1-l}``
-  with ``iota = log(4 (t + 1)^2 L / delta)`` and ``Var_{t,l}`` the weighted residual sum
-  ``sum w_s^2 (o_s - mu(.))^2`` once ``2^l >= 64 (L_mu / kappa_mu) sqrt(iota)`` (``L_mu = 1/4``,
+* ``beta``: Algorithm 1's :math:`\beta_{t,l}` (line 20, ``"theory"``) is
+  :math:`\frac{16 \cdot 2^{-l}}{\kappa_\mu} \sqrt{(8 \mathrm{Var}_{t,l} + 18\iota)\, \iota} + \frac{6 \cdot 2^{-l}}{\kappa_\mu} \iota + 2^{1-l}`
+  with :math:`\iota = \log\bigl(4 (t + 1)^2 L / \delta\bigr)` and :math:`\mathrm{Var}_{t,l}` the weighted residual sum
+  :math:`\sum w_s^2 (o_s - \mu(\cdot))^2` once :math:`2^l \ge 64 (L_\mu / \kappa_\mu) \sqrt{\iota}` (``L_mu = 1/4``,
   the logistic link's Lipschitz constant) and ``|Psi_l|`` before.  The official code runs
   a constant ``sqrt(d log T) / 4`` (``"official"``, default: seed 001 reports VACDB as run
   by the official implementation; its code divides the theory terms by 10^4 and

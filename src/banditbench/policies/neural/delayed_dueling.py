@@ -1,11 +1,11 @@
-"""Neural dueling bandits with stochastic delayed feedback (seed 000: Wang et al., 2026, Sec. 3.2, Algorithm 2).
+r"""Neural dueling bandits with stochastic delayed feedback (seed 000: Wang et al., 2026, Sec. 3.2, Algorithm 2).
 
 * :class:`NDBDF` — NDB-DF: the network ``h(x; theta_t)`` minimises the IPW-weighted
-  cross-entropy of eq. 7 (weights ``omega_{s,t}`` of eq. 2, regulariser
-  ``lam/2 ||theta - theta_0||^2``); the first arm is greedy on ``h`` (eq. 9), the
-  second maximises ``h(x; theta_t) + nu_T sigma_{t-1}(x, x_{t,1})`` (eq. 10) with
-  ``sigma_{t-1}(x, x') = sqrt(lam/kappa_mu) ||(g(x; theta_0) - g(x'; theta_0)) / sqrt(m)||_{V_{t-1}^{-1}}``
-  (eq. 12) and ``V_{t-1} = (lam/kappa_mu) I + (1/m) sum_s g'_s g'_s^T`` updated with
+  cross-entropy of eq. 7 (weights :math:`\omega_{s,t}` of eq. 2, regulariser
+  :math:`\frac{\lambda}{2} \lVert\theta - \theta_0\rVert^2`); the first arm is greedy on ``h`` (eq. 9), the
+  second maximises :math:`h(x; \theta_t) + \nu_T \sigma_{t-1}(x, x_{t,1})` (eq. 10) with
+  :math:`\sigma_{t-1}(x, x') = \sqrt{\lambda/\kappa_\mu}\, \left\lVert (g(x; \theta_0) - g(x'; \theta_0)) / \sqrt{m} \right\rVert_{V_{t-1}^{-1}}`
+  (eq. 12) and :math:`V_{t-1} = (\lambda/\kappa_\mu) I + \frac{1}{m} \sum_s g'_s {g'_s}^\top` updated with
   every played pair at play time (eq. 8, line 11).
 * :class:`NDBIgnore`, :class:`NDBHeuristic` — the baselines of Sec. 5.2 (:class:`NDBHeuristicAll`:
   the Heuristic that also imputes rounds known to be censored); :class:`NDBZero`
@@ -15,16 +15,16 @@
 Choices seed 000 leaves open (all parameters of the family, declared once here):
 
 * ``nu``: a number is a constant ``nu_T``; ``"theory"`` evaluates eq. 11,
-  ``nu_T = (beta_T + B sqrt(lam/kappa_mu) + 1) kappa_mu / lam`` with Lemma C.5's
-  ``beta_T = sqrt(d_eff + 2 log(1/delta)) / kappa_mu`` (``effective_dimension``
+  :math:`\nu_T = \bigl(\beta_T + B \sqrt{\lambda/\kappa_\mu} + 1\bigr) \kappa_\mu / \lambda` with Lemma C.5's
+  :math:`\beta_T = \sqrt{d_\mathrm{eff} + 2\log(1/\delta)} / \kappa_\mu` (``effective_dimension``
   ``d_eff`` and ``norm_bound`` B must then be given).  The default ``nu = 1``
   follows the constant exploration coefficient used in practice by the neural
   dueling literature (Verma et al. 2024), as ``beta = 1`` does for LDB-DF.
 * The regulariser of eq. 7 in the NTK parametrisation: ``regulariser_scale =
-  "width"`` (default) uses ``(m lam / 2) ||theta - theta_0||^2``, which is
-  ``lam/2 ||w||^2`` for the linearised model ``Delta h = phi'^T w`` with
-  ``phi' = g'/sqrt(m)``, ``w = sqrt(m) (theta - theta_0)`` — the exact analogue of
-  LDB-DF's ``lam/2 ||theta||^2`` next to eq. 8's ``V`` (and NeuralUCB's ``m lam``).
+  "width"`` (default) uses :math:`\frac{m\lambda}{2} \lVert\theta - \theta_0\rVert^2`, which is
+  :math:`\frac{\lambda}{2} \lVert w\rVert^2` for the linearised model :math:`\Delta h = {\phi'}^\top w` with
+  :math:`\phi' = g'/\sqrt{m}`, :math:`w = \sqrt{m}\, (\theta - \theta_0)` — the exact analogue of
+  LDB-DF's :math:`\frac{\lambda}{2} \lVert\theta\rVert^2` next to eq. 8's ``V`` (and NeuralUCB's ``m lam``).
   ``"one"`` takes eq. 7's ``lam/2`` literally; with the ``sqrt(m)``-scaled output it
   is a ridge of only ``lam/m`` on ``w`` and the network fits the duels' noise.
 * ``lam = 1``, ``kappa_mu = 0.1`` (as the linear family), width ``m = 32``,

@@ -1,36 +1,41 @@
-"""Neural logistic bandits (seed 002: Bae and Lee, "Neural Logistic Bandits") and the NCBF-UCB baseline.
+r"""Neural logistic bandits (seed 002: Bae and Lee, "Neural Logistic Bandits") and the NCBF-UCB baseline.
 
 Every policy here fits a network ``f(x; theta)`` (:mod:`.nets`) to Bernoulli rewards by
 the regularised cross-entropy of Subroutine TrainNN (:mod:`.training`) and selects
-``argmax_x mean(x) + radius_{t-1} * ||phi(x)||_{M_{t-1}^{-1}}`` (UCB) or the argmax of
-``N(mean(x), (radius_{t-1} ||phi(x)||_{M_{t-1}^{-1}})^2)`` samples (TS):
+:math:`\operatorname*{arg\,max}_x \mathrm{mean}(x) + \mathrm{radius}_{t-1} \lVert\phi(x)\rVert_{M_{t-1}^{-1}}` (UCB) or
+the argmax of :math:`\mathcal{N}\bigl(\mathrm{mean}(x), (\mathrm{radius}_{t-1} \lVert\phi(x)\rVert_{M_{t-1}^{-1}})^2\bigr)`
+samples (TS):
 
-================  =================================  ==========================  ==========================
-policy            mean(x)                            matrix ``M_t``              radius
-================  =================================  ==========================  ==========================
-NeuralLog-UCB-1   ``mu(f(x; theta_{t-1}))``          ``V_t``                     ``R sqrt(kappa) nu^(1)``
-NeuralLog-TS-1    ``f(x; theta_{t-1})`` (sampled)    ``V_t``                     ``sqrt(kappa) nu^(1)``
-NeuralLog-UCB-2   ``g(x)^T (theta_{t-1} - theta_0)``  ``W_t``                     ``nu^(2)``
-NeuralLog-TS-2    ``g(x)^T (theta_{t-1} - theta_0)``  ``W_t``                     ``nu^(2)``
-NCBF-UCB          ``f(x; theta_{t-1})``              ``V_t`` (fixed ``lam``)     Verma et al.
-================  =================================  ==========================  ==========================
+================  =============================================  ============================  ===================================
+policy            mean(x)                                        matrix :math:`M_t`            radius
+================  =============================================  ============================  ===================================
+NeuralLog-UCB-1   :math:`\mu(f(x; \theta_{t-1}))`                :math:`V_t`                   :math:`R \sqrt{\kappa}\, \nu^{(1)}`
+NeuralLog-TS-1    :math:`f(x; \theta_{t-1})` (sampled)           :math:`V_t`                   :math:`\sqrt{\kappa}\, \nu^{(1)}`
+NeuralLog-UCB-2   :math:`g(x)^\top (\theta_{t-1} - \theta_0)`    :math:`W_t`                   :math:`\nu^{(2)}`
+NeuralLog-TS-2    :math:`g(x)^\top (\theta_{t-1} - \theta_0)`    :math:`W_t`                   :math:`\nu^{(2)}`
+NCBF-UCB          :math:`f(x; \theta_{t-1})`                     :math:`V_t` (fixed ``lam``)   Verma et al.
+================  =============================================  ============================  ===================================
 
-with ``V_t = sum phi phi^T + kappa lam_t I`` and ``W_t = sum mu'(f(x_i; theta_i)) phi phi^T + lam_t I``.
+with :math:`V_t = \sum \phi\phi^\top + \kappa\lambda_t I` and
+:math:`W_t = \sum \dot\mu(f(x_i; \theta_i))\, \phi\phi^\top + \lambda_t I` (:math:`\dot\mu = \mu'`).
 
-* NeuralLog-UCB-1: Algorithm 1 line 2 with ``nu^(1)`` of eq. 1 and ``iota_t`` of eq. 2;
-  NeuralLog-UCB-2: Algorithm 2 line 2 (eq. 5) with ``nu^(2)`` of eq. 4.
-* NeuralLog-TS-1 / -2 (App. I and J): ``sigma_t(x)^2 = kappa lam_t ||phi||^2_{V_t^{-1}}`` and
-  ``nu_t = nu^(1)_t lam_t^{-1/2}``, so the sampling deviation ``nu sigma`` is
-  ``sqrt(kappa) nu^(1) ||phi||_{V^{-1}}``; TS-2 likewise ``nu^(2) ||phi||_{W^{-1}}`` (App. I's
-  ``sigma'_t(x)^2 = lam_t ||phi||_{W^{-1}}`` lacks the square on the norm that its TS-1 analogue has;
-  we read it with the square).  The appendix samples with ``nu_T``, the radius at the horizon,
+* NeuralLog-UCB-1: Algorithm 1 line 2 with :math:`\nu^{(1)}` of eq. 1 and :math:`\iota_t` of eq. 2;
+  NeuralLog-UCB-2: Algorithm 2 line 2 (eq. 5) with :math:`\nu^{(2)}` of eq. 4.
+* NeuralLog-TS-1 / -2 (App. I and J): :math:`\sigma_t(x)^2 = \kappa\lambda_t \lVert\phi\rVert^2_{V_t^{-1}}` and
+  :math:`\nu_t = \nu^{(1)}_t \lambda_t^{-1/2}`, so the sampling deviation :math:`\nu\sigma` is
+  :math:`\sqrt{\kappa}\, \nu^{(1)} \lVert\phi\rVert_{V^{-1}}`; TS-2 likewise :math:`\nu^{(2)} \lVert\phi\rVert_{W^{-1}}`
+  (App. I's :math:`\sigma'_t(x)^2 = \lambda_t \lVert\phi\rVert_{W^{-1}}` lacks the square on the norm that its TS-1
+  analogue has; we read it with the square).  The appendix samples with ``nu_T``, the radius at the horizon,
   which is unknown at round t; we use the running ``nu_{t-1}`` as the UCB variants do.
 * NCBF-UCB (Verma et al. 2025, neural contextual bandits with binary feedback): the
-  latent UCB ``f(x; theta) + nu_T sigma_{t-1}(x)`` with ``sigma = sqrt(kappa lam) ||phi||_{V^{-1}}``,
-  ``V = sum phi phi^T + kappa lam I`` (``lam / kappa_mu`` with ``kappa_mu = 1 / kappa``) and
-  ``nu_T = (beta + S sqrt(kappa lam) + 1) / (kappa lam)``, ``beta = kappa sqrt(d_t + 2 log(1/delta))``,
-  i.e. radius ``(beta + S sqrt(kappa lam) + 1) / sqrt(kappa lam)``; its effective dimension is
-  ``d_t = log det(I + sum phi phi^T / (kappa lam))`` (Verma et al.; seed 002 App. A writes it at lam = 1).
+  latent UCB :math:`f(x; \theta) + \nu_T \sigma_{t-1}(x)` with
+  :math:`\sigma = \sqrt{\kappa\lambda}\, \lVert\phi\rVert_{V^{-1}}`,
+  :math:`V = \sum \phi\phi^\top + \kappa\lambda I` (``lam / kappa_mu`` with ``kappa_mu = 1 / kappa``) and
+  :math:`\nu_T = \bigl(\beta + S\sqrt{\kappa\lambda} + 1\bigr) / (\kappa\lambda)`,
+  :math:`\beta = \kappa \sqrt{d_t + 2\log(1/\delta)}`,
+  i.e. radius :math:`\bigl(\beta + S\sqrt{\kappa\lambda} + 1\bigr) / \sqrt{\kappa\lambda}`; its effective dimension is
+  :math:`d_t = \log\det\bigl(I + \sum \phi\phi^\top / (\kappa\lambda)\bigr)` (Verma et al.; seed 002 App. A writes it
+  at lam = 1).
 
 Parameters and choices (all family parameters, declared once in the base class):
 
@@ -44,11 +49,12 @@ Parameters and choices (all family parameters, declared once in the base class):
   use the network either way.
 * ``radius``: ``"order"`` (default) follows seed 002 App. A: the bonus keeps the dependence
   of the theoretical radius on S, lam, kappa and the running effective dimension
-  ``d_t = log det(I + (R / lam_0) sum phi phi^T)`` (eq. 2's log-determinant, App. A's
-  ``log det(sum R g g^T + I)``) and drops absolute constants, L, delta and log t factors,
-  then is multiplied by the exploration parameter ``nu``: NeuralLog ``nu^(1) = nu^(2) ->
-  S^2 (sqrt(d_t) + lam_0^{-1/2})`` (App. I: ``nu_T^(1) = O(S^2 sqrt(d) + S^2.5)`` with
-  ``lam_0 = O(1/S)``), NCBF ``-> sqrt(kappa d_t / lam) + S``.  ``"theory"`` evaluates eqs. 1, 2 and
+  :math:`d_t = \log\det\bigl(I + (R / \lambda_0) \sum \phi\phi^\top\bigr)` (eq. 2's log-determinant, App. A's
+  :math:`\log\det\bigl(\sum R g g^\top + I\bigr)`) and drops absolute constants, L, delta and log t factors,
+  then is multiplied by the exploration parameter ``nu``: NeuralLog
+  :math:`\nu^{(1)} = \nu^{(2)} \to S^2 \bigl(\sqrt{d_t} + \lambda_0^{-1/2}\bigr)`
+  (App. I: :math:`\nu_T^{(1)} = O(S^2 \sqrt{d} + S^{2.5})` with
+  :math:`\lambda_0 = O(1/S)`), NCBF :math:`\to \sqrt{\kappa d_t / \lambda} + S`.  ``"theory"`` evaluates eqs. 1, 2 and
   4 (Verma's ``nu_T``) as written, with the absolute constants ``C_1 = c1`` and
   ``C_6 = C_7 = c_nu`` (default 1) — radii in the thousands, which is why the paper's
   experiments rescale them.
@@ -58,7 +64,7 @@ Parameters and choices (all family parameters, declared once in the base class):
   seed, 1000, not used by the experiments; docs/papers/seed-002-neural-logistic.md).  The
   paper grid sets its own per-family values (``workflow/scripts/tune_neural_logistic.py``).
 * ``lam``: a number fixes ``lam_t = lam``; ``"adaptive"`` follows eq. 3 with
-  ``lam_0 = 8 sqrt(2) C_1 sqrt(L) log(4 / delta) / S`` (Algorithm 1, line 0).  With a fixed
+  :math:`\lambda_0 = 8\sqrt{2}\, C_1 \sqrt{L} \log(4/\delta) / S` (Algorithm 1, line 0).  With a fixed
   ``lam`` the log-determinant and eq. 2 use ``lam_0 = lam``.  ``t`` in ``log(4 t^2 / delta)``
   counts the observations so far (at least 1, so that round 1 is defined).
 * Sec. 7's practical adjustments, each its own option, defaulting to the experiments:

@@ -1,28 +1,30 @@
-"""Variance-aware neural dueling bandits with shallow exploration (seed 001: Oh et al., Algorithm 1).
+r"""Variance-aware neural dueling bandits with shallow exploration (seed 001: Oh et al., Algorithm 1).
 
-The utility model is ``f(x; theta, W) = theta^T phi(x; W)`` (eq. 2) with
-``phi(x; W) = sqrt(m) ReLU(W^L ... ReLU(W^1 x))`` in R^D the network's last layer
+The utility model is :math:`f(x; \theta, W) = \theta^\top \phi(x; W)` (eq. 2) with
+:math:`\phi(x; W) = \sqrt{m}\, \mathrm{ReLU}(W^L \cdots \mathrm{ReLU}(W^1 x)) \in \mathbb{R}^D` the network's last layer
 (:class:`~banditbench.policies.neural.nets.MLP` with ``outputs = D``,
-``output_relu = True``) and ``theta`` in R^D; ``theta_0 ~ N(0, 1/D)`` (eq. 3).
+``output_relu = True``) and :math:`\theta \in \mathbb{R}^D`; :math:`\theta_0 \sim \mathcal{N}(0, 1/D)` (eq. 3).
 Exploration is *shallow*: the confidence matrix lives in the D-dimensional
-feature space,
+feature space (eq. 6),
 
-    V_t = lam I + sum_{i <= t} Delta phi_i Delta phi_i^T / zeta_i^2          (eq. 6)
+.. math::
 
-with ``Delta phi_i = phi(x_{i,1}; W_{i-1}) - phi(x_{i,2}; W_{i-1})`` the features
+    V_t = \lambda I + \sum_{i \le t} \Delta\phi_i \Delta\phi_i^\top / \zeta_i^2
+
+with :math:`\Delta\phi_i = \phi(x_{i,1}; W_{i-1}) - \phi(x_{i,2}; W_{i-1})` the features
 the pair was chosen with, updated by Sherman–Morrison (Algorithm 1 line 13) — no
 full-gradient pass.  Each round (Algorithm 1):
 
 1. the pair is chosen by one of the six strategies of Sec. 4.2
-   (:mod:`banditbench.policies.pair_selection`) from ``u_k = theta^T phi(x_k; W)``
-   and the pair widths ``||Delta phi||_{V^{-1}}``;
+   (:mod:`banditbench.policies.pair_selection`) from :math:`u_k = \theta^\top \phi(x_k; W)`
+   and the pair widths :math:`\lVert\Delta\phi\rVert_{V^{-1}}`;
 2. every ``H`` rounds (``episode_length``) ``(theta, W)`` take ``train_steps``
    Adam steps (learning rate ``lr``, App. E.2.1) on the loss of eq. 4,
-   ``sum_i [softplus(Delta f_i) - o_i Delta f_i] / zeta_i^2 + lam/2 ||theta - theta_0||^2``
+   :math:`\sum_i \bigl[\mathrm{softplus}(\Delta f_i) - o_i \Delta f_i\bigr] / \zeta_i^2 + \frac{\lambda}{2} \lVert\theta - \theta_0\rVert^2`
    (line 9), and then ``theta`` alone is refit to the minimiser of eq. 4 with ``W``
    fixed — a convex logistic regression on the features, solved by Newton's method
    (line 10, ``refit_theta``);
-3. ``zeta_t = max(sigma_t, epsilon)`` with ``sigma_t^2 = mu(Delta f_t)(1 - mu(Delta f_t))``
+3. :math:`\zeta_t = \max(\sigma_t, \epsilon)` with :math:`\sigma_t^2 = \mu(\Delta f_t)\bigl(1 - \mu(\Delta f_t)\bigr)`
    under the updated parameters (eq. 5, line 12) for NVLDB, a constant (``zeta``, default 1) for the
    variance-agnostic NLDB; ``V`` takes the round's term (line 13).
 
