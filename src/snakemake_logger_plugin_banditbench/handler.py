@@ -343,8 +343,10 @@ class ConsoleHandler(LogHandlerBase):
         logs = list(getattr(record, "log", None) or []) or known.get("log", [])
         wildcards = ", ".join(f"{k}={v}" for k, v in known.get("wildcards", {}).items())
         if getattr(record, "indent", False):  # one job of a failed group job: one line under the group's block
-            line = f"    rule {rule} (jobid {jobid})" + (f", {wildcards}" if wildcards else "")
-            self._write(line + (f"; log: {', '.join(logs)}" if logs else ""), self.RED)
+            lines = [f"    rule {rule} (jobid {jobid})" + (f", {wildcards}" if wildcards else "")]
+            lines[0] += f"; log: {', '.join(logs)}" if logs else ""
+            lines += [f"        last line: {cut(last, MAX_DETAIL)}" for last in map(last_line, logs) if last]
+            self._write("\n".join(lines), self.RED)
             return
         self.failed += 1
         lines = [f"Job failed: rule {rule} (jobid {jobid})"]
@@ -363,13 +365,13 @@ class ConsoleHandler(LogHandlerBase):
         infos = list(getattr(record, "job_error_info", None) or [])
         self.failed += len(infos) or 1
         lines = [f"Group job failed: {getattr(record, 'groupid', '?')} ({len(infos)} jobs, each listed below)"]
-        lines += self._log_lines(list(getattr(record, "aux_logs", None) or []))
+        lines += self._log_lines(list(getattr(record, "aux_logs", None) or []), required=False)
         lines += self._exception_lines()
         self._write("\n".join(lines), self.RED)
 
-    def _log_lines(self, logs: list[str]) -> list[str]:
+    def _log_lines(self, logs: list[str], required: bool = True) -> list[str]:
         if not logs:
-            return ["    log: none (see the full log)"]
+            return ["    log: none (see the full log)"] if required else []
         lines = []
         for path in logs:
             lines.append(f"    log: {path}")

@@ -200,36 +200,34 @@ def test_a_failed_job_is_one_block_naming_rule_wildcards_and_log(tmp_path, monke
     assert "m499.py" not in handler.stream.getvalue() and max(map(len, lines)) < 200
 
 
-def test_a_failed_group_job_names_each_of_its_jobs_and_the_cluster_log():
+def test_a_failed_group_job_names_each_of_its_jobs_and_the_cluster_log(tmp_path, monkeypatch):
+    """As the Slurm executor reports a failed group job: the group, then each of its jobs (all marked failed)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs/0_to_1.log").write_text("banditbench 0.1.0 from src\nRuntimeError: injected failure\n")
+    (tmp_path / "logs/2.log").write_text("")  # not started
     handler = _handler()
     handler.handle(_record("Job stats:", event=LogEvent.RUN_INFO, stats=STATS))
     for jobid, seeds in ((4, "0_to_1"), (5, "2")):
         rule = f"simulate_seeds_{seeds}"
         info = dict(jobid=jobid, rule_name=rule, wildcards={"algorithm": "ldb"}, log=[f"logs/{seeds}.log"])
         handler.handle(_record(f" Rule: {rule}", event=LogEvent.JOB_INFO, **info))
-    infos = [dict(rule_name="simulate_seeds_0_to_1", jobid=4, log=["logs/0_to_1.log"])] * 2
-    handler.handle(
-        _record(
-            "Error in group g1",
-            logging.ERROR,
-            event=LogEvent.GROUP_ERROR,
-            groupid="g1",
-            aux_logs=[],
-            job_error_info=infos,
-        )
-    )
+    infos = [dict(rule_name=f"simulate_seeds_{seeds}", jobid=jobid) for jobid, seeds in ((4, "0_to_1"), (5, "2"))]
+    group = dict(groupid="simulations", aux_logs=["slurm_logs/group_simulations/77.log"], job_error_info=infos)
+    handler.handle(_record("Error in group simulations", logging.ERROR, event=LogEvent.GROUP_ERROR, **group))
     for jobid, seeds in ((4, "0_to_1"), (5, "2")):
         error = dict(jobid=jobid, rule_name=f"simulate_seeds_{seeds}", log=[f"logs/{seeds}.log"], aux={}, indent=True)
         handler.handle(_record("Error in rule", logging.ERROR, event=LogEvent.JOB_ERROR, **error))
     handler.close()
     lines = handler.stream.getvalue().splitlines()
-    assert lines[1:5] == [
-        "Group job failed: g1 (2 jobs, each listed below)",
-        "    log: none (see the full log)",
+    assert lines[1:] == [
+        "Group job failed: simulations (2 jobs, each listed below)",
+        "    log: slurm_logs/group_simulations/77.log",
         "    rule simulate_seeds_0_to_1 (jobid 4), algorithm=ldb; log: logs/0_to_1.log",
+        "        last line: RuntimeError: injected failure",
         "    rule simulate_seeds_2 (jobid 5), algorithm=ldb; log: logs/2.log",
+        "Stopped: 0/19 jobs done, 2 failed, after 0:00:00",
     ]
-    assert lines[-1] == "Stopped: 0/19 jobs done, 2 failed, after 0:00:00"
 
 
 @pytest.mark.parametrize(
