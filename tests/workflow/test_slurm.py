@@ -76,7 +76,9 @@ def test_slurm_profile_reproduces_the_local_run(tmp_path):
         timeout=1200,
     )
     assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
-    submitted = re.findall(r"submitted with SLURM jobid \d+ \(log: \S*/slurm_logs/(\w+)/", run.stdout + run.stderr)
+    # the console shows progress only (the profile's logger); each submission is in Snakemake's full log
+    [full_log] = (cluster / ".snakemake/log").glob("*.snakemake.log")
+    submitted = re.findall(r"submitted with SLURM jobid \d+ \(log: \S*/slurm_logs/(\w+)/", full_log.read_text())
     assert "rule_preprocess" in submitted
     assert [s for s in submitted if s.startswith("group_simulations")]  # simulate jobs grouped
     runs = sorted(p.relative_to(local) for p in (local / "results/runs").rglob("*.npz"))

@@ -1,0 +1,444 @@
+"""The console handler: a start line, a progress line, warnings and errors in full, failed jobs as blocks.
+
+Snakemake hands every log record to this handler (in its queue listener's thread, one at a time);
+its own file handler writes the same records, all of them, to ``.snakemake/log/<date>.snakemake.log``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import sys
+import threading
+import time
+from typing import Any, Optional, TextIO
+
+from snakemake_interface_logger_plugins.base import LogHandlerBase
+from snakemake_interface_logger_plugins.common import LogEvent
+
+# Snakemake's set-up chatter before the jobs are planned (its INFO records without an event): left to the
+# full log.  Any other INFO record before the run (`--lint`, `--report`, "Nothing to be done", ...) is shown.
+SETUP_CHATTER = (
+    "Assuming unrestricted shared filesystem usage",
+    "Building DAG of jobs",
+    "Using shell:",
+    "Conda environments: ignored",
+    "Singularity containers: ignored",
+    "Group jobs: inactive",
+    "Select jobs to execute",
+    "SLURM run ID:",
+    "Cleaning up SLURM log files",
+)
+# events that never reach the console (JOB_INFO is remembered for the failure blocks)
+SILENT_EVENTS = {
+    LogEvent.SHELLCMD,
+    LogEvent.JOB_STARTED,
+    LogEvent.GROUP_INFO,
+    LogEvent.RESOURCES_INFO,
+    LogEvent.WORKFLOW_STARTED,
+    LogEvent.DEBUG_DAG,
+    LogEvent.RULEGRAPH,
+}
+COMPLETE_LOG = "Complete log(s): "
+ELAPSED = "Elapsed time: "
+# a line of a warning or error longer than this is cut (a failed shell job's command holds its whole cell)
+MAX_LINE = 1000
+# in a failure block, the exception and the log's last line
+MAX_DETAIL = 300
+TICK_SECONDS = 1.0
+
+# the per-block simulate rules (simulate_seed_3, simulate_seeds_0_to_19) count as one kind of job
+_SEED_BLOCK = re.compile(r"_seeds?_\d+(?:_to_\d+)?$")
+# a failed shell job's exception quotes its whole command
+_FAILED_COMMAND = re.compile(r"Command '.*' returned non-zero exit status (-?\d+)\.?", re.S)
+
+
+def duration(seconds: float) -> str:
+    """h:mm:ss"""
+    seconds = max(0, int(round(seconds)))
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def rate_text(per_minute: float) -> str:
+    return f"{per_minute:.0f}" if per_minute >= 100 else f"{per_minute:.1f}"
+
+
+def cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [{len(text) - limit} more characters: see the full log]"
+
+
+def planned_summary(stats: dict[str, int], limit: int = 120) -> str:
+    """``4 simulate, 1 aggregate, 1 all`` from Snakemake's job stats (rule -> count, and "total")."""
+    counts: dict[str, int] = {}
+    for rule, count in stats.items():
+        if rule != "total":
+            kind = _SEED_BLOCK.sub("", rule)
+            counts[kind] = counts.get(kind, 0) + count
+    text = ", ".join(f"{count} {kind}" for kind, count in counts.items())
+    return text if len(text) <= limit else text[:limit].rsplit(", ", 1)[0] + ", ..."
+
+
+def last_line(path: str) -> Optional[str]:
+    """The last non-empty line of a (log) file, or None."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 8192))
+            tail = f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    return lines[-1] if lines else None
+
+
+def shown_path(path: str) -> str:
+    """A path relative to the working directory when that is also the shell's (``$PWD``), else absolute."""
+    path = os.path.abspath(path)
+    cwd = os.getcwd()
+    shell = os.environ.get("PWD")
+    if shell and os.path.realpath(shell) == os.path.realpath(cwd) and path.startswith(cwd + os.sep):
+        return os.path.relpath(path, cwd)
+    return path
+
+
+def snakemake_logfile() -> Optional[str]:
+    """The file Snakemake's own file handler writes the full log to (set up before the workflow runs)."""
+    for handler in logging.getLogger("snakemake.logging").handlers:
+        if isinstance(handler, logging.FileHandler):
+            return handler.baseFilename
+    return None
+
+
+class ConsoleHandler(LogHandlerBase):
+    RED, YELLOW, GREEN = "\033[31m", "\033[33m", "\033[32m"
+    RESET = "\033[0m"
+
+    def __post_init__(self) -> None:
+        common = self.common_settings
+        self.stream: TextIO = sys.stdout if getattr(common, "stdout", False) else sys.stderr
+        # Snakemake's own output where a flag asks for it: dry runs (their "Job stats:" table and job list),
+        # -p, --verbose, --debug-dag, --quiet
+        self.passthrough = bool(
+            common.dryrun or common.printshellcmds or common.verbose or common.debug_dag or common.quiet
+        )
+        self._inner: Optional[logging.Handler] = None
+        if self.passthrough:
+            from snakemake.logging import ColorizingTextHandler, DefaultFilter, DefaultFormatter
+
+            self._inner = ColorizingTextHandler(
+                nocolor=common.nocolor,
+                stream=self.stream,
+                formatter=DefaultFormatter(common.quiet, common.show_failed_logs),
+                filter=DefaultFilter(
+                    common.quiet, common.debug_dag, common.verbose, common.dryrun, common.printshellcmds
+                ),
+            )
+            return
+        interval = getattr(self.settings, "interval", None)
+        self.interval = 60 if interval is None else max(0, int(interval))
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.color = self.tty and not common.nocolor and os.environ.get("TERM") != "dumb"
+        self.show_failed_logs = bool(common.show_failed_logs)
+        self.clock = time.monotonic
+        self.running = False  # between the start line and the final line
+        self.finished = False
+        self.start = 0.0
+        self.done = 0
+        self.total = 0
+        self.failed = 0
+        self.logfile: Optional[str] = None
+        self.jobs: dict[Any, dict[str, Any]] = {}  # jobid -> rule, wildcards, log (from JOB_INFO)
+        self.pending_exception: Optional[str] = None  # a RuleException, shown in the next failure block
+        self.warnings_seen: set[str] = set()
+        self.repeated_warnings = 0
+        self.last_print = 0.0
+        self.last_tenth = 0
+        self.line_shown = False  # a progress line is on the terminal, without its newline
+        self._ticker: Optional[threading.Thread] = None
+        self._stop = threading.Event()
+
+    # --- what Snakemake asks of a log handler -------------------------------------------------------------
+
+    @property
+    def writes_to_stream(self) -> bool:
+        return True
+
+    @property
+    def writes_to_file(self) -> bool:
+        return False
+
+    @property
+    def has_filter(self) -> bool:
+        return True
+
+    @property
+    def has_formatter(self) -> bool:
+        return True
+
+    @property
+    def needs_rulegraph(self) -> bool:
+        return False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if self._inner is not None:
+                self._inner.handle(record)
+            else:
+                self._emit(record)
+        except Exception:  # noqa: BLE001 -- a console problem must not stop the workflow
+            self.handleError(record)
+
+    def flush(self) -> None:
+        if self._inner is not None:
+            self._inner.flush()
+            return
+        try:
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass
+
+    def close(self) -> None:
+        if self._inner is not None:
+            self._inner.close()
+        else:
+            self.acquire()
+            try:
+                self._stop.set()
+                if self.running:  # the workflow ended without Snakemake's "Elapsed time" (interrupted)
+                    self._finish()
+                self._flush_pending()
+                self._end_line()
+            finally:
+                self.release()
+            if self._ticker is not None and self._ticker is not threading.current_thread():
+                self._ticker.join(timeout=2)
+        super().close()
+
+    # --- records ------------------------------------------------------------------------------------------
+
+    def _emit(self, record: logging.LogRecord) -> None:
+        event = getattr(record, "event", None)
+        if event == LogEvent.JOB_INFO:
+            self.jobs[getattr(record, "jobid", None)] = {
+                "rule": getattr(record, "rule_name", None),
+                "wildcards": dict(getattr(record, "wildcards", None) or {}),
+                "log": list(getattr(record, "log", None) or []),
+            }
+            return
+        if event == LogEvent.JOB_FINISHED:
+            self.jobs.pop(getattr(record, "job_id", None), None)
+            return
+        if event == LogEvent.RUN_INFO and isinstance(getattr(record, "stats", None), dict):
+            if not self.running and not self.finished:
+                self._start(record.stats)
+            return
+        if event == LogEvent.PROGRESS:
+            self._progress(int(getattr(record, "done", 0)), int(getattr(record, "total", 0) or self.total))
+            return
+        if event == LogEvent.JOB_ERROR:
+            self._job_error(record)
+            return
+        if event == LogEvent.GROUP_ERROR:
+            self._group_error(record)
+            return
+        if event in SILENT_EVENTS or record.levelno < logging.INFO:
+            return
+        message = record.getMessage()
+        if record.levelno >= logging.ERROR:
+            if event == LogEvent.ERROR and getattr(record, "exception", None) == "RuleException" and self.running:
+                # a failed job's exception (its shell command and exit status): folded into its block next
+                self._flush_pending()
+                self.pending_exception = message
+                return
+            self._flush_pending()
+            self._write(self._cut_lines(message), self.RED)
+            return
+        if record.levelno >= logging.WARNING:
+            self._flush_pending()
+            if message in self.warnings_seen:
+                self.repeated_warnings += 1
+                return
+            self.warnings_seen.add(message)
+            self._write(self._cut_lines(message), self.YELLOW)
+            return
+        # INFO without an event
+        if self.running:
+            if message.startswith(COMPLETE_LOG):
+                self.logfile = message[len(COMPLETE_LOG) :].split(", ")[0].strip()
+            elif message.startswith(ELAPSED):
+                self._finish()
+            return  # per-job chatter ("Select jobs to execute...", submissions, ...): in the full log
+        if message.startswith(SETUP_CHATTER) or not message.strip():
+            return
+        self._write(message)
+
+    def _start(self, stats: dict[str, int]) -> None:
+        self.running = True
+        self.start = self.last_print = self.clock()
+        self.total = int(stats.get("total", 0))
+        self.logfile = snakemake_logfile()
+        where = f"; full log: {shown_path(self.logfile)}" if self.logfile else ""
+        jobs = "job" if self.total == 1 else "jobs"
+        self._write(f"{self.total} {jobs} to run ({planned_summary(stats)}){where}")  # and the progress line
+        if self.tty:
+            self._ticker = threading.Thread(target=self._tick, name="banditbench-console", daemon=True)
+            self._ticker.start()
+
+    def _progress(self, done: int, total: int) -> None:
+        self.done, self.total = done, max(total, done)
+        if not self.running:
+            return
+        if self.tty:
+            self._draw()
+            return
+        now = self.clock()
+        tenth = self.done * 10 // self.total if self.total else 10
+        if self.done >= self.total or tenth > self.last_tenth or now - self.last_print >= self.interval:
+            self.last_tenth = max(self.last_tenth, tenth)
+            self.last_print = now
+            self._write(self.progress_line(now))
+
+    def progress_line(self, now: Optional[float] = None) -> str:
+        elapsed = (self.clock() if now is None else now) - self.start
+        pct = self.done * 100 // self.total if self.total else 100
+        parts = [f"{self.done}/{self.total} jobs ({pct}%)"]
+        if self.failed:
+            parts.append(f"{self.failed} failed")
+        if self.done and elapsed > 0:
+            per_minute = self.done / elapsed * 60
+            eta = (self.total - self.done) * elapsed / self.done
+            parts += [f"{rate_text(per_minute)} jobs/min", f"ETA {duration(eta)}"]
+        else:
+            parts.append("ETA -:--:--")
+        parts.append(f"elapsed {duration(elapsed)}")
+        return ", ".join(parts)
+
+    def _finish(self) -> None:
+        self._flush_pending()
+        self.running, self.finished = False, True
+        self._stop.set()
+        elapsed = self.clock() - self.start
+        where = f"; full log: {shown_path(self.logfile)}" if self.logfile else ""
+        if self.failed == 0 and self.done >= self.total:
+            rate = f" ({rate_text(self.done / elapsed * 60)} jobs/min)" if elapsed > 0 and self.done else ""
+            line, color = f"Done: {self.done}/{self.total} jobs in {duration(elapsed)}{rate}", self.GREEN
+        else:
+            failed = f", {self.failed} failed" if self.failed else ""
+            line = f"Stopped: {self.done}/{self.total} jobs done{failed}, after {duration(elapsed)}"
+            color = self.RED
+        if self.repeated_warnings:
+            line += f" ({self.repeated_warnings} repeated warnings not shown)"
+        self._write(line + where, color)
+
+    # --- failed jobs ----------------------------------------------------------------------------------------
+
+    def _job_error(self, record: logging.LogRecord) -> None:
+        jobid = getattr(record, "jobid", None)
+        known = self.jobs.get(jobid, {})
+        rule = getattr(record, "rule_name", None) or known.get("rule") or "?"
+        logs = list(getattr(record, "log", None) or []) or known.get("log", [])
+        wildcards = ", ".join(f"{k}={v}" for k, v in known.get("wildcards", {}).items())
+        if getattr(record, "indent", False):  # one job of a failed group job: one line under the group's block
+            lines = [f"    rule {rule} (jobid {jobid})" + (f", {wildcards}" if wildcards else "")]
+            lines[0] += f"; log: {', '.join(logs)}" if logs else ""
+            lines += [f"        last line: {cut(last, MAX_DETAIL)}" for last in map(last_line, logs) if last]
+            self._write("\n".join(lines), self.RED)
+            return
+        self.failed += 1
+        lines = [f"Job failed: rule {rule} (jobid {jobid})"]
+        if wildcards:
+            lines.append(f"    wildcards: {wildcards}")
+        rule_msg = getattr(record, "rule_msg", None)
+        if rule_msg:
+            lines.append(f"    message: {cut(str(rule_msg), MAX_DETAIL)}")
+        lines += self._log_lines(logs)
+        for key, value in (getattr(record, "aux", None) or {}).items():
+            lines.append(f"    {key}: {cut(str(value), MAX_DETAIL)}")
+        lines += self._exception_lines()
+        self._write("\n".join(lines), self.RED)
+
+    def _group_error(self, record: logging.LogRecord) -> None:
+        infos = list(getattr(record, "job_error_info", None) or [])
+        self.failed += len(infos) or 1
+        lines = [f"Group job failed: {getattr(record, 'groupid', '?')} ({len(infos)} jobs, each listed below)"]
+        lines += self._log_lines(list(getattr(record, "aux_logs", None) or []), required=False)
+        lines += self._exception_lines()
+        self._write("\n".join(lines), self.RED)
+
+    def _log_lines(self, logs: list[str], required: bool = True) -> list[str]:
+        if not logs:
+            return ["    log: none (see the full log)"] if required else []
+        lines = []
+        for path in logs:
+            lines.append(f"    log: {path}")
+            last = last_line(path)
+            if last:
+                lines.append(f"    last line: {cut(last, MAX_DETAIL)}")
+        if self.show_failed_logs:
+            from snakemake.logging import show_logs
+
+            lines += list(show_logs(logs))
+        return lines
+
+    def _exception_lines(self) -> list[str]:
+        """The pending RuleException on one line, a failed command's text replaced by its exit status."""
+        if not self.pending_exception:
+            return []
+        text, self.pending_exception = self.pending_exception, None
+        text = _FAILED_COMMAND.sub(r"its command exited with status \1", text)
+        return [f"    error: {cut(' '.join(text.split()), MAX_DETAIL)}"]
+
+    def _flush_pending(self) -> None:
+        if self.pending_exception:
+            message, self.pending_exception = self.pending_exception, None
+            self._write(self._cut_lines(message), self.RED)
+
+    # --- output ---------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _cut_lines(message: str) -> str:
+        return "\n".join(cut(line, MAX_LINE) for line in message.splitlines())
+
+    def _paint(self, text: str, color: Optional[str]) -> str:
+        return f"{color}{text}{self.RESET}" if color and self.color else text
+
+    def _write(self, text: str, color: Optional[str] = None) -> None:
+        """Whole lines; on a terminal the progress line is cleared first and drawn again below them."""
+        if self.tty and self.line_shown:
+            self.stream.write("\r\033[K")
+            self.line_shown = False
+        self.stream.write(self._paint(text, color) + "\n")
+        if self.tty and self.running:
+            self._draw(flush=False)
+        self.flush()
+
+    def _draw(self, flush: bool = True) -> None:
+        """The progress line, cut to the terminal's width (a wrapped line could not be rewritten in place)."""
+        try:
+            width = os.get_terminal_size(self.stream.fileno()).columns - 1
+        except (AttributeError, OSError, ValueError):
+            width = shutil.get_terminal_size((120, 24)).columns - 1
+        self.stream.write("\r\033[K" + self.progress_line()[:width])
+        self.line_shown = True
+        if flush:
+            self.flush()
+
+    def _end_line(self) -> None:
+        if self.line_shown:
+            self.stream.write("\n")
+            self.line_shown = False
+            self.flush()
+
+    def _tick(self) -> None:
+        """On a terminal: the elapsed time and ETA move between jobs too."""
+        while not self._stop.wait(TICK_SECONDS):
+            self.acquire()
+            try:
+                if self.running and not self._stop.is_set():
+                    self._draw()
+            finally:
+                self.release()
