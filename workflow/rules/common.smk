@@ -99,6 +99,10 @@ os.environ["BANDITBENCH_PYTHON"] = (
 )
 
 
+envvars:
+    "BANDITBENCH_PYTHON",
+
+
 wildcard_constraints:
     experiment=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     algorithm=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
