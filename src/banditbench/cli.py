@@ -65,7 +65,7 @@ import argparse
 import json
 import sys
 
-from .errors import ConfigError, CorruptFileError
+from .errors import ConfigError, CorruptFileError, storage_problem
 
 
 def _count(low: int, what: str):
@@ -472,6 +472,15 @@ def main(argv: list[str] | None = None) -> int:
     except CorruptFileError as exc:
         print(f"banditbench: corrupt file: {exc}", file=sys.stderr)
         return 3
+    except OSError as exc:
+        message = storage_problem(exc)  # a full or read-only disk: one line, not a traceback
+        if message is None:
+            raise
+        # to stderr (a simulate job's log) and to stdout, which Snakemake shows with the failed job
+        print(f"banditbench: {message}", file=sys.stderr)
+        if args.command == "run-block":
+            print(f"banditbench: {message}", flush=True)
+        return 4
 
 
 if __name__ == "__main__":

@@ -3,18 +3,24 @@
 Snakemake tells a failed rule's user to "check log file(s)"; :func:`rule_log` makes
 that log hold the answer: the ``banditbench`` that ran (version and path, so a run
 can never silently mix two code versions) and, when the rule fails, the full
-traceback (the shell rules' ``2> {log}`` gives the same for ``banditbench run-one``).
+traceback (the shell rules' ``2> {log}`` gives the same for ``banditbench run-one``).  An error
+whose message says all there is to say (``quiet``: a download that no source could give) is written
+to the log and to the rule's output as that message, without a traceback, and ends the script with
+exit status 1; so is a write that failed because the disk is full or read-only
+(:func:`banditbench.errors.storage_problem`).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
 from .. import __version__
+from ..errors import storage_problem
 
 log = logging.getLogger("banditbench")
 
@@ -25,9 +31,12 @@ def provenance() -> str:
 
 
 @contextmanager
-def rule_log(path: str | os.PathLike, rule: str) -> Iterator[logging.Logger]:
+def rule_log(
+    path: str | os.PathLike, rule: str, quiet: tuple[type[BaseException], ...] = ()
+) -> Iterator[logging.Logger]:
     """Send the block's logging to ``path`` (created with its folder), starting with :func:`provenance`;
-    an exception leaving the block is logged with its traceback, then re-raised."""
+    an exception leaving the block is logged with its traceback, then re-raised, except one of the
+    ``quiet`` types: its message is logged and printed to stderr, and the process exits with status 1."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     logging.basicConfig(
         filename=path, level=logging.INFO, force=True, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -35,6 +44,18 @@ def rule_log(path: str | os.PathLike, rule: str) -> Iterator[logging.Logger]:
     log.info("rule %s: %s", rule, provenance())
     try:
         yield log
+    except quiet as err:
+        log.error("rule %s failed: %s", rule, err)
+        print(err, file=sys.stderr)
+        raise SystemExit(1) from None
+    except OSError as err:
+        message = storage_problem(err)  # a full or read-only disk: one line, not a traceback
+        if message is None:
+            log.exception("rule %s failed", rule)
+            raise
+        log.error("rule %s failed: %s", rule, message)
+        print(f"rule {rule}: {message}", file=sys.stderr)
+        raise SystemExit(1) from None
     except BaseException:
         log.exception("rule %s failed", rule)
         raise
