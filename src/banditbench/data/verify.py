@@ -55,10 +55,14 @@ class Cache:
         return entry[kind]
 
     def save(self) -> None:
-        """Merge what was computed into the cache file (re-read: parallel jobs may have added entries)."""
+        """Merge what was computed into the cache file (re-read: parallel jobs may have added entries).
+        A folder that cannot be written (read-only, full disk) keeps the old cache: it only saves work."""
         if self.changed and self.file.parent.is_dir():
             merged = {k: v for k, v in {**self._read(), **self.changed}.items() if os.path.exists(k)}
-            atomic_write_bytes(self.file, json.dumps(merged, indent=0, sort_keys=True).encode())
+            try:
+                atomic_write_bytes(self.file, json.dumps(merged, indent=0, sort_keys=True).encode())
+            except OSError:
+                return
             self.changed = {}
 
 
