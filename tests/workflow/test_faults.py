@@ -1,0 +1,373 @@
+"""Faults tried by hand on a tiny grid, and the pipeline's answer to each (issue 38).
+
+Each fault ended badly before: a stale lock after ``kill -9``, a damaged result in a read-only
+results folder, a truncated file in the download mirror, a damaged raw file moved aside but never
+fetched again, a prepared dataset rebuilt mid-grid re-running every finished simulation of it, and a
+full disk.  Each has a fast test of the function that answers it and, marked slow, an end-to-end run
+of Snakemake on a copy of the project (tests/smk.py) that shows what the user sees.  The full-disk and
+read-only runs mount a small tmpfs over the results folder and are skipped where that is not allowed
+(not root, no mount).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import subprocess
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from banditbench import cli
+from banditbench.data import quarantine, verify
+from banditbench.data.catalog import DATASETS
+from banditbench.data.fetch import DataFetchError, fetch
+from banditbench.errors import CorruptFileError, storage_problem
+from banditbench.simulation.runner import run_cell
+from banditbench.storage import resultio
+from banditbench.storage.resultio import identity_from_path, load_result, save_result
+from conftest import MIRROR, needs_mirror
+from smk import copy_project, members_but_timing, smk
+
+BANKNOTE = "uci/banknote/data_banknote_authentication.txt"
+RESULT = "results/runs/exp/ldb_df/none/none/{}.npz"
+RUN_CELL = {
+    "experiment": "exp",
+    "algorithm": "ldb_df",
+    "delay_label": "none",
+    "seed": 0,
+    "horizon": 40,
+    "budget": None,
+    "environment": {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4}},
+    "policy": {"name": "ldb_df", "params": {}},
+    "delay": {"kind": "none"},
+}
+
+
+def _grid(experiment: dict, seeds: int = 4) -> dict:
+    return {
+        "seeds": None,
+        "horizon": None,
+        "experiments": {
+            "exp": {
+                **experiment,
+                "horizon": 40,
+                "seeds": seeds,
+                "seeds_per_job": 1,
+                "delays": {"none": {"kind": "none"}},
+            }
+        },
+    }
+
+
+#: a grid reading a downloaded dataset (the download, preprocess and simulate rules)
+BANK = _grid(
+    {
+        "environment": {"name": "classification_bandit", "params": {"dataset": "banknote"}},
+        "algorithms": {"linucb": {"policy": "linucb"}},
+    }
+)
+#: a grid without data files (only simulate and aggregate rules)
+DUEL = _grid(
+    {
+        "environment": {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4}},
+        "algorithms": {"ldb": {"policy": "ldb_df"}},
+    },
+    seeds=6,
+)
+BANK_RESULTS = [f"results/runs/exp/linucb/none/none/{seed}.npz" for seed in range(4)]
+PREPARED = "data/processed/banknote/scaling=feature.npz"
+
+
+def _project(path: Path, grid: dict) -> Path:
+    path.mkdir(parents=True)
+    return copy_project(path, grid)
+
+
+def _run(work: Path, *args, env=None):
+    run = smk(work, "--quiet", *args, env=env)
+    return run, run.stdout + run.stderr
+
+
+def _sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+@contextmanager
+def _tmpfs(path: Path, size: str):
+    """A tmpfs of ``size`` mounted on ``path`` (skips the test where mounting is not allowed)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    path.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True)
+
+
+def _remount(path: Path, options: str) -> None:
+    subprocess.run(["mount", "-o", f"remount,{options}", str(path)], check=True, capture_output=True)
+
+
+def _damage(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[100:107] = b"garbage"  # inside a member's compressed payload
+    path.write_bytes(bytes(data))
+
+
+# --- 2. a damaged result in a read-only results folder ----------------------------------------------------
+
+
+@pytest.fixture
+def results(tmp_path, monkeypatch):
+    """Two valid results of a tiny run, in a project folder that is the working directory."""
+    monkeypatch.chdir(tmp_path)
+    for seed in (0, 1):
+        save_result(RESULT.format(seed), *run_cell({**RUN_CELL, "seed": seed}))
+    return [Path(RESULT.format(seed)) for seed in (0, 1)]
+
+
+@pytest.mark.parametrize(
+    "code, why",
+    [(errno.EROFS, "is read-only (a read-only file system)"), (errno.EACCES, "is read-only (no permission")],
+    ids=["read-only-fs", "no-permission"],
+)
+def test_a_damaged_result_that_cannot_be_moved_aside_is_named_damaged_and_read_only(results, monkeypatch, code, why):
+    """Before: the move raised a raw OSError (Errno 30 or 13) out of workflow/rules/common.smk."""
+    _damage(results[1])
+    real = os.replace
+
+    def replace(src, dst):  # the folder refuses the rename (root ignores permissions: simulated)
+        if str(dst).endswith(".corrupt"):
+            raise OSError(code, os.strerror(code), str(src))
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(quarantine.Unmovable) as err:
+        quarantine.quarantine_corrupt([], results=[str(p) for p in results])
+    [line] = str(err.value).splitlines()
+    assert line.startswith(f"{results[1]}: unreadable result file")
+    assert f"this damaged file cannot be moved aside: {results[1].parent} {why}" in line
+    assert line.endswith("make the folder writable (or delete the file) and run again")
+    assert results[1].is_file() and not Path(f"{results[1]}.corrupt").exists()  # left as it was
+    assert isinstance(err.value, CorruptFileError)
+
+
+def test_the_check_cache_in_a_read_only_folder_is_skipped_not_an_error(results, monkeypatch):
+    """The pre-job check of valid results in a read-only folder runs; only its cache is not written."""
+
+    def refuse(path, data):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+
+    monkeypatch.setattr(verify, "atomic_write_bytes", refuse)
+    assert quarantine.quarantine_corrupt([], results=[str(p) for p in results]) == []
+
+
+@pytest.mark.slow
+def test_snakemake_names_a_damaged_result_in_a_read_only_results_folder_in_one_line(tmp_path):
+    work = _project(tmp_path / "work", DUEL)
+    with _tmpfs(work / "results", "8m") as folder:
+        first, out = _run(work)
+        assert first.returncode == 0, out[-3000:]
+        victim = work / "results/runs/exp/ldb/none/none/1.npz"
+        _damage(victim)
+        _remount(folder, "ro")
+        run, out = _run(work)
+        assert run.returncode != 0
+        rel = victim.relative_to(work)
+        assert [line for line in out.splitlines() if not line.startswith("Using workflow specific profile")] == [
+            f"{rel}: unreadable result file (error: Error -3 while decompressing data: invalid distance too far "
+            f"back); this damaged file cannot be moved aside: {rel.parent} is read-only (a read-only file system); "
+            f"make the folder writable (or delete the file) and run again"
+        ]
+        _remount(folder, "rw")  # made writable: moved aside and rebuilt in one run
+        rerun, out = _run(work)
+        assert rerun.returncode == 0, out[-3000:]
+        assert f"moved to {rel}.corrupt" in out and "Traceback" not in out
+        load_result(victim, identity_from_path(victim))
+
+
+# --- 3. a truncated file in the download mirror -------------------------------------------------------------
+
+
+@pytest.fixture
+def bad_mirror(tmp_path):
+    """A mirror holding the banknote file cut to 1,000 bytes; returns (mirror, its bytes)."""
+    if not (MIRROR / BANKNOTE).is_file():
+        pytest.skip(f"offline mirror {MIRROR} absent")
+    data = (MIRROR / BANKNOTE).read_bytes()[:1000]
+    (tmp_path / "mirror" / BANKNOTE).parent.mkdir(parents=True)
+    (tmp_path / "mirror" / BANKNOTE).write_bytes(data)
+    return tmp_path / "mirror", data
+
+
+#: no network: every URL goes through a proxy that refuses connections
+OFFLINE = {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
+
+
+def _source_lines(text: str, mirror: Path, data: bytes) -> None:
+    """One line per source, the mirror's with the actual checksum and size of what it holds."""
+    expected = DATASETS["banknote"].files[0].known_hash
+    lines = text.splitlines()
+    [line] = [line for line in lines if line.startswith(f"  - {mirror / BANKNOTE}: ")]
+    assert line.endswith(f": checksum mismatch: got {_sha256(data)} (1,000 bytes), not {expected}")
+    for url in DATASETS["banknote"].files[0].urls:
+        [line] = [line for line in lines if line.startswith(f"  - {url}: ")]
+        assert "(the proxy): connection refused" in line
+
+
+def test_a_truncated_mirror_file_is_named_with_its_actual_checksum(bad_mirror, tmp_path, monkeypatch):
+    """Before: the mirror's line said only that the copy did not have the expected checksum."""
+    mirror, data = bad_mirror
+    for key, value in OFFLINE.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(DataFetchError) as err:
+        fetch("banknote", cache_dir=tmp_path / "raw", mirror=str(mirror), retries=0)
+    _source_lines(str(err.value), mirror, data)
+    assert not [p for p in (tmp_path / "raw").rglob("*") if p.is_file()]  # nothing half-copied left
+
+
+@pytest.mark.slow
+def test_snakemake_reports_a_truncated_mirror_file_per_source_without_a_traceback(bad_mirror, tmp_path):
+    """Before: a raw DataFetchError traceback in Snakemake's output and in the download log."""
+    mirror, data = bad_mirror
+    work = _project(tmp_path / "work", BANK)
+    env = {**os.environ, **OFFLINE, "BANDITBENCH_DATA_MIRROR": str(mirror)}
+    run, out = _run(work, env=env)
+    assert run.returncode != 0
+    log = (work / "logs/download/banknote.log").read_text()
+    for text in (out, log):
+        assert "Traceback" not in text
+        _source_lines(text, mirror, data)
+        assert f"could not obtain {BANKNOTE} with {DATASETS['banknote'].files[0].known_hash}" in text
+    assert not (work / "data/raw" / BANKNOTE).exists()
+
+
+# --- 4. a damaged raw file in data/raw -------------------------------------------------------------------
+
+
+@needs_mirror
+def test_a_damaged_raw_file_says_when_it_is_downloaded_again_and_how_to_do_it_now(tmp_path, monkeypatch):
+    """Before: "... is rebuilt before it is used", then Snakemake had nothing to do."""
+    monkeypatch.chdir(tmp_path)
+    raw = Path("data/raw") / BANKNOTE
+    raw.parent.mkdir(parents=True)
+    raw.write_bytes((MIRROR / BANKNOTE).read_bytes() + b"1.0,2.0,3.0,4.0,1\n")
+    [message] = quarantine.quarantine_corrupt([])
+    assert message.startswith(f"{raw}: raw file of dataset 'banknote' has sha256 ")
+    assert message.endswith(
+        f"; moved to {raw}.corrupt; {raw} is downloaded again when a job next reads it "
+        f"(now: `snakemake --cores 1 {raw}`)"
+    )
+
+
+@pytest.mark.slow
+@needs_mirror
+def test_snakemake_downloads_a_damaged_raw_file_again_with_the_command_it_names(tmp_path):
+    work = _project(tmp_path / "work", BANK)
+    first, out = _run(work)
+    assert first.returncode == 0, out[-3000:]
+    raw = work / "data/raw" / BANKNOTE
+    with raw.open("a") as fh:
+        fh.write("1.0,2.0,3.0,4.0,1\n")
+    run, out = _run(work)
+    assert run.returncode == 0, out[-3000:]
+    rel = raw.relative_to(work)
+    [line] = [line for line in out.splitlines() if line.startswith(f"{rel}: ")]
+    command = line.split("(now: `")[1].removesuffix("`)")
+    assert command == f"snakemake --cores 1 {rel}"
+    assert not raw.exists()  # nothing read it in that run, as the line says
+    fetched = smk(work, *command.split()[1:])
+    assert fetched.returncode == 0, fetched.stderr[-3000:]
+    assert _sha256(raw.read_bytes()) == DATASETS["banknote"].files[0].known_hash
+
+
+# --- 6. a full disk ---------------------------------------------------------------------------------------
+
+
+def _full_disk(monkeypatch, after: int = 0):
+    """Writes of result files fail with ENOSPC after ``after`` of them succeeded."""
+    real = resultio.os.fdopen
+    written = []
+
+    class Full:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+        def write(self, data):
+            if len(written) >= after:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            written.append(len(data))
+            return self.fh.write(data)
+
+    monkeypatch.setattr(resultio.os, "fdopen", lambda fd, mode: Full(real(fd, mode)))
+
+
+def test_a_write_on_a_full_disk_keeps_nothing_half_written_and_names_the_file(results, monkeypatch):
+    before = results[0].read_bytes()
+    _full_disk(monkeypatch)
+    with pytest.raises(OSError) as err:
+        save_result(results[0], *run_cell({**RUN_CELL, "seed": 0}))
+    assert err.value.errno == errno.ENOSPC and err.value.filename == str(results[0])
+    assert results[0].read_bytes() == before  # the file as it was, no temporary file left
+    assert sorted(p.name for p in results[0].parent.iterdir()) == ["0.npz", "1.npz"]
+    assert storage_problem(err.value) == (
+        f"cannot write {results[0]}: no space left on device (the disk is full); nothing half-written is kept "
+        "(every file is written under a temporary name and renamed when whole): free space, then run snakemake "
+        "again, which resumes where it stopped"
+    )
+
+
+def test_a_simulate_job_on_a_full_disk_says_so_in_one_line(tmp_path, monkeypatch, capsys):
+    """Before: an OSError traceback in the job's log, and nothing in Snakemake's output but its exit status."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    _full_disk(monkeypatch, after=1)  # seed 0's result is written, seed 1's is not
+    outputs = [RESULT.format(seed) for seed in (0, 1)]
+    cell = json.dumps({k: v for k, v in RUN_CELL.items() if k != "seed"})
+    code = cli.main(["run-block", "--cell", cell, "--seeds", "0", "1", "--outputs", *outputs])
+    assert code == 4
+    out, err = capsys.readouterr()
+    line = f"banditbench: cannot write {outputs[1]}: no space left on device (the disk is full);"
+    assert out.startswith(line) and len(out.splitlines()) == 1  # Snakemake shows the job's stdout
+    assert line in err and "Traceback" not in err
+    load_result(outputs[0], identity_from_path(outputs[0]))  # whole, or
+    assert sorted(p.name for p in Path(outputs[0]).parent.iterdir()) == ["0.npz"]  # not there at all
+
+
+@pytest.mark.slow
+def test_a_run_on_a_full_disk_stops_in_one_line_per_job_and_the_rerun_resumes(tmp_path):
+    reference = _project(tmp_path / "reference", DUEL)
+    run, out = _run(reference)
+    assert run.returncode == 0, out[-3000:]
+    work = _project(tmp_path / "work", DUEL)
+    with _tmpfs(work / "results" / "runs", "64k") as runs:
+        (runs / "filler").write_bytes(b"\0" * 64 * 1024)  # a full disk (tmpfs counts whole pages)
+        stopped, out = _run(work)
+        assert stopped.returncode != 0 and "Traceback" not in out
+        lines = [line for line in out.splitlines() if "no space left on device" in line]
+        assert lines and all(
+            line.startswith("banditbench: cannot write results/runs/exp/ldb/none/none/")
+            and line.endswith("free space, then run snakemake again, which resumes where it stopped")
+            for line in lines
+        )
+        assert not [p for p in runs.rglob("*") if p.name != "filler"]  # nothing half-written kept
+        (runs / "filler").unlink()  # space freed: the rerun resumes
+        rerun, out = _run(work)
+        assert rerun.returncode == 0, out[-3000:]
+        for path in sorted((reference / "results/runs").rglob("*.npz")):
+            assert members_but_timing(work / path.relative_to(reference)) == members_but_timing(path)
+        for table in ("results/tables/exp.csv", "results/tables/exp.md"):
+            assert (work / table).read_bytes() == (reference / table).read_bytes()
