@@ -13,8 +13,13 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import os
+import signal
+import socket
 import subprocess
+import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -26,7 +31,7 @@ from banditbench.data.catalog import DATASETS
 from banditbench.data.fetch import DataFetchError, fetch
 from banditbench.errors import CorruptFileError, storage_problem
 from banditbench.simulation.runner import run_cell
-from banditbench.storage import resultio
+from banditbench.storage import resultio, runlock
 from banditbench.storage.resultio import identity_from_path, load_result, save_result
 from conftest import MIRROR, needs_mirror
 from smk import copy_project, members_but_timing, smk
@@ -118,6 +123,161 @@ def _damage(path: Path) -> None:
     data = bytearray(path.read_bytes())
     data[100:107] = b"garbage"  # inside a member's compressed payload
     path.write_bytes(bytes(data))
+
+
+# --- 1. a lock left by a killed run -----------------------------------------------------------------------
+
+needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+
+
+@pytest.fixture
+def locked(tmp_path, monkeypatch):
+    """A working directory holding Snakemake's lock files, as a killed run leaves them."""
+    monkeypatch.chdir(tmp_path)
+    runlock.LOCKS.mkdir(parents=True)
+    for kind in ("input", "output"):
+        (runlock.LOCKS / f"0.{kind}.lock").write_text("results/tables/exp.csv\n")
+    return tmp_path
+
+
+def _record(pid: int, started, host: str | None = None) -> Path:
+    """A run's record as :func:`runlock.register` writes it, for another process."""
+    record = {
+        "host": host or socket.gethostname(),
+        "boot": runlock._boot_id(),
+        "pid": pid,
+        "started": started,
+        "since": time.time(),
+    }
+    path = runlock.RUNS / f"{record['host']}.{pid}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record))
+    return path
+
+
+@contextmanager
+def _process(*argv: str, cwd=None, shows: str | None = None):
+    """A running process (killed at the end), once ``/proc`` shows ``shows`` as its command (after an exec)."""
+    proc = subprocess.Popen(list(argv), cwd=cwd)
+    try:
+        for _ in range(250):
+            if Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")[0] == (shows or argv[0]).encode():
+                break
+            time.sleep(0.02)
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@needs_proc
+def test_a_lock_whose_run_was_killed_is_removed_in_one_line(locked):
+    """Before: every plain rerun failed with Snakemake's "Directory cannot be locked ... --unlock"."""
+    proc = subprocess.Popen(["true"])
+    proc.wait()  # its run was killed: it no longer runs
+    record = _record(proc.pid, 12345)
+    note = runlock.release_stale()
+    assert note.startswith(".snakemake/locks: removed the lock left by the snakemake run started at ")
+    assert note.endswith(f"(pid {proc.pid}), which no longer runs (killed?); this run resumes it")
+    assert not runlock.LOCKS.exists() and not record.exists()
+    assert runlock.release_stale() is None  # nothing more to say
+
+
+@needs_proc
+def test_a_lock_whose_pid_now_belongs_to_another_process_is_removed(locked):
+    with _process("sleep", "30") as proc:
+        _record(proc.pid, runlock._started(proc.pid) - 1)  # the pid was reused after the run ended
+        assert "removed the lock" in runlock.release_stale()
+
+
+@needs_proc
+def test_a_lock_of_a_run_still_running_is_kept(locked):
+    with _process("sleep", "30") as proc:
+        _record(proc.pid, runlock._started(proc.pid))
+        assert runlock.release_stale() is None
+        assert sorted(p.name for p in runlock.LOCKS.iterdir()) == ["0.input.lock", "0.output.lock"]
+
+
+@needs_proc
+def test_a_lock_is_kept_while_a_snakemake_runs_in_the_directory(locked):
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    _record(proc.pid, 12345)  # the recorded run was killed, but ...
+    with _process(
+        "bash", "-c", "exec -a snakemake sleep 30", cwd=locked, shows="snakemake"
+    ) as running:  # ... one runs here
+        assert runlock.snakemake_here() == [running.pid]
+        assert runlock.release_stale() is None
+        assert runlock.LOCKS.is_dir()
+    assert runlock.snakemake_here() == []
+
+
+@needs_proc
+@pytest.mark.parametrize("host", ["another-node", None], ids=["run-on-another-machine", "no-record"])
+def test_a_lock_that_cannot_be_checked_from_here_is_kept_and_the_line_says_what_to_run(locked, host):
+    if host:
+        _record(4242, 1, host=host)
+    note = runlock.release_stale()
+    assert note.startswith(".snakemake/locks: Snakemake's lock ")
+    assert note.endswith("`snakemake --unlock`, then run again")
+    assert (host or "recorded nothing") in note
+    assert runlock.LOCKS.is_dir()
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["snakemake", "--cores", "2"], True),
+        (["/venv/bin/python", "-m", "snakemake", "--cores", "2"], True),
+        (["/venv/bin/python", "/venv/bin/snakemake"], True),
+        (["python3", "-u", "-m", "snakemake"], True),
+        (["/venv/bin/python", ".snakemake/scripts/tmpab12.data_fetch.py"], False),
+        (["bash", "-c", "python -m banditbench run-block --outputs .snakemake/x"], False),
+        ([""], False),
+    ],
+)
+def test_what_counts_as_a_snakemake_process(argv, expected):
+    assert runlock.is_snakemake(argv) is expected
+
+
+@pytest.mark.slow
+@needs_proc
+def test_a_rerun_after_kill_9_resumes_and_gives_the_uninterrupted_results(tmp_path):
+    reference = _project(tmp_path / "reference", DUEL)
+    run, out = _run(reference)
+    assert run.returncode == 0, out[-3000:]
+    work = _project(tmp_path / "work", DUEL)
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--directory", str(work)]
+    cmd += ["--snakefile", str(work / "Snakefile")]
+    env = {**os.environ, "PYTHONPATH": str(work / "src")}
+    # its own session: the jobs it started, which outlive it, are ended at the end of the test
+    killed = subprocess.Popen(
+        cmd, cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    runs = work / "results/runs/exp/ldb/none/none"
+    try:
+        for _ in range(1200):  # mid-run: locked, some results written, not all
+            if list((work / runlock.LOCKS).glob("*.lock")) and list(runs.glob("*.npz")):
+                break
+            time.sleep(0.05)
+        os.kill(killed.pid, signal.SIGKILL)
+        killed.wait()
+        assert len(list(runs.glob("*.npz"))) < 6 and list((work / runlock.LOCKS).glob("*.lock"))
+        rerun, out = _run(work)  # a plain rerun
+        assert rerun.returncode == 0, out[-3000:]
+        [line] = [line for line in out.splitlines() if line.startswith(".snakemake/locks: ")]
+        assert line.endswith(f"(pid {killed.pid}), which no longer runs (killed?); this run resumes it")
+        assert "LockException" not in out and "Traceback" not in out
+        for path in sorted((reference / "results/runs").rglob("*.npz")):
+            assert members_but_timing(work / path.relative_to(reference)) == members_but_timing(path)
+        for table in ("results/tables/exp.csv", "results/tables/exp.md"):
+            assert (work / table).read_bytes() == (reference / table).read_bytes()
+        assert not list((work / runlock.RUNS).glob("*.json"))  # the killed run's record is gone, and the rerun's
+    finally:
+        try:
+            os.killpg(killed.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 # --- 2. a damaged result in a read-only results folder ----------------------------------------------------
@@ -331,8 +491,6 @@ def test_a_write_on_a_full_disk_keeps_nothing_half_written_and_names_the_file(re
 
 def test_a_simulate_job_on_a_full_disk_says_so_in_one_line(tmp_path, monkeypatch, capsys):
     """Before: an OSError traceback in the job's log, and nothing in Snakemake's output but its exit status."""
-    import json
-
     monkeypatch.chdir(tmp_path)
     _full_disk(monkeypatch, after=1)  # seed 0's result is written, seed 1's is not
     outputs = [RESULT.format(seed) for seed in (0, 1)]

@@ -12,13 +12,24 @@ from snakemake.settings.types import DeploymentMethod, SharedFSUsage
 
 from banditbench.configuration.grid import block_label, load_grid, unpinned_note
 from banditbench.data.quarantine import Unmovable, quarantine_corrupt
+from banditbench.storage import runlock
 from banditbench.storage.provenance import COMMIT_VAR, git_environment
 from banditbench.storage.resultio import reading_threads
+
 
 def stop(message):
     """End the run before any job with ``message`` alone: no Snakemake error frame, no traceback."""
     logger.error(message)
     sys.exit(1)
+
+
+# A lock that a killed run left (kill -9, out of memory, power cut) is removed when no run holds it, so that a
+# plain rerun resumes; this process is recorded as a run here first (banditbench.storage.runlock).
+if workflow.is_main_process:
+    runlock.register()
+    _note = runlock.release_stale()
+    if _note:
+        logger.warning(_note)
 
 
 # One validation pass before any job: schema, names, every parameter value, data files, memory.
