@@ -31,8 +31,8 @@ from banditbench.data.catalog import DATASETS
 from banditbench.data.fetch import DataFetchError, fetch
 from banditbench.errors import CorruptFileError, storage_problem
 from banditbench.simulation.runner import run_cell
-from banditbench.storage import resultio, runlock
-from banditbench.storage.resultio import identity_from_path, load_result, save_result
+from banditbench.storage import resultio, reuse, runlock
+from banditbench.storage.resultio import identity_from_path, load_provenance, load_result, save_result
 from conftest import MIRROR, needs_mirror
 from smk import copy_project, members_but_timing, smk
 
@@ -82,8 +82,16 @@ DUEL = _grid(
     },
     seeds=6,
 )
-BANK_RESULTS = [f"results/runs/exp/linucb/none/none/{seed}.npz" for seed in range(4)]
-PREPARED = "data/processed/banknote/scaling=feature.npz"
+#: a grid reading a prepared dataset that needs no download (digits, bundled with scikit-learn)
+DIGITS = _grid(
+    {
+        "environment": {
+            "name": "classification_bandit",
+            "params": {"dataset": "digits", "preprocessing": {"image_size": 2}},
+        },
+        "algorithms": {"linucb": {"policy": "linucb"}},
+    }
+)
 
 
 def _project(path: Path, grid: dict) -> Path:
@@ -92,7 +100,7 @@ def _project(path: Path, grid: dict) -> Path:
 
 
 def _run(work: Path, *args, env=None):
-    run = smk(work, "--quiet", *args, env=env)
+    run = smk(work, *args, "--quiet", env=env)
     return run, run.stdout + run.stderr
 
 
@@ -445,6 +453,103 @@ def test_snakemake_downloads_a_damaged_raw_file_again_with_the_command_it_names(
     fetched = smk(work, *command.split()[1:])
     assert fetched.returncode == 0, fetched.stderr[-3000:]
     assert _sha256(raw.read_bytes()) == DATASETS["banknote"].files[0].known_hash
+
+
+# --- 5. a prepared dataset rebuilt mid-grid -----------------------------------------------------------------
+
+
+def _block(capsys, *extra: str) -> tuple[int, str]:
+    """``banditbench run-block`` of seeds 0 and 1 of RUN_CELL, as a simulate job runs it."""
+    cell = json.dumps({k: v for k, v in RUN_CELL.items() if k != "seed"})
+    outputs = [RESULT.format(seed) for seed in (0, 1)]
+    code = cli.main(["run-block", "--cell", cell, "--seeds", "0", "1", "--outputs", *outputs, *extra])
+    return code, capsys.readouterr().err
+
+
+def test_a_result_records_the_bytes_of_its_sources_and_data(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    data = Path("data/processed/x.npz")
+    data.parent.mkdir(parents=True)
+    data.write_bytes(b"prepared")
+    assert _block(capsys, "--inputs", str(data))[0] == 0
+    made_from = load_provenance(RESULT.format(0))
+    assert made_from["inputs"] == {"data/processed/x.npz": _sha256(b"prepared")}
+    assert made_from["sources"] == reuse.sources_digest(RUN_CELL) and made_from["sources"].startswith("sha256:")
+
+
+def test_a_job_re_run_for_its_data_puts_back_what_the_same_bytes_gave(tmp_path, monkeypatch, capsys):
+    """Before: Snakemake re-ran it (its input was rebuilt) and it simulated again."""
+    monkeypatch.chdir(tmp_path)
+    assert _block(capsys)[0] == 0
+    outputs = [Path(RESULT.format(seed)) for seed in (0, 1)]
+    before = [p.read_bytes() for p in outputs]
+    bench = outputs[0].parent / "seeds_0-1.benchmark.tsv"
+    bench.write_text("s\tcpu_time\n9.5\t9.0\n")  # the simulation's measurement (Snakemake's benchmark file)
+    reuse.keep([str(p) for p in outputs])  # onstart: the job is about to re-run
+    for p in outputs:
+        p.unlink()  # Snakemake deletes a job's outputs as it starts it
+    code, err = _block(capsys)
+    assert code == 0 and [p.read_bytes() for p in outputs] == before  # the same bytes, timing too: not simulated
+    assert [line.split(":")[0] for line in err.splitlines()[1:]] == [str(p) for p in outputs]
+    assert all(": put back as it was, not simulated again" in line for line in err.splitlines()[1:])
+    assert reuse.kept_benchmark(bench).read_text() == "s\tcpu_time\n9.5\t9.0\n"  # what the timing table reads
+    assert not any(reuse.KEPT.rglob("*.npz"))
+
+
+@pytest.mark.parametrize("change", ["data", "sources", "cell", "damaged"])
+def test_a_kept_result_of_other_bytes_or_another_cell_is_simulated_again(tmp_path, monkeypatch, capsys, change):
+    monkeypatch.chdir(tmp_path)
+    assert _block(capsys)[0] == 0
+    outputs = [RESULT.format(seed) for seed in (0, 1)]
+    reuse.keep(outputs)
+    made_from = reuse.facts(RUN_CELL, [])
+    cell = {k: v for k, v in RUN_CELL.items() if k != "seed"}
+    if change == "data":
+        made_from["inputs"] = {"data/processed/x.npz": "sha256:" + "0" * 64}
+    elif change == "sources":
+        made_from["sources"] = "sha256:" + "0" * 64
+    elif change == "cell":
+        cell["horizon"] = 41
+    else:
+        _damage(reuse.kept_path(outputs[1]))
+    bench = Path(outputs[0]).parent / "seeds_0-1.benchmark.tsv"
+    reuse.kept_benchmark(bench).write_text("old")
+    assert reuse.take_back(cell, [0, 1], outputs, made_from, bench) is None
+    assert not any(reuse.KEPT.rglob("*.npz")) and not reuse.kept_benchmark(bench).exists()
+
+
+@pytest.mark.slow
+def test_a_prepared_dataset_deleted_mid_grid_costs_no_finished_simulation(tmp_path):
+    """Before: its rebuild re-ran every finished simulate job of the dataset ("Input files updated by another job")."""
+    reference = _project(tmp_path / "reference", DIGITS)
+    run, out = _run(reference)
+    assert run.returncode == 0, out[-3000:]
+    work = _project(tmp_path / "work", DIGITS)
+    finished = [work / f"results/runs/exp/linucb/none/none/{seed}.npz" for seed in (0, 1)]
+    first, out = _run(work, *[str(p.relative_to(work)) for p in finished])
+    assert first.returncode == 0, out[-3000:]
+    before = {p: p.read_bytes() for p in finished}
+    benchmarks = {p: p.with_name(f"seed_{p.stem}.benchmark.tsv").read_text() for p in finished}
+    [prepared] = (work / "data/processed/digits").glob("*.npz")
+    prepared.unlink()  # deleted mid-grid
+    rerun, out = _run(work)
+    assert rerun.returncode == 0, out[-3000:]
+    assert prepared.is_file()  # rebuilt for the unfinished seeds ...
+    for path, data in before.items():  # ... and the finished ones were not simulated again
+        assert path.read_bytes() == data
+        log = (work / f"logs/simulate/exp/linucb/none/none/seed_{path.stem}.log").read_text()
+        assert f"{path.relative_to(work)}: put back as it was, not simulated again" in log
+        bench = path.with_name(f"seed_{path.stem}.benchmark.tsv")
+        assert reuse.kept_benchmark(bench).read_text() == benchmarks[path]
+    for path in sorted((reference / "results/runs").rglob("*.npz")):
+        assert members_but_timing(work / path.relative_to(reference)) == members_but_timing(path)
+    for table in ("results/tables/exp.csv", "results/tables/exp.md"):
+        assert (work / table).read_bytes() == (reference / table).read_bytes()
+    timing = (work / "results/timing/exp.csv").read_text().splitlines()
+    wall = {row.split(",")[3]: row.split(",")[5] for row in timing[1:]}
+    assert wall["seed_0"] == benchmarks[finished[0]].splitlines()[1].split("\t")[0]  # the simulation's time
+    again = smk(work, "-n")
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
 
 
 # --- 6. a full disk ---------------------------------------------------------------------------------------
