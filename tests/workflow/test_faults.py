@@ -453,6 +453,10 @@ def test_snakemake_downloads_a_damaged_raw_file_again_with_the_command_it_names(
     fetched = smk(work, *command.split()[1:])
     assert fetched.returncode == 0, fetched.stderr[-3000:]
     assert _sha256(raw.read_bytes()) == DATASETS["banknote"].files[0].known_hash
+    results = {p: p.read_bytes() for p in (work / "results/runs").rglob("*.npz")}
+    plain, out = _run(work)  # and the next run simulates nothing again
+    assert plain.returncode == 0, out[-3000:]
+    assert {p: p.read_bytes() for p in (work / "results/runs").rglob("*.npz")} == results
 
 
 # --- 5. a prepared dataset rebuilt mid-grid -----------------------------------------------------------------
