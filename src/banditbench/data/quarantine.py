@@ -120,6 +120,15 @@ def _quarantine(path: Path, reason: str, kind: str) -> str:
     )
 
 
+def _save(cache: Cache) -> None:
+    """Save a check cache where its folder can be written (a read-only or full one keeps the old cache: it
+    only saves work)."""
+    try:
+        cache.save()
+    except OSError:
+        pass
+
+
 def quarantine_corrupt(
     data_files: Iterable[str],
     raw_dir: str = "data/raw",
@@ -164,7 +173,7 @@ def quarantine_corrupt(
             cache.get(path, "verified", lambda: verify_prepared(name) or "ok")
         except (CorruptFileError, ConfigError) as err:
             move(path, err, "prepared")
-    cache.save()
+    _save(cache)
     checked = Cache(RESULTS_CACHE, key=lambda path: os.path.abspath(path))
     for name in dict.fromkeys(results):
         path = Path(name)
@@ -175,7 +184,7 @@ def quarantine_corrupt(
         except CorruptFileError as err:
             if move(path, err, "result") and moved_results is not None:
                 moved_results.append(name)
-    checked.save()
+    _save(checked)
     if unmovable:
         raise Unmovable(unmovable, messages)
     return messages

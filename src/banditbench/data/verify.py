@@ -55,14 +55,10 @@ class Cache:
         return entry[kind]
 
     def save(self) -> None:
-        """Merge what was computed into the cache file (re-read: parallel jobs may have added entries).
-        A folder that cannot be written (read-only, full disk) keeps the old cache: it only saves work."""
+        """Merge what was computed into the cache file (re-read: parallel jobs may have added entries)."""
         if self.changed and self.file.parent.is_dir():
             merged = {k: v for k, v in {**self._read(), **self.changed}.items() if os.path.exists(k)}
-            try:
-                atomic_write_bytes(self.file, json.dumps(merged, indent=0, sort_keys=True).encode())
-            except OSError:
-                return
+            atomic_write_bytes(self.file, json.dumps(merged, indent=0, sort_keys=True).encode())
             self.changed = {}
 
 

@@ -7,11 +7,12 @@ traceback (the shell rules' ``2> {log}`` gives the same for ``banditbench run-on
 whose message says all there is to say (``quiet``: a download that no source could give) is written
 to the log and to the rule's output as that message, without a traceback, and ends the script with
 exit status 1; so is a write that failed because the disk is full or read-only
-(:func:`banditbench.errors.storage_problem`).
+(:func:`storage_problem`).
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import sys
@@ -20,9 +21,29 @@ from pathlib import Path
 from typing import Iterator
 
 from .. import __version__
-from ..errors import storage_problem
 
 log = logging.getLogger("banditbench")
+
+
+#: why a write failed when the storage, not the code, is at fault
+_STORAGE_ERRORS = {
+    errno.ENOSPC: ("no space left on device (the disk is full)", "free space"),
+    errno.EDQUOT: ("disk quota exceeded", "free space"),
+    errno.EROFS: ("read-only file system", "make it writable"),
+}
+
+
+def storage_problem(err: BaseException) -> str | None:
+    """One line for a write that failed because the disk is full (or over quota) or read-only, saying that
+    nothing half-written is kept and that a rerun resumes; ``None`` for any other error."""
+    if not isinstance(err, OSError) or err.errno not in _STORAGE_ERRORS:
+        return None
+    why, fix = _STORAGE_ERRORS[err.errno]
+    where = f"cannot write {err.filename}" if err.filename else "cannot write"
+    return (
+        f"{where}: {why}; nothing half-written is kept (every file is written under a temporary name and "
+        f"renamed when whole): {fix}, then run snakemake again, which resumes where it stopped"
+    )
 
 
 def provenance() -> str:

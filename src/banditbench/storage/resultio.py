@@ -73,9 +73,7 @@ def umask_mode() -> int:
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to a temporary file next to ``path`` and rename it into place (umask permissions).
-    A failed write (a full disk) removes the temporary file, leaves ``path`` as it was and raises an
-    :class:`OSError` naming ``path``."""
+    """Write ``data`` to a temporary file next to ``path`` and rename it into place (umask permissions)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -84,10 +82,8 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, path)
-    except BaseException as err:
+    except BaseException:
         Path(tmp).unlink(missing_ok=True)
-        if isinstance(err, OSError) and err.filename is None:  # a failed write names no file: name it
-            raise OSError(err.errno, err.strerror, str(path)) from err
         raise
 
 

@@ -74,7 +74,10 @@ def inputs_digest(inputs: Iterable[str | os.PathLike]) -> dict[str, str]:
 
     cache = Cache()
     digests = {_data_key(path): "sha256:" + file_digest(path, "sha256", cache) for path in inputs}
-    cache.save()
+    try:
+        cache.save()
+    except OSError:  # a read-only (shared) or full data folder: the digests are computed again next time
+        pass
     return dict(sorted(digests.items()))
 
 
