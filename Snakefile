@@ -80,6 +80,12 @@ include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/report.smk"
 
 
+# finished simulations about to re-run are kept, for their jobs to put back if their data bytes are unchanged
+# (workflow/rules/simulate.smk)
+onstart:
+    keep_finished_simulations()
+
+
 # the scheduler's re-evaluation timers end with the run (workflow/rules/common.smk)
 onsuccess:
     cancel_scheduler_timers()

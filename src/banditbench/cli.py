@@ -184,7 +184,12 @@ def _validate(args) -> int:
 
 
 def _run_block(args) -> int:
+    from pathlib import Path
+
+    from .configuration.grid import block_label
     from .data.files import use_inputs
+    from .storage import reuse
+    from .storage.provenance import collect
     from .storage.resultio import save_result
     from .simulation.runner import batchable, run_block, run_cell
 
@@ -195,15 +200,30 @@ def _run_block(args) -> int:
     cell = _cell_argument(args.cell)
     use_inputs(args.inputs)
     print(provenance(), file=sys.stderr)  # the job's log names the code that ran
+    # what the results are computed from (recorded in their provenance): a re-run whose kept results were
+    # computed from the same cell, sources and data bytes puts them back (banditbench.storage.reuse)
+    made_from = reuse.facts(cell, args.inputs)
+    benchmark = Path(args.outputs[0]).parent / f"{block_label(tuple(args.seeds))}.benchmark.tsv"
+    kept = reuse.take_back(cell, args.seeds, args.outputs, made_from, benchmark)
+    if kept is not None:
+        print("\n".join(kept), file=sys.stderr)
+        return 0
+
+    def save(output, series, meta, timing):
+        # the block names the job's benchmark file (banditbench.analysis.timing)
+        try:
+            save_result(output, series, meta, {**timing, "block": args.seeds}, {**collect(), **made_from})
+        except OSError as err:  # a failed write (a full disk) names no file: name it
+            if err.filename is None:
+                raise OSError(err.errno, err.strerror, output) from err
+            raise
+
     if batchable(cell):  # a neural cell: the block's seeds in lockstep
-        results = run_block(cell, args.seeds)
-        for output, (series, meta, timing) in zip(args.outputs, results):
-            save_result(output, series, meta, {**timing, "block": args.seeds})
+        for output, result in zip(args.outputs, run_block(cell, args.seeds)):
+            save(output, *result)
         return 0
     for seed, output in zip(args.seeds, args.outputs):
-        series, meta, timing = run_cell({**cell, "seed": seed})
-        # the block names the job's benchmark file (banditbench.analysis.timing)
-        save_result(output, series, meta, {**timing, "block": args.seeds})
+        save(output, *run_cell({**cell, "seed": seed}))
     return 0
 
 
@@ -510,6 +530,17 @@ def main(argv: list[str] | None = None) -> int:
     except Diverged as exc:  # a run records its divergence (runner.run_cell); a bare simulation raises it
         at = "" if exc.round is None else f" at round {exc.round}"
         print(f"banditbench: diverged{at}: {exc.reason}", file=sys.stderr)
+        return 4
+    except OSError as exc:
+        from .storage.logs import storage_problem
+
+        message = storage_problem(exc)  # a full or read-only disk: one line, not a traceback
+        if message is None:
+            raise
+        # to stderr (a simulate job's log) and to stdout, which Snakemake shows with the failed job
+        print(f"banditbench: {message}", file=sys.stderr)
+        if args.command == "run-block":
+            print(f"banditbench: {message}", flush=True)
         return 4
 
 

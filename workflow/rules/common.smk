@@ -11,9 +11,26 @@ from snakemake.logging import logger
 from snakemake.settings.types import DeploymentMethod, SharedFSUsage
 
 from banditbench.configuration.grid import block_label, load_grid, unpinned_note
-from banditbench.data.quarantine import quarantine_corrupt
+from banditbench.data.quarantine import Unmovable, quarantine_corrupt
+from banditbench.storage import runlock
 from banditbench.storage.provenance import COMMIT_VAR, git_environment
 from banditbench.storage.resultio import reading_threads
+
+
+def stop(message):
+    """End the run before any job with ``message`` alone: no Snakemake error frame, no traceback."""
+    logger.error(message)
+    sys.exit(1)
+
+
+# A lock that a killed run left (kill -9, out of memory, power cut) is removed when no run holds it, so that a
+# plain rerun resumes; this process is recorded as a run here first (banditbench.storage.runlock).
+if workflow.is_main_process:
+    runlock.register()
+    _note = runlock.release_stale()
+    if _note:
+        logger.warning(_note)
+
 
 # One validation pass before any job: schema, names, every parameter value, data files, memory.
 GRID = checked(load_grid, config)
@@ -24,16 +41,22 @@ GRID = checked(load_grid, config)
 # this file).
 if workflow.is_main_process:
     _moved_results = []
-    for _message in quarantine_corrupt(
-        [f for name in GRID.experiments for f in GRID.data_files(name)],
-        checksums=GRID.dataset_checksums,
-        results=[
-            "results/runs/{experiment}/{algorithm}/{delay}/{budget}/{seed}.npz".format(**job)
-            for name in GRID.experiments
-            for job in GRID.jobs(name)
-        ],
-        moved_results=_moved_results,
-    ):
+    try:
+        _moved = quarantine_corrupt(
+            [f for name in GRID.experiments for f in GRID.data_files(name)],
+            checksums=GRID.dataset_checksums,
+            results=[
+                "results/runs/{experiment}/{algorithm}/{delay}/{budget}/{seed}.npz".format(**job)
+                for name in GRID.experiments
+                for job in GRID.jobs(name)
+            ],
+            moved_results=_moved_results,
+        )
+    except Unmovable as _stuck:  # a corrupt file in a read-only folder: one line each, and the run stops
+        for _message in _stuck.moved:
+            logger.warning(_message)
+        stop(str(_stuck))
+    for _message in _moved:
         logger.warning(_message)
     # Snakemake leaves a missing input of an up-to-date job missing (as if a temp file): so that a
     # result moved aside is rebuilt in this run, the tables that read it (one output of each job

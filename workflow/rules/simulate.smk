@@ -6,7 +6,15 @@ process start-up is paid once per block.  Snakemake needs a job's output files t
 be patterns over the same wildcards, so each distinct block of seeds gets its own
 rule (``simulate_seeds_0_to_19``, ...), restricted to the experiments cutting that
 block; a job whose block is partly done re-runs the whole block (same bytes).
+
+A finished job that Snakemake re-runs because its data were rebuilt (a prepared dataset deleted
+mid-grid, a damaged one moved aside, a raw file downloaded again: Snakemake re-runs every job after
+one it runs, whatever the bytes) puts its results back instead of simulating when they were computed
+from the same cell, sources and data bytes: they are kept when the run starts (onstart, Snakefile),
+before Snakemake deletes them (banditbench.storage.reuse).
 """
+
+from banditbench.storage import reuse
 
 
 def _simulate_rule_name(block):
@@ -53,3 +61,20 @@ for _block, _experiments in GRID.seed_blocks().items():
             "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "
             '"$BANDITBENCH_PYTHON" -m banditbench run-block --cell {params.cell:q} --seeds {params.seeds} '
             "--outputs {output} --inputs {input.data} 2> {log}"
+
+
+def keep_finished_simulations():
+    """The Snakefile's onstart: keep the results of each simulate job about to re-run (not forced, not for a
+    new software environment) for the job to put back if its cell, sources and data bytes are theirs."""
+    results = []
+    for job in workflow.dag.needrun_jobs():
+        reason = workflow.dag.reason(job)
+        if not job.rule.name.startswith("simulate_") or reason.forced or reason.software_stack_changed:
+            continue
+        outputs = [str(f) for f in job.output]
+        if all(os.path.isfile(f) for f in outputs):
+            results += outputs
+    try:
+        reuse.keep(results)
+    except OSError:  # nothing kept (a read-only or full .snakemake): the jobs simulate
+        pass

@@ -24,6 +24,7 @@ import pandas as pd
 
 from ..configuration.grid import block_label
 from ..storage.resultio import atomic_write_bytes, load_result
+from ..storage.reuse import kept_benchmark
 from .pages import html_page
 
 JOB_COLUMNS = [
@@ -68,7 +69,10 @@ def job_table(runs: Sequence[str | Path]) -> pd.DataFrame:
                 f"{len(members)} result file(s) in {bench.parent} is missing; "
                 "delete those result files and re-run Snakemake"
             )
-        measured = pd.read_csv(bench, sep="\t").iloc[-1]  # the last line: the last attempt
+        # the last line: the last attempt; where the block's results were put back after their data were
+        # rebuilt (banditbench.storage.reuse), the measurement of the simulation that wrote them
+        kept = kept_benchmark(bench)
+        measured = pd.read_csv(kept if kept.is_file() else bench, sep="\t").iloc[-1]
         cell = members[0][0]
         simulation = sum(t["wall_time_s"] for _, t in members)
         wall = float(_number(measured["s"]))

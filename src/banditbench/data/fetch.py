@@ -12,11 +12,13 @@ For every file of a dataset (:mod:`banditbench.data.catalog`), in this order:
 Every copy is checked against the registered sha256 / MD5 (for a file whose checksum is
 not published, the one pinned in the config's ``dataset_checksums``: without a pin nothing
 is fetched, :func:`banditbench.data.catalog.expected_hash`) before it is moved
-into place (downloads go through :func:`pooch.retrieve` with a
-:class:`pooch.HTTPDownloader`, which writes to a temporary file and deletes it
-when the transfer breaks or the checksum differs).  Each source is tried
-``1 + retries`` times; when every source fails, :class:`DataFetchError` names
-the dataset, every URL tried with its error, and how to place the file by hand.
+into place: a copy or download (:class:`pooch.HTTPDownloader`) goes to a temporary file next to
+its place, deleted when the transfer breaks or the checksum differs.  Each URL is tried
+``1 + retries`` times, a mirror directory once; when every source fails, :class:`DataFetchError` names
+the dataset and every source tried, one line each with what went wrong there (for a copy that
+arrived but was not the file, its actual checksum and size: a truncated mirror file is told apart
+from a wrong pin), and how to place the file by hand.  The download rule prints that message, not a
+traceback (workflow/scripts/data_fetch.py).
 A cached copy of a pinned file that differs from its pin is not deleted (the pin may be
 the mistake): the error names both checksums and the config key.
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -45,6 +48,14 @@ class DataFetchError(RuntimeError):
     """A registered file could not be obtained with a matching checksum from any source."""
 
 
+class ChecksumMismatch(ValueError):
+    """A copy from one source arrived whole but is not the registered file: its actual checksum and size."""
+
+    def __init__(self, known_hash: str, actual: str, size: int) -> None:
+        super().__init__(f"checksum mismatch: got {actual} ({size:,} bytes), not {known_hash}")
+        self.actual, self.size = actual, size
+
+
 def checksum_matches(path: Path, known_hash: str, cached: bool = True) -> bool:
     """Whether the file has the checksum (``cached``: by size and mtime, :mod:`banditbench.data.verify`)."""
     alg, expected = known_hash.split(":", 1)
@@ -60,24 +71,57 @@ def _mirror_location(mirror: str, rel: str) -> tuple[str, str]:
     return "dir", str(Path(base) / rel)
 
 
+def _verified_into_place(tmp: Path, target: Path, known_hash: str) -> None:
+    """Rename the copy ``tmp`` to ``target`` if it has ``known_hash``; else :class:`ChecksumMismatch`
+    (with the copy's actual checksum and size)."""
+    alg = known_hash.split(":", 1)[0]
+    actual = f"{alg}:{file_hash(tmp, alg)}"
+    if actual != known_hash:
+        raise ChecksumMismatch(known_hash, actual, tmp.stat().st_size)
+    os.replace(tmp, target)
+
+
 def _copy_verified(src: Path, target: Path, known_hash: str) -> None:
     """Copy ``src`` to a temporary file next to ``target``, verify, then rename into place."""
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     os.close(fd)
     try:
         shutil.copyfile(src, tmp)
-        if not checksum_matches(Path(tmp), known_hash, cached=False):
-            raise ValueError(f"checksum mismatch: {src} does not have {known_hash}")
-        os.replace(tmp, target)
+        _verified_into_place(Path(tmp), target, known_hash)
     finally:
         Path(tmp).unlink(missing_ok=True)
 
 
 def _download(url: str, target: Path, known_hash: str, timeout: float) -> None:
+    """Download ``url`` to a temporary file next to ``target`` (pooch's HTTP downloader), verify, then
+    rename into place; a broken transfer or a mismatch leaves nothing behind."""
     import pooch
 
     downloader = pooch.HTTPDownloader(progressbar=False, timeout=timeout)
-    pooch.retrieve(url, known_hash=known_hash, fname=target.name, path=str(target.parent), downloader=downloader)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    os.close(fd)
+    try:
+        downloader(url, tmp, None)
+        _verified_into_place(Path(tmp), target, known_hash)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def _reason(exc: BaseException) -> str:
+    """What went wrong with one source, on one line: a mismatch as it is, a failed connection by its
+    cause (the host that could not be resolved or reached), anything else as ``Type: message``."""
+    if isinstance(exc, ChecksumMismatch):
+        return str(exc)
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    resolve = re.search(r"Failed to resolve '([^']+)'", text)
+    if resolve:
+        return f"{type(exc).__name__}: cannot resolve host {resolve.group(1)!r} (no network?)"
+    # the last host named is the one that refused or timed out (the proxy's, when one is used)
+    failed = re.search(r".*host='([^']+)', port=(\d+)\).*?(Connection refused|timed out)", text)
+    if failed:
+        via = " (the proxy)" if "ProxyError" in text else ""
+        return f"{type(exc).__name__}: {failed.group(1)}:{failed.group(2)}{via}: {failed.group(3).lower()}"
+    return text
 
 
 def fetch_file(
@@ -116,7 +160,8 @@ def fetch_file(
         if kind == "dir" and not Path(where).is_file():
             failures.append(f"{where}: not in the mirror directory")
             continue
-        for attempt in range(1 + retries):
+        attempts = 1 if kind == "dir" else 1 + retries  # a local copy gives the same bytes again
+        for attempt in range(attempts):
             try:
                 if kind == "dir":
                     _copy_verified(Path(where), target, known_hash)
@@ -126,10 +171,9 @@ def fetch_file(
                 log.info("%s: %s <- %s", dataset.name, target, where)
                 return target
             except Exception as exc:  # network errors, HTTP errors, checksum mismatches: try again / next source
-                target.unlink(missing_ok=True)
-                reason = f"{type(exc).__name__}: {exc}".strip()
-                log.warning("%s: %s failed (attempt %d/%d): %s", dataset.name, where, attempt + 1, 1 + retries, reason)
-                if attempt == retries:
+                reason = _reason(exc)
+                log.warning("%s: %s failed (attempt %d/%d): %s", dataset.name, where, attempt + 1, attempts, reason)
+                if attempt == attempts - 1:
                     failures.append(f"{where}: {reason}")
     tried = "\n".join(f"  - {f}" for f in failures)
     raise DataFetchError(

@@ -5,15 +5,21 @@ prepared files (``data/processed/``, ``data/oracles/``) an experiment grid reads
 with the same cache, and the grid's result files (``results/runs/``: layout, every
 member's CRC, checksums, the run its path names; :func:`verify_result`), cached the
 same way in ``results/.checked.json``.  A corrupt one is renamed ``<name>.corrupt``
-(kept for inspection, never read) so that Snakemake rebuilds it, in the same run,
-before any job that needs it: a corrupt intermediate never makes a simulation fail
-and lose its previous result, and a corrupt result never reaches aggregation.
+(kept for inspection, never read) so that Snakemake rebuilds it before any job that
+needs it: a corrupt intermediate never makes a simulation fail and lose its previous
+result, and a corrupt result never reaches aggregation.  A result is rebuilt in the same
+run (the Snakefile removes the tables that read it); a raw or prepared file when a job
+next reads it (Snakemake leaves a missing input of finished jobs missing), and its line
+says so and names the command that rebuilds it now.  A corrupt file in a folder that
+cannot be written (read-only) cannot be moved aside: :class:`Unmovable` names it, says
+why, and stops the run.
 
 The raw files' checksums and the cache are :mod:`banditbench.data.verify`'s.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from pathlib import Path
@@ -71,14 +77,56 @@ def verify_result(path: str | os.PathLike) -> None:
     load_result(path, identity_from_path(path))
 
 
-def _quarantine(path: Path, reason: str) -> str:
-    """Move a corrupt file aside as ``<name>.corrupt``; one line saying why and where it went (for the
-    caller to print: the Snakefile prints it as a warning)."""
+class Unmovable(CorruptFileError):
+    """Corrupt files that could not be moved aside (one line each); ``moved``: the lines of those that were."""
+
+    def __init__(self, lines: list[str], moved: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.moved = moved
+
+
+def unwritable(folder: Path, err: OSError) -> str:
+    """Why nothing can be written in ``folder``, from the error a write there raised: read-only (a
+    read-only file system, or no write permission), full, or the error itself."""
+    if err.errno == errno.EROFS:
+        return f"{folder} is read-only (a read-only file system)"
+    if err.errno in (errno.EACCES, errno.EPERM):
+        return f"{folder} is read-only (no permission to write there)"
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"{folder} is full ({err.strerror.lower()})"
+    return f"{folder}: {err.strerror or err}"
+
+
+def _quarantine(path: Path, reason: str, kind: str) -> str:
+    """Move a corrupt file aside as ``<name>.corrupt``; one line saying why, where it went and when it is
+    rebuilt (for the caller to print: the Snakefile prints it as a warning).  ``kind``: ``result`` (the
+    Snakefile has it rebuilt in this run), ``raw`` or ``prepared`` (rebuilt when a job next reads it:
+    Snakemake leaves a missing input of finished jobs missing).  A file that cannot be moved (its folder
+    is read-only) stops the run: :class:`~banditbench.errors.CorruptFileError` says both."""
     target = path.with_name(path.name + ".corrupt")
-    os.replace(path, target)
     reason = re.sub(r"; delete it and (re-run|rebuild|run).*$", "", " ".join(reason.split()))
-    message = f"{reason}; moved to {target}, {path} is rebuilt before it is used"
-    return message
+    try:
+        os.replace(path, target)
+    except OSError as err:
+        raise CorruptFileError(
+            f"{reason}; this damaged file cannot be moved aside: {unwritable(path.parent, err)}; "
+            f"make the folder writable (or delete the file) and run again"
+        ) from None
+    if kind == "result":
+        return f"{reason}; moved to {target}, {path} is rebuilt before it is used"
+    again = "downloaded again" if kind == "raw" else "rebuilt"
+    return (
+        f"{reason}; moved to {target}; {path} is {again} when a job next reads it (now: `snakemake --cores 1 {path}`)"
+    )
+
+
+def _save(cache: Cache) -> None:
+    """Save a check cache where its folder can be written (a read-only or full one keeps the old cache: it
+    only saves work)."""
+    try:
+        cache.save()
+    except OSError:
+        pass
 
 
 def quarantine_corrupt(
@@ -93,8 +141,19 @@ def quarantine_corrupt(
     file of ``results`` (:func:`verify_result`); move each corrupt one aside (``<name>.corrupt``).
     Returns one line per file moved, and appends the results moved to ``moved_results`` (the
     Snakefile has them rebuilt in the same run).  Cached: a file already checked in its current
-    version (size and modification time) costs a ``stat``."""
-    messages = []
+    version (size and modification time) costs a ``stat``.  Raises :class:`Unmovable` after the
+    check when a corrupt file could not be moved aside (its folder is read-only)."""
+    messages: list[str] = []
+    unmovable: list[str] = []
+
+    def move(path: Path, err: Exception, kind: str) -> bool:
+        try:
+            messages.append(_quarantine(path, str(err), kind))
+            return True
+        except CorruptFileError as stuck:
+            unmovable.append(str(stuck))
+            return False
+
     cache = Cache()
     for dataset in DATASETS.values():
         if dataset.pinned and dataset.name not in (checksums or {}):
@@ -105,7 +164,7 @@ def quarantine_corrupt(
                 try:
                     verify_raw(path, cache, checksums)
                 except CorruptFileError as err:
-                    messages.append(_quarantine(path, str(err)))
+                    move(path, err, "raw")
     for name in dict.fromkeys(data_files):
         path = Path(name)
         if not path.is_file():
@@ -113,8 +172,8 @@ def quarantine_corrupt(
         try:
             cache.get(path, "verified", lambda: verify_prepared(name) or "ok")
         except (CorruptFileError, ConfigError) as err:
-            messages.append(_quarantine(path, str(err)))
-    cache.save()
+            move(path, err, "prepared")
+    _save(cache)
     checked = Cache(RESULTS_CACHE, key=lambda path: os.path.abspath(path))
     for name in dict.fromkeys(results):
         path = Path(name)
@@ -123,8 +182,9 @@ def quarantine_corrupt(
         except FileNotFoundError:
             continue  # not run yet
         except CorruptFileError as err:
-            messages.append(_quarantine(path, str(err)))
-            if moved_results is not None:
+            if move(path, err, "result") and moved_results is not None:
                 moved_results.append(name)
-    checked.save()
+    _save(checked)
+    if unmovable:
+        raise Unmovable(unmovable, messages)
     return messages

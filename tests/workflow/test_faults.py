@@ -1,0 +1,642 @@
+"""Faults tried by hand on a tiny grid, and the pipeline's answer to each (issue 38).
+
+Each fault ended badly before: a stale lock after ``kill -9``, a damaged result in a read-only
+results folder, a truncated file in the download mirror, a damaged raw file moved aside but never
+fetched again, a prepared dataset rebuilt mid-grid re-running every finished simulation of it, and a
+full disk.  Each has a fast test of the function that answers it and, marked slow, an end-to-end run
+of Snakemake on a copy of the project (tests/smk.py) that shows what the user sees.  The full-disk and
+read-only runs mount a small tmpfs over the results folder and are skipped where that is not allowed
+(not root, no mount).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from banditbench import cli
+from banditbench.data import quarantine, verify
+from banditbench.data.catalog import DATASETS
+from banditbench.data.fetch import DataFetchError, fetch
+from banditbench.errors import CorruptFileError
+from banditbench.simulation.runner import run_cell
+from banditbench.storage import resultio, reuse, runlock
+from banditbench.storage.logs import storage_problem
+from banditbench.storage.resultio import identity_from_path, load_provenance, load_result, save_result
+from conftest import MIRROR, needs_mirror
+from smk import copy_project, members_but_timing, smk
+
+BANKNOTE = "uci/banknote/data_banknote_authentication.txt"
+RESULT = "results/runs/exp/ldb_df/none/none/{}.npz"
+RUN_CELL = {
+    "experiment": "exp",
+    "algorithm": "ldb_df",
+    "delay_label": "none",
+    "seed": 0,
+    "horizon": 40,
+    "budget": None,
+    "environment": {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4}},
+    "policy": {"name": "ldb_df", "params": {}},
+    "delay": {"kind": "none"},
+}
+
+
+def _grid(experiment: dict, seeds: int = 4) -> dict:
+    return {
+        "seeds": None,
+        "horizon": None,
+        "experiments": {
+            "exp": {
+                **experiment,
+                "horizon": 40,
+                "seeds": seeds,
+                "seeds_per_job": 1,
+                "delays": {"none": {"kind": "none"}},
+            }
+        },
+    }
+
+
+#: a grid reading a downloaded dataset (the download, preprocess and simulate rules)
+BANK = _grid(
+    {
+        "environment": {"name": "classification_bandit", "params": {"dataset": "banknote"}},
+        "algorithms": {"linucb": {"policy": "linucb"}},
+    }
+)
+#: a grid without data files (only simulate and aggregate rules)
+DUEL = _grid(
+    {
+        "environment": {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4}},
+        "algorithms": {"ldb": {"policy": "ldb_df"}},
+    },
+    seeds=6,
+)
+#: a grid reading a prepared dataset that needs no download (digits, bundled with scikit-learn)
+DIGITS = _grid(
+    {
+        "environment": {
+            "name": "classification_bandit",
+            "params": {"dataset": "digits", "preprocessing": {"image_size": 2}},
+        },
+        "algorithms": {"linucb": {"policy": "linucb"}},
+    }
+)
+
+
+def _project(path: Path, grid: dict) -> Path:
+    path.mkdir(parents=True)
+    return copy_project(path, grid)
+
+
+def _run(work: Path, *args, env=None):
+    run = smk(work, *args, "--quiet", env=env)
+    return run, run.stdout + run.stderr
+
+
+def _sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+@contextmanager
+def _tmpfs(path: Path, size: str):
+    """A tmpfs of ``size`` mounted on ``path`` (skips the test where mounting is not allowed)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    path.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True)
+
+
+def _remount(path: Path, options: str) -> None:
+    subprocess.run(["mount", "-o", f"remount,{options}", str(path)], check=True, capture_output=True)
+
+
+def _damage(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[100:107] = b"garbage"  # inside a member's compressed payload
+    path.write_bytes(bytes(data))
+
+
+# --- 1. a lock left by a killed run -----------------------------------------------------------------------
+
+needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+
+
+@pytest.fixture
+def locked(tmp_path, monkeypatch):
+    """A working directory holding Snakemake's lock files, as a killed run leaves them."""
+    monkeypatch.chdir(tmp_path)
+    runlock.LOCKS.mkdir(parents=True)
+    for kind in ("input", "output"):
+        (runlock.LOCKS / f"0.{kind}.lock").write_text("results/tables/exp.csv\n")
+    return tmp_path
+
+
+def _record(pid: int, started, host: str | None = None) -> Path:
+    """A run's record as :func:`runlock.register` writes it, for another process."""
+    record = {
+        "host": host or socket.gethostname(),
+        "boot": runlock._boot_id(),
+        "pid": pid,
+        "started": started,
+        "since": time.time(),
+    }
+    path = runlock.RUNS / f"{record['host']}.{pid}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record))
+    return path
+
+
+@contextmanager
+def _process(*argv: str, cwd=None, shows: str | None = None):
+    """A running process (killed at the end), once ``/proc`` shows ``shows`` as its command (after an exec)."""
+    proc = subprocess.Popen(list(argv), cwd=cwd)
+    try:
+        for _ in range(250):
+            if Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")[0] == (shows or argv[0]).encode():
+                break
+            time.sleep(0.02)
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@needs_proc
+def test_a_lock_whose_run_was_killed_is_removed_in_one_line(locked):
+    """Before: every plain rerun failed with Snakemake's "Directory cannot be locked ... --unlock"."""
+    proc = subprocess.Popen(["true"])
+    proc.wait()  # its run was killed: it no longer runs
+    record = _record(proc.pid, 12345)
+    note = runlock.release_stale()
+    assert note.startswith(".snakemake/locks: removed the lock left by the snakemake run started at ")
+    assert note.endswith(f"(pid {proc.pid}), which no longer runs (killed?); this run resumes it")
+    assert not runlock.LOCKS.exists() and not record.exists()
+    assert runlock.release_stale() is None  # nothing more to say
+
+
+@needs_proc
+def test_a_lock_whose_pid_now_belongs_to_another_process_is_removed(locked):
+    with _process("sleep", "30") as proc:
+        _record(proc.pid, runlock._started(proc.pid) - 1)  # the pid was reused after the run ended
+        assert "removed the lock" in runlock.release_stale()
+
+
+@needs_proc
+def test_a_lock_of_a_run_still_running_is_kept(locked):
+    with _process("sleep", "30") as proc:
+        _record(proc.pid, runlock._started(proc.pid))
+        assert runlock.release_stale() is None
+        assert sorted(p.name for p in runlock.LOCKS.iterdir()) == ["0.input.lock", "0.output.lock"]
+
+
+@needs_proc
+def test_a_lock_is_kept_while_a_snakemake_runs_in_the_directory(locked):
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    _record(proc.pid, 12345)  # the recorded run was killed, but ...
+    with _process(
+        "bash", "-c", "exec -a snakemake sleep 30", cwd=locked, shows="snakemake"
+    ) as running:  # ... one runs here
+        assert runlock.snakemake_here() == [running.pid]
+        assert runlock.release_stale() is None
+        assert runlock.LOCKS.is_dir()
+    assert runlock.snakemake_here() == []
+
+
+@needs_proc
+@pytest.mark.parametrize("host", ["another-node", None], ids=["run-on-another-machine", "no-record"])
+def test_a_lock_that_cannot_be_checked_from_here_is_kept_and_the_line_says_what_to_run(locked, host):
+    if host:
+        _record(4242, 1, host=host)
+    note = runlock.release_stale()
+    assert note.startswith(".snakemake/locks: Snakemake's lock ")
+    assert note.endswith("`snakemake --unlock`, then run again")
+    assert (host or "recorded nothing") in note
+    assert runlock.LOCKS.is_dir()
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["snakemake", "--cores", "2"], True),
+        (["/venv/bin/python", "-m", "snakemake", "--cores", "2"], True),
+        (["/venv/bin/python", "/venv/bin/snakemake"], True),
+        (["python3", "-u", "-m", "snakemake"], True),
+        (["/venv/bin/python", ".snakemake/scripts/tmpab12.data_fetch.py"], False),
+        (["bash", "-c", "python -m banditbench run-block --outputs .snakemake/x"], False),
+        ([""], False),
+    ],
+)
+def test_what_counts_as_a_snakemake_process(argv, expected):
+    assert runlock.is_snakemake(argv) is expected
+
+
+@pytest.mark.slow
+@needs_proc
+def test_a_rerun_after_kill_9_resumes_and_gives_the_uninterrupted_results(tmp_path):
+    reference = _project(tmp_path / "reference", DUEL)
+    run, out = _run(reference)
+    assert run.returncode == 0, out[-3000:]
+    work = _project(tmp_path / "work", DUEL)
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--directory", str(work)]
+    cmd += ["--snakefile", str(work / "Snakefile")]
+    env = {**os.environ, "PYTHONPATH": str(work / "src")}
+    # its own session: the jobs it started, which outlive it, are ended at the end of the test
+    killed = subprocess.Popen(
+        cmd, cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    runs = work / "results/runs/exp/ldb/none/none"
+    try:
+        for _ in range(1200):  # mid-run: locked, some results written, not all
+            if list((work / runlock.LOCKS).glob("*.lock")) and list(runs.glob("*.npz")):
+                break
+            time.sleep(0.05)
+        os.kill(killed.pid, signal.SIGKILL)
+        killed.wait()
+        assert len(list(runs.glob("*.npz"))) < 6 and list((work / runlock.LOCKS).glob("*.lock"))
+        rerun, out = _run(work)  # a plain rerun
+        assert rerun.returncode == 0, out[-3000:]
+        [line] = [line for line in out.splitlines() if line.startswith(".snakemake/locks: ")]
+        assert line.endswith(f"(pid {killed.pid}), which no longer runs (killed?); this run resumes it")
+        assert "LockException" not in out and "Traceback" not in out
+        for path in sorted((reference / "results/runs").rglob("*.npz")):
+            assert members_but_timing(work / path.relative_to(reference)) == members_but_timing(path)
+        for table in ("results/tables/exp.csv", "results/tables/exp.md"):
+            assert (work / table).read_bytes() == (reference / table).read_bytes()
+        assert not list((work / runlock.RUNS).glob("*.json"))  # the killed run's record is gone, and the rerun's
+    finally:
+        try:
+            os.killpg(killed.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+# --- 2. a damaged result in a read-only results folder ----------------------------------------------------
+
+
+@pytest.fixture
+def results(tmp_path, monkeypatch):
+    """Two valid results of a tiny run, in a project folder that is the working directory."""
+    monkeypatch.chdir(tmp_path)
+    for seed in (0, 1):
+        save_result(RESULT.format(seed), *run_cell({**RUN_CELL, "seed": seed}))
+    return [Path(RESULT.format(seed)) for seed in (0, 1)]
+
+
+@pytest.mark.parametrize(
+    "code, why",
+    [(errno.EROFS, "is read-only (a read-only file system)"), (errno.EACCES, "is read-only (no permission")],
+    ids=["read-only-fs", "no-permission"],
+)
+def test_a_damaged_result_that_cannot_be_moved_aside_is_named_damaged_and_read_only(results, monkeypatch, code, why):
+    """Before: the move raised a raw OSError (Errno 30 or 13) out of workflow/rules/common.smk."""
+    _damage(results[1])
+    real = os.replace
+
+    def replace(src, dst):  # the folder refuses the rename (root ignores permissions: simulated)
+        if str(dst).endswith(".corrupt"):
+            raise OSError(code, os.strerror(code), str(src))
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(quarantine.Unmovable) as err:
+        quarantine.quarantine_corrupt([], results=[str(p) for p in results])
+    [line] = str(err.value).splitlines()
+    assert line.startswith(f"{results[1]}: unreadable result file")
+    assert f"this damaged file cannot be moved aside: {results[1].parent} {why}" in line
+    assert line.endswith("make the folder writable (or delete the file) and run again")
+    assert results[1].is_file() and not Path(f"{results[1]}.corrupt").exists()  # left as it was
+    assert isinstance(err.value, CorruptFileError)
+
+
+def test_the_check_cache_in_a_read_only_folder_is_skipped_not_an_error(results, monkeypatch):
+    """The pre-job check of valid results in a read-only folder runs; only its cache is not written."""
+
+    def refuse(path, data):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+
+    monkeypatch.setattr(verify, "atomic_write_bytes", refuse)
+    assert quarantine.quarantine_corrupt([], results=[str(p) for p in results]) == []
+
+
+@pytest.mark.slow
+def test_snakemake_names_a_damaged_result_in_a_read_only_results_folder_in_one_line(tmp_path):
+    work = _project(tmp_path / "work", DUEL)
+    with _tmpfs(work / "results", "8m") as folder:
+        first, out = _run(work)
+        assert first.returncode == 0, out[-3000:]
+        victim = work / "results/runs/exp/ldb/none/none/1.npz"
+        _damage(victim)
+        _remount(folder, "ro")
+        run, out = _run(work)
+        assert run.returncode != 0
+        rel = victim.relative_to(work)
+        assert [line for line in out.splitlines() if not line.startswith("Using workflow specific profile")] == [
+            f"{rel}: unreadable result file (error: Error -3 while decompressing data: invalid distance too far "
+            f"back); this damaged file cannot be moved aside: {rel.parent} is read-only (a read-only file system); "
+            f"make the folder writable (or delete the file) and run again"
+        ]
+        _remount(folder, "rw")  # made writable: moved aside and rebuilt in one run
+        rerun, out = _run(work)
+        assert rerun.returncode == 0, out[-3000:]
+        assert f"moved to {rel}.corrupt" in out and "Traceback" not in out
+        load_result(victim, identity_from_path(victim))
+
+
+# --- 3. a truncated file in the download mirror -------------------------------------------------------------
+
+
+@pytest.fixture
+def bad_mirror(tmp_path):
+    """A mirror holding the banknote file cut to 1,000 bytes; returns (mirror, its bytes)."""
+    if not (MIRROR / BANKNOTE).is_file():
+        pytest.skip(f"offline mirror {MIRROR} absent")
+    data = (MIRROR / BANKNOTE).read_bytes()[:1000]
+    (tmp_path / "mirror" / BANKNOTE).parent.mkdir(parents=True)
+    (tmp_path / "mirror" / BANKNOTE).write_bytes(data)
+    return tmp_path / "mirror", data
+
+
+#: no network: every URL goes through a proxy that refuses connections
+OFFLINE = {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
+
+
+def _source_lines(text: str, mirror: Path, data: bytes) -> None:
+    """One line per source, the mirror's with the actual checksum and size of what it holds."""
+    expected = DATASETS["banknote"].files[0].known_hash
+    lines = text.splitlines()
+    [line] = [line for line in lines if line.startswith(f"  - {mirror / BANKNOTE}: ")]
+    assert line.endswith(f": checksum mismatch: got {_sha256(data)} (1,000 bytes), not {expected}")
+    for url in DATASETS["banknote"].files[0].urls:
+        [line] = [line for line in lines if line.startswith(f"  - {url}: ")]
+        assert "(the proxy): connection refused" in line
+
+
+def test_a_truncated_mirror_file_is_named_with_its_actual_checksum(bad_mirror, tmp_path, monkeypatch):
+    """Before: the mirror's line said only that the copy did not have the expected checksum."""
+    mirror, data = bad_mirror
+    for key, value in OFFLINE.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(DataFetchError) as err:
+        fetch("banknote", cache_dir=tmp_path / "raw", mirror=str(mirror), retries=0)
+    _source_lines(str(err.value), mirror, data)
+    assert not [p for p in (tmp_path / "raw").rglob("*") if p.is_file()]  # nothing half-copied left
+
+
+@pytest.mark.slow
+def test_snakemake_reports_a_truncated_mirror_file_per_source_without_a_traceback(bad_mirror, tmp_path):
+    """Before: a raw DataFetchError traceback in Snakemake's output and in the download log."""
+    mirror, data = bad_mirror
+    work = _project(tmp_path / "work", BANK)
+    env = {**os.environ, **OFFLINE, "BANDITBENCH_DATA_MIRROR": str(mirror)}
+    run, out = _run(work, env=env)
+    assert run.returncode != 0
+    log = (work / "logs/download/banknote.log").read_text()
+    for text in (out, log):
+        assert "Traceback" not in text
+        _source_lines(text, mirror, data)
+        assert f"could not obtain {BANKNOTE} with {DATASETS['banknote'].files[0].known_hash}" in text
+    assert not (work / "data/raw" / BANKNOTE).exists()
+
+
+# --- 4. a damaged raw file in data/raw -------------------------------------------------------------------
+
+
+@needs_mirror
+def test_a_damaged_raw_file_says_when_it_is_downloaded_again_and_how_to_do_it_now(tmp_path, monkeypatch):
+    """Before: "... is rebuilt before it is used", then Snakemake had nothing to do."""
+    monkeypatch.chdir(tmp_path)
+    raw = Path("data/raw") / BANKNOTE
+    raw.parent.mkdir(parents=True)
+    raw.write_bytes((MIRROR / BANKNOTE).read_bytes() + b"1.0,2.0,3.0,4.0,1\n")
+    [message] = quarantine.quarantine_corrupt([])
+    assert message.startswith(f"{raw}: raw file of dataset 'banknote' has sha256 ")
+    assert message.endswith(
+        f"; moved to {raw}.corrupt; {raw} is downloaded again when a job next reads it "
+        f"(now: `snakemake --cores 1 {raw}`)"
+    )
+
+
+@pytest.mark.slow
+@needs_mirror
+def test_snakemake_downloads_a_damaged_raw_file_again_with_the_command_it_names(tmp_path):
+    work = _project(tmp_path / "work", BANK)
+    first, out = _run(work)
+    assert first.returncode == 0, out[-3000:]
+    raw = work / "data/raw" / BANKNOTE
+    with raw.open("a") as fh:
+        fh.write("1.0,2.0,3.0,4.0,1\n")
+    run, out = _run(work)
+    assert run.returncode == 0, out[-3000:]
+    rel = raw.relative_to(work)
+    [line] = [line for line in out.splitlines() if line.startswith(f"{rel}: ")]
+    command = line.split("(now: `")[1].removesuffix("`)")
+    assert command == f"snakemake --cores 1 {rel}"
+    assert not raw.exists()  # nothing read it in that run, as the line says
+    fetched = smk(work, *command.split()[1:])
+    assert fetched.returncode == 0, fetched.stderr[-3000:]
+    assert _sha256(raw.read_bytes()) == DATASETS["banknote"].files[0].known_hash
+    results = {p: p.read_bytes() for p in (work / "results/runs").rglob("*.npz")}
+    plain, out = _run(work)  # and the next run simulates nothing again
+    assert plain.returncode == 0, out[-3000:]
+    assert {p: p.read_bytes() for p in (work / "results/runs").rglob("*.npz")} == results
+
+
+# --- 5. a prepared dataset rebuilt mid-grid -----------------------------------------------------------------
+
+
+def _block(capsys, *extra: str) -> tuple[int, str]:
+    """``banditbench run-block`` of seeds 0 and 1 of RUN_CELL, as a simulate job runs it."""
+    cell = json.dumps({k: v for k, v in RUN_CELL.items() if k != "seed"})
+    outputs = [RESULT.format(seed) for seed in (0, 1)]
+    code = cli.main(["run-block", "--cell", cell, "--seeds", "0", "1", "--outputs", *outputs, *extra])
+    return code, capsys.readouterr().err
+
+
+def test_a_result_records_the_bytes_of_its_sources_and_data(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    data = Path("data/processed/x.npz")
+    data.parent.mkdir(parents=True)
+    data.write_bytes(b"prepared")
+    assert _block(capsys, "--inputs", str(data))[0] == 0
+    made_from = load_provenance(RESULT.format(0))
+    assert made_from["inputs"] == {"data/processed/x.npz": _sha256(b"prepared")}
+    assert made_from["sources"] == reuse.sources_digest(RUN_CELL) and made_from["sources"].startswith("sha256:")
+
+
+def test_a_job_re_run_for_its_data_puts_back_what_the_same_bytes_gave(tmp_path, monkeypatch, capsys):
+    """Before: Snakemake re-ran it (its input was rebuilt) and it simulated again."""
+    monkeypatch.chdir(tmp_path)
+    assert _block(capsys)[0] == 0
+    outputs = [Path(RESULT.format(seed)) for seed in (0, 1)]
+    before = [p.read_bytes() for p in outputs]
+    bench = outputs[0].parent / "seeds_0-1.benchmark.tsv"
+    bench.write_text("s\tcpu_time\n9.5\t9.0\n")  # the simulation's measurement (Snakemake's benchmark file)
+    reuse.keep([str(p) for p in outputs])  # onstart: the job is about to re-run
+    for p in outputs:
+        p.unlink()  # Snakemake deletes a job's outputs as it starts it
+    code, err = _block(capsys)
+    assert code == 0 and [p.read_bytes() for p in outputs] == before  # the same bytes, timing too: not simulated
+    assert [line.split(":")[0] for line in err.splitlines()[1:]] == [str(p) for p in outputs]
+    assert all(": put back as it was, not simulated again" in line for line in err.splitlines()[1:])
+    assert reuse.kept_benchmark(bench).read_text() == "s\tcpu_time\n9.5\t9.0\n"  # what the timing table reads
+    assert not any(reuse.KEPT.rglob("*.npz"))
+
+
+@pytest.mark.parametrize("change", ["data", "sources", "cell", "damaged"])
+def test_a_kept_result_of_other_bytes_or_another_cell_is_simulated_again(tmp_path, monkeypatch, capsys, change):
+    monkeypatch.chdir(tmp_path)
+    assert _block(capsys)[0] == 0
+    outputs = [RESULT.format(seed) for seed in (0, 1)]
+    reuse.keep(outputs)
+    made_from = reuse.facts(RUN_CELL, [])
+    cell = {k: v for k, v in RUN_CELL.items() if k != "seed"}
+    if change == "data":
+        made_from["inputs"] = {"data/processed/x.npz": "sha256:" + "0" * 64}
+    elif change == "sources":
+        made_from["sources"] = "sha256:" + "0" * 64
+    elif change == "cell":
+        cell["horizon"] = 41
+    else:
+        _damage(reuse.kept_path(outputs[1]))
+    bench = Path(outputs[0]).parent / "seeds_0-1.benchmark.tsv"
+    reuse.kept_benchmark(bench).write_text("old")
+    assert reuse.take_back(cell, [0, 1], outputs, made_from, bench) is None
+    assert not any(reuse.KEPT.rglob("*.npz")) and not reuse.kept_benchmark(bench).exists()
+
+
+@pytest.mark.slow
+def test_a_prepared_dataset_deleted_mid_grid_costs_no_finished_simulation(tmp_path):
+    """Before: its rebuild re-ran every finished simulate job of the dataset ("Input files updated by another job")."""
+    reference = _project(tmp_path / "reference", DIGITS)
+    run, out = _run(reference)
+    assert run.returncode == 0, out[-3000:]
+    work = _project(tmp_path / "work", DIGITS)
+    finished = [work / f"results/runs/exp/linucb/none/none/{seed}.npz" for seed in (0, 1)]
+    first, out = _run(work, *[str(p.relative_to(work)) for p in finished])
+    assert first.returncode == 0, out[-3000:]
+    before = {p: p.read_bytes() for p in finished}
+    benchmarks = {p: p.with_name(f"seed_{p.stem}.benchmark.tsv").read_text() for p in finished}
+    [prepared] = (work / "data/processed/digits").glob("*.npz")
+    prepared.unlink()  # deleted mid-grid
+    rerun, out = _run(work)
+    assert rerun.returncode == 0, out[-3000:]
+    assert prepared.is_file()  # rebuilt for the unfinished seeds ...
+    for path, data in before.items():  # ... and the finished ones were not simulated again
+        assert path.read_bytes() == data
+        log = (work / f"logs/simulate/exp/linucb/none/none/seed_{path.stem}.log").read_text()
+        assert f"{path.relative_to(work)}: put back as it was, not simulated again" in log
+        bench = path.with_name(f"seed_{path.stem}.benchmark.tsv")
+        assert reuse.kept_benchmark(bench).read_text() == benchmarks[path]
+    for path in sorted((reference / "results/runs").rglob("*.npz")):
+        assert members_but_timing(work / path.relative_to(reference)) == members_but_timing(path)
+    for table in ("results/tables/exp.csv", "results/tables/exp.md"):
+        assert (work / table).read_bytes() == (reference / table).read_bytes()
+    timing = (work / "results/timing/exp.csv").read_text().splitlines()
+    wall = {row.split(",")[3]: row.split(",")[5] for row in timing[1:]}
+    assert wall["seed_0"] == benchmarks[finished[0]].splitlines()[1].split("\t")[0]  # the simulation's time
+    again = smk(work, "-n")
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+
+
+# --- 6. a full disk ---------------------------------------------------------------------------------------
+
+
+def _full_disk(monkeypatch, after: int = 0):
+    """Writes of result files fail with ENOSPC after ``after`` of them succeeded."""
+    real = resultio.os.fdopen
+    written = []
+
+    class Full:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+        def write(self, data):
+            if len(written) >= after:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            written.append(len(data))
+            return self.fh.write(data)
+
+    monkeypatch.setattr(resultio.os, "fdopen", lambda fd, mode: Full(real(fd, mode)))
+
+
+def test_a_write_on_a_full_disk_keeps_nothing_half_written(results, monkeypatch):
+    before = results[0].read_bytes()
+    _full_disk(monkeypatch)
+    with pytest.raises(OSError) as err:
+        save_result(results[0], *run_cell({**RUN_CELL, "seed": 0}))
+    assert err.value.errno == errno.ENOSPC
+    assert results[0].read_bytes() == before  # the file as it was, no temporary file left
+    assert sorted(p.name for p in results[0].parent.iterdir()) == ["0.npz", "1.npz"]
+    err.value.filename = str(results[0])
+    assert storage_problem(err.value) == (
+        f"cannot write {results[0]}: no space left on device (the disk is full); nothing half-written is kept "
+        "(every file is written under a temporary name and renamed when whole): free space, then run snakemake "
+        "again, which resumes where it stopped"
+    )
+
+
+def test_a_simulate_job_on_a_full_disk_says_so_in_one_line(tmp_path, monkeypatch, capsys):
+    """Before: an OSError traceback in the job's log, and nothing in Snakemake's output but its exit status."""
+    monkeypatch.chdir(tmp_path)
+    _full_disk(monkeypatch, after=1)  # seed 0's result is written, seed 1's is not
+    outputs = [RESULT.format(seed) for seed in (0, 1)]
+    cell = json.dumps({k: v for k, v in RUN_CELL.items() if k != "seed"})
+    code = cli.main(["run-block", "--cell", cell, "--seeds", "0", "1", "--outputs", *outputs])
+    assert code == 4
+    out, err = capsys.readouterr()
+    line = f"banditbench: cannot write {outputs[1]}: no space left on device (the disk is full);"
+    assert out.startswith(line) and len(out.splitlines()) == 1  # Snakemake shows the job's stdout
+    assert line in err and "Traceback" not in err
+    load_result(outputs[0], identity_from_path(outputs[0]))  # whole, or
+    assert sorted(p.name for p in Path(outputs[0]).parent.iterdir()) == ["0.npz"]  # not there at all
+
+
+@pytest.mark.slow
+def test_a_run_on_a_full_disk_stops_in_one_line_per_job_and_the_rerun_resumes(tmp_path):
+    reference = _project(tmp_path / "reference", DUEL)
+    run, out = _run(reference)
+    assert run.returncode == 0, out[-3000:]
+    work = _project(tmp_path / "work", DUEL)
+    with _tmpfs(work / "results" / "runs", "64k") as runs:
+        (runs / "filler").write_bytes(b"\0" * 64 * 1024)  # a full disk (tmpfs counts whole pages)
+        stopped, out = _run(work)
+        assert stopped.returncode != 0 and "Traceback" not in out
+        lines = [line for line in out.splitlines() if "no space left on device" in line]
+        assert lines and all(
+            line.startswith("banditbench: cannot write results/runs/exp/ldb/none/none/")
+            and line.endswith("free space, then run snakemake again, which resumes where it stopped")
+            for line in lines
+        )
+        assert not [p for p in runs.rglob("*") if p.name != "filler"]  # nothing half-written kept
+        (runs / "filler").unlink()  # space freed: the rerun resumes
+        rerun, out = _run(work)
+        assert rerun.returncode == 0, out[-3000:]
+        for path in sorted((reference / "results/runs").rglob("*.npz")):
+            assert members_but_timing(work / path.relative_to(reference)) == members_but_timing(path)
+        for table in ("results/tables/exp.csv", "results/tables/exp.md"):
+            assert (work / table).read_bytes() == (reference / table).read_bytes()
