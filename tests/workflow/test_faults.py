@@ -640,3 +640,15 @@ def test_a_run_on_a_full_disk_stops_in_one_line_per_job_and_the_rerun_resumes(tm
             assert members_but_timing(work / path.relative_to(reference)) == members_but_timing(path)
         for table in ("results/tables/exp.csv", "results/tables/exp.md"):
             assert (work / table).read_bytes() == (reference / table).read_bytes()
+
+
+def test_a_file_where_a_folder_of_results_belongs_is_named_in_one_line(tmp_path, monkeypatch):
+    """results/runs/<experiment> as a file (a stray download, say): planning names it, no NotADirectoryError."""
+    from banditbench.data.quarantine import quarantine_corrupt
+    from banditbench.errors import ConfigError
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results" / "runs").mkdir(parents=True)
+    (tmp_path / "results" / "runs" / "duel").write_text("x")
+    with pytest.raises(ConfigError, match=r"^results/runs/duel is a file where the pipeline keeps a folder of results"):
+        quarantine_corrupt([], results=["results/runs/duel/ldb/none/none/0.npz"])

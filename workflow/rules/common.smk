@@ -12,6 +12,7 @@ from snakemake.settings.types import DeploymentMethod, SharedFSUsage
 
 from banditbench.configuration.grid import block_label, load_grid, unpinned_note
 from banditbench.data.quarantine import Unmovable, quarantine_corrupt
+from banditbench.errors import ConfigError
 from banditbench.storage import runlock
 from banditbench.storage.provenance import COMMIT_VAR, git_environment
 from banditbench.storage.resultio import reading_threads
@@ -56,6 +57,8 @@ if workflow.is_main_process:
         for _message in _stuck.moved:
             logger.warning(_message)
         stop(str(_stuck))
+    except ConfigError as _blocked:  # a file where a folder of results belongs
+        stop(str(_blocked))
     for _message in _moved:
         logger.warning(_message)
     # Snakemake leaves a missing input of an up-to-date job missing (as if a temp file): so that a

@@ -181,6 +181,12 @@ def quarantine_corrupt(
             checked.get(path, "verified", lambda: verify_result(name) or "ok")
         except FileNotFoundError:
             continue  # not run yet
+        except NotADirectoryError:
+            blocking = next(p for p in reversed(path.parents) if p.is_file())
+            raise ConfigError(
+                f"{blocking} is a file where the pipeline keeps a folder of results ({name} goes under it): "
+                f"move it away or remove it, then run again"
+            ) from None
         except CorruptFileError as err:
             if move(path, err, "result") and moved_results is not None:
                 moved_results.append(name)
