@@ -69,6 +69,8 @@ def nan_at(monkeypatch):
 
     class Entry:
         plugin = None
+        origin = "built-in"
+        module = __name__
 
         def load(self):
             return _NaNAt
