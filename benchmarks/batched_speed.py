@@ -10,9 +10,14 @@ batched implementation are reported as such.
 
 ``--devices cpu cuda`` runs the block once per device (the policies' ``device`` parameter) and adds
 a row per device with the wall time per seed, CUDA synchronised (on a GPU the CPU time of the
-process says little): the CPU-against-GPU comparison of issue #22, for a machine with a GPU.
+process says little), and on cuda the block's peak GPU memory (``torch.cuda.max_memory_allocated``):
+the CPU-against-GPU comparison of issue #22, for a machine with a GPU.  ``--cpu-block N`` measures the
+CPU block on N seeds instead of ``--block`` (0: not at all; the per-seed CPU cost of a large block on
+the CPU is minutes at T = 2,000), and ``--json FILE`` writes every measurement as a list of rows
+(benchmarks/device_check.py reads them).
 
     python benchmarks/batched_speed.py [--horizon 2000] [--block 20] [--single 1] [--devices cpu [cuda]]
+                                       [--cpu-block N] [--json FILE]
                                        [--cells d5 d20 d5_v d20_v ndb_df_d20 ndb_ucb_d5 ndb_ts_d5 neurallog_h1]
 """
 
@@ -109,7 +114,11 @@ def _child(cell: dict, seeds: list[int], batched: bool) -> dict:
         torch.cuda.synchronize()
     cpu, wall = time.process_time() - start, time.perf_counter() - wall
     regret = [float(r[0]["regret"].sum()) for r in results]
+    gpu = {}
+    if cuda:
+        gpu = {"peak_gpu_mb": torch.cuda.max_memory_allocated() / 2**20, "gpu": torch.cuda.get_device_name()}
     return {
+        **gpu,
         "cpu_per_seed": cpu / len(seeds),
         "wall_per_seed": wall / len(seeds),
         "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -141,6 +150,8 @@ def main() -> None:
         choices=["cpu", "cuda"],
         help="run the block on each of these devices (policy parameter device)",
     )
+    ap.add_argument("--cpu-block", type=int, help="seeds of the CPU block (default --block; 0: no CPU block)")
+    ap.add_argument("--json", help="write every measurement to this file, a list of rows")
     ap.add_argument("--child")
     args = ap.parse_args()
     if args.child:
@@ -152,18 +163,36 @@ def main() -> None:
 
         if not torch.cuda.is_available():
             raise SystemExit("--devices cuda: torch sees no GPU on this machine")
+    cpu_block = args.block if args.cpu_block is None else args.cpu_block
+    rows = []
+
+    def record(name: str, cell: dict, path: str, device: str, seeds: int, run: dict) -> None:
+        rows.append(
+            {"cell": name, "policy": cell["policy"]["name"], "horizon": args.horizon, "path": path}
+            | {"device": device, "seeds": seeds, **run}
+        )
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(rows, f, indent=1)
+
     print(f"T = {args.horizon}, block of {args.block}, one thread; CPU seconds per seed")
     print("| cell | single-seed path | block of %d | ratio | peak memory of the block |" % args.block)
     print("|---|---|---|---|---|")
     for name in args.cells:
         cell = {**CELLS[name], "horizon": args.horizon}
         single = _measure(cell, list(range(args.single)), False)
-        block = _measure(cell, list(range(args.block)), True)
-        print(
-            f"| {name} ({cell['policy']['name']}) | {single['cpu_per_seed']:.2f} s | {block['cpu_per_seed']:.2f} s | "
-            f"{single['cpu_per_seed'] / block['cpu_per_seed']:.2f}x | {block['peak_mb']:.0f} MB |",
-            flush=True,
-        )
+        record(name, cell, "single-seed", "cpu", args.single, single)
+        if cpu_block:
+            block = _measure(cell, list(range(cpu_block)), True)
+            record(name, cell, "block", "cpu", cpu_block, block)
+            print(
+                f"| {name} ({cell['policy']['name']}) | {single['cpu_per_seed']:.2f} s | {block['cpu_per_seed']:.2f} s"
+                f"{'' if cpu_block == args.block else f' (block of {cpu_block})'} | "
+                f"{single['cpu_per_seed'] / block['cpu_per_seed']:.2f}x | {block['peak_mb']:.0f} MB |",
+                flush=True,
+            )
+        else:
+            print(f"| {name} ({cell['policy']['name']}) | {single['cpu_per_seed']:.2f} s | - | - | - |", flush=True)
         if args.devices != ["cpu"]:
             for device in args.devices:
                 on = (
@@ -174,11 +203,18 @@ def main() -> None:
                         "policy": {**cell["policy"], "params": {**cell["policy"]["params"], "device": device}},
                     }
                 )
-                run = block if device == "cpu" else _measure(on, list(range(args.block)), True)
+                if device == "cpu" and not cpu_block:
+                    continue
+                if device == "cpu":
+                    run = block
+                else:
+                    run = _measure(on, list(range(args.block)), True)
+                    record(name, cell, "block", device, args.block, run)
+                peak = f", peak GPU memory {run['peak_gpu_mb']:.0f} MiB" if "peak_gpu_mb" in run else ""
                 print(
                     f"  {name}, block of {args.block} on {device}: {run['wall_per_seed']:.2f} s wall per seed "
                     f"({single['wall_per_seed'] / run['wall_per_seed']:.2f}x the single-seed path's "
-                    f"{single['wall_per_seed']:.2f} s on cpu), mean regret {run['mean_regret']:.1f}",
+                    f"{single['wall_per_seed']:.2f} s on cpu), mean regret {run['mean_regret']:.1f}{peak}",
                     flush=True,
                 )
 

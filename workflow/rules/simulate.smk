@@ -48,6 +48,9 @@ for _block, _experiments in GRID.seed_blocks().items():
         resources:
             mem_mb=lambda wc: experiment_resources(wc, "mem_mb"),
             runtime=lambda wc: experiment_resources(wc, "runtime"),
+            # 1 for a policy on cuda (the grid-wide `device` or its params.device): profiles/gpu caps the
+            # jobs holding a GPU at once (resources: gpu=1), while CPU-side jobs run beside them
+            gpu=lambda wc: GRID.gpus(wc.experiment, wc.algorithm),
         params:
             # neither the cell nor the seeds (read from the output names, so not compared
             # by Snakemake's params trigger) depend on the blocking: changing seeds_per_job

@@ -36,7 +36,7 @@ from . import claims
 from . import comparisons as paired_checks
 from . import params as param_checks
 from .. import registry
-from . import slicing
+from . import devices, slicing
 from ..api import feedback_kinds
 from ..simulation.delays import delay_schema, make_delay
 from ..data.catalog import PIN_KEY, check_checksums
@@ -363,7 +363,7 @@ class ExperimentGrid:
             budgets,
             table,
             data_files,
-            seeds_per_job=int(spec.get("seeds_per_job", 1)),
+            seeds_per_job=int(self.config.get("seeds_per_job") or spec.get("seeds_per_job", 1)),
             ci_level=float(spec.get("ci_level", self.config.get("ci_level", DEFAULT_CI_LEVEL))),
             paired=paired,
             spread=spec.get("spread", self.config.get("spread", "ci")),
@@ -591,6 +591,12 @@ class ExperimentGrid:
             "delay": dict(spec["delays"][delay]),
         }
 
+    def gpus(self, experiment: str, algorithm: str) -> int:
+        """The Snakemake resource ``gpu`` of a simulate job: 1 when its policy runs on ``cuda``
+        (its ``params.device``, or the grid-wide ``device``), else 0."""
+        params = self.experiments[experiment].spec["algorithms"][algorithm].get("params", {})
+        return int(params.get(devices.KEY) == "cuda")
+
     def cell_json(self, *args) -> str:
         return json.dumps(self.cell(*args), sort_keys=True)
 
@@ -745,8 +751,9 @@ def checked(call, *args):
 
 def load_grid(config: Mapping[str, Any]) -> ExperimentGrid:
     """Validate a config mapping (schema, then semantics) and return its grid, cut and varied by the
-    slicing keys (:mod:`banditbench.configuration.slicing`: ``only_experiments``, ``only_algorithms``, ``override``)."""
+    slicing keys (:mod:`banditbench.configuration.slicing`: ``only_experiments``, ``only_algorithms``, ``override``),
+    with the grid-wide ``device`` set on every policy that has one (:mod:`banditbench.configuration.devices`)."""
     config = claims.with_claims_files(config, load_config_file)
     validate_schema(config)
     registry.use_plugins(config.get("plugins", []))
-    return ExperimentGrid(slicing.apply(config))
+    return ExperimentGrid(devices.apply(slicing.apply(config)))

@@ -450,6 +450,7 @@ def run_members(cells: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, np.n
                 f"in more than the seed and {sorted(free) or 'no policy parameter'}"
             )
     if not batchable(first):
+        _fall_back(first, "its policy has no seed-batched path")
         return [run_cell(c) for c in cells]
     start, start_cpu = time.perf_counter(), time.process_time()
     built = [build(c) for c in cells]
@@ -463,6 +464,7 @@ def run_members(cells: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, np.n
         groups.setdefault((info.get("n_arms"), info.get("dimension")), []).append(s)
     stacked = [(members, type(policies[0]).batch([policies[s] for s in members])) for members in groups.values()]
     if any(batched is None for _, batched in stacked):  # a parameter set the batched implementation refuses
+        _fall_back(first, "its seed-batched path declines these parameters (batch() returned None)")
         return [run_cell(c) for c in cells]
     series: list[dict[str, np.ndarray]] = [{}] * len(cells)
     diverged: dict[int, Diverged] = {}
@@ -478,6 +480,7 @@ def run_members(cells: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, np.n
         except ConfigError as err:
             raise _full_key_path(err, first) from None
         except SkippedInBlock:  # a replay environment: the seeds one at a time
+            _fall_back(first, "its replay environment skips events, which a block cannot")
             return [run_cell(c) for c in cells]
         for s, one in zip(members, played):
             series[s] = one
@@ -492,6 +495,18 @@ def run_members(cells: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, np.n
         (series[s], _meta(cells[s], envs[s], delays[s], "seed-batched", diverged.get(s)), dict(timing))
         for s in range(S)
     ]
+
+
+def _fall_back(cell: Mapping[str, Any], why: str) -> None:
+    """One line on stderr (the simulate job's log) when a cell asked for ``device: cuda`` runs its seeds one
+    at a time on the CPU instead (the single-seed path always runs there)."""
+    if cell["policy"].get("params", {}).get("device") == "cuda":
+        print(
+            f"banditbench: {cell.get('experiment')}/{cell.get('algorithm')} ({cell['policy']['name']}): "
+            f"device 'cuda' asked for, but {why}: its seeds run one at a time on the CPU",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def run_cell(cell: Mapping[str, Any], progress: bool = False) -> tuple[dict[str, np.ndarray], dict, dict]:

@@ -42,15 +42,16 @@ DEVICES = ("cpu", "cuda")
 
 
 def check_device(device: str, where: str) -> None:
-    """Refuse ``cuda`` where torch sees no GPU (before any job: ``check_params``)."""
+    """Refuse ``cuda`` where torch sees no GPU (before any job: ``check_params``, and the grid-wide
+    ``device`` key with ``where=""``)."""
     from ....errors import ConfigError
 
+    key = f"{where}.device" if where else "device"
     if device not in DEVICES:
-        raise ConfigError(f"{where}.device: {device!r} is not one of {list(DEVICES)}")
+        raise ConfigError(f"{key}: {device!r} is not one of {list(DEVICES)}")
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError(
-            f"{where}.device: 'cuda' was asked for but torch sees no GPU "
-            f"(torch.cuda.is_available() is False); use 'cpu'"
+            f"{key}: 'cuda' was asked for but torch sees no GPU (torch.cuda.is_available() is False); use 'cpu'"
         )
 
 
