@@ -17,7 +17,7 @@ install: $(VENV)/.installed
 
 pipeline: install  ## install, then run the default pipeline (config.yaml); print the paired tables and the claims
 	$(VENV)/bin/snakemake --cores $(CORES)
-	@for f in results/paired/*.md; do sed -n '1p;3p;/^Self-duel lock-in/p;/at T = /,/by horizon/{/by horizon/!p;}' $$f; done
+	@for f in results/default/paired/*.md; do sed -n '1p;3p;/^Self-duel lock-in/p;/at T = /,/by horizon/{/by horizon/!p;}' $$f; done
 	@$(VENV)/bin/banditbench claims config.yaml --brief
 
 test: install  ## install, then run the whole test suite

@@ -293,7 +293,7 @@ class DeviceCheck:
         argv += ["--cores", str(os.cpu_count() if self.gpu else 2), "--directory", str(project)]
         argv += ["--snakefile", str(project / "Snakefile"), "--configfile", configfile, "--config"]
         # a --config replaces the profile's config list: repeat its device and seeds_per_job
-        argv += [f"device={device}", "seeds_per_job=100", f"only_experiments={experiment}", *config]
+        argv += [f"device={device}", "seeds_per_job=100", f"only_experiments={experiment}", f"run={name}", *config]
         env = {**self.env, "PYTHONPATH": str(project / "src")}
         folder = self.out / name
         folder.mkdir(exist_ok=True)
@@ -301,7 +301,7 @@ class DeviceCheck:
         with _GpuMemory(self.gpu) as memory:
             code = _run_all([("snakemake", argv, self.out / f"{name}.log")], timeout, env, project)["snakemake"]
         wall = time.perf_counter() - t0
-        tables = sorted((project / "results" / "tables").glob(f"{experiment}.*"))
+        tables = sorted((project / "results" / name / "tables").glob(f"{experiment}.*"))
         for path in tables:
             shutil.copy2(path, folder / path.name)
         jobs = folder / "jobs"

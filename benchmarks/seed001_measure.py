@@ -16,7 +16,7 @@ Two measurements (issue 33):
 Usage (from the project root)::
 
     python benchmarks/seed001_measure.py run [N..] # the Snakemake slices of RUNS, or the N-th ones (about 90 min on 2 cores)
-    python benchmarks/seed001_measure.py extract   # results/tables/<experiment>.parquet -> SUMMARY (+ .json)
+    python benchmarks/seed001_measure.py extract   # results/seed001_measured/tables/<experiment>.parquet -> SUMMARY
     python benchmarks/seed001_measure.py render    # SUMMARY -> the generated block of PAGE
     python benchmarks/seed001_measure.py check     # exit 1 when PAGE's block is not SUMMARY's rendering
 
@@ -70,7 +70,17 @@ REGRETS = {
     "per_round_regret": "total, 2u* − u₁ − u₂",
 }
 
-_SNAKEMAKE = [".venv/bin/snakemake", "--cores", "2", "--configfile", "config/variance_dueling.yaml", "--config"]
+#: the three runs write their tables to one run folder, results/seed001_measured/ (their experiments differ)
+RUN = "seed001_measured"
+_SNAKEMAKE = [
+    ".venv/bin/snakemake",
+    "--cores",
+    "2",
+    "--configfile",
+    "config/variance_dueling.yaml",
+    "--config",
+    f"run={RUN}",
+]
 RUNS = [
     _SNAKEMAKE
     + [
@@ -92,7 +102,7 @@ def run(which: list[int] | None = None) -> None:
         subprocess.run(command, cwd=ROOT, check=True)
 
 
-def extract(tables: Path = ROOT / "results/tables") -> pd.DataFrame:
+def extract(tables: Path = ROOT / "results" / RUN / "tables") -> pd.DataFrame:
     """The final-horizon values of :data:`METRICS` per seed from the runs' per-seed tables, written to
     :data:`SUMMARY` beside a JSON file naming the commands, the commit, the CPU and the date."""
     parts = []

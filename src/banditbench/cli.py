@@ -287,8 +287,20 @@ def _provenance(args) -> int:
     folder = Path(args.results)
     if not folder.is_dir():
         raise ConfigError(f"{folder}: no such folder")
-    paths = sorted(p for p in folder.rglob("*.npz") if p.stem.isdigit())  # result files are <seed>.npz
-    summary, damaged = summarize_files(paths, folder)
+    manifest = folder / "manifest.csv"
+    if manifest.is_file():  # a run's folder, results/<run>: exactly its result files (paths from the project folder)
+        import pandas as pd
+
+        try:
+            listed = pd.read_csv(manifest, usecols=["path"])["path"]
+        except (ValueError, pd.errors.ParserError) as err:
+            raise ConfigError(f"{manifest}: not a run's manifest ({err}); rebuild it with snakemake") from None
+        root = folder.parent.parent
+        paths = [root / p for p in listed]
+    else:
+        root = folder
+        paths = sorted(p for p in folder.rglob("*.npz") if p.stem.isdigit())  # result files are <seed>.npz
+    summary, damaged = summarize_files(paths, root)
     for line in summary_lines(summary, str(folder)):
         print(line)
     for message in damaged:
@@ -349,14 +361,17 @@ def _claims(args) -> int:
             only_algorithms=args.only_algorithms,
         )
     else:
+        from .configuration.runs import run_name
+
         config = load_config_file(args.config)
+        folder = Path(args.results) / run_name(config, [args.config], {})  # the config's run: its tables
         for key in ("only_experiments", "only_algorithms"):
             if getattr(args, key):
                 config[key] = getattr(args, key)
         grid = load_grid(config)
         if not grid.claims:
             raise ConfigError(f"{args.config}: the config states no claims (config key claims)")
-        results = evaluate(grid.claims, read_tables(grid.claim_experiments(), args.results), grid.claims_alpha)
+        results = evaluate(grid.claims, read_tables(grid.claim_experiments(), folder), grid.claims_alpha)
     print((brief if args.brief else markdown)(results), end="")
     if args.csv:
         results.to_csv(Path(args.csv), index=False)
@@ -441,7 +456,11 @@ def build_parser() -> argparse.ArgumentParser:
     pin.set_defaults(func=_checksum)
 
     prov = sub.add_parser("provenance", help="count what produced the result files under a folder; warn when mixed")
-    prov.add_argument("results", help="folder of result files (.npz, searched recursively), e.g. results/runs")
+    prov.add_argument(
+        "results",
+        help="a run's folder, results/<run> (its manifest's result files), or any folder of result files "
+        "(.npz, searched recursively), e.g. results/runs",
+    )
     prov.set_defaults(func=_provenance)
 
     comp = sub.add_parser(
@@ -474,7 +493,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--until-decided adds seeds until each is decided",
     )
     cl.add_argument("config", help="config file (YAML) with a claims section")
-    cl.add_argument("--results", default="results", help="results folder holding tables/<experiment>.parquet")
+    cl.add_argument(
+        "--results",
+        default="results",
+        help="results folder: the config's run's tables are read from results/<run>/tables/ (with "
+        "--until-decided, its looks' tables go to results/<run>.claims/)",
+    )
     cl.add_argument("--csv", help="also write every field to this CSV file")
     cl.add_argument("--brief", action="store_true", help="one line per claim, without the quoted sentences")
     cl.add_argument(

@@ -151,9 +151,9 @@ def test_the_claims_command_prints_the_table(tmp_path, capsys):
 
     rng = np.random.default_rng(1)
     ldb = rng.normal(10, 1, 20)
-    (tmp_path / "results" / "tables").mkdir(parents=True)
+    (tmp_path / "results/c/tables").mkdir(parents=True)  # the tables of config c.yaml's run
     _table({("ldb", "none", 40): ldb, ("random", "none", 40): ldb + 4 + rng.normal(0, 0.3, 20)}).to_parquet(
-        tmp_path / "results/tables/duel.parquet"
+        tmp_path / "results/c/tables/duel.parquet"
     )
     config = tmp_path / "c.yaml"
     config.write_text(yaml.safe_dump(_config(), sort_keys=False))
@@ -165,7 +165,7 @@ def test_the_claims_command_prints_the_table(tmp_path, capsys):
     )
     assert err.strip() == "Claims: 1 supported, 1 not run, 1 untestable"
     assert list(pd.read_csv(tmp_path / "c.csv")["verdict"]) == ["supported", "not run", "untestable"]
-    tables = read_tables(["duel", "other"], tmp_path / "results")
+    tables = read_tables(["duel", "other"], tmp_path / "results/c")
     assert tables["other"] is None and len(tables["duel"]) == 40
     assert markdown(evaluate(load_grid(_config()).claims, tables, 0.05)).startswith("Claims: 1 supported")
     assert main(["claims", str(config), "--results", str(tmp_path / "results"), "--only-experiments", "dual"]) == 2
@@ -207,6 +207,10 @@ def test_until_decided_adds_seeds_only_to_undecided_claims_and_reuses_finished_o
     assert [(int(k), int(n)) for k, _, n in looks] == [(1, 3), (2, 3), (3, 6), (4, 8)], out
     assert "| ldb_beats_random | 000 | Sec. 5 | **supported** |" in out, out
     assert re.search(r"\| twins_differ \| - \| - \| \*\*not separated\*\* \| .*n = 8 \|", out)
+    # the looks' tables are one run's, results/<config's run>.claims, apart from the config's own
+    assert (project / "results/config.claims/tables/duel.parquet").is_file() and not (
+        project / "results/config"
+    ).exists()
     runs = project / "results/runs/duel"
     assert sorted(int(p.stem) for p in (runs / "twin/none/none").glob("*.npz")) == list(range(8))
     # the decided claim's algorithms got no seeds past the look that decided it

@@ -143,16 +143,22 @@ def test_slicing_keys_work_from_the_command_line_and_never_overwrite_configured_
     assert load_result(work / "results/runs/duel/ldb_zero.lam-3/geo/none/1.npz")[1]["cell"]["policy"]["params"] == {
         "lam": 3
     }
-    tidy = pd.read_csv(work / "results/tables/duel.csv")
+    # each slice has its own run folder: the first slice's tables are not overwritten by the second's
+    slices = {p.name: pd.read_csv(p / "tables/duel.csv") for p in (work / "results").glob("config.slice-*")}
+    assert len(slices) == 2 and not (work / "results/config").exists()
+    (first_slice,) = [t for t in slices.values() if "ldb_zero.lam-3" not in set(t["algorithm"])]
+    assert set(first_slice["algorithm"]) == {"ldb_df", "ldb_zero"}
+    (out,) = [work / "results" / name for name, t in slices.items() if "ldb_zero.lam-3" in set(t["algorithm"])]
+    tidy = pd.read_csv(out / "tables/duel.csv")
     assert set(tidy["algorithm"]) == {"ldb_df", "ldb_zero", "ldb_zero.lam-3"}
-    seeds = pd.read_parquet(work / "results/tables/duel.parquet")
+    seeds = pd.read_parquet(out / "tables/duel.parquet")
     assert set(seeds["algorithm"]) == {"ldb_df", "ldb_zero", "ldb_zero.lam-3"} and set(seeds["seed"]) == {0, 1}
-    paired = pd.read_csv(work / "results/paired/duel.csv")
+    paired = pd.read_csv(out / "paired/duel.csv")
     assert {(a, b) for a, b in zip(paired["a"], paired["b"])} == {
         ("ldb_df", "ldb_zero"),
         ("ldb_zero", "ldb_zero.lam-3"),
     }
-    assert (work / "results/paired/duel.png").stat().st_size > 10_000
+    assert (out / "paired/duel.png").stat().st_size > 10_000
 
     # a bad name stops Snakemake before any job, naming the key
     for bad, message in (

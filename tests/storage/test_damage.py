@@ -386,8 +386,8 @@ def test_damaged_results_are_named_moved_aside_and_rebuilt_in_one_run(tmp_path):
         str(work),
         "--snakefile",
         str(work / "Snakefile"),
-        "results/tables/duel.csv",
-        "results/timing/duel.csv",
+        "results/config/tables/duel.csv",
+        "results/config/timing/duel.csv",
     ]
     first = subprocess.run(cmd, capture_output=True, text=True, cwd=work, env=env)
     assert first.returncode == 0, first.stderr[-3000:]
@@ -413,4 +413,4 @@ def test_damaged_results_are_named_moved_aside_and_rebuilt_in_one_run(tmp_path):
     for path in set(runs) - {payload, directory}:
         assert path.stat().st_mtime_ns == before[path][1]  # the others untouched
     assert "Traceback" not in "".join(p.read_text() for p in (work / "logs").rglob("*.log"))
-    assert (work / "results/tables/duel.csv").stat().st_mtime_ns > before[payload][1]
+    assert (work / "results/config/tables/duel.csv").stat().st_mtime_ns > before[payload][1]

@@ -271,7 +271,7 @@ def test_snakemake_hands_its_commit_to_the_jobs_and_a_new_commit_reruns_nothing(
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-qm", "one"], check=True)
     head = _git("rev-parse", "HEAD", cwd=project)
-    run = smk(project, "results/report/run_info.html")
+    run = smk(project, "results/config/report/run_info.html")
     assert run.returncode == 0, run.stderr[-3000:]
     runs = sorted((project / "results/runs").rglob("*.npz"))
     assert len(runs) == 2
@@ -279,12 +279,12 @@ def test_snakemake_hands_its_commit_to_the_jobs_and_a_new_commit_reruns_nothing(
         prov = load_provenance(path)
         assert (prov["commit"], prov["dirty"], prov["commit_from"]) == (head, False, "snakemake")
         assert prov["threads"]["OPENBLAS_NUM_THREADS"] == "1"
-    page = (project / "results/report/run_info.html").read_text()
+    page = (project / "results/config/report/run_info.html").read_text()
     assert f"{head[:12]} (clean)" in page and "Warning" not in page
     (project / "NOTE").write_text("a new commit\n")
     subprocess.run([*git, "add", "NOTE"], check=True)
     subprocess.run([*git, "commit", "-qm", "two"], check=True)
-    dry = smk(project, "-n", "results/report/run_info.html")
+    dry = smk(project, "-n", "results/config/report/run_info.html")
     assert dry.returncode == 0 and "Nothing to be done" in dry.stdout, dry.stdout[-3000:]
 
 

@@ -41,7 +41,7 @@ echo "$node"
 STATUS = """#!/bin/bash
 if [ ! -f "$1.rc" ]; then echo running; elif [ "$(cat "$1.rc")" = 0 ]; then echo success; else echo failed; fi
 """
-TARGETS = ["results/tables/linear_delayed_dueling.csv", "results/tables/digits_reward.csv"]
+TARGETS = ["results/default/tables/linear_delayed_dueling.csv", "results/default/tables/digits_reward.csv"]
 
 
 def _tiny_config():

@@ -46,13 +46,13 @@ for _rule_name, _paired in (("aggregate", True), ("aggregate_unpaired", False)):
 
 rule summary_table:
     input:
-        tables=lambda wc: [f"results/tables/{name}.csv" for name in GRID.summary_tables[wc.table].experiments],
+        tables=lambda wc: [f"{RESULTS}/tables/{name}.csv" for name in GRID.summary_tables[wc.table].experiments],
     output:
-        csv="results/summary/{table}.csv",
-        md="results/summary/{table}.md",
-        tex="results/summary/{table}.tex",
+        csv=f"{RESULTS}/summary/{{table}}.csv",
+        md=f"{RESULTS}/summary/{{table}}.md",
+        tex=f"{RESULTS}/summary/{{table}}.tex",
         html=report(
-            "results/summary/{table}.html",
+            f"{RESULTS}/summary/{{table}}.html",
             caption="../report/summary_table.rst",
             category="Summary tables",
             labels={"table": "{table}"},
@@ -76,12 +76,12 @@ if GRID.claims:
 
     rule claims:
         input:
-            tables=[f"results/tables/{name}.parquet" for name in GRID.claim_experiments()],
+            tables=[f"{RESULTS}/tables/{name}.parquet" for name in GRID.claim_experiments()],
         output:
-            csv="results/claims/claims.csv",
-            md="results/claims/claims.md",
+            csv=f"{RESULTS}/claims/claims.csv",
+            md=f"{RESULTS}/claims/claims.md",
             html=report(
-                "results/claims/claims.html",
+                f"{RESULTS}/claims/claims.html",
                 caption="../report/claims.rst",
                 category="Claims",
                 labels={"content": "the papers' claims"},

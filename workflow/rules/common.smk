@@ -2,6 +2,8 @@
 
 import functools
 import hashlib
+import itertools
+import json
 import os
 import re
 import sys
@@ -11,10 +13,11 @@ from snakemake.logging import logger
 from snakemake.settings.types import DeploymentMethod, SharedFSUsage
 
 from banditbench.configuration.grid import block_label, load_grid, unpinned_note
+from banditbench.configuration.runs import clashes, run_name
 from banditbench.data.quarantine import Unmovable, quarantine_corrupt
 from banditbench.errors import ConfigError
 from banditbench.storage import runlock
-from banditbench.storage.provenance import COMMIT_VAR, git_environment
+from banditbench.storage.provenance import COMMIT_VAR, RUN_VAR, git_environment
 from banditbench.storage.resultio import reading_threads
 
 
@@ -35,6 +38,19 @@ if workflow.is_main_process:
 
 # One validation pass before any job: schema, names, every parameter value, data files, memory.
 GRID = checked(load_grid, config)
+
+# The run's namespace, results/<run>/ (banditbench.configuration.runs): named once, by the process that
+# plans the jobs, and handed to every job in the environment (a job's provenance records it as `run`).
+if workflow.is_main_process or RUN_VAR not in os.environ:
+    os.environ[RUN_VAR] = checked(run_name, config, workflow.configfiles, workflow.config_settings.config)
+RUN = os.environ[RUN_VAR]
+RESULTS = f"results/{RUN}"
+config["run"] = RUN  # the report's first page, workflow/report/workflow.rst, embeds this run's run_info.html
+
+
+envvars:
+    "BANDITBENCH_RUN",
+
 
 # Raw and prepared data files and result files that exist are checked (cached by size and
 # mtime); a corrupt one is moved aside as <name>.corrupt, so it is rebuilt before any job reads
@@ -65,7 +81,7 @@ if workflow.is_main_process:
     # result moved aside is rebuilt in this run, the tables that read it (one output of each job
     # that reads an experiment's results: aggregate, timing) are removed too, and rebuilt after it.
     for _experiment in dict.fromkeys(path.split("/")[2] for path in _moved_results):
-        for _reader in ("results/tables/{}.csv", "results/timing/{}.csv"):
+        for _reader in (f"{RESULTS}/tables/{{}}.csv", f"{RESULTS}/timing/{{}}.csv"):
             Path(_reader.format(_experiment)).unlink(missing_ok=True)
     for _dataset, _experiments in GRID.unpinned().items():
         logger.warning(unpinned_note(_dataset, _experiments))
@@ -144,6 +160,24 @@ wildcard_constraints:
 RUN_DIR = "results/runs/{experiment}/{algorithm}/{delay}/{budget}"
 
 
+# Per-seed result files made for another config whose same-named experiment has other settings are never
+# read or replaced: the run stops first, naming each such experiment.
+def _cells_here():
+    """Each cell's result folder and the cell this run simulates there."""
+    for name, exp in GRID.experiments.items():
+        for algorithm, delay, budget in itertools.product(exp.algorithms, exp.delays, exp.budget_labels):
+            folder = RUN_DIR.format(experiment=name, algorithm=algorithm, delay=delay, budget=budget)
+            yield folder, json.loads(GRID.cell_json(name, algorithm, delay, budget, None))
+
+
+if workflow.is_main_process:
+    _clashes = clashes(_cells_here(), RUN)
+    if _clashes:
+        for _message in _clashes[:-1]:
+            logger.error(_message)
+        stop(_clashes[-1])
+
+
 def experiment_runs(wildcards):
     return [f"{RUN_DIR}/{{seed}}.npz".format(**job) for job in GRID.jobs(wildcards.experiment)]
 
@@ -161,21 +195,21 @@ def paired_spec(experiment):
 def aggregate_outputs(paired):
     """The aggregate rule's outputs (workflow/rules/aggregate.smk), the paired comparisons' when ``paired``."""
     outputs = dict(
-        csv="results/tables/{experiment}.csv",
-        md="results/tables/{experiment}.md",
-        tex="results/tables/{experiment}.tex",
+        csv=f"{RESULTS}/tables/{{experiment}}.csv",
+        md=f"{RESULTS}/tables/{{experiment}}.md",
+        tex=f"{RESULTS}/tables/{{experiment}}.tex",
         html=report(
-            "results/tables/{experiment}.html",
+            f"{RESULTS}/tables/{{experiment}}.html",
             caption="../report/table.rst",
             category="Tables",
             labels={"experiment": "{experiment}", "content": "mean ± CI"},
         ),
-        curves="results/curves/{experiment}.csv",
+        curves=f"{RESULTS}/curves/{{experiment}}.csv",
         # every run's metrics per seed and horizon, one table (tables, curves and paired comparisons read it)
-        seeds="results/tables/{experiment}.parquet",
-        plot_pdf="results/plots/{experiment}.pdf",
+        seeds=f"{RESULTS}/tables/{{experiment}}.parquet",
+        plot_pdf=f"{RESULTS}/plots/{{experiment}}.pdf",
         plot_png=report(
-            "results/plots/{experiment}.png",
+            f"{RESULTS}/plots/{{experiment}}.png",
             caption="../report/plot.rst",
             category="Plots",
             labels={"experiment": "{experiment}", "figure": "main metric"},
@@ -183,19 +217,19 @@ def aggregate_outputs(paired):
     )
     if paired:
         outputs.update(
-            paired_csv="results/paired/{experiment}.csv",
-            paired_curves="results/paired/curves/{experiment}.csv",
-            paired_md="results/paired/{experiment}.md",
-            paired_tex="results/paired/{experiment}.tex",
+            paired_csv=f"{RESULTS}/paired/{{experiment}}.csv",
+            paired_curves=f"{RESULTS}/paired/curves/{{experiment}}.csv",
+            paired_md=f"{RESULTS}/paired/{{experiment}}.md",
+            paired_tex=f"{RESULTS}/paired/{{experiment}}.tex",
             paired_html=report(
-                "results/paired/{experiment}.html",
+                f"{RESULTS}/paired/{{experiment}}.html",
                 caption="../report/paired_table.rst",
                 category="Paired comparisons",
                 labels={"experiment": "{experiment}", "content": "A − B table"},
             ),
-            paired_pdf="results/paired/{experiment}.pdf",
+            paired_pdf=f"{RESULTS}/paired/{{experiment}}.pdf",
             paired_png=report(
-                "results/paired/{experiment}.png",
+                f"{RESULTS}/paired/{{experiment}}.png",
                 caption="../report/paired_plot.rst",
                 category="Paired comparisons",
                 labels={"experiment": "{experiment}", "content": "A − B curves"},
@@ -205,19 +239,19 @@ def aggregate_outputs(paired):
 
 
 def all_outputs():
-    out = ["results/report/run_info.html"]
+    out = [f"{RESULTS}/report/run_info.html"]
     for name in GRID.experiments:
-        out += [f"results/tables/{name}.{ext}" for ext in ("csv", "md", "tex", "html", "parquet")]
+        out += [f"{RESULTS}/tables/{name}.{ext}" for ext in ("csv", "md", "tex", "html", "parquet")]
         if GRID.experiments[name].paired:
-            out += [f"results/paired/{name}.{ext}" for ext in ("csv", "md", "tex", "html", "pdf", "png")]
-        out += [f"results/timing/{name}.{ext}" for ext in ("csv", "html")]
-        out += [f"results/plots/{name}.{ext}" for ext in ("pdf", "png")]
-        out += [f"results/plots/{name}/{metric}.png" for metric in GRID.experiments[name].extra_plots]
-        out += [f"results/plots/{name}/panels/{plot}.png" for plot in GRID.experiments[name].panel_plots]
+            out += [f"{RESULTS}/paired/{name}.{ext}" for ext in ("csv", "md", "tex", "html", "pdf", "png")]
+        out += [f"{RESULTS}/timing/{name}.{ext}" for ext in ("csv", "html")]
+        out += [f"{RESULTS}/plots/{name}.{ext}" for ext in ("pdf", "png")]
+        out += [f"{RESULTS}/plots/{name}/{metric}.png" for metric in GRID.experiments[name].extra_plots]
+        out += [f"{RESULTS}/plots/{name}/panels/{plot}.png" for plot in GRID.experiments[name].panel_plots]
     for table in GRID.summary_tables:
-        out += [f"results/summary/{table}.{ext}" for ext in ("csv", "md", "tex", "html")]
+        out += [f"{RESULTS}/summary/{table}.{ext}" for ext in ("csv", "md", "tex", "html")]
     if GRID.claims:
-        out += [f"results/claims/claims.{ext}" for ext in ("csv", "md", "html")]
+        out += [f"{RESULTS}/claims/claims.{ext}" for ext in ("csv", "md", "html")]
     return out
 
 

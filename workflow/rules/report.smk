@@ -4,11 +4,11 @@ jobs' timing summary and the run information of `snakemake --report`."""
 
 rule plot_extra:
     input:
-        curves="results/curves/{experiment}.csv",
+        curves=f"{RESULTS}/curves/{{experiment}}.csv",
     output:
-        pdf="results/plots/{experiment}/{metric}.pdf",
+        pdf=f"{RESULTS}/plots/{{experiment}}/{{metric}}.pdf",
         png=report(
-            "results/plots/{experiment}/{metric}.png",
+            f"{RESULTS}/plots/{{experiment}}/{{metric}}.png",
             caption="../report/plot_extra.rst",
             category="Plots",
             labels={"experiment": "{experiment}", "figure": "{metric}"},
@@ -31,11 +31,11 @@ rule plot_extra:
 
 rule plot_panels:
     input:
-        curves="results/curves/{experiment}.csv",
+        curves=f"{RESULTS}/curves/{{experiment}}.csv",
     output:
-        pdf="results/plots/{experiment}/panels/{plot}.pdf",
+        pdf=f"{RESULTS}/plots/{{experiment}}/panels/{{plot}}.pdf",
         png=report(
-            "results/plots/{experiment}/panels/{plot}.png",
+            f"{RESULTS}/plots/{{experiment}}/panels/{{plot}}.png",
             caption="../report/plot_panels.rst",
             category="Plots",
             labels={"experiment": "{experiment}", "figure": "{plot}"},
@@ -65,9 +65,9 @@ rule timing:
     input:
         runs=experiment_runs,
     output:
-        csv="results/timing/{experiment}.csv",
+        csv=f"{RESULTS}/timing/{{experiment}}.csv",
         html=report(
-            "results/timing/{experiment}.html",
+            f"{RESULTS}/timing/{{experiment}}.html",
             caption="../report/timing.rst",
             category="Timing",
             labels={"experiment": "{experiment}", "content": "simulate jobs"},
@@ -86,11 +86,13 @@ rule timing:
 rule run_info:
     input:
         # after every table, so that it describes a finished run
-        tables=expand("results/tables/{experiment}.csv", experiment=GRID.experiments),
+        tables=expand(f"{RESULTS}/tables/{{experiment}}.csv", experiment=GRID.experiments),
         # what produced them is read from every result file's provenance member
         runs=lambda wc: [f"{RUN_DIR}/{{seed}}.npz".format(**job) for e in GRID.experiments for job in GRID.jobs(e)],
     output:
-        "results/report/run_info.html",
+        html=f"{RESULTS}/report/run_info.html",
+        # the run's per-seed result files, one row each (banditbench provenance results/<run> reads it)
+        manifest=f"{RESULTS}/manifest.csv",
     log:
         "logs/run_info.log",
     localrule: True
@@ -98,5 +100,6 @@ rule run_info:
         "../../envs/banditbench.yaml"
     params:
         config_files=[os.path.relpath(f) for f in workflow.configfiles],
+        run=RUN,
     script:
         "../scripts/run_info.py"

@@ -8,5 +8,10 @@ with rule_log(snakemake.log[0], snakemake.rule):
     from banditbench.configuration.grid import load_grid
     from banditbench.storage.resultio import atomic_write_bytes
 
-    page = run_info_html(load_grid(snakemake.config), snakemake.params.config_files, snakemake.input.runs)
-    atomic_write_bytes(snakemake.output[0], page.encode())
+    from banditbench.analysis.run_info import manifest_csv
+
+    page = run_info_html(
+        load_grid(snakemake.config), snakemake.params.config_files, snakemake.input.runs, snakemake.params.run
+    )
+    atomic_write_bytes(snakemake.output.html, page.encode())
+    atomic_write_bytes(snakemake.output.manifest, manifest_csv(snakemake.input.runs).encode())

@@ -8,7 +8,7 @@ Not a Snakemake rule's script: a command line run by hand after (or instead of) 
         --apply config/neural_logistic.yaml config/neural_logistic_obd_full.yaml
     # or through Snakemake (one job per algorithm label, on a cluster), then pick:
     .venv/bin/snakemake --cores 16 --configfile config/neural_logistic_tuning.yaml
-    .venv/bin/python workflow/scripts/tune_neural_logistic.py --tables results/tables
+    .venv/bin/python workflow/scripts/tune_neural_logistic.py --tables results/neural_logistic_tuning/tables
 
 It prints, per family and algorithm, the chosen nu and lam (YAML; ``--write FILE`` saves it;
 ``--apply CONFIG ...`` sets them in the paper-grid configs).  A pair with a diverged run (gradient descent

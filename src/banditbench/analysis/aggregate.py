@@ -9,7 +9,7 @@ reported at the final horizon under their own name.  Statistics across seeds:
 mean and a Student-t confidence interval at the experiment's ``ci_level`` (default
 95 %; NaN bounds when only one seed), the standard deviation and the extremes.  They are
 computed from the experiment's per-seed table (:mod:`banditbench.analysis.seedtable`, written
-as ``results/tables/<experiment>.parquet``), which the aggregation builds first.
+as ``results/<run>/tables/<experiment>.parquet``), which the aggregation builds first.
 
 Outputs
 -------

@@ -1,6 +1,6 @@
 """The claims report: every claim of the config (:mod:`banditbench.configuration.claims`) judged on the results.
 
-For a claim on experiment E the per-seed table ``results/tables/E.parquet`` (:mod:`banditbench.analysis.seedtable`)
+For a claim on experiment E the per-seed table ``results/<run>/tables/E.parquet`` (:mod:`banditbench.analysis.seedtable`)
 gives A's and B's metric per seed; the seeds both have are paired, ``d_s = A_s - B_s`` (or ``A_s - value``),
 and :func:`banditbench.analysis.sequential.verdict` judges the mean with an anytime-valid interval at the
 config's ``claims_alpha``: *supported* (the interval lies on the claimed side of 0), *contradicted* (on
@@ -9,7 +9,7 @@ effect these seeds could have separated).  The interval stays valid however many
 before this look (``banditbench claims --until-decided``).  Claims that cannot be tested say why
 (``untestable``), as do claims whose results are missing (``not run``).
 
-One row per claim, written as ``results/claims/claims.csv`` (every field), ``.md`` (the table people read)
+One row per claim, written as ``results/<run>/claims/claims.csv`` (every field), ``.md`` (the table people read)
 and ``.html`` (the report's Claims page).
 """
 
@@ -189,7 +189,8 @@ def write_claims(results: pd.DataFrame, csv: str | Path, md: str | Path, html_fi
 
 
 def read_tables(experiments, results_dir: str | Path = "results") -> dict[str, pd.DataFrame | None]:
-    """Each experiment's per-seed table from ``results_dir/tables`` (None where it is not there yet)."""
+    """Each experiment's per-seed table from ``results_dir/tables`` (a run's folder, ``results/<run>``; None
+    where it is not there yet)."""
     out = {}
     for name in experiments:
         path = Path(results_dir) / "tables" / f"{name}.parquet"
@@ -240,8 +241,12 @@ def until_decided(
     import yaml
 
     from ..configuration.grid import load_config_file, load_grid
+    from ..configuration.runs import run_name
 
     config = load_config_file(config_path)
+    # every look writes its tables to one run of its own, results/<config's run>.claims (given on the command
+    # line: the looks' slices differ, their namespace does not)
+    run = f"{run_name(config, [config_path], {})}.claims"
     for key, names in (("only_experiments", only_experiments), ("only_algorithms", only_algorithms)):
         if names:
             config[key] = list(names)
@@ -257,7 +262,7 @@ def until_decided(
     while True:
         look += 1
         pending = {cid: c for cid, c in grid.claims.items() if cid not in decided}
-        tables = read_tables(grid.claim_experiments(), results_dir)
+        tables = read_tables(grid.claim_experiments(), Path(results_dir) / run)
         tables.update({name: None for name in rebuild})
         rebuild = set()
         current = evaluate(pending, tables, grid.claims_alpha)
@@ -291,16 +296,16 @@ def until_decided(
         with tempfile.NamedTemporaryFile("w", suffix=".yaml", dir=".", prefix=".claims-look-", delete=False) as f:
             yaml.safe_dump(sliced, f, sort_keys=False)
         try:
-            targets = [f"{results_dir}/tables/{name}.parquet" for name in sorted(grow)]
-            run = subprocess.run(
+            targets = [f"{results_dir}/{run}/tables/{name}.parquet" for name in sorted(grow)]
+            done = subprocess.run(
                 [sys.executable, "-m", "snakemake", *targets, "--cores", str(cores), "--configfile", f.name,
-                 *snakemake_args],
+                 "--config", f"run={run}", *snakemake_args],
                 capture_output=True, text=True,
             )  # fmt: skip
         finally:
             Path(f.name).unlink()
-        if run.returncode != 0:
-            raise RuntimeError(f"look {look}: snakemake failed:\n{(run.stdout + run.stderr)[-3000:]}")
+        if done.returncode != 0:
+            raise RuntimeError(f"look {look}: snakemake failed:\n{(done.stdout + done.stderr)[-3000:]}")
     results = family_wise(results)
     results.attrs.update(looks=look, seeds={name: seeds[name] for name in grid.claim_experiments()}, cpu_s=spent)
     return results

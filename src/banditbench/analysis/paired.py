@@ -15,12 +15,12 @@ seed one of them lacks is an error), and
 * ``a_better`` / ``tied`` — the share of seeds on which A's value is better (``better``: lower for
   regret, higher for reward) / equal.
 
-Written as the tidy ``results/paired/<experiment>.csv`` (table horizons) and
-``results/paired/curves/<experiment>.csv`` (curve grid), the human tables (Markdown, LaTeX, HTML:
+Written as the tidy ``results/<run>/paired/<experiment>.csv`` (table horizons) and
+``results/<run>/paired/curves/<experiment>.csv`` (curve grid), the human tables (Markdown, LaTeX, HTML:
 the final horizon first, then every table horizon; ``mean ± half-width`` for a t interval,
 ``mean [low, high]`` for a bootstrap one, ``mean ± sd`` with ``spread: sd``; every caption names the
 interval, its level and the number of seeds) and the difference curves with their bands
-(``results/paired/<experiment>.{pdf,png}``).
+(``results/<run>/paired/<experiment>.{pdf,png}``).
 
 A seed on which A or B diverged (:func:`banditbench.simulation.runner.run_cell`: its policy's scores became
 NaN or infinite and the run stopped) is left out of the pair's differences and counted in the column

@@ -22,7 +22,7 @@ import pandas as pd
 from .. import __version__
 from ..storage import provenance
 from ..configuration.grid import ExperimentGrid
-from ..storage.resultio import budget_label, summarize_files
+from ..storage.resultio import IDENTITY, budget_label, identity_from_path, summarize_files
 from .aggregate import ci_percent
 
 #: distributions whose versions the report lists
@@ -124,14 +124,27 @@ def provenance_html(runs: Iterable[str]) -> str:
     )
 
 
-def run_info_html(grid: ExperimentGrid, config_files: Sequence[str], runs: Iterable[str] | None = None) -> str:
-    """An HTML fragment: config files and overrides, one item per experiment, what produced the
-    result files ``runs`` (:func:`provenance_html`; left out without them) and the versions that
-    built the report.
+def manifest_csv(runs: Iterable[str]) -> str:
+    """The run's manifest (``results/<run>/manifest.csv``): one row per per-seed result file of the run,
+    ``experiment, algorithm, delay, budget, seed, path`` (``path`` relative to the project folder)."""
+    rows = [{**identity_from_path(path), "path": str(path)} for path in runs]
+    return pd.DataFrame(rows, columns=[*IDENTITY, "path"]).to_csv(index=False)
+
+
+#: config keys shown as the run's overrides (set on the command line, as a rule)
+SHOWN_OVERRIDES = ("seeds", "horizon", "ci_level", "device", "only_experiments", "only_algorithms", "override")
+
+
+def run_info_html(
+    grid: ExperimentGrid, config_files: Sequence[str], runs: Iterable[str] | None = None, run: str | None = None
+) -> str:
+    """An HTML fragment: the run's name (its outputs' folder ``results/<run>``), config files and overrides,
+    one item per experiment, what produced the result files ``runs`` (:func:`provenance_html`; left out
+    without them) and the versions that built the report.
 
     A list rather than a wide table: the report shows it in a narrow column beside the rule graph.
     """
-    overrides = {k: grid.config[k] for k in ("seeds", "horizon", "ci_level") if grid.config.get(k) is not None}
+    overrides = {k: grid.config[k] for k in SHOWN_OVERRIDES if grid.config.get(k) is not None}
     table = grid_table(grid)
     items = [
         _experiment_item(row, grid.experiments[row["experiment"]].spec.get("description", ""))
@@ -140,7 +153,13 @@ def run_info_html(grid: ExperimentGrid, config_files: Sequence[str], runs: Itera
     versions = {"python": platform.python_version(), "banditbench": __version__, **{p: _version(p) for p in PACKAGES}}
     parts = [
         "<h2>What was run</h2>",
-        "<p>Configuration: "
+        "<p>"
+        + (
+            f"Run <code>{html.escape(run)}</code> (its outputs: <code>results/{html.escape(run)}/</code>). "
+            if run
+            else ""
+        )
+        + "Configuration: "
         + (", ".join(f"<code>{html.escape(f)}</code>" for f in config_files) or "none")
         + ("; overrides: " + html.escape(_compact(overrides)) if overrides else "")
         + f". {int(table['runs'].sum())} runs in {int(table['simulate jobs'].sum())} simulate jobs:</p>",

@@ -13,12 +13,12 @@ the final horizon.  The result is one tidy table, one row per (run, t, metric)::
 each run's own, from its ``provenance`` member; ``diverged`` is the round at which the run's policy
 diverged, 0 for a run that did not (:func:`banditbench.simulation.runner.run_cell`: its values are NaN from
 that round on, its summaries NaN; the statistics leave such a run out and count it,
-:func:`diverged_runs`); ``task`` only for experiments whose seeds are spread over tasks).  It is written to ``results/tables/<experiment>.parquet`` and everything downstream —
+:func:`diverged_runs`); ``task`` only for experiments whose seeds are spread over tasks).  It is written to ``results/<run>/tables/<experiment>.parquet`` and everything downstream —
 the statistics tables, the curves, the paired comparisons — is computed from it
 (:mod:`banditbench.analysis.aggregate`, :mod:`banditbench.analysis.paired`).  Read it with pandas::
 
     import pandas as pd
-    df = pd.read_parquet("results/tables/linear_delayed_dueling.parquet")
+    df = pd.read_parquet("results/default/tables/linear_delayed_dueling.parquet")
     df[df.table_horizon & (df.metric == "cumulative_regret")].groupby(["algorithm", "delay", "t"]).value.mean()
 
 Reading thousands of result files is the cost of an aggregation; :func:`collect_seeds` spreads the

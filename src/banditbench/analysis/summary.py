@@ -4,7 +4,7 @@ A summary table has one row per configured experiment (with a group and a label,
 the swept parameter and its value), one column per algorithm, and in each cell the
 table's metric at that experiment's final horizon, ``mean ± half-width`` of the
 experiments' Student-t intervals (their common ``ci_level``), read from the
-experiments' tidy tables (``results/tables/<experiment>.csv``).  The ``bold`` best
+experiments' tidy tables (``results/<run>/tables/<experiment>.csv``).  The ``bold`` best
 cells of each row (by mean; ties with the last of them included) are set in bold, as
 the paper's tables do.  Written as CSV (one line per cell, with a ``bold`` column),
 Markdown, LaTeX and an HTML page for the report.

@@ -10,7 +10,7 @@ plus ``random`` (uniform random, the normaliser), on seeds disjoint from the eva
 family's environments of ``cumulative regret at the horizon / uniform random's`` (each
 environment weighs the same whatever its scale; ties go to the first pair in grid order, the
 smaller nu, then the smaller lam).  The rows come from Snakemake's tidy tables
-(:func:`read_tables`, ``results/tables/tune_*.csv``) or from an in-process run of the grid
+(:func:`read_tables`, ``results/<run>/tables/tune_*.csv``) or from an in-process run of the grid
 (:func:`run_grid`, for a reduced run without per-job overhead).  No published table enters:
 the choice is the argmin of our own runs.
 

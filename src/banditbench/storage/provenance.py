@@ -35,6 +35,8 @@ from .. import __version__
 from .fingerprint import fingerprint
 
 COMMIT_VAR, DIRTY_VAR = "BANDITBENCH_COMMIT", "BANDITBENCH_DIRTY"
+#: the run a pipeline job works for (banditbench.configuration.runs), recorded as ``run``
+RUN_VAR = "BANDITBENCH_RUN"
 UNKNOWN = "unknown"
 #: distributions whose versions every result records (banditbench's own comes from the package)
 PACKAGES = ("numpy", "scipy", "torch", "numba", "snakemake")
@@ -222,7 +224,8 @@ def collect() -> dict[str, Any]:
     """This process's provenance: ``commit``, ``dirty``, ``commit_from``, ``code`` (the sources'
     fingerprint, :func:`banditbench.storage.fingerprint.fingerprint`), ``host``, ``cpu``, ``machine``,
     ``os``, ``python``, ``packages`` (name -> version, ``None`` if not installed), ``blas``
-    (:func:`blas_info`) and ``threads`` (:func:`thread_counts`).
+    (:func:`blas_info`), ``threads`` (:func:`thread_counts`) and, in a pipeline job, ``run`` (the run it
+    was made for: :mod:`banditbench.configuration.runs`).
 
     Call it after the work (as ``save_result`` does): the BLAS and thread entries describe the
     libraries loaded then.  Cheap on repeated calls.
@@ -230,7 +233,8 @@ def collect() -> dict[str, Any]:
     key = (tuple(m for m in _NUMERIC_MODULES if m in sys.modules), tuple(os.environ.get(v) for v in THREAD_VARS))
     if key not in _dynamic:
         _dynamic[key] = {"blas": blas_info(), "threads": thread_counts()}
-    return {**_static_part(), **_dynamic[key]}
+    run = {"run": os.environ[RUN_VAR]} if os.environ.get(RUN_VAR) else {}
+    return {**_static_part(), **_dynamic[key], **run}
 
 
 # --- many results ---------------------------------------------------------------------------------

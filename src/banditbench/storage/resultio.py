@@ -295,6 +295,19 @@ def load_provenance(path) -> dict | None:
     return _provenance(path, members[PROVENANCE])
 
 
+def stored_cell_and_run(path) -> tuple[dict | None, str | None]:
+    """The cell a result file holds and the run that made it (its provenance's ``run``), read from its small
+    members without the series: ``(None, None)`` for a file that cannot be read (the pre-job check moves those
+    aside), a run of ``None`` for a file that records none."""
+    try:
+        members = _read_members(path, frozenset((META, PROVENANCE)))
+        cell = json.loads(_array(path, META, members[META]).tobytes().decode())["cell"]
+        prov = _provenance(path, members[PROVENANCE]) if PROVENANCE in members else {}
+    except Exception:  # damaged: not this check's to name
+        return None, None
+    return cell, prov.get("run")
+
+
 def _provenance(path, data: bytes) -> dict:
     """The ``provenance`` member's JSON object (its bytes checked by ``run_checksum`` already)."""
     try:

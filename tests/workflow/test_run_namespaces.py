@@ -1,0 +1,111 @@
+"""Run namespaces end to end (issue 35): two configs and a slice in one project, each report showing exactly
+its own experiments, variants and seeds; a same-named experiment of another config with other settings is
+refused before any job; per-seed results shared by the configs are computed once."""
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from smk import copy_project, planned, smk
+
+
+def _experiment(horizon=30, seeds=2, **algorithms):
+    return {
+        "environment": {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4}},
+        "horizon": horizon,
+        "seeds": seeds,
+        "seeds_per_job": seeds,
+        "table_horizons": [horizon],
+        "algorithms": algorithms or {"ldb_df": {"policy": "ldb_df"}, "ldb_zero": {"policy": "ldb_zero"}},
+        "delays": {"none": {"kind": "none"}},
+    }
+
+
+MAIN = {"experiments": {"duel": _experiment(), "shared": _experiment(seeds=3)}}
+OTHER = {"experiments": {"shared": _experiment(seeds=3), "solo": _experiment(horizon=20, seeds=4)}}
+CLASH = {"experiments": {"duel": _experiment(horizon=25)}}
+
+
+def _report(work, name, *args):
+    """The report's result files (path -> entry) and its first page, built with ``args``."""
+    run = smk(work, "--report", name, *args)
+    assert run.returncode == 0, run.stderr[-3000:]
+    page = (work / name).read_text()
+    results = json.loads(re.search(r"var results = (\{.*?\});\n", page).group(1))
+    description = json.loads(re.search(r"var workflow_desc = (\".*?\");\n", page).group(1))
+    return results, description
+
+
+def _experiments_shown(results, run):
+    assert all(path.startswith(f"results/{run}/") for path in results), sorted(results)
+    return {re.match(rf"results/{re.escape(run)}/(?:tables|timing|plots|paired)/([^/.]+)", p).group(1) for p in results}
+
+
+@pytest.mark.slow
+def test_two_configs_and_a_slice_each_report_exactly_their_own_run(tmp_path):
+    work = copy_project(tmp_path, MAIN)
+    (work / "other.yaml").write_text(yaml.safe_dump(OTHER))
+    (work / "clash.yaml").write_text(yaml.safe_dump(CLASH))
+    slice_args = ("--config", "only_experiments=duel", "override=ldb_zero.lam=3")
+
+    first = smk(work, "--quiet")
+    assert first.returncode == 0, first.stderr[-3000:]
+    shared = sorted((work / "results/runs/shared").rglob("*.npz"))
+    stamps = [p.stat().st_mtime_ns for p in shared]
+
+    dry = smk(work, "-n", "--configfile", "other.yaml")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert sum(n for rule, n in planned(dry.stdout).items() if rule.startswith("simulate")) == 2  # solo's two
+    second = smk(work, "--quiet", "--configfile", "other.yaml")
+    assert second.returncode == 0, second.stderr[-3000:]
+    # the experiment both configs state alike is computed once: the second config reuses its per-seed files
+    assert [p.stat().st_mtime_ns for p in shared] == stamps
+
+    sliced = smk(work, "--quiet", *slice_args)
+    assert sliced.returncode == 0, sliced.stderr[-3000:]
+    (slice_dir,) = [p for p in (work / "results").iterdir() if p.name.startswith("config.slice-")]
+
+    # each report: its own run's folder, its own experiments, variants and seeds
+    results, description = _report(work, "main.html")
+    assert _experiments_shown(results, "config") == {"duel", "shared"}
+    assert "Run <code>config</code>" in description and "ldb_zero.lam-3" not in description
+    assert "ldb_zero.lam-3" not in (work / "results/config/tables/duel.md").read_text()
+
+    results, description = _report(work, "other.html", "--configfile", "other.yaml")
+    assert _experiments_shown(results, "other") == {"shared", "solo"}
+    assert "Run <code>other</code>" in description and "other.yaml" in description
+
+    results, description = _report(work, "slice.html", *slice_args)
+    assert _experiments_shown(results, slice_dir.name) == {"duel"}
+    assert f"Run <code>{slice_dir.name}</code>" in description
+    assert "ldb_zero.lam-3" in (slice_dir / "tables/duel.md").read_text()
+
+    # seeds: each run's manifest lists exactly its per-seed files
+    import pandas as pd
+
+    def seeds(run):
+        manifest = pd.read_csv(work / "results" / run / "manifest.csv")
+        return {(e, a): sorted(g["seed"]) for (e, a), g in manifest.groupby(["experiment", "algorithm"])}
+
+    assert seeds("config") == {("duel", "ldb_df"): [0, 1], ("duel", "ldb_zero"): [0, 1],
+                               ("shared", "ldb_df"): [0, 1, 2], ("shared", "ldb_zero"): [0, 1, 2]}  # fmt: skip
+    assert seeds("other")[("solo", "ldb_df")] == [0, 1, 2, 3] and ("duel", "ldb_df") not in seeds("other")
+    assert set(seeds(slice_dir.name)) == {("duel", "ldb_df"), ("duel", "ldb_zero"), ("duel", "ldb_zero.lam-3")}
+    prov = subprocess.run(
+        [sys.executable, "-m", "banditbench", "provenance", "results/other"], cwd=work, capture_output=True, text=True
+    )
+    assert prov.returncode == 0 and prov.stdout.startswith("14 result(s) in results/other"), prov.stdout + prov.stderr
+
+    # another config whose experiment `duel` has other settings: refused before any job, in one line
+    duel = sorted((work / "results/runs/duel").rglob("*.npz"))
+    before = [p.stat().st_mtime_ns for p in duel]
+    clash = smk(work, "--configfile", "clash.yaml")
+    assert clash.returncode != 0
+    lines = [line for line in (clash.stdout + clash.stderr).splitlines() if "experiments.duel:" in line]
+    assert len(lines) == 1 and "run 'config'" in lines[0] and "horizon: 30 there, 25 here" in lines[0], lines
+    assert "Traceback" not in clash.stderr
+    assert [p.stat().st_mtime_ns for p in duel] == before and not (work / "results/clash").exists()
