@@ -3,6 +3,7 @@ import re
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -171,3 +172,32 @@ def test_validate_takes_the_slices_and_overrides_snakemake_takes(capsys, monkeyp
     assert "a second time" in capsys.readouterr().err
     assert main(["validate", "config.yaml", "--config", "seeds"]) == 2
     assert "--config:" in capsys.readouterr().err
+
+
+def test_validate_names_the_run_and_refuses_a_clash_as_snakemake_would(tmp_path, capsys, monkeypatch):
+    """validate prints the run's results folder (a slice's own, or --config run=NAME) and stops on the same
+    clash of same-named experiments that planning refuses, in one line naming the experiment."""
+    import numpy as np
+
+    from banditbench.configuration.runs import grid_cells
+    from banditbench.storage.resultio import save_result
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.yaml").write_text((ROOT / "config.yaml").read_text())
+    assert main(["validate", "config.yaml"]) == 0
+    assert "run: default (its tables, plots and report in results/default/)" in capsys.readouterr().out
+    assert main(["validate", "config.yaml", "--config", "only_experiments=linear_delayed_dueling"]) == 0
+    assert re.search(r"run: default\.slice-[0-9a-f]{8} ", capsys.readouterr().out)
+    assert main(["validate", "config.yaml", "--config", "run=mine", "seeds=2"]) == 0
+    assert "run: mine (" in capsys.readouterr().out
+    # another config's same-named experiment, with another horizon, already in results/runs
+    folder, cell = next(grid_cells(load_grid(load_config_file("config.yaml"))))
+    Path(folder).mkdir(parents=True)
+    theirs = {**cell, "horizon": cell["horizon"] + 1, "seed": 0}
+    save_result(
+        Path(folder) / "0.npz", {"regret": np.zeros(theirs["horizon"])}, {"cell": theirs}, {}, {"run": "theirs"}
+    )
+    assert main(["validate", "config.yaml"]) == 2
+    err = capsys.readouterr().err
+    assert f"experiments.{cell['experiment']}: {folder} holds the results of run 'theirs'" in err
+    assert err.count("\n") == 1 and "Traceback" not in err

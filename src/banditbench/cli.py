@@ -148,27 +148,34 @@ def _run_one(args) -> int:
     return 0
 
 
+def command_line_config(entries: list[str]) -> dict:
+    """``KEY=VALUE`` entries parsed as ``snakemake --config`` parses them."""
+    from snakemake.cli import parse_config
+
+    try:
+        return parse_config(entries)
+    except (ValueError, SystemExit) as err:
+        raise ConfigError(f"--config: {err} (entries are KEY=VALUE, e.g. only_algorithms=ldb_df)") from None
+
+
 def with_command_line_config(config: dict, entries: list[str]) -> dict:
     """``config`` updated by ``KEY=VALUE`` entries parsed and merged as ``snakemake --config`` does (so
     ``banditbench validate`` sees exactly the slice and overrides Snakemake would run)."""
-    from snakemake.cli import parse_config
     from snakemake.utils import update_config
 
-    try:
-        extra = parse_config(entries)
-    except (ValueError, SystemExit) as err:
-        raise ConfigError(f"--config: {err} (entries are KEY=VALUE, e.g. only_algorithms=ldb_df)") from None
-    update_config(config, extra)
+    update_config(config, command_line_config(entries))
     return config
 
 
 def _validate(args) -> int:
     from .configuration.grid import load_config_file, load_grid, unpinned_note
+    from .configuration.runs import clashes, grid_cells, run_name
 
     config = load_config_file(args.config)
-    if args.set:
-        config = with_command_line_config(config, args.set)
+    command_line = command_line_config(args.set or [])
+    config = with_command_line_config(config, args.set or [])
     grid = load_grid(config)
+    run = run_name(config, [args.config], command_line)
     runs = jobs = 0
     for name, exp in grid.experiments.items():
         n = sum(1 for _ in grid.jobs(name))
@@ -177,7 +184,13 @@ def _validate(args) -> int:
         print(f"{name}: {n} runs in {j} simulate jobs")
     for name, table in grid.summary_tables.items():
         print(f"summary table {name}: {table.metric}, {len(table.rows)} rows x {len(table.algorithms)} algorithms")
+    found = clashes(grid_cells(grid), run)  # against results/ in the current directory, as Snakemake checks
+    if found:
+        for message in found[:-1]:
+            print(f"banditbench: configuration error: {message}", file=sys.stderr)
+        raise ConfigError(found[-1])
     print(f"{args.config}: valid, {len(grid.experiments)} experiments, {runs} runs in {jobs} simulate jobs")
+    print(f"run: {run} (its tables, plots and report in results/{run}/)")
     for dataset, experiments in grid.unpinned().items():
         print(f"note: {unpinned_note(dataset, experiments)}")
     return 0

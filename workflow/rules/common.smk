@@ -2,8 +2,6 @@
 
 import functools
 import hashlib
-import itertools
-import json
 import os
 import re
 import sys
@@ -13,7 +11,7 @@ from snakemake.logging import logger
 from snakemake.settings.types import DeploymentMethod, SharedFSUsage
 
 from banditbench.configuration.grid import block_label, load_grid, unpinned_note
-from banditbench.configuration.runs import clashes, run_name
+from banditbench.configuration.runs import CELL_DIR, clashes, grid_cells, run_name
 from banditbench.data.quarantine import Unmovable, quarantine_corrupt
 from banditbench.errors import ConfigError
 from banditbench.storage import runlock
@@ -157,21 +155,13 @@ wildcard_constraints:
 
 
 # folder of one cell's per-seed result files (and its jobs' benchmark files)
-RUN_DIR = "results/runs/{experiment}/{algorithm}/{delay}/{budget}"
+RUN_DIR = CELL_DIR
 
 
 # Per-seed result files made for another config whose same-named experiment has other settings are never
 # read or replaced: the run stops first, naming each such experiment.
-def _cells_here():
-    """Each cell's result folder and the cell this run simulates there."""
-    for name, exp in GRID.experiments.items():
-        for algorithm, delay, budget in itertools.product(exp.algorithms, exp.delays, exp.budget_labels):
-            folder = RUN_DIR.format(experiment=name, algorithm=algorithm, delay=delay, budget=budget)
-            yield folder, json.loads(GRID.cell_json(name, algorithm, delay, budget, None))
-
-
 if workflow.is_main_process:
-    _clashes = clashes(_cells_here(), RUN)
+    _clashes = clashes(grid_cells(GRID), RUN)
     if _clashes:
         for _message in _clashes[:-1]:
             logger.error(_message)

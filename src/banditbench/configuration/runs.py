@@ -25,6 +25,7 @@ run stops naming the experiment, the other run and the first setting that differ
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -37,6 +38,8 @@ from ..errors import ConfigError
 SLICE_KEYS = ("only_experiments", "only_algorithms", "override", "seeds", "horizon")
 #: names a run may not take: ``results/runs`` holds the per-seed result files
 RESERVED = frozenset({"runs"})
+#: the folder of one cell's per-seed result files (and its jobs' benchmark files), shared by every run
+CELL_DIR = "results/runs/{experiment}/{algorithm}/{delay}/{budget}"
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 _SLICE = ".slice-"
 
@@ -75,6 +78,14 @@ def _checked(name: str, key: str, where: str = "") -> str:
             f"{key}: {name!r} is reserved (results/{name} holds the per-seed result files); choose another"
         )
     return name
+
+
+def grid_cells(grid) -> Iterable[tuple[str, dict]]:
+    """Each cell's result folder (:data:`CELL_DIR`) and the cell a run of ``grid`` simulates there."""
+    for name, exp in grid.experiments.items():
+        for algorithm, delay, budget in itertools.product(exp.algorithms, exp.delays, exp.budget_labels):
+            folder = CELL_DIR.format(experiment=name, algorithm=algorithm, delay=delay, budget=budget)
+            yield folder, json.loads(grid.cell_json(name, algorithm, delay, budget, None))
 
 
 def clashes(cells: Iterable[tuple[str, Mapping[str, Any]]], run: str) -> list[str]:
