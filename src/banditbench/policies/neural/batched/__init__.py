@@ -25,6 +25,14 @@ number of vector blocks (:func:`.ops.rowwise`).  ``tests/policies/neural/batched
 and inside a block.  The batched path is not bit-identical to the single-seed path (other
 kernels, other summation order): the two make the same decisions except near ties.
 
+Host reads.  On a GPU every read of a tensor's values on the host (``.cpu()``, ``.item()``, ``.tolist()``,
+``float(t)``, ``if t:``) waits for the device, so a round gathers what the host's decisions need (each seed's
+pair rule, Thompson draw and divergence check, on its own numpy stream) into one tensor and reads it once
+(:func:`.ops.to_host`); what the host already knows (which outcomes arrived, each seed's row count) it decides
+on without a read.  Per round: NDB 1, NeuralLog 1 (UCB-2 / TS-2: 2 in a round with new rows of ``W_t``),
+NVLDB / NLDB 1 plus one per Newton step of the refit of ``theta``; checked by
+``tests/policies/neural/batched/test_host_syncs.py``.
+
 * :mod:`.ops` — the pieces the families share;
 * :mod:`.delayed_dueling`, :mod:`.logistic`, :mod:`.variance_dueling` — one engine per family, each the
   batched mirror of the reference module of the same name in :mod:`banditbench.policies.neural`.

@@ -33,9 +33,11 @@ class BatchedNeuralDueling(BatchedPolicy):
     at once: the training set of the delay strategy (:mod:`banditbench.policies.delayed_labels`) as labels
     and weights on rows ``0 .. t - 2`` (rows outside the set carrying weight 0: block independence,
     :mod:`.batched`), ``train_steps`` Adam steps on eq. 7 with the backward pass written out, the scores
-    ``h(x; theta_t)`` and greedy first arms (eq. 9), the gradient features ``g(x; theta_0) / sqrt(m)`` and
-    widths ``||phi - phi_{t,1}||_{V^{-1}}`` of eq. 12, and V's update (eq. 8, line 11).  The second arm
-    (eq. 10, or NDB-TS's draw) is chosen per seed by the seed's own policy on its own numpy stream.
+    ``h(x; theta_t)`` and greedy first arms (eq. 9, on the device), the gradient features
+    ``g(x; theta_0) / sqrt(m)`` and widths ``||phi - phi_{t,1}||_{V^{-1}}`` of eq. 12, and V's update (eq. 8,
+    line 11).  The second arm (eq. 10, or NDB-TS's draw) is chosen per seed by the seed's own policy on its own
+    numpy stream, from the scores and widths the host reads once per round (where it also checks that the
+    scores are finite).
 
     Where the reference's rounding is cheap to follow it is followed (``F.softplus``'s gradient,
     torch.optim.Adam's rule, the Sherman–Morrison and arm-kernel updates term by term); the sums run in
@@ -163,9 +165,7 @@ class BatchedNeuralDueling(BatchedPolicy):
         self.arrived[:, :n] = torch.from_numpy(self._arrived_np[:, :n]).to(self.device)
         x = self._inputs(n)
         labels, w = self._training_set(t, n, x)
-        mask = (w > 0).any(1)
-        if not bool(mask.any()):
-            return
+        mask = (w > 0).any(1)  # (where no seed trains, the masked steps leave all as they are: no read to skip them)
         lam = self.trainer.lam
         for _ in range(self.trainer.steps):
             grad = self._gradient(self.params, x, n, labels, w) + lam * (self.params - self.centre)
@@ -255,22 +255,21 @@ class BatchedNeuralDueling(BatchedPolicy):
             x = self._input(torch.from_numpy(np.stack(contexts)).to(DTYPE).to(self.device))
             phi = self._arm_features(x)
         scores_t = B.mlp_forward(self._mats(self.params), x, self.net.scale, False)[1][:, :, 0]
-        scores = scores_t.cpu().numpy()
-        firsts = np.array([self.choose_member(s, row, "utility estimates") for s, row in enumerate(scores)])  # eq. 9
-        first = torch.from_numpy(firsts).to(self.device)
+        first = scores_t.argmax(1)  # eq. 9, the first maximum as ``choose``'s (which checks the scores below)
         norms_t, products = self._norms(phi, first)
-        norms = norms_t.cpu().numpy()
-        seconds = []
+        scores, norms = B.to_host(scores_t, norms_t)  # the round's one read
+        pairs = []
         for s, pol in enumerate(self.policies):
+            arm = self.choose_member(s, scores[s], "utility estimates")
             try:
-                seconds.append(pol._second_arm(scores[s], int(firsts[s]), norms[s]))  # eq. 10 (NDB-TS: its draw)
+                pairs.append((arm, pol._second_arm(scores[s], arm, norms[s])))  # eq. 10 (NDB-TS: its draw)
             except Diverged as err:  # this member is not played on; the others are
                 self.member_diverged(s, err)
-                seconds.append(int(firsts[s]))
-        second = torch.tensor(seconds, device=self.device)
+                pairs.append((arm, arm))
+        second = torch.tensor([b for _, b in pairs], device=self.device)
         if self.fixed_arms:
             self.played[:, n, 0], self.played[:, n, 1] = first, second
         else:
             self.x_first[:, n], self.x_second[:, n] = x[self._seeds, first], x[self._seeds, second]
         self._update(phi, first, second, products)
-        return [(int(a), b) for a, b in zip(firsts, seconds)]
+        return pairs

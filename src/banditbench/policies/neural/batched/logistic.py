@@ -38,9 +38,10 @@ class BatchedNeuralLogistic(BatchedPolicy):
     :func:`.batched.gradient_forms`: only the played arm's ``g(x)`` is formed) and the order
     radius (eqs. 1 / 4 or Verma et al.'s ``nu_T``, App. A) from each seed's log-determinant.  Per seed, on
     the seed's own streams: the minibatch draws (its trainer's ``torch.Generator``, in the reference's
-    order), the Thompson draws (its numpy ``rng``) and ``W_t``'s weights ``mu'(f(x_i; theta_i))`` (the
-    reference's network on the seed's new rows).  The sums run in other orders than the reference's, so
-    the two paths make the same decisions except near ties."""
+    order, all of a training's steps drawn before its first), the Thompson draws (its numpy ``rng``) and ``W_t``'s
+    weights ``mu'(f(x_i; theta_i))`` (the reference's network on the seed's new rows).  The host reads the means
+    and widths once per round, and the new rows' ``f`` once more where ``W_t`` takes some.  The sums run in
+    other orders than the reference's, so the two paths make the same decisions except near ties."""
 
     def __init__(self, policies: Sequence[Policy]):
         first = policies[0]
@@ -105,20 +106,29 @@ class BatchedNeuralLogistic(BatchedPolicy):
                     self.ld_diag[s] += phi * phi
         if self.trainer.due(t) and any(self.n):
             self._train(t, torch.tensor([n > 0 for n in self.n], device=self.device))
+        weights = self._design_weights(new)
         for s, items in enumerate(new):
-            if not items:
-                continue
-            weights = np.ones(len(items))
-            if self.first.design == "W":  # mu'(f(x_i; theta_i)), the reference's network
-                with torch.no_grad():
-                    f = self.net.forward(self.params[s], self.X[s, self.n[s] - len(items) : self.n[s]]).cpu().numpy()
-                mu = sigmoid(f)
-                weights = mu * (1.0 - mu)
-            for (phi, _, _), w in zip(items, weights):
+            for (phi, _, _), w in zip(items, weights[s]):
                 self.diag[s] += float(w) * phi * phi
-        fresh = torch.tensor([bool(items) for items in new], device=self.device)
-        if bool(fresh.any()):
+        if any(new):
+            fresh = torch.tensor([bool(items) for items in new], device=self.device)
             self.radius = torch.where(fresh, self._orders(), self.radius)
+
+    def _design_weights(self, new: Sequence[Sequence]) -> list[np.ndarray]:
+        """The weights of each seed's new rows ``new[s]`` in ``M_t``: 1 in ``V_t``; in ``W_t``, ``mu'(f(x_i; theta_i))``
+        from the reference's network per seed on the device, read once for all seeds (the round's second
+        read), and the reference's numpy sigmoid per seed on the host."""
+        weights = [np.ones(len(items)) for items in new]
+        if self.first.design != "W" or not any(new):
+            return weights
+        seeds = [s for s, items in enumerate(new) if items]
+        with torch.no_grad():
+            f = [self.net.forward(self.params[s], self.X[s, self.n[s] - len(new[s]) : self.n[s]]) for s in seeds]
+        values = torch.cat(f).cpu().numpy()
+        for s, chunk in zip(seeds, np.split(values, np.cumsum([len(new[s]) for s in seeds])[:-1])):
+            mu = sigmoid(chunk)
+            weights[s] = mu * (1.0 - mu)
+        return weights
 
     def _train(self, t: int, mask: torch.Tensor) -> None:
         """TrainNN (:meth:`.training.Trainer.fit`) for the seeds in ``mask``: ``train_steps`` steps on
@@ -132,15 +142,22 @@ class BatchedNeuralLogistic(BatchedPolicy):
         absorbed = (torch.arange(rows, device=self.device)[None, :] < n[:, None]).to(DTYPE)
         gather = trainer.batch is not None and rows > trainer.batch
         x = None if gather else self.net.embed(self.X[:, :rows])  # gathered rows are embedded per step
-        for _ in range(trainer.steps):
+        if gather:  # every step's draw of each seed, from its own generator in its order, copied at once
+            draws = torch.stack(
+                [
+                    torch.stack(
+                        [
+                            pol.trainer.draw(self.n[s]) if self.n[s] > trainer.batch else torch.arange(trainer.batch)
+                            for s, pol in enumerate(self.policies)
+                        ]
+                    )
+                    for _ in range(trainer.steps)
+                ]
+            ).to(self.device)
+        for step in range(trainer.steps):
             xs, ys, w = x, labels, absorbed
-            if gather:  # each seed's draw, from its own generator
-                index = torch.stack(
-                    [
-                        pol.trainer.draw(self.n[s]) if self.n[s] > trainer.batch else torch.arange(trainer.batch)
-                        for s, pol in enumerate(self.policies)
-                    ]
-                ).to(self.device)
+            if gather:
+                index = draws[step]
                 X = self.X[:, :rows]
                 xs = self.net.embed(torch.gather(X, 1, index[:, :, None].expand(-1, -1, X.shape[2])))
                 ys = torch.gather(labels, 1, index)
@@ -178,8 +195,7 @@ class BatchedNeuralLogistic(BatchedPolicy):
             if first.mean_kind == "probability":  # Algorithm 1, line 2
                 centre = B._sigmoid(centre)
         norms = torch.sqrt(quad) * first.phi_scale if first.phi_scale != 1.0 else torch.sqrt(quad)
-        widths = (self.nu * self.radius[:, None] * norms).cpu().numpy()
-        centre = centre.cpu().numpy()
+        centre, widths = B.to_host(centre, self.nu * self.radius[:, None] * norms)  # the round's one read
         arms = []
         for s, pol in enumerate(self.policies):
             if first.sampling:

@@ -17,12 +17,13 @@ share, each the batched mirror of a single-seed function (tested against it in
   and linearised mean);
 * :func:`softplus_grad` — the gradient autograd takes of ``F.softplus`` (the cross-entropy of eq. 7);
 * :func:`adam_step` — :func:`~.training.adam_step` on ``[S, p]`` with a per-seed step count
-  and a mask of the seeds that train this round;
+  and a mask of the seeds that train this round (bias corrections from :func:`adam_corrections`, on the device);
 * :func:`sherman_morrison` — :func:`~banditbench.policies.linalg.sherman_morrison` on
   ``[S, D, D]`` inverses, masked; :func:`sherman_morrison_all` the same for every seed, in place
   (the p x p inverses of NDB);
 * :func:`fit_logistic` — :func:`banditbench.numerics.logistic_mle.fit_logistic` (damped Newton) for all
-  seeds at once, each seed stopping by its own criterion.
+  seeds at once, each seed stopping by its own criterion (one host read per Newton step);
+* :func:`to_host` — the host's one read of a round: several ``[S, ...]`` tensors in one copy.
 
 What a block is and the rules of block independence: :mod:`banditbench.policies.neural.batched`;
 the interface, :class:`banditbench.api.BatchedPolicy`.
@@ -30,9 +31,11 @@ the interface, :class:`banditbench.api.BatchedPolicy`.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Sequence
 
+import numpy as np
 import torch
 
 from ....numerics.logistic_mle import LOSS_RESOLUTION
@@ -195,6 +198,21 @@ def softplus_grad(z: torch.Tensor) -> torch.Tensor:
     return torch.where(z > 20.0, torch.ones_like(z), e / (e + 1.0))
 
 
+@functools.lru_cache(maxsize=None)
+def adam_corrections(lr: float, dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Adam's bias corrections ``lr / (1 - b1^j)`` and ``sqrt(1 - b2^j)`` for the step counts ``j``, on the device:
+    row j holds step ``max(j, 1)``'s, in Python floats as the reference computes them (a pow on an ``[S]``
+    tensor would round by S: :func:`rowwise`), up to the first step J at which ``1 - b^j`` is 1 for both betas;
+    every later step's corrections are row J's (``lr`` and 1), so a step count indexes row ``min(j, J)``."""
+    b1, b2 = ADAM_BETAS
+    steps = [1]  # row 0: a seed that has not stepped yet (masked out)
+    while 1 - b1 ** steps[-1] != 1.0 or 1 - b2 ** steps[-1] != 1.0:
+        steps.append(len(steps))
+    c1 = torch.tensor([lr / (1 - b1**j) for j in steps], dtype=dtype, device=device)
+    c2 = torch.tensor([math.sqrt(1 - b2**j) for j in steps], dtype=dtype, device=device)
+    return c1, c2
+
+
 def adam_step(
     theta: torch.Tensor,
     grad: torch.Tensor,
@@ -205,16 +223,15 @@ def adam_step(
     mask: torch.Tensor,
 ) -> None:
     """In place, for the seeds in ``mask`` ``[S]``: :func:`~.training.adam_step` (torch.optim.Adam's rule) with
-    per-seed step counts ``k`` ``[S]`` (incremented here); the other seeds are left unchanged."""
+    per-seed step counts ``k`` ``[S]`` (incremented here); the other seeds are left unchanged.  The bias
+    corrections are gathered from :func:`adam_corrections` on the device (no host read of ``k``)."""
     b1, b2 = ADAM_BETAS
     k_new = k + mask.to(k.dtype)
     m_new = m + (1 - b1) * (grad - m)
     v_new = v * b2 + (1 - b2) * grad * grad
-    # the bias corrections per seed in Python floats, as the reference computes them (a pow on an [S]
-    # tensor would round by S: :func:`rowwise`)
-    steps = [max(int(j), 1) for j in k_new.tolist()]
-    c2 = torch.tensor([math.sqrt(1 - b2**j) for j in steps], dtype=theta.dtype, device=theta.device)[:, None]
-    c1 = torch.tensor([lr / (1 - b1**j) for j in steps], dtype=theta.dtype, device=theta.device)[:, None]
+    c1_table, c2_table = adam_corrections(lr, theta.dtype, theta.device)
+    row = torch.clamp(k_new, max=len(c1_table) - 1)
+    c1, c2 = c1_table[row][:, None], c2_table[row][:, None]
     theta_new = theta - c1 * m_new / (torch.sqrt(v_new) / c2 + ADAM_EPS)
     rows = mask[:, None]
     theta.copy_(torch.where(rows, theta_new, theta))
@@ -299,45 +316,61 @@ def fit_logistic(
     Each seed follows its own damped-Newton path: it stops when its gradient's max-norm is below
     ``tol`` and backtracks by its own step length; the loop runs until every seed has stopped or
     ``max_iter`` steps.  Mirrors the reference line by line (every loss it compares, the one after a
-    full step included, is the centred objective)."""
+    full step included, is the centred objective).  The host reads once per Newton step (is a seed still
+    active, must one backtrack past the full step?), so at most ``max_iter`` times per fit: the full step's
+    loss is the backtracking's first trial (``eta = 1``), and when some seed must go on, every halving down to
+    the reference's last (``eta < 1e-10``) is tried without a read, each seed keeping its first acceptable one."""
     theta = theta0.clone()
     loss = logistic_loss(theta, X, labels, lam, w, centre)
     active = mask.clone()
     eye = torch.eye(X.shape[2], dtype=X.dtype, device=X.device)
     gap_of = (lambda th: th) if centre is None else (lambda th: th - centre)
     for _ in range(max_iter):
-        if not bool(active.any()):
-            break
         z = bmm(X, theta[:, :, None])[:, :, 0]
         p = _sigmoid(z)
         grad = bmm(X.transpose(1, 2), (w * (p - labels))[:, :, None])[:, :, 0] + lam * gap_of(theta)
         active = active & ~(grad.abs().amax(1) < tol)
-        if not bool(active.any()):
-            break
         hess = bmm(X.transpose(1, 2) * (w * p * (1.0 - p))[:, None, :], X) + lam * eye
-        step = torch.linalg.solve(hess, grad[:, :, None])[:, :, 0]
+        step = torch.linalg.solve_ex(hess, grad[:, :, None])[0][:, :, 0]  # (solve's error check would read)
         full = active & ((grad * step).sum(1) <= LOSS_RESOLUTION * loss.abs())
         theta_full = theta - step
         loss_full = logistic_loss(theta_full, X, labels, lam, w, centre)
         search = active & ~full
-        eta = torch.ones_like(loss)
-        cand_best, loss_best = theta.clone(), loss.clone()
-        open_ = search.clone()
-        while bool(open_.any()):
-            cand = theta - eta[:, None] * step
+        accepted = search & (loss_full <= loss)
+        open_ = search & ~accepted
+        any_active, any_open = torch.stack([active.any(), open_.any()]).cpu().tolist()  # the step's one read
+        if not any_active:
+            break
+        cand_best = torch.where(accepted[:, None], theta_full, theta)
+        loss_best = torch.where(accepted, loss_full, loss)
+        eta = 1.0
+        while any_open and eta >= 1e-10:  # the reference halves until it accepts, at the latest below 1e-10
+            eta *= 0.5
+            cand = theta - eta * step
             new_loss = logistic_loss(cand, X, labels, lam, w, centre)
             stop = open_ & ((new_loss <= loss) | (eta < 1e-10))
             cand_best = torch.where(stop[:, None], cand, cand_best)
             loss_best = torch.where(stop, new_loss, loss_best)
             open_ = open_ & ~stop
-            eta = torch.where(open_, eta * 0.5, eta)
         theta = torch.where(full[:, None], theta_full, torch.where(search[:, None], cand_best, theta))
         loss = torch.where(full, loss_full, torch.where(search, loss_best, loss))
     return theta
 
 
+def to_host(*tensors: torch.Tensor) -> list[np.ndarray]:
+    """The values of float64 ``tensors`` ``[S, ...]`` on the host in one read (on a GPU: one transfer, one wait for
+    the device): flattened per seed side by side, copied, and split back into numpy arrays of their shapes
+    (views of the one copy)."""
+    S = tensors[0].shape[0]
+    host = torch.cat([t.reshape(S, -1) for t in tensors], dim=1).cpu().numpy()
+    arrays, start = [], 0
+    for t in tensors:
+        size = math.prod(t.shape[1:])
+        arrays.append(host[:, start : start + size].reshape(t.shape))
+        start += size
+    return arrays
+
+
 def inverse_of_ridge(lam: float, D: int) -> torch.Tensor:
     """``(lam I)^{-1}`` as the reference computes it (``np.linalg.inv``), float64."""
-    import numpy as np
-
     return torch.from_numpy(np.linalg.inv(lam * np.eye(D)))

@@ -30,7 +30,9 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
     seeds at once: the ``train_steps`` Adam steps on eq. 4 (line 9; hand-written backward pass as
     ``backprop: manual``, whatever ``backprop`` says), the Newton refit of ``theta`` (line 10), eq. 5's
     ``zeta`` and V's Sherman–Morrison terms (lines 12–13), and the arms' features.  The pair rule
-    (Sec. 4.2) runs per seed on that seed's numpy stream (:func:`select_pair`), as in the reference.
+    (Sec. 4.2) runs per seed on that seed's numpy stream (:func:`select_pair`), as in the reference, on the
+    features, ``theta`` and ``V^{-1}`` the host reads once per round; which rows are weighted the host keeps
+    itself (it knows which outcomes arrived), so the refit's Newton steps are the round's only other reads.
     Eq. 4's sum runs over rows ``0 .. t - 2`` of every seed, those without a weighted outcome
     carrying weight 0 (block independence, :mod:`.batched`)."""
 
@@ -63,9 +65,9 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
         self.dphi = torch.zeros(S, T, D, dtype=torch.float64, **f)
         self.labels = torch.zeros(S, T, dtype=torch.float64, **f)
         self.zeta2 = torch.from_numpy(np.stack([p.zeta2 for p in policies])).to(dev)  # NLDB: its constant
-        self.arrived = torch.zeros(S, T, dtype=torch.bool, **f)
         self.weighted = torch.zeros(S, T, dtype=torch.bool, **f)
         self._arrived_np = np.zeros((S, T), dtype=bool)
+        self._weighted_np = np.zeros((S, T), dtype=bool)  # the host's copy of ``weighted``: no read to decide on it
         self._labels_np = np.zeros((S, T))
         self._seeds = torch.arange(S, device=dev)
 
@@ -132,16 +134,19 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
             )
             self.params[:, last] = torch.where(mask[:, None], theta.to(self.dtype), self.params[:, last])
 
-    def _set_weights(self, n: int, pending: torch.Tensor) -> None:
+    def _set_weights(self, n: int, pending: np.ndarray) -> None:
         """Lines 12–13 for the rows ``pending`` ``[S, n]``: eq. 5's ``zeta`` under the current parameters,
         then ``V += Delta phi Delta phi^T / zeta^2`` row by row in round order (incremental V).  Only the
         pending rows pass through the network, one row per seed at a time (``[S, 2, d]``, the same shape
-        alone or in a block), so a round costs O(1) in t, as in the single-seed path."""
-        counts = pending.sum(1)
-        order = torch.argsort((~pending).to(torch.int8), dim=1, stable=True)  # pending rows first, in order
+        alone or in a block), so a round costs O(1) in t, as in the single-seed path.  ``pending`` is the host's
+        (it knows which outcomes arrived), so the number of row steps needs no read."""
+        steps = int(pending.sum(1).max())  # the most rows one seed weights
+        rows = torch.from_numpy(pending).to(self.device)
+        counts = rows.sum(1)
+        order = torch.argsort((~rows).to(torch.int8), dim=1, stable=True)  # pending rows first, in order
         if self.variance_aware:
             params, seeds = self.params, self._seeds
-            for j in range(int(counts.max())):
+            for j in range(steps):
                 row = order[:, j]
                 phi = self._features(params, torch.stack([self.x_first[seeds, row], self.x_second[seeds, row]], dim=1))
                 delta_f = B.bmm(phi[:, :1] - phi[:, 1:], params[:, self.last, None])[:, :, 0].double()
@@ -149,59 +154,60 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
                 zeta2 = torch.clamp(torch.sqrt(p * (1.0 - p)), min=self.epsilon) ** 2
                 self.zeta2[seeds, row] = torch.where(j < counts, zeta2, self.zeta2[seeds, row])
         if self.gram_mode == "incremental":
-            for j in range(int(counts.max())):
+            for j in range(steps):
                 row = order[:, j]
                 x = self.dphi[self._seeds, row]
                 B.sherman_morrison(self.inverse, x, 1.0 / self.zeta2[self._seeds, row], j < counts)
-        self.weighted[:, :n] |= pending
+        self.weighted[:, :n] |= rows
+        self._weighted_np[:, :n] |= pending
 
-    def _inverses(self, n: int) -> np.ndarray:
-        """``V_{t-1}^{-1}`` of every seed as ``gram`` says, ``[S, D, D]`` float64 (numpy)."""
+    def _inverses(self, n: int) -> torch.Tensor | None:
+        """``V_{t-1}^{-1}`` of every seed as ``gram`` says, ``[S, D, D]`` float64 on the device; None where it is
+        ``(lam I)^{-1}`` for every seed (``gram: reset``, or no seed has a weighted row yet)."""
         if self.gram_mode == "incremental":
-            return self.inverse.cpu().numpy()
-        if self.gram_mode == "reset" or not bool(self.weighted[:, :n].any()):
-            return np.broadcast_to(self.reset_inverse, (self.S, *self.reset_inverse.shape))
+            return self.inverse
+        if self.gram_mode == "reset" or not self._weighted_np[:, :n].any():
+            return None
         X = self._pair_features(self.params, n).double()
         Xt = torch.where(self.weighted[:, None, :n], X.transpose(1, 2) / self.zeta2[:, None, :n], 0.0)
         D = X.shape[2]
         V = self.lam * torch.eye(D, dtype=torch.float64, device=X.device) + B.bmm(Xt, X)
-        return torch.linalg.inv(V).cpu().numpy()
+        return torch.linalg.inv_ex(V)[0]  # (inv's error check would read)
 
     # --- selection --------------------------------------------------------------------
     @torch.no_grad()
     def act_all(self, t: int, contexts: Sequence[np.ndarray]) -> list[tuple[int, int]]:
         n = t - 1  # rows of rounds 1 .. t - 1
         if n:
-            self.arrived[:, :n] = torch.from_numpy(self._arrived_np[:, :n]).to(self.device)
             self.labels[:, :n] = torch.from_numpy(self._labels_np[:, :n]).to(self.device)
-            ready = self.weighted[:, :n].any(1)
-            if self.trainer.due(t) and bool(ready.any()):
-                self._train(n, ready)
-            pending = self.arrived[:, :n] & ~self.weighted[:, :n]
-            if bool(pending.any()):
+            if self.trainer.due(t) and self._weighted_np[:, :n].any():
+                self._train(n, self.weighted[:, :n].any(1))
+            pending = self._arrived_np[:, :n] & ~self._weighted_np[:, :n]
+            if pending.any():
                 self._set_weights(n, pending)
         x = torch.from_numpy(np.stack(contexts)).to(self.dtype).to(self.device)
-        phi_t = self._features(self.params, self.net.embed(x))
-        phi = phi_t.double().cpu().numpy()
-        theta = self.params[:, self.last].double().cpu().numpy()
-        inverses = self._inverses(n)
-        actions, firsts, seconds = [], [], []
+        xe = self.net.embed(x)
+        phi64 = self._features(self.params, xe).double()
+        theta64, inverse = self.params[:, self.last].double(), self._inverses(n)
+        if inverse is None:
+            phi, theta = B.to_host(phi64, theta64)  # the round's one read
+            inverses = np.broadcast_to(self.reset_inverse, (self.S, *self.reset_inverse.shape))
+        else:
+            phi, theta, inverses = B.to_host(phi64, theta64, inverse)  # the round's one read
+        actions = []
         for s, policy in enumerate(self.policies):
             u = phi[s] @ theta[s]
             widths = pair_widths(phi[s], inverses[s])
             try:
-                first, second = select_pair(
+                pair = select_pair(
                     self.strategy, u, widths, self.a, policy.rng, t, self.csym_sample, self.distinct_pair
                 )
             except Diverged as err:  # this member is not played on; the others are
                 self.member_diverged(s, err)
-                first, second = 0, 0
-            actions.append((first, second))
-            firsts.append(first)
-            seconds.append(second)
-        i1 = torch.tensor(firsts, device=self.device)
-        i2 = torch.tensor(seconds, device=self.device)
-        xe, phi64 = self.net.embed(x), phi_t.double()
+                pair = (0, 0)
+            actions.append(pair)
+        played = torch.tensor(actions, device=self.device)
+        i1, i2 = played[:, 0], played[:, 1]
         self.x_first[:, t - 1] = xe[self._seeds, i1]
         self.x_second[:, t - 1] = xe[self._seeds, i2]
         self.dphi[:, t - 1] = phi64[self._seeds, i1] - phi64[self._seeds, i2]
