@@ -149,7 +149,8 @@ def _run_one(args) -> int:
 
 
 def command_line_config(entries: list[str]) -> dict:
-    """``KEY=VALUE`` entries parsed as ``snakemake --config`` parses them."""
+    """``KEY=VALUE`` entries parsed as ``snakemake --config`` parses them (``banditbench validate`` merges them
+    as Snakemake does, so it sees exactly the slice and overrides Snakemake would run)."""
     from snakemake.cli import parse_config
 
     try:
@@ -158,22 +159,14 @@ def command_line_config(entries: list[str]) -> dict:
         raise ConfigError(f"--config: {err} (entries are KEY=VALUE, e.g. only_algorithms=ldb_df)") from None
 
 
-def with_command_line_config(config: dict, entries: list[str]) -> dict:
-    """``config`` updated by ``KEY=VALUE`` entries parsed and merged as ``snakemake --config`` does (so
-    ``banditbench validate`` sees exactly the slice and overrides Snakemake would run)."""
-    from snakemake.utils import update_config
-
-    update_config(config, command_line_config(entries))
-    return config
-
-
 def _validate(args) -> int:
     from .configuration.grid import load_config_file, load_grid, unpinned_note
     from .configuration.runs import clashes, grid_cells, run_name
+    from snakemake.utils import update_config
 
     config = load_config_file(args.config)
     command_line = command_line_config(args.set or [])
-    config = with_command_line_config(config, args.set or [])
+    update_config(config, command_line)
     grid = load_grid(config)
     run = run_name(config, [args.config], command_line)
     runs = jobs = 0

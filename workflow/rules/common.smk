@@ -154,10 +154,6 @@ wildcard_constraints:
     plot=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
 
 
-# folder of one cell's per-seed result files (and its jobs' benchmark files)
-RUN_DIR = CELL_DIR
-
-
 # Per-seed result files made for another config whose same-named experiment has other settings are never
 # read or replaced: the run stops first, naming each such experiment.
 if workflow.is_main_process:
@@ -169,7 +165,7 @@ if workflow.is_main_process:
 
 
 def experiment_runs(wildcards):
-    return [f"{RUN_DIR}/{{seed}}.npz".format(**job) for job in GRID.jobs(wildcards.experiment)]
+    return [f"{CELL_DIR}/{{seed}}.npz".format(**job) for job in GRID.jobs(wildcards.experiment)]
 
 
 def experiment_resources(wildcards, key):

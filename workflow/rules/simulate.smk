@@ -33,11 +33,11 @@ for _block, _experiments in GRID.seed_blocks().items():
             sources=lambda wc: code_inputs(GRID.sources(wc.experiment, wc.algorithm)),
             data=lambda wc: GRID.data_files(wc.experiment),
         output:
-            [f"{RUN_DIR}/{s}.npz" for s in _block],
+            [f"{CELL_DIR}/{s}.npz" for s in _block],
         log:
-            f"logs/simulate/{RUN_DIR.removeprefix('results/runs/')}/{_label}.log",
+            f"logs/simulate/{CELL_DIR.removeprefix('results/runs/')}/{_label}.log",
         benchmark:
-            f"{RUN_DIR}/{_label}.benchmark.tsv"
+            f"{CELL_DIR}/{_label}.benchmark.tsv"
         wildcard_constraints:
             experiment="|".join(re.escape(e) for e in _experiments),
         group:
