@@ -20,11 +20,14 @@ pipeline: install  ## install, then run the default pipeline (config.yaml); prin
 	@for f in results/default/paired/*.md; do sed -n '1p;3p;/^Self-duel lock-in/p;/at T = /,/by horizon/{/by horizon/!p;}' $$f; done
 	@$(VENV)/bin/banditbench claims config.yaml --brief
 
+# the tests spread over up to 4 worker processes (pytest-xdist; each end-to-end run starts Snakemake on 2 cores)
+XDIST = -n auto --maxprocesses 4
+
 test: install  ## install, then run the whole test suite
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(XDIST)
 
 test-fast: install  ## skip the end-to-end Snakemake runs
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q $(XDIST) -m "not slow"
 
 docs: install  ## the documentation site into site/ (offline; reference pages generated from the code)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
