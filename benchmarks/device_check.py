@@ -14,7 +14,8 @@ b. ``speed``: ``benchmarks/batched_speed.py --devices cpu cuda`` for the four ne
    (wall and CPU seconds per seed, peak GPU memory) in DIR/speed/.  Smoke: one cell, T = 20, on the CPU.
 c. ``table_e3``: seed 001's Table E.3 (``vdb_square_d20_T10000`` of config/variance_dueling.yaml: the six
    NVLDB variants and random pairs x 20 seeds, T = 10,000) end to end through Snakemake with
-   ``--workflow-profile profiles/gpu`` (``device=cuda``, all 20 seeds of a cell in one job) in a scratch
+   ``--workflow-profile profiles/gpu`` (``device=cuda``, all 20 seeds of a cell in one job, the six variants
+   in that same job: ``lockstep_variants``, one block of 120 members; random pairs a job of its own) in a scratch
    copy of the project, never the checkout's results/; its tables, the simulate jobs' logs (a CPU fallback
    says so there) and benchmark files, and the wall time in DIR/table_e3/.  Smoke: ``device=cpu``, 2 seeds,
    T = 50.
@@ -292,8 +293,9 @@ class DeviceCheck:
         argv = [sys.executable, "-m", "snakemake", "--workflow-profile", "profiles/gpu"]
         argv += ["--cores", str(os.cpu_count() if self.gpu else 2), "--directory", str(project)]
         argv += ["--snakefile", str(project / "Snakefile"), "--configfile", configfile, "--config"]
-        # a --config replaces the profile's config list: repeat its device and seeds_per_job
-        argv += [f"device={device}", "seeds_per_job=100", f"only_experiments={experiment}", f"run={name}", *config]
+        # a --config replaces the profile's config list: repeat its device, seeds_per_job and lockstep_variants
+        argv += [f"device={device}", "seeds_per_job=100", "lockstep_variants=True"]
+        argv += [f"only_experiments={experiment}", f"run={name}", *config]
         env = {**self.env, "PYTHONPATH": str(project / "src")}
         folder = self.out / name
         folder.mkdir(exist_ok=True)

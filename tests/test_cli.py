@@ -149,6 +149,16 @@ def test_run_block_needs_one_output_per_seed(tmp_path, capsys):
     assert not (tmp_path / "a.npz").exists()
 
 
+def test_run_block_refuses_cells_that_cannot_share_a_block_in_one_line(tmp_path, capsys):
+    grid = load_grid(load_config_file(ROOT / "config.yaml"))
+    cells = [grid.cell_json("linear_delayed_dueling", a, "none", "none", None) for a in ("ldb_df", "ldb_ignore")]
+    outputs = [str(tmp_path / f"{i}.npz") for i in range(2)]
+    assert main(["run-block", "--cell", *cells, "--seeds", "0", "--outputs", *outputs]) == 2
+    err = capsys.readouterr().err
+    assert "--cell 'ldb_ignore' cannot share a block with 'ldb_df'" in err and "Traceback" not in err
+    assert not any(tmp_path.iterdir())
+
+
 def test_validate_takes_the_slices_and_overrides_snakemake_takes(capsys, monkeypatch):
     """banditbench validate CONFIG --config KEY=VALUE ... parses and merges the entries as snakemake --config does."""
     from conftest import ROOT

@@ -298,6 +298,7 @@ def test_every_policys_engines_are_declared_in_the_api_and_implemented():
         ({"run_compiled": lambda self, env, arrival, horizon: True}, "implements the compiled engine"),
         ({"engines": frozenset({"gpu"})}, "are not engines"),
         ({"per_member": ("lam",)}, "per_member needs the seed-batched engine"),
+        ({"lockstep_family": "mine"}, "lockstep_family needs the seed-batched engine"),
     ],
 )
 def test_an_engine_declared_but_missing_or_present_but_undeclared_is_refused_at_class_definition(body, message):

@@ -219,6 +219,10 @@ class Policy(abc.ABC):
     #: parameters the seed-batched engine takes per member, so that one block may play several
     #: values of them in lockstep (e.g. a hyperparameter grid; :func:`banditbench.simulation.runner.run_members`)
     per_member: ClassVar[tuple[str, ...]] = ()
+    #: policies of one lockstep family (registered classes that differ in class-level settings, e.g. seed 001's
+    #: pair rule and variance weighting) share one seed-batched engine that takes those settings per member,
+    #: so a block may mix them (``lockstep_variants``, :func:`banditbench.simulation.runner.lockstep_key`)
+    lockstep_family: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -234,8 +238,9 @@ class Policy(abc.ABC):
                     f"({method}) but {'does not declare it in' if implemented else 'lacks'} "
                     f"{'engines' if implemented else method}"
                 )
-        if cls.per_member and "seed-batched" not in cls.engines:
-            raise TypeError(f"{cls.__name__}.per_member needs the seed-batched engine")
+        for shared in ("per_member", "lockstep_family"):
+            if getattr(cls, shared) and "seed-batched" not in cls.engines:
+                raise TypeError(f"{cls.__name__}.{shared} needs the seed-batched engine")
         kinds = (getattr(cls, "feedback_kind", None), getattr(cls, "action_kind", None))
         if not getattr(cls, "__abstractmethods__", None) and None not in kinds and kinds not in INTERFACES:
             raise TypeError(

@@ -38,6 +38,11 @@ and a seed's file does not depend on the block)::
 
     banditbench run-block --cell '{...}' --seeds 0 1 2 --outputs r/0.npz r/1.npz r/2.npz
 
+Several cells that one seed-batched engine can hold together (``lockstep_variants``: seed 001's NVLDB / NLDB
+variants) play their seeds as one block; the outputs are one per cell and seed, cell by cell::
+
+    banditbench run-block --cell '{...A...}' '{...B...}' --seeds 0 1 --outputs a/0.npz a/1.npz b/0.npz b/1.npz
+
 A run whose policy diverges (its scores, estimates or confidence widths become NaN or infinite) stops at
 that round and is recorded as diverged, on ``run-one`` and ``run-block`` alike: its result file says so
 (``meta["diverged"]``), one line on stderr names it (``banditbench: diverged: <experiment> / <algorithm>
@@ -172,7 +177,8 @@ def _validate(args) -> int:
     runs = jobs = 0
     for name, exp in grid.experiments.items():
         n = sum(1 for _ in grid.jobs(name))
-        j = len(exp.algorithms) * len(exp.delays) * len(exp.budgets) * len(exp.seed_blocks)
+        groups = len(grid.variant_groups(name)) if grid.lockstep_variants else len(exp.algorithms)
+        j = groups * len(exp.delays) * len(exp.budgets) * len(exp.seed_blocks)
         runs, jobs = runs + n, jobs + j
         print(f"{name}: {n} runs in {j} simulate jobs")
     for name, table in grid.summary_tables.items():
@@ -190,6 +196,7 @@ def _validate(args) -> int:
 
 
 def _run_block(args) -> int:
+    import os
     from pathlib import Path
 
     from .configuration.grid import block_label
@@ -197,39 +204,59 @@ def _run_block(args) -> int:
     from .storage import reuse
     from .storage.provenance import collect
     from .storage.resultio import save_result
-    from .simulation.runner import batchable, run_block, run_cell
+    from .simulation.runner import batchable, lockstep_key, run_cell, run_members
 
     from .storage.logs import provenance
 
-    if len(args.seeds) != len(args.outputs):
-        raise ConfigError(f"run-block: {len(args.seeds)} seeds but {len(args.outputs)} output files")
-    cell = _cell_argument(args.cell)
+    cells = [_cell_argument(text) for text in args.cell]
+    for cell in cells[1:]:
+        if lockstep_key(cell) != lockstep_key(cells[0]):
+            raise ConfigError(
+                f"run-block: --cell {cell['algorithm']!r} cannot share a block with {cells[0]['algorithm']!r}: "
+                "several cells must differ only in the algorithm label, a policy of the same lockstep_family "
+                "and its per_member parameters"
+            )
+    n = len(args.seeds)
+    if len(args.outputs) != len(cells) * n:
+        raise ConfigError(
+            f"run-block: {len(cells)} cell(s) x {n} seeds but {len(args.outputs)} output files "
+            "(one per cell and seed, cell by cell)"
+        )
+    outputs = [args.outputs[i * n : (i + 1) * n] for i in range(len(cells))]
     use_inputs(args.inputs)
     print(provenance(), file=sys.stderr)  # the job's log names the code that ran
     # what the results are computed from (recorded in their provenance): a re-run whose kept results were
     # computed from the same cell, sources and data bytes puts them back (banditbench.storage.reuse)
-    made_from = reuse.facts(cell, args.inputs)
+    made_from = [reuse.facts(cell, args.inputs) for cell in cells]
     benchmark = Path(args.outputs[0]).parent / f"{block_label(tuple(args.seeds))}.benchmark.tsv"
-    kept = reuse.take_back(cell, args.seeds, args.outputs, made_from, benchmark)
+    kept = reuse.take_back(cells, args.seeds, outputs, made_from, benchmark)
     if kept is not None:
         print("\n".join(kept), file=sys.stderr)
         return 0
 
-    def save(output, series, meta, timing):
-        # the block names the job's benchmark file (banditbench.analysis.timing)
+    def save(output, made_from, series, meta, timing):
+        # the block names the job's benchmark file (banditbench.analysis.timing); a job of several cells
+        # (lockstep_variants) has one, next to its first cell's results
+        timing = {**timing, "block": args.seeds}
+        if len(cells) > 1:
+            timing["benchmark"] = os.path.relpath(benchmark, Path(output).parent)
         try:
-            save_result(output, series, meta, {**timing, "block": args.seeds}, {**collect(), **made_from})
+            save_result(output, series, meta, timing, {**collect(), **made_from})
         except OSError as err:  # a failed write (a full disk) names no file: name it
             if err.filename is None:
                 raise OSError(err.errno, err.strerror, output) from err
             raise
 
-    if batchable(cell):  # a neural cell: the block's seeds in lockstep
-        for output, result in zip(args.outputs, run_block(cell, args.seeds)):
-            save(output, *result)
+    if batchable(cells[0]):  # a neural cell: the block's seeds (of every cell) in lockstep
+        members = [{**cell, "seed": seed} for cell in cells for seed in args.seeds]
+        results = iter(run_members(members))
+        for files, facts in zip(outputs, made_from):
+            for output in files:
+                save(output, facts, *next(results))
         return 0
-    for seed, output in zip(args.seeds, args.outputs):
-        save(output, *run_cell({**cell, "seed": seed}))
+    for cell, files, facts in zip(cells, outputs, made_from):
+        for seed, output in zip(args.seeds, files):
+            save(output, facts, *run_cell({**cell, "seed": seed}))
     return 0
 
 
@@ -433,10 +460,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     val.set_defaults(func=_validate)
 
-    block = sub.add_parser("run-block", help="run several seeds of one resolved cell, one result file each")
-    block.add_argument("--cell", required=True, help="resolved cell as JSON (without, or with any, seed)")
+    block = sub.add_parser(
+        "run-block", help="run several seeds of one resolved cell (or of several, in lockstep), one result file each"
+    )
+    block.add_argument(
+        "--cell",
+        required=True,
+        nargs="+",
+        action="extend",
+        help="resolved cell as JSON (without, or with any, seed); several: cells one seed-batched block can "
+        "hold together, played in lockstep (lockstep_variants)",
+    )
     block.add_argument("--seeds", type=_count(0, "a seed"), nargs="+", required=True)
-    block.add_argument("--outputs", nargs="+", required=True, help="one result file (.npz) per seed, in order")
+    block.add_argument(
+        "--outputs", nargs="+", required=True, help="one result file (.npz) per cell and seed, cell by cell"
+    )
     block.add_argument(
         "--inputs",
         nargs="*",

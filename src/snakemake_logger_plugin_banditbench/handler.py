@@ -49,8 +49,9 @@ MAX_LINE = 1000
 MAX_DETAIL = 300
 TICK_SECONDS = 1.0
 
-# the per-block simulate rules (simulate_seed_3, simulate_seeds_0_to_19) count as one kind of job
-_SEED_BLOCK = re.compile(r"_seeds?_\d+(?:_to_\d+)?$")
+# the per-block simulate rules (simulate_seed_3, simulate_seeds_0_to_19) and the lockstep ones
+# (simulate_variants_0, ...) count as one kind of job
+_SEED_BLOCK = re.compile(r"_(?:seeds?_\d+(?:_to_\d+)?|variants_\d+)$")
 # a failed shell job's exception quotes its whole command
 _FAILED_COMMAND = re.compile(r"Command '.*' returned non-zero exit status (-?\d+)\.?", re.S)
 

@@ -364,3 +364,8 @@ def test_a_failing_job_is_one_block_naming_its_log(tmp_path):
     # without the profile: Snakemake's own console
     bare = smk(work, "--workflow-profile", "none", "--cores", "1", timeout=600)
     assert bare.returncode != 0 and "Error in rule simulate_seed_" in bare.stderr and "input:" in bare.stderr
+
+
+def test_the_lockstep_simulate_rules_count_as_simulate_jobs():
+    stats = {"simulate_variants_0": 2, "simulate_variants_11": 1, "simulate_seed_3": 1, "aggregate": 1, "total": 5}
+    assert console.planned_summary(stats) == "4 simulate, 1 aggregate"

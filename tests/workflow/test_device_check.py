@@ -36,6 +36,25 @@ def test_the_gpu_profile_plans_one_job_per_cell(project):
     assert planned(run.stdout)["simulate_seeds_0_to_19"] == 7
     profile = yaml.safe_load((ROOT / "profiles/gpu/config.yaml").read_text())
     assert "device=cuda" in profile["config"] and "gpu=4" in profile["resources"]
+    assert "lockstep_variants=True" in profile["config"]
+
+
+def test_the_gpu_profile_plays_table_e3s_six_variants_in_one_job(project):
+    """lockstep_variants: the six NVLDB variants x 20 seeds one job, random pairs (no seed-batched engine) its own."""
+    run = smk(
+        project,
+        "-n",
+        "--workflow-profile",
+        "profiles/gpu",
+        *E3,
+        "device=cpu",
+        "seeds_per_job=100",
+        "lockstep_variants=True",
+        "only_experiments=vdb_square_d20_T10000",
+    )
+    assert run.returncode == 0, run.stderr
+    jobs = {rule: n for rule, n in planned(run.stdout).items() if rule.startswith("simulate")}
+    assert sorted(jobs.values()) == [1, 1] and all(rule.startswith("simulate_variants_") for rule in jobs)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is there")
@@ -78,6 +97,7 @@ def test_the_device_check_smoke_runs_every_step(tmp_path):
     assert steps["table_e3"]["status"] == "done"
     table = (out / "table_e3" / "vdb_square_d20_T10000.md").read_text()
     assert "NVLDB-UCB-ASYM" in table and "n = 2 seeds" in table
-    assert len(steps["table_e3"]["jobs"]) == 7 and not steps["table_e3"]["cpu_fallbacks"]
+    # lockstep_variants: the six NVLDB variants in one job, random pairs in its own
+    assert len(steps["table_e3"]["jobs"]) == 2 and not steps["table_e3"]["cpu_fallbacks"]
     assert json.loads((out / "speed" / "rows.json").read_text())
     assert (out / "summary.md").read_text().count("| done |") >= 3

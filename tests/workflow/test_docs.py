@@ -367,7 +367,8 @@ def test_the_docs_show_commands_of_every_subcommand():
 def test_every_banditbench_command_the_docs_show_runs(tmp_path, monkeypatch, capsys):
     """Each command runs in a scratch project (the configs linked in) with the files it names:
     a downloaded archive for `checksum`, result files for `provenance` (written by the documented
-    `run-one` / `run-block` commands themselves, run first), a real cell for `run-block`'s `'{...}'`."""
+    `run-one` / `run-block` commands themselves, run first), a real cell for `run-block`'s `'{...}'` (and two
+    NVLDB cells for its lockstep example's `'{...A...}'` and `'{...B...}'`)."""
     (tmp_path / "config").symlink_to(ROOT / "config")
     shutil.copy(ROOT / "config.yaml", tmp_path / "config.yaml")
     monkeypatch.chdir(tmp_path)
@@ -376,6 +377,12 @@ def test_every_banditbench_command_the_docs_show_runs(tmp_path, monkeypatch, cap
     exp = grid.experiments[experiment]
     cell = dict(grid.cell(experiment, next(iter(exp.algorithms)), next(iter(exp.delays)), "none", 0))
     cell["horizon"] = 20
+    # run-block's lockstep example: two cells one seed-batched block can hold (seed 001's NVLDB variants)
+    net = {"width": 8, "train_steps": 2}
+    cells = {
+        f"{{...{label}...}}": {**cell, "algorithm": label, "policy": {"name": policy, "params": net}}
+        for label, policy in (("A", "nvldb_ucb_asym"), ("B", "nldb_ts_osym"))
+    }
     archive = tmp_path / "data" / "raw" / "obd" / "open_bandit_dataset.zip"
     archive.parent.mkdir(parents=True)
     archive.write_bytes(b"not the real archive")
@@ -384,7 +391,7 @@ def test_every_banditbench_command_the_docs_show_runs(tmp_path, monkeypatch, cap
     assert commands
     ran = []
     for argv in commands:
-        argv = [json.dumps(cell) if a == "{...}" else a for a in argv]
+        argv = [json.dumps(cells.get(a, cell)) if a in ("{...}", *cells) else a for a in argv]
         if argv[0] == "run-one" and "--horizon" not in argv:
             argv += ["--horizon", "20"]  # the documented cell, shortened
         if argv[0] == "provenance":

@@ -519,7 +519,7 @@ def test_a_kept_result_of_other_bytes_or_another_cell_is_simulated_again(tmp_pat
         _damage(reuse.kept_path(outputs[1]))
     bench = Path(outputs[0]).parent / "seeds_0-1.benchmark.tsv"
     reuse.kept_benchmark(bench).write_text("old")
-    assert reuse.take_back(cell, [0, 1], outputs, made_from, bench) is None
+    assert reuse.take_back([cell], [0, 1], [outputs], [made_from], bench) is None
     assert not any(reuse.KEPT.rglob("*.npz")) and not reuse.kept_benchmark(bench).exists()
 
 

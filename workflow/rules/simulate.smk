@@ -7,6 +7,12 @@ be patterns over the same wildcards, so each distinct block of seeds gets its ow
 rule (``simulate_seeds_0_to_19``, ...), restricted to the experiments cutting that
 block; a job whose block is partly done re-runs the whole block (same bytes).
 
+With ``lockstep_variants`` (profiles/gpu), one job per experiment x lockstep group x delay x budget x block
+of seeds instead: the algorithms one seed-batched engine can hold together (``GRID.variant_groups``: seed 001's
+NVLDB / NLDB variants) play their blocks of seeds as one block, one rule per group and block of seeds
+(``simulate_variants_<n>``), writing the same result files as the per-algorithm jobs; its benchmark file lies
+next to its first algorithm's results.
+
 A finished job that Snakemake re-runs because its data were rebuilt (a prepared dataset deleted
 mid-grid, a damaged one moved aside, a raw file downloaded again: Snakemake re-runs every job after
 one it runs, whatever the bytes) puts its results back instead of simulating when they were computed
@@ -18,7 +24,7 @@ from banditbench.storage import reuse
 
 
 def _simulate_rule_name(block):
-    return "simulate_" + block_label(block).replace("-", "_to_")
+    return f"simulate_{block_label(block).replace('-', '_to_')}"
 
 
 for _block, _experiments in GRID.seed_blocks().items():
@@ -63,6 +69,51 @@ for _block, _experiments in GRID.seed_blocks().items():
             # only for a fixed thread count; this checkout's src/ is on PYTHONPATH (Snakefile)
             "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "
             '"$BANDITBENCH_PYTHON" -m banditbench run-block --cell {params.cell:q} --seeds {params.seeds} '
+            "--outputs {output} --inputs {input.data} 2> {log}"
+
+
+def variant_cells(experiment, algorithms):
+    """The resolved cells of a lockstep job's algorithms at its delay and budget (``--cell`` of ``run-block``)."""
+    return lambda wc: [GRID.cell_json(experiment, a, wc.delay, wc.budget, None) for a in algorithms]
+
+
+for _index, (_experiment, _algorithms, _block) in enumerate(GRID.variant_jobs()):
+    _label = block_label(_block)
+    _cells = [
+        CELL_DIR.format(experiment=_experiment, algorithm=a, delay="{delay}", budget="{budget}") for a in _algorithms
+    ]
+    _resources = GRID.experiments[_experiment].resources
+    _group = f"{_algorithms[0]}+{len(_algorithms) - 1}" if len(_algorithms) > 1 else _algorithms[0]
+
+    rule:
+        name:
+            f"simulate_variants_{_index}"
+        input:
+            sources=code_inputs(GRID.sources(_experiment, *_algorithms)),
+            data=GRID.data_files(_experiment),
+        output:
+            [f"{cell}/{s}.npz" for cell in _cells for s in _block],
+        log:
+            f"logs/simulate/{_experiment}/{_group}/{{delay}}/{{budget}}/{_label}.log",
+        benchmark:
+            f"{_cells[0]}/{_label}.benchmark.tsv"
+        group:
+            "simulations"
+        conda:
+            "../../envs/banditbench.yaml"
+        threads: 1
+        resources:
+            # the experiment's per-job resources for each algorithm the job plays
+            mem_mb=_resources["mem_mb"] * len(_algorithms),
+            runtime=_resources["runtime"] * len(_algorithms),
+            gpu=GRID.gpus(_experiment, *_algorithms),
+        params:
+            cells=variant_cells(_experiment, _algorithms),
+            seeds=" ".join(str(s) for s in _block),
+            code=code_digest(GRID.sources(_experiment, *_algorithms)),
+        shell:
+            "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "
+            '"$BANDITBENCH_PYTHON" -m banditbench run-block --cell {params.cells:q} --seeds {params.seeds} '
             "--outputs {output} --inputs {input.data} 2> {log}"
 
 

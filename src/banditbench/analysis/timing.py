@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import html
 import io
+import os
 from collections import defaultdict
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import pandas as pd
 
@@ -41,9 +42,13 @@ JOB_COLUMNS = [
 ]
 
 
-def benchmark_path(run: str | Path, block: Sequence[int]) -> Path:
-    """The benchmark file of the simulate job that ran ``block`` (written next to its result files)."""
-    return Path(run).parent / f"{block_label(tuple(block))}.benchmark.tsv"
+def benchmark_path(run: str | Path, timing: Mapping) -> Path:
+    """The benchmark file of the simulate job that wrote ``run`` (its ``timing`` member): next to its result
+    files, or where ``timing["benchmark"]`` says relative to them (a job of several algorithms in lockstep,
+    ``lockstep_variants``, writes one, next to its first algorithm's results)."""
+    if "benchmark" in timing:
+        return Path(os.path.normpath(Path(run).parent / timing["benchmark"]))
+    return Path(run).parent / f"{block_label(tuple(timing['block']))}.benchmark.tsv"
 
 
 def _number(value) -> float:
@@ -60,7 +65,7 @@ def job_table(runs: Sequence[str | Path]) -> pd.DataFrame:
                 f"{run}: no 'block' in its timing member: it was not written by a simulate job "
                 "(banditbench run-block); delete it and re-run Snakemake"
             )
-        jobs[benchmark_path(run, timing["block"])].append((meta["cell"], timing))
+        jobs[benchmark_path(run, timing)].append((meta["cell"], timing))
     rows = []
     for bench, members in jobs.items():
         if not bench.is_file():
@@ -78,7 +83,7 @@ def job_table(runs: Sequence[str | Path]) -> pd.DataFrame:
         wall = float(_number(measured["s"]))
         rows.append(
             (
-                cell["algorithm"],
+                " + ".join(dict.fromkeys(c["algorithm"] for c, _ in members)),  # several: a lockstep job
                 cell["delay_label"],
                 "none" if cell["budget"] is None else format(cell["budget"], "g"),
                 bench.name.removesuffix(".benchmark.tsv"),

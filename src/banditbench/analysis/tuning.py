@@ -149,11 +149,10 @@ def member_blocks(
     runs: Sequence[tuple[str, str, Mapping]], block: int | None = None
 ) -> list[list[tuple[str, str, Mapping]]]:
     """Group ``(experiment, label, cell)`` runs into blocks for :func:`banditbench.simulation.runner.run_members`:
-    one block per experiment, delay, budget, policy and policy parameters other than the policy's
-    ``per_member`` ones,
-    cut into blocks of at most ``block`` runs; runs of a policy without a seed-batched implementation
-    are blocks of one."""
-    from ..simulation.runner import batchable, policy_class
+    one block per :func:`~banditbench.simulation.runner.lockstep_key` (experiment, delay, budget, policy and
+    policy parameters other than the policy's ``per_member`` ones), cut into blocks of at most ``block`` runs;
+    runs of a policy without a seed-batched implementation are blocks of one."""
+    from ..simulation.runner import batchable, lockstep_key
 
     groups: dict[tuple, list[tuple[str, str, Mapping]]] = {}
     for run in runs:
@@ -161,10 +160,7 @@ def member_blocks(
         if not batchable(cell):
             groups[(name, label, int(cell["seed"]))] = [run]
             continue
-        free = policy_class(cell).per_member
-        fixed = sorted((k, repr(v)) for k, v in cell["policy"].get("params", {}).items() if k not in free)
-        key = (name, cell["delay_label"], repr(cell["budget"]), cell["policy"]["name"], tuple(fixed))
-        groups.setdefault(key, []).append(run)
+        groups.setdefault(lockstep_key(cell), []).append(run)
     size = block or max((len(g) for g in groups.values()), default=1)
     return [g[i : i + size] for g in groups.values() for i in range(0, len(g), size)]
 

@@ -546,12 +546,45 @@ class ExperimentGrid:
                         }
 
     def seed_blocks(self) -> dict[tuple[int, ...], list[str]]:
-        """Each distinct block of seeds that one simulate job runs, with the experiments cutting it."""
+        """Each distinct block of seeds that one simulate job of one algorithm runs, with the experiments cutting
+        it (those not run in lockstep across algorithms: :meth:`variant_jobs`)."""
         blocks: dict[tuple[int, ...], list[str]] = {}
         for name, exp in self.experiments.items():
-            for block in exp.seed_blocks:
-                blocks.setdefault(block, []).append(name)
+            if not self.lockstep_variants:
+                for block in exp.seed_blocks:
+                    blocks.setdefault(block, []).append(name)
         return blocks
+
+    @property
+    def lockstep_variants(self) -> bool:
+        """Whether one simulate job plays all the algorithms of a cell that one seed-batched engine can hold
+        (``lockstep_variants``: e.g. seed 001's six NVLDB variants, one block of 6 x seeds_per_job members)."""
+        return bool(self.config.get("lockstep_variants"))
+
+    def variant_groups(self, experiment: str) -> list[tuple[str, ...]]:
+        """The experiment's algorithms in groups that can share a seed-batched block
+        (:func:`banditbench.simulation.runner.lockstep_key`), in configured order; an algorithm no other can
+        join, or without a seed-batched engine, is a group of one."""
+        from ..simulation.runner import lockstep_key
+
+        exp = self.experiments[experiment]
+        delay, budget = exp.delays[0], exp.budget_labels[0]  # a group does not depend on the delay and budget
+        groups: dict[tuple, list[str]] = {}
+        for algorithm in exp.algorithms:
+            groups.setdefault(lockstep_key(self.cell(experiment, algorithm, delay, budget, None)), []).append(algorithm)
+        return [tuple(g) for g in groups.values()]
+
+    def variant_jobs(self) -> list[tuple[str, tuple[str, ...], tuple[int, ...]]]:
+        """With ``lockstep_variants``: each ``(experiment, algorithms, seeds)`` one simulate job plays at every
+        delay and budget, the algorithms of one of :meth:`variant_groups` for one block of seeds."""
+        if not self.lockstep_variants:
+            return []
+        return [
+            (name, group, block)
+            for name, exp in self.experiments.items()
+            for group in self.variant_groups(name)
+            for block in exp.seed_blocks
+        ]
 
     def cell(self, experiment: str, algorithm: str, delay: str, budget: str, seed: str | int | None) -> dict[str, Any]:
         """The fully resolved configuration of one run (what the simulation needs, nothing more).
@@ -591,18 +624,20 @@ class ExperimentGrid:
             "delay": dict(spec["delays"][delay]),
         }
 
-    def gpus(self, experiment: str, algorithm: str) -> int:
-        """The Snakemake resource ``gpu`` of a simulate job: 1 when its policy runs on ``cuda``
+    def gpus(self, experiment: str, *algorithms: str) -> int:
+        """The Snakemake resource ``gpu`` of a simulate job: 1 when a policy it plays runs on ``cuda``
         (its ``params.device``, or the grid-wide ``device``), else 0."""
-        params = self.experiments[experiment].spec["algorithms"][algorithm].get("params", {})
-        return int(params.get(devices.KEY) == "cuda")
+        spec = self.experiments[experiment].spec["algorithms"]
+        return int(any(spec[a].get("params", {}).get(devices.KEY) == "cuda" for a in algorithms))
 
     def cell_json(self, *args) -> str:
         return json.dumps(self.cell(*args), sort_keys=True)
 
-    def sources(self, experiment: str, algorithm: str) -> list[Path]:
+    def sources(self, experiment: str, *algorithms: str) -> list[Path]:
+        """The source files of a simulate job playing ``algorithms`` (one, or a lockstep group) in ``experiment``."""
         spec = self.experiments[experiment].spec
-        return registry.job_sources(spec["environment"]["name"], spec["algorithms"][algorithm]["policy"])
+        env = spec["environment"]["name"]
+        return sorted({f for a in algorithms for f in registry.job_sources(env, spec["algorithms"][a]["policy"])})
 
     def data_files(self, experiment: str) -> list[str]:
         """Prepared data files (relative to the working directory) the experiment's environment reads."""

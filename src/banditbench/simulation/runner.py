@@ -15,6 +15,7 @@ environment draws (contexts, noise) or the delays.
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from typing import Any, Mapping, Sequence
@@ -429,25 +430,34 @@ def run_block(cell: Mapping[str, Any], seeds: Sequence[int]) -> list[tuple[dict[
     return run_members([{**cell, "seed": seed} for seed in seeds])
 
 
+def lockstep_key(cell: Mapping[str, Any]) -> tuple:
+    """What the members of one seed-batched block must share (:func:`run_members`): the cell but its seed and
+    algorithm label, and the policy but the parameters its batched engine takes per member (``Policy.per_member``);
+    policies of one ``Policy.lockstep_family`` (e.g. seed 001's NVLDB / NLDB variants) may differ in their
+    class too.  Cells with equal keys can run in one block; a policy without a seed-batched engine shares a
+    block only with other seeds of its own cell (they run one after the other)."""
+    cls = policy_class(cell)
+    if "seed-batched" not in cls.engines:
+        return ("alone", json.dumps({k: v for k, v in cell.items() if k != "seed"}, sort_keys=True, default=str))
+    params = {k: v for k, v in cell["policy"].get("params", {}).items() if k not in cls.per_member}
+    rest = {k: v for k, v in cell.items() if k not in ("seed", "policy", "algorithm")}
+    policy = cls.lockstep_family or cell["policy"]["name"]
+    return json.dumps(rest, sort_keys=True, default=str), policy, json.dumps(params, sort_keys=True, default=str)
+
+
 def run_members(cells: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, np.ndarray], dict, dict]]:
-    """:func:`run_block` for a block of full cells (each with its ``seed``) that may also differ in the
-    policy parameters the family's batched implementation takes per member (``Policy.per_member``,
-    e.g. seed 002's ``nu`` and ``lam``: a hyperparameter grid played in lockstep); any other
-    difference is a ``ValueError``.  A member's result does not depend on the other members."""
+    """:func:`run_block` for a block of full cells (each with its ``seed``) that may also differ in what their
+    family's batched engine takes per member (:func:`lockstep_key`): the policy parameters ``Policy.per_member``
+    (e.g. seed 002's ``nu`` and ``lam``, a hyperparameter grid played in lockstep), and the policy class within
+    one ``Policy.lockstep_family`` (seed 001's pair rules and weightings); any other difference is a
+    ``ValueError``.  A member's result does not depend on the other members."""
     first = cells[0]
-    free = set(policy_class(first).per_member)
-
-    def shared(cell: Mapping[str, Any]) -> tuple:
-        """What every member must share: the cell but its seed and label, the policy but ``free``."""
-        params = {k: v for k, v in cell["policy"].get("params", {}).items() if k not in free}
-        rest = {k: v for k, v in cell.items() if k not in ("seed", "policy", "algorithm")}
-        return rest, cell["policy"]["name"], params
-
     for c in cells[1:]:
-        if shared(c) != shared(first):
+        if lockstep_key(c) != lockstep_key(first):
+            free = sorted(policy_class(first).per_member)
             raise ValueError(
                 f"run_members: {c['algorithm']!r} seed {c['seed']} differs from the block's first member "
-                f"in more than the seed and {sorted(free) or 'no policy parameter'}"
+                f"in more than the seed, the lockstep family's policy and {free or 'no policy parameter'}"
             )
     if not batchable(first):
         _fall_back(first, "its policy has no seed-batched path")

@@ -140,18 +140,27 @@ def _put(kept: Path, output: Path) -> None:
 
 
 def take_back(
-    cell: Mapping, seeds: Sequence[int], outputs: Sequence[str], made_from: Mapping, benchmark: Path | None = None
+    cells: Sequence[Mapping],
+    seeds: Sequence[int],
+    outputs: Sequence[Sequence[str]],
+    made_from: Sequence[Mapping],
+    benchmark: Path | None = None,
 ) -> list[str] | None:
-    """Put back the kept results of a simulate job if every output has one of the same run computed from
-    the same cell and ``made_from`` (:func:`facts`); one log line each.  None if not: the kept copies of
-    its outputs are deleted, and so is a kept measurement of ``benchmark`` (the job simulates)."""
-    kept = [kept_path(o) for o in outputs]
-    if all(k.is_file() for k in kept) and not any(_why_not(k, cell, s, made_from) for k, s in zip(kept, seeds)):
+    """Put back the kept results of a simulate job (its ``cells``, one or a lockstep group, each with its
+    ``outputs`` per seed and :func:`facts`) if every output has one of the same run computed from the same cell
+    and facts; one log line each.  None if not: the kept copies of its outputs are deleted, and so is a kept
+    measurement of ``benchmark`` (the job simulates)."""
+    jobs = [
+        (kept_path(output), output, cell, seed, facts)
+        for cell, files, facts in zip(cells, outputs, made_from)
+        for output, seed in zip(files, seeds)
+    ]
+    if all(k.is_file() for k, *_ in jobs) and not any(_why_not(k, cell, s, facts) for k, _, cell, s, facts in jobs):
         if benchmark is not None and benchmark.is_file() and not kept_benchmark(benchmark).exists():
             shutil.copy2(benchmark, kept_benchmark(benchmark))
-        data = ", ".join(f"{p} {d[:15]}..." for p, d in made_from["inputs"].items())
         lines = []
-        for k, output in zip(kept, outputs):
+        for k, output, _, _, facts in jobs:
+            data = ", ".join(f"{p} {d[:15]}..." for p, d in facts["inputs"].items())
             _put(k, Path(output))
             os.utime(output)  # newer than the rebuilt data it was computed from
             lines.append(
@@ -159,7 +168,7 @@ def take_back(
                 + (f" and data files with the same bytes ({data})" if data else "")
             )
         return lines
-    for k in kept:
+    for k, *_ in jobs:
         k.unlink(missing_ok=True)
     if benchmark is not None:
         kept_benchmark(benchmark).unlink(missing_ok=True)

@@ -124,6 +124,10 @@ class _NeuralLinearDueling(Policy):
     strategy: ClassVar[str]
     variance_aware: ClassVar[bool]
     engines = frozenset({"seed-batched"})
+    #: the twelve NVLDB / NLDB variants share :class:`BatchedNeuralLinearDueling`, which takes each member's pair
+    #: rule, weighting and these parameters per member (Table E.3's six variants in one block)
+    lockstep_family: ClassVar[str] = "neural_linear_dueling"
+    per_member: ClassVar[tuple[str, ...]] = ("a", "epsilon", "zeta", "csym_sample", "distinct_pair")
     #: in float32 Adam turns the rounding of gradient terms that cancel exactly into steps of order lr
     engine_check_params = {"precision": "float64"}
 

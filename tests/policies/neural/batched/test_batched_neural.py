@@ -235,7 +235,7 @@ def test_constant_weight_control_is_batched_like_its_reference(monkeypatch):
     cell = _cell("nldb_ucb_asym", T=50, precision="float64", zeta=0.5)
     policies = [build({**cell, "seed": s})[1] for s in (0, 1)]
     batch = type(policies[0]).batch(policies)
-    assert batch.weighted_loss and bool((batch.zeta2 == 0.25).all())
+    assert bool(batch.weighted_loss.all()) and bool((batch.zeta2 == 0.25).all())
     _assert_not_vacuous(
         _assert_same_decisions(cell, [0, 1], monkeypatch),
         _assert_same_decisions({**cell, "delay": GEOMETRIC}, [2], monkeypatch),

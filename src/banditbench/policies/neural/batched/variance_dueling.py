@@ -34,7 +34,13 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
     features, ``theta`` and ``V^{-1}`` the host reads once per round; which rows are weighted the host keeps
     itself (it knows which outcomes arrived), so the refit's Newton steps are the round's only other reads.
     Eq. 4's sum runs over rows ``0 .. t - 2`` of every seed, those without a weighted outcome
-    carrying weight 0 (block independence, :mod:`.batched`)."""
+    carrying weight 0 (block independence, :mod:`.batched`).
+
+    The members may be any of the twelve NVLDB / NLDB classes (their ``lockstep_family``) with their own ``a``,
+    ``epsilon``, ``zeta``, ``csym_sample`` and ``distinct_pair`` (``per_member``): the pair rule is each member's
+    on the host, eq. 5's ``zeta`` is set only for the variance-aware members and eq. 4's weights ``1/zeta^2``
+    only for those with a weighted loss (``torch.where`` per member, so a member's numbers are those of a block
+    of its own class)."""
 
     def __init__(self, policies: Sequence[Policy]):
         first = policies[0]
@@ -42,13 +48,16 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
         self.S = S = len(policies)
         self.device = dev = torch.device(first.device)
         self.dtype, self.net = first.dtype, first.net
-        self.strategy, self.variance_aware = first.strategy, first.variance_aware
-        self.weighted_loss = first.weighted_loss
-        self.a, self.lam, self.epsilon = first.a, first.lam, first.epsilon
-        self.gram_mode, self.csym_sample, self.distinct_pair = first.gram_mode, first.csym_sample, first.distinct_pair
+        self.gram_mode = first.gram_mode
         self.refit_theta, self.newton_steps = first.refit_theta, first.newton_steps
-        self.trainer = first.trainer
-        self.last = first.last
+        self.lam, self.trainer, self.last = first.lam, first.trainer, first.last
+        # per member (the family's lockstep variants, ``lockstep_family``): the pair rule and its settings
+        # (read on the host from each member's policy), eq. 5's weighting and its floor, the weighted loss
+        self.variance_aware = torch.tensor([p.variance_aware for p in policies], device=dev)
+        self.any_variance_aware = any(p.variance_aware for p in policies)
+        self.epsilon = torch.tensor([p.epsilon for p in policies], dtype=torch.float64, device=dev)
+        self.weighted_loss = torch.tensor([p.weighted_loss for p in policies], device=dev)
+        self.any_weighted_loss = any(p.weighted_loss for p in policies)
         T, d = first.x_first.shape
         D = len(first.theta0)
         d_in = self.net.shapes[0][1]
@@ -108,8 +117,8 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
     def _train(self, n: int, mask: torch.Tensor) -> None:
         """Lines 9–10 for the seeds in ``mask``, on rows ``0 .. n - 1`` (weight 0 where not yet weighted)."""
         ready = self.weighted[:, :n]
-        if self.weighted_loss:
-            w64 = torch.where(ready, 1.0 / self.zeta2[:, :n], 0.0)
+        if self.any_weighted_loss:  # 1 / zeta^2 for the members that weight eq. 4's terms, 1 for the others
+            w64 = torch.where(ready & self.weighted_loss[:, None], 1.0 / self.zeta2[:, :n], ready.to(torch.float64))
         else:
             w64 = ready.to(torch.float64)
         w = w64.to(self.dtype)
@@ -144,15 +153,16 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
         rows = torch.from_numpy(pending).to(self.device)
         counts = rows.sum(1)
         order = torch.argsort((~rows).to(torch.int8), dim=1, stable=True)  # pending rows first, in order
-        if self.variance_aware:
+        if self.any_variance_aware:  # eq. 5 for the NVLDB members; NLDB's constant zeta stays
             params, seeds = self.params, self._seeds
             for j in range(steps):
                 row = order[:, j]
                 phi = self._features(params, torch.stack([self.x_first[seeds, row], self.x_second[seeds, row]], dim=1))
                 delta_f = B.bmm(phi[:, :1] - phi[:, 1:], params[:, self.last, None])[:, :, 0].double()
                 p = B._sigmoid(delta_f)[:, 0]
-                zeta2 = torch.clamp(torch.sqrt(p * (1.0 - p)), min=self.epsilon) ** 2
-                self.zeta2[seeds, row] = torch.where(j < counts, zeta2, self.zeta2[seeds, row])
+                zeta2 = torch.maximum(torch.sqrt(p * (1.0 - p)), self.epsilon) ** 2
+                set_now = (j < counts) & self.variance_aware
+                self.zeta2[seeds, row] = torch.where(set_now, zeta2, self.zeta2[seeds, row])
         if self.gram_mode == "incremental":
             for j in range(steps):
                 row = order[:, j]
@@ -200,7 +210,7 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
             widths = pair_widths(phi[s], inverses[s])
             try:
                 pair = select_pair(
-                    self.strategy, u, widths, self.a, policy.rng, t, self.csym_sample, self.distinct_pair
+                    policy.strategy, u, widths, policy.a, policy.rng, t, policy.csym_sample, policy.distinct_pair
                 )
             except Diverged as err:  # this member is not played on; the others are
                 self.member_diverged(s, err)

@@ -1,0 +1,72 @@
+"""Lockstep families (issue 37, item 3): registered policy classes that declare one ``lockstep_family`` share a
+seed-batched block, each member playing its own class's rule and its own per-member parameters; a member's
+result is, bit for bit, the one it has in a block of its own class (block independence, :mod:`.batched`)."""
+
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from banditbench import registry
+from banditbench.simulation.runner import lockstep_key, run_block, run_members
+
+SEEDS = (0, 1)
+GEOMETRIC = {"kind": "geometric", "mean": 3, "window": 10}
+
+
+def _families() -> dict[str, list[str]]:
+    families = defaultdict(list)
+    for name, entry in registry.policies().items():
+        family = entry.load().lockstep_family
+        if family is not None:
+            families[family].append(name)
+    return dict(families)
+
+
+def _cell(policy: str, **params) -> dict:
+    return {
+        "experiment": "x",
+        "algorithm": f"label-{policy}",
+        "delay_label": "geometric",
+        "budget": None,
+        "horizon": 25,
+        "environment": {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4, "utility": "square"}},
+        "policy": {"name": policy, "params": {"width": 8, "train_steps": 3, **params}},
+        "delay": dict(GEOMETRIC),
+    }
+
+
+def test_seed_001s_variants_and_ndb_baselines_are_lockstep_families():
+    families = _families()
+    assert sorted(families["neural_linear_dueling"]) == sorted(
+        f"{v}_{s}_{r}" for v in ("nvldb", "nldb") for s in ("ucb", "ts") for r in ("asym", "osym", "csym")
+    )
+    assert sorted(families["neural_dueling_baselines"]) == ["ndb_ts", "ndb_ucb"]
+
+
+@pytest.mark.parametrize("family", sorted(_families()))
+def test_a_mixed_block_gives_each_member_its_own_blocks_bytes(family):
+    names = _families()[family]
+    cells = [_cell(name) for name in names]
+    if family == "neural_linear_dueling":  # per-member parameters too: NLDB's zeta, NVLDB's epsilon, a
+        cells = [
+            _cell(name, **({"zeta": 0.5} if name.startswith("nldb") else {"epsilon": 0.2}), a=0.5 + i / 10)
+            for i, name in enumerate(names)
+        ]
+    assert len({lockstep_key(c) for c in cells}) == 1
+    mixed = iter(run_members([{**cell, "seed": seed} for cell in cells for seed in SEEDS]))
+    for cell in cells:
+        for (series, meta, _), (own, own_meta, _) in zip([next(mixed) for _ in SEEDS], run_block(cell, SEEDS)):
+            assert meta["cell"] == own_meta["cell"] and meta["engine"] == "seed-batched"
+            for name in own:
+                assert np.array_equal(series[name], own[name]), (cell["policy"]["name"], name)
+
+
+def test_members_that_differ_in_a_shared_setting_are_refused():
+    cells = [{**_cell("nvldb_ucb_asym"), "seed": 0}, {**_cell("nldb_ts_osym", width=12), "seed": 0}]
+    assert lockstep_key(cells[0]) != lockstep_key(cells[1])
+    with pytest.raises(ValueError, match="'label-nldb_ts_osym' seed 0 differs from the block's first member"):
+        run_members(cells)
+    other_family = [{**_cell("nvldb_ucb_asym"), "seed": 0}, {**_cell("ndb_ucb"), "seed": 0}]
+    with pytest.raises(ValueError, match="differs from the block's first member"):
+        run_members(other_family)
