@@ -72,6 +72,10 @@ class _NeuralDuelingBase(Policy):
     action_kind = "pair"
     delay_strategy: ClassVar[str]
     engines = frozenset({"seed-batched"})
+    #: NDB-DF, its delay baselines and NDB-UCB / NDB-TS share :class:`BatchedNeuralDueling`, which takes each
+    #: member's delay strategy and second-arm rule, and these parameters (its ``nu_T``), per member
+    lockstep_family: ClassVar[str] = "neural_dueling"
+    per_member: ClassVar[tuple[str, ...]] = ("nu", "delta", "effective_dimension", "norm_bound")
     #: the symmetric initialisation scores every arm 0 in round 1: an exact tie that rounding decides
     engine_check_params = {"init": "independent"}
 

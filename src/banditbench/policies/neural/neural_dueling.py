@@ -43,8 +43,6 @@ class NDBUCB(_NeuralDuelingBase):
     """NDB-UCB (Verma et al. 2024; our re-implementation): neural utility, greedy first arm, full-gradient UCB second arm."""
 
     delay_strategy = "ignore"
-    #: NDB-UCB and NDB-TS differ only in the second arm's rule, which the batched engine asks of each member
-    lockstep_family = "neural_dueling_baselines"
 
 
 @register("ndb_ts")
@@ -52,7 +50,6 @@ class NDBTS(_NeuralDuelingBase):
     """NDB-TS (Verma et al. 2024; our re-implementation): neural utility, greedy first arm, Thompson-sampled second arm."""
 
     delay_strategy = "ignore"
-    lockstep_family = "neural_dueling_baselines"
 
     def _second_arm(self, scores: np.ndarray, first: int, norms: np.ndarray) -> int:
         draws = scores - scores[first] + self._bonus_scale() * norms * self.rng.standard_normal(len(scores))

@@ -36,12 +36,14 @@ def _cell(policy: str, **params) -> dict:
     }
 
 
-def test_seed_001s_variants_and_ndb_baselines_are_lockstep_families():
+def test_seed_001s_variants_and_the_ndb_family_are_lockstep_families():
     families = _families()
     assert sorted(families["neural_linear_dueling"]) == sorted(
         f"{v}_{s}_{r}" for v in ("nvldb", "nldb") for s in ("ucb", "ts") for r in ("asym", "osym", "csym")
     )
-    assert sorted(families["neural_dueling_baselines"]) == ["ndb_ts", "ndb_ucb"]
+    assert sorted(families["neural_dueling"]) == sorted(
+        ["ndb_df", "ndb_ignore", "ndb_heuristic", "ndb_heuristic_all", "ndb_zero", "ndb_ucb", "ndb_ts"]
+    )
 
 
 @pytest.mark.parametrize("family", sorted(_families()))
@@ -53,6 +55,8 @@ def test_a_mixed_block_gives_each_member_its_own_blocks_bytes(family):
             _cell(name, **({"zeta": 0.5} if name.startswith("nldb") else {"epsilon": 0.2}), a=0.5 + i / 10)
             for i, name in enumerate(names)
         ]
+    if family == "neural_dueling":  # NDB's delay strategies (heuristic's window: the delay's), its nu_T per member
+        cells = [_cell(name, nu=0.5 + i / 10) for i, name in enumerate(names)]
     assert len({lockstep_key(c) for c in cells}) == 1
     mixed = iter(run_members([{**cell, "seed": seed} for cell in cells for seed in SEEDS]))
     for cell in cells:

@@ -37,7 +37,9 @@ class BatchedNeuralDueling(BatchedPolicy):
     ``g(x; theta_0) / sqrt(m)`` and widths ``||phi - phi_{t,1}||_{V^{-1}}`` of eq. 12, and V's update (eq. 8,
     line 11).  The second arm (eq. 10, or NDB-TS's draw) is chosen per seed by the seed's own policy on its own
     numpy stream, from the scores and widths the host reads once per round (where it also checks that the
-    scores are finite).
+    scores are finite).  The members may be of any class of the NDB family (its ``lockstep_family``): each
+    member's delay strategy picks its training set (each strategy present in the block computed for all
+    members, kept for its own by ``torch.where``), and its second-arm rule and ``nu_T`` are its policy's.
 
     Where the reference's rounding is cheap to follow it is followed (``F.softplus``'s gradient,
     torch.optim.Adam's rule, the Sherman–Morrison and arm-kernel updates term by term); the sums run in
@@ -48,7 +50,12 @@ class BatchedNeuralDueling(BatchedPolicy):
         self.policies = list(policies)
         self.S = S = len(policies)
         self.device = dev = torch.device(first.device)
-        self.net, self.strategy, self.trainer = first.net, first.delay_strategy, first.trainer
+        self.net, self.trainer = first.net, first.trainer
+        # each member's delay strategy (its class's: the lockstep family mixes NDB-DF, -Ignore, -Heuristic, ...)
+        strategies = [pol.delay_strategy for pol in policies]
+        self.strategies = {
+            name: torch.tensor([s == name for s in strategies], device=dev) for name in dict.fromkeys(strategies)
+        }
         self.fixed_arms, self.confidence = first.fixed_arms, first.confidence
         self.reg = first.lam / first.kappa_mu  # V_0 = (lam / kappa_mu) I
         self.rho, self.window = first.history.rho, first.history.window
@@ -141,18 +148,30 @@ class BatchedNeuralDueling(BatchedPolicy):
         return torch.cat([g.reshape(self.S, -1) for g in grads], dim=1)
 
     def _training_set(self, t: int, n: int, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Labels and weights ``[S, n]`` of the delay strategy's training set at round ``t``
-        (:meth:`~banditbench.policies.delayed_labels.DuelHistory.training_set`; weight 0: not in the set)."""
+        """Labels and weights ``[S, n]`` of each member's delay strategy's training set at round ``t``
+        (:meth:`~banditbench.policies.delayed_labels.DuelHistory.training_set`; weight 0: not in the set); in a
+        block of several strategies, each strategy's set is computed for every member and kept for its own."""
+        sets = {name: self._strategy_set(name, t, n, x) for name in self.strategies}
+        if len(sets) == 1:
+            return next(iter(sets.values()))
+        labels, weights = torch.zeros_like(self.y[:, :n]), torch.zeros_like(self.y[:, :n])
+        for name, (y, w) in sets.items():
+            member = self.strategies[name][:, None]
+            labels, weights = torch.where(member, y, labels), torch.where(member, w, weights)
+        return labels, weights
+
+    def _strategy_set(self, strategy: str, t: int, n: int, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`_training_set` of one delay strategy for every member."""
         y, arrived = self.y[:, :n], self.arrived[:, :n]
         ones = torch.ones_like(y)
-        if self.strategy == "ipw":  # omega_{s,t} y_s (eq. 2)
+        if strategy == "ipw":  # omega_{s,t} y_s (eq. 2)
             return torch.where(arrived, y / self.rho, 0.0), ones
-        if self.strategy == "zero":  # y'_s (eq. 1)
+        if strategy == "zero":  # y'_s (eq. 1)
             return torch.where(arrived, y, 0.0), ones
-        if self.strategy == "ignore":
+        if strategy == "ignore":
             return y, arrived.to(DTYPE)
         missing = ~arrived
-        if self.strategy == "heuristic" and self.window is not None:  # DuelHistory.pending
+        if strategy == "heuristic" and self.window is not None:  # DuelHistory.pending
             played_round = torch.arange(1, n + 1, device=y.device)
             missing = missing & (t - played_round < max(self.window, 1))
         h = B.mlp_forward(self._mats(self.params), x, self.net.scale, False)[1][:, :, 0]
