@@ -432,14 +432,17 @@ def run_block(cell: Mapping[str, Any], seeds: Sequence[int]) -> list[tuple[dict[
 
 def lockstep_key(cell: Mapping[str, Any]) -> tuple:
     """What the members of one seed-batched block must share (:func:`run_members`): the cell but its seed and
-    algorithm label, and the policy but the parameters its batched engine takes per member (``Policy.per_member``);
+    algorithm label, and the policy's parameter values (defaults filled in) but those its batched engine takes
+    per member (``Policy.per_member``);
     policies of one ``Policy.lockstep_family`` (e.g. seed 001's NVLDB / NLDB variants) may differ in their
     class too.  Cells with equal keys can run in one block; a policy without a seed-batched engine shares a
     block only with other seeds of its own cell (they run one after the other)."""
     cls = policy_class(cell)
     if "seed-batched" not in cls.engines:
         return ("alone", json.dumps({k: v for k, v in cell.items() if k != "seed"}, sort_keys=True, default=str))
-    params = {k: v for k, v in cell["policy"].get("params", {}).items() if k not in cls.per_member}
+    # every parameter's value, defaults filled in: classes of one family may differ in a default
+    values = registry.values(cls, cell["policy"].get("params", {}))
+    params = {k: v for k, v in values.items() if k not in cls.per_member}
     rest = {k: v for k, v in cell.items() if k not in ("seed", "policy", "algorithm")}
     policy = cls.lockstep_family or cell["policy"]["name"]
     return json.dumps(rest, sort_keys=True, default=str), policy, json.dumps(params, sort_keys=True, default=str)

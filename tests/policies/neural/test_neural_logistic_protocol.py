@@ -439,8 +439,8 @@ def test_tuning_grid_runs_the_paper_grids_forms():
 
 
 def test_tuning_runs_the_nu_lam_grid_in_lockstep_with_each_runs_own_result():
-    """run_grid plays one block per experiment and network algorithm (every nu, lam and seed), the
-    baselines and random one run at a time; each run's regret is the one its cell gives alone."""
+    """run_grid plays one block per experiment and lockstep family of network algorithms (every nu, lam and
+    seed), the baselines and random one run at a time; each run's regret is the one its cell gives alone."""
     from banditbench.analysis.tuning import member_blocks, run_grid
     from banditbench.configuration.grid import load_config_file, load_grid
     from banditbench.simulation.runner import run_block
@@ -465,8 +465,9 @@ def test_tuning_runs_the_nu_lam_grid_in_lockstep_with_each_runs_own_result():
         for a in keep
         for s in (1000, 1001)
     ]
-    assert sorted(len(b) for b in member_blocks(runs)) == [1, 1, 1, 1, 4, 4]
-    assert [len(b) for b in member_blocks(runs, block=3) if len(b) > 1] == [3, 3]
+    # NeuralLog-UCB-1 and NCBF-UCB, one lockstep family: every nu, lam and seed of both in one block
+    assert sorted(len(b) for b in member_blocks(runs)) == [1, 1, 1, 1, 8]
+    assert [len(b) for b in member_blocks(runs, block=3) if len(b) > 1] == [3, 3, 2]
     for alg in keep:
         alone = [
             float(run_block(grid.cell("tune_synthetic_h1", alg, "none", "none", None), [s])[0][0]["regret"].sum())

@@ -205,6 +205,8 @@ class _NeuralLogisticBase(Policy):
     #: parameters a block's members may differ in (:func:`banditbench.simulation.runner.run_members`: Sec. 7's
     #: nu / lam grid played in lockstep); the batched path keeps them per member
     per_member: ClassVar[tuple[str, ...]] = ("nu", "lam")
+    #: the five algorithms share :class:`BatchedNeuralLogistic`, which takes the class attributes above per member
+    lockstep_family: ClassVar[str] = "neural_logistic"
 
     def __init__(
         self,

@@ -23,26 +23,34 @@ def _families() -> dict[str, list[str]]:
     return dict(families)
 
 
+DUELING = {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4, "utility": "square"}}
+LOGISTIC = {"name": "synthetic_logistic", "params": {"latent": "h1", "dimension": 4, "n_arms": 5}}
+
+
 def _cell(policy: str, **params) -> dict:
+    logistic = registry.get("policy", policy).load().feedback_kind == "reward"
     return {
         "experiment": "x",
         "algorithm": f"label-{policy}",
         "delay_label": "geometric",
         "budget": None,
-        "horizon": 25,
-        "environment": {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4, "utility": "square"}},
+        "horizon": 40 if logistic else 25,
+        "environment": LOGISTIC if logistic else DUELING,
         "policy": {"name": policy, "params": {"width": 8, "train_steps": 3, **params}},
         "delay": dict(GEOMETRIC),
     }
 
 
-def test_seed_001s_variants_and_the_ndb_family_are_lockstep_families():
+def test_the_neural_families_are_lockstep_families():
     families = _families()
     assert sorted(families["neural_linear_dueling"]) == sorted(
         f"{v}_{s}_{r}" for v in ("nvldb", "nldb") for s in ("ucb", "ts") for r in ("asym", "osym", "csym")
     )
     assert sorted(families["neural_dueling"]) == sorted(
         ["ndb_df", "ndb_ignore", "ndb_heuristic", "ndb_heuristic_all", "ndb_zero", "ndb_ucb", "ndb_ts"]
+    )
+    assert sorted(families["neural_logistic"]) == sorted(
+        ["neurallog_ucb1", "neurallog_ucb2", "neurallog_ts1", "neurallog_ts2", "ncbf_ucb"]
     )
 
 
@@ -57,6 +65,8 @@ def test_a_mixed_block_gives_each_member_its_own_blocks_bytes(family):
         ]
     if family == "neural_dueling":  # NDB's delay strategies (heuristic's window: the delay's), its nu_T per member
         cells = [_cell(name, nu=0.5 + i / 10) for i, name in enumerate(names)]
+    if family == "neural_logistic":  # V_t / W_t, the means, radii and rules of seed 002's five; nu and lam
+        cells = [_cell(name, nu=0.5 + i / 10, lam=1.0 + i, train_every=5) for i, name in enumerate(names)]
     assert len({lockstep_key(c) for c in cells}) == 1
     mixed = iter(run_members([{**cell, "seed": seed} for cell in cells for seed in SEEDS]))
     for cell in cells:

@@ -7,7 +7,6 @@ bit-identical alone and in a block.  Checked by: ``tests/policies/neural/batched
 
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 import numpy as np
@@ -25,7 +24,10 @@ class BatchedNeuralLogistic(BatchedPolicy):
     """The family's loop (:class:`_NeuralLogisticBase`) for a block of S seeds in lockstep (:mod:`.batched`),
     for the order radius, a fixed ``lam`` and the diagonal ``M_t`` (the paper's forms; :meth:`~_NeuralLogisticBase.batch`).
     The members may also differ in ``nu`` and ``lam`` (:func:`banditbench.simulation.runner.run_members`, Sec. 7's grid
-    in lockstep): both, the ridges and the loss weight they set are kept per member.
+    in lockstep): both, the ridges and the loss weight they set are kept per member; and in their class (the
+    family's ``lockstep_family``): each member's ``M_t`` (``V_t`` or ``W_t``), mean (``mu(f)``, ``f`` or the
+    linearised one), radius form and Thompson or UCB rule, every form present in the block computed for all
+    members and kept for its own (``torch.where``), the rule applied on the host.
 
     Stacked along the seed axis: the parameters ``theta`` ``[S, p]``, ``theta_0`` and the regulariser's
     centre, Adam's moments and step counts, the diagonals of ``M_t`` (``V_t`` or ``W_t``) and of the
@@ -59,12 +61,20 @@ class BatchedNeuralLogistic(BatchedPolicy):
         self.y = torch.zeros(S, T, dtype=DTYPE, device=dev)
         self.n = [0] * S
         self.diag = torch.from_numpy(np.stack([pol.matrix.gram.diagonal for pol in policies])).to(dev)
-        self.shared = first.log_det_design is first.matrix
+        self.shared = all(pol.log_det_design is pol.matrix for pol in policies)
         self.ld_diag = (
             self.diag
             if self.shared
             else torch.from_numpy(np.stack([pol.log_det_design.gram.diagonal for pol in policies])).to(dev)
         )
+        # the class-level forms, per member (the family's lockstep: UCB-1 / 2, TS-1 / 2 and NCBF-UCB in one block)
+        flags = lambda values: torch.tensor(values, device=dev)  # noqa: E731
+        self.weighted = flags([pol.design == "W" for pol in policies])  # W_t (Algorithm 2) instead of V_t
+        self.ncbf = flags([pol.radius_kind == "ncbf" for pol in policies])
+        self.kinds = {
+            kind: flags([pol.mean_kind == kind for pol in policies])
+            for kind in dict.fromkeys(pol.mean_kind for pol in policies)
+        }
         member = dict(dtype=DTYPE, device=dev)  # nu and lam may differ by member
         self.ld_ridge = torch.tensor([pol.log_det_design.ridge for pol in policies], **member)[:, None]
         self.ld_ridge0 = torch.tensor([pol.log_det_design.ridge0 for pol in policies], **member)[:, None]
@@ -72,6 +82,10 @@ class BatchedNeuralLogistic(BatchedPolicy):
         self.lam0 = torch.tensor([pol.lam0 for pol in policies], **member)
         self.loss_weight = torch.tensor([pol.trainer.lam for pol in policies], **member)[:, None]
         self.radius = torch.tensor([pol.conf_radius for pol in policies], **member)
+        self.kappa = torch.tensor([pol.kappa for pol in policies], **member)
+        self.norm_bound = torch.tensor([pol.S for pol in policies], **member)
+        # Algorithm 1's radius carries R for UCB-1, not for TS-1 (App. I)
+        self.scale = torch.tensor([1.0 if pol.sampling else R for pol in policies], **member)
         self.pending: list[dict[int, tuple[torch.Tensor, torch.Tensor]]] = [{} for _ in range(S)]
         self.arrived: list[list[tuple[torch.Tensor, torch.Tensor, float]]] = [[] for _ in range(S)]
 
@@ -84,16 +98,15 @@ class BatchedNeuralLogistic(BatchedPolicy):
 
     def _orders(self) -> torch.Tensor:
         """The order radius ``[S]`` (before ``nu``; :meth:`_NeuralLogisticBase._radius`) from each seed's
-        ``d_t``: the Hadamard bound ``sum_j log(1 + added_j / ridge_0)`` of eq. 2's log-determinant."""
-        first = self.first
+        ``d_t``: the Hadamard bound ``sum_j log(1 + added_j / ridge_0)`` of eq. 2's log-determinant; each
+        member's form (NCBF's, ``W_t``'s or ``V_t``'s)."""
         added = torch.clamp(self.ld_diag - self.ld_ridge, min=0.0)
         d_t = B.rowwise(torch.log1p, added / self.ld_ridge0).sum(1)
-        if first.radius_kind == "ncbf":
-            return torch.sqrt(first.kappa * d_t / self.lam0) + first.S
-        nu_t = first.S**2 * (torch.sqrt(d_t) + 1.0 / torch.sqrt(self.lam0))
-        if first.design == "W":
-            return nu_t
-        return math.sqrt(first.kappa) * nu_t * (1.0 if first.sampling else R)
+        S = self.norm_bound
+        ncbf = torch.sqrt(self.kappa * d_t / self.lam0) + S
+        nu_t = S**2 * (torch.sqrt(d_t) + 1.0 / torch.sqrt(self.lam0))
+        order = torch.where(self.weighted, nu_t, torch.sqrt(self.kappa) * nu_t * self.scale)
+        return torch.where(self.ncbf, ncbf, order)
 
     def _absorb(self, t: int) -> None:
         """Algorithm 1/2 lines 4–6 for every seed: its arrivals, TrainNN, ``M_t`` and the radius."""
@@ -119,9 +132,9 @@ class BatchedNeuralLogistic(BatchedPolicy):
         from the reference's network per seed on the device, read once for all seeds (the round's second
         read), and the reference's numpy sigmoid per seed on the host."""
         weights = [np.ones(len(items)) for items in new]
-        if self.first.design != "W" or not any(new):
+        seeds = [s for s, items in enumerate(new) if items and self.policies[s].design == "W"]
+        if not seeds:
             return weights
-        seeds = [s for s, items in enumerate(new) if items]
         with torch.no_grad():
             f = [self.net.forward(self.params[s], self.X[s, self.n[s] - len(new[s]) : self.n[s]]) for s in seeds]
         values = torch.cat(f).cpu().numpy()
@@ -182,27 +195,30 @@ class BatchedNeuralLogistic(BatchedPolicy):
         emb = self.net.embed(x)
         at = self.params if first.gradient_at == "current" else self.theta0
         hidden, deltas = B.mlp_arm_backprop(B.weights_of(at, self.net.offsets, self.net.shapes), emb, self.net.scale)
-        linearised = first.mean_kind == "linearised"  # Algorithm 2 line 2, eq. 5, App. J
+        linearised = "linearised" in self.kinds  # Algorithm 2 line 2, eq. 5, App. J
         # ||phi||_{diag(M)^-1} and g^T (theta - theta_0) from the layers' factors: no [S, K, p] gradients
         quad, lin = B.gradient_forms(
             hidden, deltas, self.net.offsets, 1.0 / self.diag, self.params - self.theta0 if linearised else None
         )
-        if linearised:
-            centre = lin
-        else:
+        centres = {"linearised": lin}
+        if any(kind != "linearised" for kind in self.kinds):  # the network's output f, or mu(f) (Algorithm 1, line 2)
             mats = B.weights_of(self.params, self.net.offsets, self.net.shapes)
-            centre = B.mlp_forward(mats, emb, self.net.scale, False)[1][:, :, 0]
-            if first.mean_kind == "probability":  # Algorithm 1, line 2
-                centre = B._sigmoid(centre)
+            centres["latent"] = B.mlp_forward(mats, emb, self.net.scale, False)[1][:, :, 0]
+            if "probability" in self.kinds:
+                centres["probability"] = B._sigmoid(centres["latent"])
+        kinds = iter(self.kinds.items())
+        centre = centres[next(kinds)[0]]
+        for kind, member in kinds:  # each member's own mean
+            centre = torch.where(member[:, None], centres[kind], centre)
         norms = torch.sqrt(quad) * first.phi_scale if first.phi_scale != 1.0 else torch.sqrt(quad)
         centre, widths = B.to_host(centre, self.nu * self.radius[:, None] * norms)  # the round's one read
         arms = []
         for s, pol in enumerate(self.policies):
-            if first.sampling:
+            if pol.sampling:
                 scores = centre[s] + widths[s] * pol.rng.standard_normal(len(centre[s]))
             else:
                 scores = centre[s] + widths[s]
-            arms.append(self.choose_member(s, scores, "sampled scores" if first.sampling else "UCB scores"))
+            arms.append(self.choose_member(s, scores, "sampled scores" if pol.sampling else "UCB scores"))
         chosen = torch.tensor(arms, device=self.device)[:, None]  # the played arms' features, for M_t
         rows = lambda z: torch.gather(z, 1, chosen[:, :, None].expand(-1, -1, z.shape[2]))  # noqa: E731
         g = B.outer_gradients([rows(h) for h in hidden], [rows(d) for d in deltas])[:, 0]
