@@ -78,6 +78,14 @@ def test_float_typed_and_boolean_integers_are_refused_naming_the_key(key, value)
     assert "seeds: must be an integer, got 2.0 (write 2)" in _refused(top)
 
 
+@pytest.mark.parametrize("value", ["true", "yes", "1"])
+def test_a_boolean_key_given_a_string_is_refused_naming_the_key_and_the_spelling(value):
+    """``snakemake --config lockstep_variants=true`` hands over the string 'true' (only True / False are booleans)."""
+    message = _refused(_config(lockstep_variants=value))
+    assert message.startswith("lockstep_variants: must be true or false") and f"{value!r}" in message, message
+    assert "on the command line: True or False" in message
+
+
 @pytest.mark.parametrize(
     "label, says",
     [

@@ -104,6 +104,9 @@ def _schema_message(error) -> str:
             return f"must be an integer, got {value!r}" + (f" (write {int(value)})" if value.is_integer() else "")
         if not math.isfinite(value):
             return f"must be a finite number{_schema_range(error.schema)}, got {value!r}"
+    if error.validator == "type" and error.validator_value == "boolean" and isinstance(value, str):
+        # snakemake --config reads True / False as booleans, any other spelling as a string
+        return f"must be true or false, got the string {value!r} (on the command line: True or False)"
     if error.validator == "maxLength" and isinstance(value, str):
         return f"{value[:30]!r}... is {len(value)} characters long; at most {error.validator_value}"
     if error.validator == "pattern" and isinstance(value, str) and value != value.strip():
