@@ -20,8 +20,8 @@ def project(tmp_path_factory):
     return copy_project(tmp_path_factory.mktemp("gpu"), yaml.safe_load((ROOT / "config.yaml").read_text()))
 
 
-def test_the_gpu_profile_plans_one_job_per_cell(project):
-    """All 20 seeds of a Table E.3 cell in one job (seeds_per_job=100), on the CPU here (device=cpu)."""
+def _table_e3_jobs(project, *config) -> dict[str, int]:
+    """The simulate jobs ``profiles/gpu`` plans for Table E.3 on the CPU (device=cpu), ``config`` added."""
     run = smk(
         project,
         "-n",
@@ -30,10 +30,16 @@ def test_the_gpu_profile_plans_one_job_per_cell(project):
         *E3,
         "device=cpu",
         "seeds_per_job=100",
+        *config,
         "only_experiments=vdb_square_d20_T10000",
     )
     assert run.returncode == 0, run.stderr
-    assert planned(run.stdout)["simulate_seeds_0_to_19"] == 7
+    return {rule: n for rule, n in planned(run.stdout).items() if rule.startswith("simulate")}
+
+
+def test_the_gpu_profile_plans_one_job_per_cell(project):
+    """All 20 seeds of a Table E.3 cell in one job (seeds_per_job=100), on the CPU here (device=cpu)."""
+    assert _table_e3_jobs(project) == {"simulate_seeds_0_to_19": 7}
     profile = yaml.safe_load((ROOT / "profiles/gpu/config.yaml").read_text())
     assert "device=cuda" in profile["config"] and "gpu=4" in profile["resources"]
     assert "lockstep_variants=True" in profile["config"]
@@ -41,19 +47,7 @@ def test_the_gpu_profile_plans_one_job_per_cell(project):
 
 def test_the_gpu_profile_plays_table_e3s_six_variants_in_one_job(project):
     """lockstep_variants: the six NVLDB variants x 20 seeds one job, random pairs (no seed-batched engine) its own."""
-    run = smk(
-        project,
-        "-n",
-        "--workflow-profile",
-        "profiles/gpu",
-        *E3,
-        "device=cpu",
-        "seeds_per_job=100",
-        "lockstep_variants=True",
-        "only_experiments=vdb_square_d20_T10000",
-    )
-    assert run.returncode == 0, run.stderr
-    jobs = {rule: n for rule, n in planned(run.stdout).items() if rule.startswith("simulate")}
+    jobs = _table_e3_jobs(project, "lockstep_variants=True")
     assert sorted(jobs.values()) == [1, 1] and all(rule.startswith("simulate_variants_") for rule in jobs)
 
 
