@@ -229,6 +229,13 @@ def _run_block(args) -> int:
     # computed from the same cell, sources and data bytes puts them back (banditbench.storage.reuse)
     made_from = [reuse.facts(cell, args.inputs) for cell in cells]
     benchmark = Path(args.outputs[0]).parent / f"{block_label(tuple(args.seeds))}.benchmark.tsv"
+    if len(cells) > 1 and not reuse.reusable(cells, args.seeds, outputs, made_from):
+        # a lockstep job: the members whose kept results are theirs are put back (a member's result does not
+        # depend on its block), the others simulated as a smaller block
+        back = [reuse.reusable([c], args.seeds, [o], [f]) for c, o, f in zip(cells, outputs, made_from)]
+        for cell, files, facts in ((c, o, f) for c, o, f, b in zip(cells, outputs, made_from, back) if b):
+            print("\n".join(reuse.take_back([cell], args.seeds, [files], [facts])), file=sys.stderr)
+        cells, outputs, made_from = ([x for x, b in zip(xs, back) if not b] for xs in (cells, outputs, made_from))
     kept = reuse.take_back(cells, args.seeds, outputs, made_from, benchmark)
     if kept is not None:
         print("\n".join(kept), file=sys.stderr)
@@ -238,7 +245,7 @@ def _run_block(args) -> int:
         # the block names the job's benchmark file (banditbench.analysis.timing); a job of several cells
         # (lockstep_variants) has one, next to its first cell's results
         timing = {**timing, "block": args.seeds}
-        if len(cells) > 1:
+        if len(args.cell) > 1:
             timing["benchmark"] = os.path.relpath(benchmark, Path(output).parent)
         try:
             save_result(output, series, meta, timing, {**collect(), **made_from})

@@ -4,6 +4,7 @@ weighting and per-member parameters), writing the same result files, bit for bit
 
 import pandas as pd
 import pytest
+import yaml
 
 from banditbench.configuration.grid import load_grid
 from smk import copy_project, members_but_timing, planned, smk
@@ -71,6 +72,20 @@ def test_a_lockstep_job_writes_the_per_algorithm_jobs_results_bit_for_bit(tmp_pa
         "NVLDB-wide": 2,
         "Random": 2,
     }
+
+    # editing one member re-simulates only that member: the others' kept results are put back
+    edited = {**CONFIG["experiments"]["tiny"]}
+    edited["algorithms"] = {**edited["algorithms"], "NVLDB-TS-CSYM": {"policy": "nvldb_ts_csym", "params": NET}}
+    (lockstep / "config.yaml").write_text(yaml.safe_dump({"experiments": {"tiny": edited}}))
+    before = {f: (lockstep / f).read_bytes() for f in files}
+    rerun = smk(lockstep, "--quiet", *on)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    changed = {f for f in files if (lockstep / f).read_bytes() != before[f]}
+    assert changed and all("NVLDB-TS-CSYM" in str(f) for f in changed), changed
+    (log,) = (lockstep / "logs/simulate/tiny").glob("*+2/none/none/*.log")  # the group: its first label +2
+    assert log.read_text().count("put back as it was") == 2 * 2  # two members x two seeds
+    (lockstep / "config.yaml").write_text(yaml.safe_dump(CONFIG))
+    assert smk(lockstep, "--quiet", *on).returncode == 0
 
     # switching it off re-runs no simulation: the per-algorithm jobs put the same results back
     stamps = {f: (lockstep / f).read_bytes() for f in files}

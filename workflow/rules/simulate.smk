@@ -11,7 +11,8 @@ With ``lockstep_variants`` (profiles/gpu), one job per experiment x lockstep gro
 of seeds instead: the algorithms one seed-batched engine can hold together (``GRID.variant_groups``: seed 001's
 NVLDB / NLDB variants) play their blocks of seeds as one block, one rule per group and block of seeds
 (``simulate_variants_<n>``), writing the same result files as the per-algorithm jobs; its benchmark file lies
-next to its first algorithm's results.
+next to its first algorithm's results.  Re-run because one member changed, it puts the other members' kept
+results back and simulates that member alone (a member's result does not depend on its block).
 
 A finished job that Snakemake re-runs because its data were rebuilt (a prepared dataset deleted
 mid-grid, a damaged one moved aside, a raw file downloaded again: Snakemake re-runs every job after

@@ -139,6 +139,24 @@ def _put(kept: Path, output: Path) -> None:
         kept.unlink()
 
 
+def _kept(cells, seeds, outputs, made_from) -> list[tuple[Path, str, Mapping, int, Mapping]]:
+    """``(kept copy, output, cell, seed, facts)`` of every output of a simulate job."""
+    return [
+        (kept_path(output), output, cell, seed, facts)
+        for cell, files, facts in zip(cells, outputs, made_from)
+        for output, seed in zip(files, seeds)
+    ]
+
+
+def reusable(
+    cells: Sequence[Mapping], seeds: Sequence[int], outputs: Sequence[Sequence[str]], made_from: Sequence[Mapping]
+) -> bool:
+    """Whether every output of these cells has a kept copy of the same run, computed from the same cell and
+    facts (:func:`take_back` would put them back)."""
+    jobs = _kept(cells, seeds, outputs, made_from)
+    return all(k.is_file() for k, *_ in jobs) and not any(_why_not(k, c, s, f) for k, _, c, s, f in jobs)
+
+
 def take_back(
     cells: Sequence[Mapping],
     seeds: Sequence[int],
@@ -150,12 +168,8 @@ def take_back(
     ``outputs`` per seed and :func:`facts`) if every output has one of the same run computed from the same cell
     and facts; one log line each.  None if not: the kept copies of its outputs are deleted, and so is a kept
     measurement of ``benchmark`` (the job simulates)."""
-    jobs = [
-        (kept_path(output), output, cell, seed, facts)
-        for cell, files, facts in zip(cells, outputs, made_from)
-        for output, seed in zip(files, seeds)
-    ]
-    if all(k.is_file() for k, *_ in jobs) and not any(_why_not(k, cell, s, facts) for k, _, cell, s, facts in jobs):
+    jobs = _kept(cells, seeds, outputs, made_from)
+    if reusable(cells, seeds, outputs, made_from):
         if benchmark is not None and benchmark.is_file() and not kept_benchmark(benchmark).exists():
             shutil.copy2(benchmark, kept_benchmark(benchmark))
         lines = []
