@@ -151,7 +151,11 @@ class BatchedNeuralDueling(BatchedPolicy):
         """Labels and weights ``[S, n]`` of each member's delay strategy's training set at round ``t``
         (:meth:`~banditbench.policies.delayed_labels.DuelHistory.training_set`; weight 0: not in the set); in a
         block of several strategies, each strategy's set is computed for every member and kept for its own."""
-        sets = {name: self._strategy_set(name, t, n, x) for name in self.strategies}
+        predicted = None
+        if {"heuristic", "heuristic_all"} & self.strategies.keys():  # mu(Delta h_s(theta_t)), once for both readings
+            h = B.mlp_forward(self._mats(self.params), x, self.net.scale, False)[1][:, :, 0]
+            predicted = B.rowwise(torch.sigmoid, self._logits(h, n))
+        sets = {name: self._strategy_set(name, t, n, predicted) for name in self.strategies}
         if len(sets) == 1:
             return next(iter(sets.values()))
         labels, weights = torch.zeros_like(self.y[:, :n]), torch.zeros_like(self.y[:, :n])
@@ -160,8 +164,10 @@ class BatchedNeuralDueling(BatchedPolicy):
             labels, weights = torch.where(member, y, labels), torch.where(member, w, weights)
         return labels, weights
 
-    def _strategy_set(self, strategy: str, t: int, n: int, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """:meth:`_training_set` of one delay strategy for every member."""
+    def _strategy_set(
+        self, strategy: str, t: int, n: int, predicted: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`_training_set` of one delay strategy for every member (``predicted``: the heuristics' soft labels)."""
         y, arrived = self.y[:, :n], self.arrived[:, :n]
         ones = torch.ones_like(y)
         if strategy == "ipw":  # omega_{s,t} y_s (eq. 2)
@@ -174,8 +180,6 @@ class BatchedNeuralDueling(BatchedPolicy):
         if strategy == "heuristic" and self.window is not None:  # DuelHistory.pending
             played_round = torch.arange(1, n + 1, device=y.device)
             missing = missing & (t - played_round < max(self.window, 1))
-        h = B.mlp_forward(self._mats(self.params), x, self.net.scale, False)[1][:, :, 0]
-        predicted = B.rowwise(torch.sigmoid, self._logits(h, n))  # mu(Delta h_s(theta_t))
         return torch.where(arrived, y, torch.where(missing, predicted, 0.0)), (arrived | missing).to(DTYPE)
 
     def _train(self, t: int, n: int) -> None:
