@@ -43,6 +43,7 @@ import yaml
 from job_overhead import make_project, prepare_data, project_env  # benchmarks/, the script's folder
 
 from banditbench.configuration.grid import load_grid
+from banditbench.configuration.runs import RESULT_PATH
 from banditbench.storage.resultio import load_result
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,9 +99,7 @@ def main() -> None:
         work = make_project(Path(tmp) / "subset", subset)
         prepare_data(work, subset, args.cores)
         targets = [
-            "results/runs/{experiment}/{algorithm}/{delay}/{budget}/{seed}.npz".format(**job)
-            for n in load_grid(subset).experiments
-            for job in load_grid(subset).jobs(n)
+            RESULT_PATH.format(**job) for n in load_grid(subset).experiments for job in load_grid(subset).jobs(n)
         ]
         load = os.getloadavg()[0]
         _, plan_subset = snakemake(work, args.cores, "-n", *targets)

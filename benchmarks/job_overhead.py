@@ -38,6 +38,7 @@ from pathlib import Path
 import yaml
 
 from banditbench.configuration.grid import load_grid
+from banditbench.configuration.runs import RESULT_PATH
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,8 +74,8 @@ def run_files(config: dict) -> list[tuple[dict, str]]:
     out = []
     for name in grid.experiments:
         for job in grid.jobs(name):
-            path = "results/runs/{experiment}/{algorithm}/{delay}/{budget}/{seed}.npz".format(**job)
-            out.append((grid.cell(**job), path))
+            path = RESULT_PATH.format(**job)
+            out.append((grid.cell(job["experiment"], job["algorithm"], job["delay"], job["budget"], job["seed"]), path))
     return out
 
 

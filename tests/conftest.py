@@ -19,6 +19,9 @@ from banditbench.data.files import save_npz  # noqa: E402
 from banditbench.data.paths import REPLAY_DATASET, replay_options, replay_path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+#: a cell folder for per-seed results that tests write by hand (results/runs/<exp>/<alg>/<delay>/<budget>/<cell>/):
+#: readers take the run's labels from the path around it, whatever its digest
+CELL = "0123456789ab"
 #: the offline dataset mirror: $BANDITBENCH_DATA_MIRROR, else ``../shared/datasets`` next to the checkout
 MIRROR = Path(os.environ.get(MIRROR_ENV) or ROOT.parent / "shared" / "datasets")
 needs_mirror = pytest.mark.skipif(not (MIRROR / "manifest.json").is_file(), reason=f"offline mirror {MIRROR} absent")

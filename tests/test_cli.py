@@ -184,13 +184,10 @@ def test_validate_takes_the_slices_and_overrides_snakemake_takes(capsys, monkeyp
     assert "--config:" in capsys.readouterr().err
 
 
-def test_validate_names_the_run_and_refuses_a_clash_as_snakemake_would(tmp_path, capsys, monkeypatch):
-    """validate prints the run's results folder (a slice's own, or --config run=NAME) and stops on the same
-    clash of same-named experiments that planning refuses, in one line naming the experiment."""
-    import numpy as np
-
-    from banditbench.configuration.runs import grid_cells
-    from banditbench.storage.resultio import save_result
+def test_validate_names_the_run_and_refuses_another_configs_run_name_as_snakemake_would(tmp_path, capsys, monkeypatch):
+    """validate prints the run's results folder (a slice's own, or --config run=NAME) and refuses, in one line, a
+    config that names a run another config owns (results/<run>/run.json), as planning does."""
+    from banditbench.configuration.runs import owner, record_owner
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "config.yaml").write_text((ROOT / "config.yaml").read_text())
@@ -200,14 +197,13 @@ def test_validate_names_the_run_and_refuses_a_clash_as_snakemake_would(tmp_path,
     assert re.search(r"run: default\.slice-[0-9a-f]{8} ", capsys.readouterr().out)
     assert main(["validate", "config.yaml", "--config", "run=mine", "seeds=2"]) == 0
     assert "run: mine (" in capsys.readouterr().out
-    # another config's same-named experiment, with another horizon, already in results/runs
-    folder, cell = next(grid_cells(load_grid(load_config_file("config.yaml"))))
-    Path(folder).mkdir(parents=True)
-    theirs = {**cell, "horizon": cell["horizon"] + 1, "seed": 0}
-    save_result(
-        Path(folder) / "0.npz", {"regret": np.zeros(theirs["horizon"])}, {"cell": theirs}, {}, {"run": "theirs"}
-    )
-    assert main(["validate", "config.yaml"]) == 2
+    # a copy of config.yaml runs as its own run; one that names run: default is refused
+    (tmp_path / "copy.yaml").write_text((ROOT / "config.yaml").read_text())
+    assert main(["validate", "copy.yaml"]) == 0
+    assert "run: copy (" in capsys.readouterr().out
+    record_owner("default", owner(["config.yaml"], {}))
+    (tmp_path / "copy.yaml").write_text("run: default\n" + (ROOT / "config.yaml").read_text())
+    assert main(["validate", "copy.yaml"]) == 2
     err = capsys.readouterr().err
-    assert f"experiments.{cell['experiment']}: {folder} holds the results of run 'theirs'" in err
+    assert "run: 'default' belongs to config.yaml (recorded in results/default/run.json); copy.yaml" in err
     assert err.count("\n") == 1 and "Traceback" not in err

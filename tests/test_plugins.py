@@ -348,7 +348,7 @@ def test_plugins_run_in_the_pipeline_and_an_edit_reruns_only_their_jobs(tmp_path
     run = smk(project, "--quiet", env=env, own_src=False)
     assert run.returncode == 0, run.stderr[-3000:]
     assert sorted(p.name for p in (project / "results/runs/duel").iterdir()) == ["lab", "mine", "random"]
-    table = (project / "results/config/tables/duel.csv").read_text()
+    table = (project / "results/default/tables/duel.csv").read_text()
     assert "lab" in table and "mine" in table
     for edited, algorithm in ((plugin, "mine"), (home / "mylab/helpers.py", "lab")):
         original = edited.read_text()

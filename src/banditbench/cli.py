@@ -166,7 +166,7 @@ def command_line_config(entries: list[str]) -> dict:
 
 def _validate(args) -> int:
     from .configuration.grid import load_config_file, load_grid, unpinned_note
-    from .configuration.runs import clashes, grid_cells, run_name
+    from .configuration.runs import check_owner, owner, run_name
     from snakemake.utils import update_config
 
     config = load_config_file(args.config)
@@ -183,11 +183,7 @@ def _validate(args) -> int:
         print(f"{name}: {n} runs in {j} simulate jobs")
     for name, table in grid.summary_tables.items():
         print(f"summary table {name}: {table.metric}, {len(table.rows)} rows x {len(table.algorithms)} algorithms")
-    found = clashes(grid_cells(grid), run)  # against results/ in the current directory, as Snakemake checks
-    if found:
-        for message in found[:-1]:
-            print(f"banditbench: configuration error: {message}", file=sys.stderr)
-        raise ConfigError(found[-1])
+    check_owner(run, owner([args.config], config))  # against results/ in the current directory, as Snakemake checks
     print(f"{args.config}: valid, {len(grid.experiments)} experiments, {runs} runs in {jobs} simulate jobs")
     print(f"run: {run} (its tables, plots and report in results/{run}/)")
     for dataset, experiments in grid.unpinned().items():
@@ -200,6 +196,7 @@ def _run_block(args) -> int:
     from pathlib import Path
 
     from .configuration.grid import block_label
+    from .configuration.runs import describe_cell
     from .data.files import use_inputs
     from .storage import reuse
     from .storage.provenance import collect
@@ -242,6 +239,7 @@ def _run_block(args) -> int:
         return 0
 
     def save(output, made_from, series, meta, timing):
+        describe_cell(Path(output).parent, meta["cell"])  # the cell folder's readable index, cell.json
         # the block names the job's benchmark file (banditbench.analysis.timing); a job of several cells
         # (lockstep_variants) has one, next to its first cell's results
         timing = {**timing, "block": args.seeds}
@@ -265,6 +263,21 @@ def _run_block(args) -> int:
         for seed, output in zip(args.seeds, files):
             save(output, facts, *run_cell({**cell, "seed": seed}))
     return 0
+
+
+def _migrate_results(args) -> int:
+    from pathlib import Path
+
+    from .storage.migrate import migrate
+
+    if not Path(args.results).is_dir():
+        raise ConfigError(f"{args.results}: no such folder (the per-seed results are in results/runs)")
+    done = migrate(args.results, dry_run=args.dry_run)
+    for line in done.moved + done.left:
+        print(line)
+    verb = "would move" if args.dry_run else "moved"
+    print(f"{verb} {len(done.moved)} result file(s) into their cell folders; {len(done.left)} left where they are")
+    return 1 if done.left else 0
 
 
 def _list(args) -> int:
@@ -513,6 +526,15 @@ def build_parser() -> argparse.ArgumentParser:
         "(.npz, searched recursively), e.g. results/runs",
     )
     prov.set_defaults(func=_provenance)
+
+    mig = sub.add_parser(
+        "migrate-results",
+        help="move per-seed results of the older layout (<budget>/<seed>.npz) into their cell folders "
+        "(<budget>/<cell>/<seed>.npz), without recomputing them",
+    )
+    mig.add_argument("results", nargs="?", default="results/runs", help="the per-seed results (default: results/runs)")
+    mig.add_argument("-n", "--dry-run", action="store_true", help="say what would move, move nothing")
+    mig.set_defaults(func=_migrate_results)
 
     comp = sub.add_parser(
         "precompile",

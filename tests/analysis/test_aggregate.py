@@ -6,6 +6,7 @@ from scipy import stats
 from banditbench.analysis.aggregate import aggregate_experiment, aggregate_runs, mean_ci
 from banditbench.analysis.plots import plot_curves
 from banditbench.storage.resultio import save_result
+from conftest import CELL
 
 
 def _write_runs(tmp_path, values, experiment="exp"):
@@ -21,7 +22,7 @@ def _write_runs(tmp_path, values, experiment="exp"):
                 "horizon": len(arr),
                 "seed": seed,
             }
-            path = tmp_path / "runs" / experiment / alg / delay / "none" / f"{seed}.npz"
+            path = tmp_path / "runs" / experiment / alg / delay / "none" / CELL / f"{seed}.npz"
             save_result(
                 path,
                 {"regret": arr},
@@ -121,7 +122,7 @@ def test_runs_spread_over_tasks_get_a_per_task_table(tmp_path):
                 "seed": seed,
                 "environment": {"name": "prompt_dueling", "params": {"tasks": ["sum", "antonyms"]}},
             }
-            path = tmp_path / "runs" / "prompts" / alg / "none" / "none" / f"{seed}.npz"
+            path = tmp_path / "runs" / "prompts" / alg / "none" / "none" / CELL / f"{seed}.npz"
             save_result(
                 path,
                 {"regret": np.full(10, per_task[task] + 0.01 * seed)},
@@ -299,7 +300,7 @@ def _write_duels(tmp_path, self_duels, experiment="duel"):
                 "horizon": len(duel),
                 "seed": seed,
             }
-            path = tmp_path / "runs" / experiment / alg / "none" / "none" / f"{seed}.npz"
+            path = tmp_path / "runs" / experiment / alg / "none" / "none" / CELL / f"{seed}.npz"
             regret = np.full(len(duel), 1.0 + seed)
             save_result(
                 path,

@@ -13,6 +13,7 @@ from banditbench.analysis.paired import paired_statistics, write_paired
 from banditbench.analysis.seedtable import collect_seeds
 from banditbench.analysis.tuning import apply_choice, as_yaml, choose, read_tables
 from banditbench.storage.resultio import save_result
+from conftest import CELL
 
 T = 10
 
@@ -28,7 +29,7 @@ def _write(tmp_path, runs, experiment="exp"):
             regret[diverged - 1 :] = np.nan
             meta["summary"] = {"tau": float("nan")}
             meta["diverged"] = {"round": diverged, "reason": "its UCB scores contain NaN"}
-        path = tmp_path / "runs" / experiment / alg / "none" / "none" / f"{seed}.npz"
+        path = tmp_path / "runs" / experiment / alg / "none" / "none" / CELL / f"{seed}.npz"
         save_result(path, {"regret": regret}, meta, {"wall_time_s": 0.1})
         paths.append(str(path))
     return paths

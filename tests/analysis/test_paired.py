@@ -11,6 +11,7 @@ from banditbench.analysis.seedtable import collect_seeds, read_seeds
 from banditbench.configuration.grid import load_grid
 from banditbench.errors import ConfigError
 from banditbench.storage.resultio import save_result
+from conftest import CELL
 
 PROVENANCE = {
     "commit": "abc123",
@@ -37,7 +38,7 @@ def _write(tmp_path, per_round, experiment="exp", delay="none", order=None):
                 "horizon": 10,
                 "seed": seed,
             }
-            path = tmp_path / "runs" / experiment / alg / delay / "none" / f"{seed}.npz"
+            path = tmp_path / "runs" / experiment / alg / delay / "none" / CELL / f"{seed}.npz"
             save_result(
                 path,
                 {"regret": np.full(10, float(values[seed]))},
@@ -87,7 +88,7 @@ def test_pairing_matches_seed_to_seed_whatever_the_file_order(tmp_path):
 
 def test_a_seed_only_one_algorithm_ran_is_refused(tmp_path):
     paths = _write(tmp_path, {"A": A, "B": B})
-    seeds = collect_seeds([p for p in paths if not p.endswith("B/none/none/2.npz")], "exp", [10])
+    seeds = collect_seeds([p for p in paths if not p.endswith(f"B/none/none/{CELL}/2.npz")], "exp", [10])
     with pytest.raises(ValueError, match=r"needs the same seeds, but A ran seeds \[0, 1, 2, 3\] and B ran \[0, 1, 3\]"):
         paired_statistics(seeds, "exp", [["A", "B"]], "cumulative_regret", "lower")
 
@@ -283,7 +284,7 @@ def _write_late_self_duels(tmp_path, late):
                 "horizon": 10,
                 "seed": seed,
             }
-            path = tmp_path / "runs" / "exp" / alg / "none" / "none" / f"{seed}.npz"
+            path = tmp_path / "runs" / "exp" / alg / "none" / "none" / CELL / f"{seed}.npz"
             save_result(
                 path,
                 {"regret": np.full(10, 1.0 + seed + (alg == "A"))},

@@ -13,7 +13,7 @@ from banditbench.analysis.summary import write_summary_table
 from banditbench.configuration.grid import load_config_file, load_grid
 from banditbench.errors import ConfigError
 from banditbench.storage.resultio import save_result
-from conftest import ROOT
+from conftest import CELL, ROOT
 
 BASE = load_config_file(ROOT / "config.yaml")
 ALGS = ["a", "b", "c", "d"]
@@ -32,7 +32,7 @@ def _experiment(tmp_path, name, ctr_by_alg, seeds=3, ci_level=0.95):
                 "horizon": 20,
                 "seed": seed,
             }
-            path = tmp_path / "runs" / name / alg / "none" / "none" / f"{seed}.npz"
+            path = tmp_path / "runs" / name / alg / "none" / "none" / CELL / f"{seed}.npz"
             save_result(
                 path,
                 {"reward": np.zeros(20)},

@@ -85,7 +85,8 @@ def test_jobs_cover_the_grid_and_cells_resolve():
     jobs = list(grid.jobs("linear_delayed_dueling"))
     exp = _exp(BASE)
     assert len(jobs) == len(exp["algorithms"]) * len(exp["delays"]) * exp["seeds"]
-    cell = grid.cell(**jobs[-1])
+    cell = grid.cell(*(jobs[-1][k] for k in ("experiment", "algorithm", "delay", "budget", "seed")))
+    assert jobs[-1]["cell"] == grid.cell_digest(*(jobs[-1][k] for k in ("experiment", "algorithm", "delay", "budget")))
     assert cell["policy"]["name"] == "random_pair" and cell["delay"] == exp["delays"][jobs[-1]["delay"]]
     with pytest.raises(ConfigError, match="no entry 'foo'"):
         grid.cell("linear_delayed_dueling", "foo", "none", "none", 0)

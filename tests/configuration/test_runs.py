@@ -1,13 +1,21 @@
-"""Run namespaces (banditbench.configuration.runs): a run's name, and clashes of same-named experiments."""
+"""Where results go (banditbench.configuration.runs): per-seed results addressed by their content, run names
+and who owns them."""
 
 import json
 
-import numpy as np
 import pytest
 
-from banditbench.configuration.runs import clashes, run_base, run_name
+from banditbench.configuration.runs import (
+    cell_digest,
+    cell_dir,
+    check_owner,
+    owner,
+    record_owner,
+    run_base,
+    run_name,
+)
+from banditbench.storage import resultio
 from banditbench.errors import ConfigError
-from banditbench.storage.resultio import save_result
 
 
 def test_the_name_is_the_configs_run_key_or_its_file_stem_and_a_slice_adds_a_digest_of_its_keys():
@@ -25,10 +33,26 @@ def test_the_name_is_the_configs_run_key_or_its_file_stem_and_a_slice_adds_a_dig
     assert run_name({"run": "x", "override": "a.b=1"}, ["c.yaml"], {"run": "x"}) == "x"
 
 
+def test_the_default_config_is_the_run_default_and_a_copy_of_it_gets_its_own_name():
+    assert run_name({}, ["config.yaml"], {}) == "default"
+    assert run_name({}, ["./config.yaml"], {}) == "default"
+    assert run_name({}, ["mine.yaml"], {}) == "mine"
+    assert run_name({}, ["config/config.yaml"], {}) == "config"  # only the project's own config.yaml
+
+
+def test_a_run_name_of_digits_can_be_given_on_the_command_line(monkeypatch):
+    """Snakemake reads --config run=2024 as a number and run=007 as 7: the name is what was typed."""
+    assert run_name({}, ["c.yaml"], {"run": 2024}) == "2024"
+    monkeypatch.setattr("sys.argv", ["snakemake", "--config", "run=007"])
+    assert run_name({}, ["c.yaml"], {"run": 7}) == "007"
+
+
 @pytest.mark.parametrize(
     "config, files, line",
     [
-        ({"run": "runs"}, ["c.yaml"], "run: 'runs' is reserved (results/runs holds the per-seed result files)"),
+        ({"run": "runs"}, ["c.yaml"], "run: 'runs' is reserved (results/runs holds the per-seed result files"),
+        ({"run": "Runs"}, ["c.yaml"], "run: 'Runs' is reserved (results/runs holds the per-seed result files"),
+        ({}, ["RUNS.yaml"], "run: 'RUNS' is reserved"),
         ({"run": "a/b"}, ["c.yaml"], "run: 'a/b' is not a run name"),
         ({}, ["my grid.yaml"], "run: 'my grid' (from the config file name) is not a run name"),
     ],
@@ -39,50 +63,70 @@ def test_a_bad_run_name_is_one_line_naming_the_key(config, files, line):
     assert str(err.value).startswith(line) and "\n" not in str(err.value)
 
 
-def _cell(horizon=40, lam=1.0):
+def _cell(horizon=40, **params):
     return {
         "experiment": "duel",
         "algorithm": "ldb_zero",
-        "environment": {"name": "synthetic_dueling", "params": {"dimension": 4}},
-        "policy": {"name": "ldb_zero", "params": {"lam": lam}},
+        "delay_label": "none",
+        "budget": None,
         "horizon": horizon,
+        "environment": {"name": "synthetic_dueling", "params": {"dimension": 4}},
+        "policy": {"name": "ldb_zero", "params": params},
+        "delay": {"kind": "none"},
     }
 
 
-def _write(folder, cell, run):
-    folder.mkdir(parents=True, exist_ok=True)
-    meta = {"cell": {**cell, "seed": 0}}
-    save_result(folder / "0.npz", {"regret": np.zeros(cell["horizon"])}, meta, {}, {"run": run} if run else {})
+def test_a_cell_folder_changes_with_every_setting_and_not_with_how_a_default_is_spelt():
+    base = cell_digest(_cell())
+    assert len(base) == 12 and int(base, 16) >= 0
+    assert cell_dir(_cell()) == f"results/runs/duel/ldb_zero/none/none/{base}"
+    # any setting that changes the results' bytes changes the folder
+    assert cell_digest(_cell(horizon=41)) != base
+    assert cell_digest(_cell(lam=2.0)) != base
+    assert cell_digest({**_cell(), "delay": {"kind": "geometric", "mean": 5}}) != base
+    assert cell_digest({**_cell(), "environment": {"name": "synthetic_dueling", "params": {"dimension": 5}}}) != base
+    # a default written out is the same cell; the seed is per file, not per folder
+    assert cell_digest(_cell(lam=_default("ldb_zero", "lam"))) == base
+    assert cell_digest({**_cell(), "seed": 3}) == base
 
 
-def test_another_configs_results_with_other_settings_are_a_clash_naming_experiment_run_and_setting(tmp_path):
-    folder = tmp_path / "results/runs/duel/ldb_zero/none/none"
-    _write(folder, _cell(horizon=40), "theirs.slice-0a1b2c3d")
-    rel = str(folder)
-    # the same settings: shared, no clash
-    assert clashes([(rel, _cell(horizon=40))], "mine") == []
-    # the same config (edited or sliced): Snakemake re-runs what changed, no clash
-    assert clashes([(rel, _cell(horizon=60))], "theirs") == []
-    # another config with other settings
-    (line,) = clashes([(rel, _cell(horizon=60)), (rel, _cell(lam=2.0))], "mine")
-    assert line.startswith(f"experiments.duel: {folder} holds the results of run 'theirs'")
-    assert "horizon: 40 there, 60 here" in line and f"delete {folder.parents[2]} to recompute" in line
-    (line,) = clashes([(rel, _cell(lam=2.0))], "mine")
-    assert "policy.params.lam: 1.0 there, 2.0 here" in line
+def test_the_result_format_is_part_of_the_address(monkeypatch):
+    base = cell_digest(_cell())
+    monkeypatch.setattr(resultio, "RESULT_FORMAT", resultio.RESULT_FORMAT + 1)
+    assert cell_digest(_cell()) != base
 
 
-def test_results_that_record_no_run_or_no_folder_are_no_clash(tmp_path):
-    folder = tmp_path / "results/runs/duel/ldb_zero/none/none"
-    assert clashes([(str(folder), _cell())], "mine") == []
-    _write(folder, _cell(horizon=40), None)
-    assert clashes([(str(folder), _cell(horizon=60))], "mine") == []
-    (folder / "0.npz").write_bytes(b"damaged")  # the pre-job check's to name, not this one's
-    assert clashes([(str(folder), _cell(horizon=60))], "mine") == []
+def _default(policy, name):
+    from banditbench import registry
+
+    return registry.parameters(registry.get("policy", policy).load())[name]
 
 
-def test_the_recorded_cell_is_compared_as_json(tmp_path):
-    """A cell holding a tuple (as the grid may) equals its stored JSON list: no false clash."""
-    folder = tmp_path / "results/runs/duel/ldb_zero/none/none"
-    cell = {**_cell(), "table_horizons": [20, 40]}
-    _write(folder, cell, "theirs")
-    assert clashes([(str(folder), json.loads(json.dumps({**cell, "table_horizons": (20, 40)})))], "mine") == []
+def test_a_run_name_belongs_to_the_config_that_made_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    mine = owner(["config.yaml"], {})
+    check_owner("default", mine)  # nobody owns it yet
+    record_owner("default", mine)
+    recorded = json.loads((tmp_path / "results/default/run.json").read_text())
+    assert recorded == {"run": "default", "configs": ["config.yaml"], "slice": {}}
+    check_owner("default", owner(["./config.yaml"], {}))  # the same file, however it is named
+    with pytest.raises(ConfigError) as err:
+        check_owner("default", owner(["mine.yaml"], {}))
+    line = str(err.value)
+    assert "\n" not in line
+    assert line.startswith("run: 'default' belongs to config.yaml (recorded in results/default/run.json); mine.yaml")
+    assert "set run: to another name in mine.yaml" in line
+    # the same config with another slice under the same explicit name
+    with pytest.raises(ConfigError, match=r"^run: 'default' holds config.yaml with no slice .*this slice would"):
+        check_owner("default", owner(["config.yaml"], {"seeds": 2}))
+    # a second record keeps the first owner
+    record_owner("default", owner(["mine.yaml"], {}))
+    assert json.loads((tmp_path / "results/default/run.json").read_text())["configs"] == ["config.yaml"]
+
+
+def test_an_unreadable_owner_record_is_one_line_naming_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results/x").mkdir(parents=True)
+    (tmp_path / "results/x/run.json").write_text("{not json")
+    with pytest.raises(ConfigError, match=r"^results/x/run.json: unreadable \(JSONDecodeError\)"):
+        check_owner("x", owner(["c.yaml"], {}))

@@ -292,7 +292,7 @@ def test_pipeline_runs_on_the_archive_with_a_pin_given_on_the_command_line(tmp_p
         assert data["features"].shape == (10_000, 5, 42)
         meta = json.loads(str(data["meta"]))
     assert meta["dataset"] == "obd_full" and meta["n_events"] == 10_000
-    tidy = pd.read_csv(work / "results/config/tables/full_replay.csv")
+    tidy = pd.read_csv(work / "results/default/tables/full_replay.csv")
     assert set(tidy["algorithm"]) == {"random", "logistic_ucb1"}
     assert (tidy[tidy["metric"] == "events_used"]["mean"] > 60).all()
 

@@ -18,7 +18,7 @@ from banditbench.numerics.sigmoid import sigmoid
 from banditbench.policies.knapsack import ConstrainedDuelingEXP3, IdealDuel, OptimisticDuel, RandomizedDuel
 from banditbench.storage.resultio import save_result
 from banditbench.simulation.runner import simulate
-from conftest import ROOT
+from conftest import CELL, ROOT
 from helpers import CAR_DATA, make
 
 V = np.array([0.5, 0.3, 0.3, 0.5])  # Sec. 6's factors in the order (unacc, acc, good, vgood)
@@ -322,7 +322,7 @@ def test_headline_tables_print_T_v_star_and_the_ceiling_beside_the_algorithms(tm
                     "horizon": 10,
                     "seed": seed,
                 }
-                path = tmp_path / "runs" / "k" / alg / "none" / str(budget) / f"{seed}.npz"
+                path = tmp_path / "runs" / "k" / alg / "none" / str(budget) / CELL / f"{seed}.npz"
                 summary = {"tau": 5.0, "instance_T_v_star": 2.0 * budget, "instance_budget_ceiling": budget / 0.3}
                 save_result(
                     path,

@@ -48,7 +48,7 @@ from banditbench.data.preprocess import load_prepared, prepare, save_prepared
 from banditbench.errors import CorruptFileError
 from banditbench.storage.resultio import identity_from_path, load_result, save_result
 from banditbench.simulation.runner import run_cell
-from conftest import ROOT
+from conftest import CELL, ROOT
 
 RUN_CELL = {
     "experiment": "exp",
@@ -61,7 +61,7 @@ RUN_CELL = {
     "policy": {"name": "ldb_df", "params": {}},
     "delay": {"kind": "none"},
 }
-RESULT = "results/runs/exp/ldb_df/none/none/{}.npz"
+RESULT = f"results/runs/exp/ldb_df/none/none/{CELL}/{{}}.npz"
 CD_EXTERNAL_ATTRIBUTES = range(38, 42)  # offsets inside a central-directory entry: read by nothing
 
 
@@ -386,8 +386,8 @@ def test_damaged_results_are_named_moved_aside_and_rebuilt_in_one_run(tmp_path):
         str(work),
         "--snakefile",
         str(work / "Snakefile"),
-        "results/config/tables/duel.csv",
-        "results/config/timing/duel.csv",
+        "results/default/tables/duel.csv",
+        "results/default/timing/duel.csv",
     ]
     first = subprocess.run(cmd, capture_output=True, text=True, cwd=work, env=env)
     assert first.returncode == 0, first.stderr[-3000:]
@@ -413,4 +413,4 @@ def test_damaged_results_are_named_moved_aside_and_rebuilt_in_one_run(tmp_path):
     for path in set(runs) - {payload, directory}:
         assert path.stat().st_mtime_ns == before[path][1]  # the others untouched
     assert "Traceback" not in "".join(p.read_text() for p in (work / "logs").rglob("*.log"))
-    assert (work / "results/config/tables/duel.csv").stat().st_mtime_ns > before[payload][1]
+    assert (work / "results/default/tables/duel.csv").stat().st_mtime_ns > before[payload][1]

@@ -22,7 +22,7 @@ from banditbench.errors import CorruptFileError
 from banditbench.storage.resultio import load_provenance, load_result, save_result, summarize_files
 from banditbench.simulation.runner import run_cell
 from banditbench.storage.fingerprint import fingerprint
-from conftest import ROOT
+from conftest import CELL as CELL_FOLDER, ROOT
 from smk import copy_project, members_but_timing, smk
 
 CELL = {
@@ -168,7 +168,7 @@ def _fake_runs(root, produced: dict[int, dict]) -> list:
             "seed": seed,
             "horizon": 2,
         }
-        path = root / "runs/exp/alg/none/none" / f"{seed}.npz"
+        path = root / "runs/exp/alg/none/none" / CELL_FOLDER / f"{seed}.npz"
         save_result(path, {"regret": np.zeros(2)}, {"cell": cell}, {"wall_time_s": 0.1}, provenance=prov)
         paths.append(path)
     return paths
@@ -271,7 +271,7 @@ def test_snakemake_hands_its_commit_to_the_jobs_and_a_new_commit_reruns_nothing(
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-qm", "one"], check=True)
     head = _git("rev-parse", "HEAD", cwd=project)
-    run = smk(project, "results/config/report/run_info.html")
+    run = smk(project, "results/default/report/run_info.html")
     assert run.returncode == 0, run.stderr[-3000:]
     runs = sorted((project / "results/runs").rglob("*.npz"))
     assert len(runs) == 2
@@ -279,12 +279,12 @@ def test_snakemake_hands_its_commit_to_the_jobs_and_a_new_commit_reruns_nothing(
         prov = load_provenance(path)
         assert (prov["commit"], prov["dirty"], prov["commit_from"]) == (head, False, "snakemake")
         assert prov["threads"]["OPENBLAS_NUM_THREADS"] == "1"
-    page = (project / "results/config/report/run_info.html").read_text()
+    page = (project / "results/default/report/run_info.html").read_text()
     assert f"{head[:12]} (clean)" in page and "Warning" not in page
     (project / "NOTE").write_text("a new commit\n")
     subprocess.run([*git, "add", "NOTE"], check=True)
     subprocess.run([*git, "commit", "-qm", "two"], check=True)
-    dry = smk(project, "-n", "results/config/report/run_info.html")
+    dry = smk(project, "-n", "results/default/report/run_info.html")
     assert dry.returncode == 0 and "Nothing to be done" in dry.stdout, dry.stdout[-3000:]
 
 

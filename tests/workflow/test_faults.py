@@ -279,7 +279,7 @@ def test_a_rerun_after_kill_9_resumes_and_gives_the_uninterrupted_results(tmp_pa
         assert "LockException" not in out and "Traceback" not in out
         for path in sorted((reference / "results/runs").rglob("*.npz")):
             assert members_but_timing(work / path.relative_to(reference)) == members_but_timing(path)
-        for table in ("results/config/tables/exp.csv", "results/config/tables/exp.md"):
+        for table in ("results/default/tables/exp.csv", "results/default/tables/exp.md"):
             assert (work / table).read_bytes() == (reference / table).read_bytes()
         assert not list((work / runlock.RUNS).glob("*.json"))  # the killed run's record is gone, and the rerun's
     finally:
@@ -548,9 +548,9 @@ def test_a_prepared_dataset_deleted_mid_grid_costs_no_finished_simulation(tmp_pa
         assert reuse.kept_benchmark(bench).read_text() == benchmarks[path]
     for path in sorted((reference / "results/runs").rglob("*.npz")):
         assert members_but_timing(work / path.relative_to(reference)) == members_but_timing(path)
-    for table in ("results/config/tables/exp.csv", "results/config/tables/exp.md"):
+    for table in ("results/default/tables/exp.csv", "results/default/tables/exp.md"):
         assert (work / table).read_bytes() == (reference / table).read_bytes()
-    timing = (work / "results/config/timing/exp.csv").read_text().splitlines()
+    timing = (work / "results/default/timing/exp.csv").read_text().splitlines()
     wall = {row.split(",")[3]: row.split(",")[5] for row in timing[1:]}
     assert wall["seed_0"] == benchmarks[finished[0]].splitlines()[1].split("\t")[0]  # the simulation's time
     again = smk(work, "-n")
@@ -638,7 +638,7 @@ def test_a_run_on_a_full_disk_stops_in_one_line_per_job_and_the_rerun_resumes(tm
         assert rerun.returncode == 0, out[-3000:]
         for path in sorted((reference / "results/runs").rglob("*.npz")):
             assert members_but_timing(work / path.relative_to(reference)) == members_but_timing(path)
-        for table in ("results/config/tables/exp.csv", "results/config/tables/exp.md"):
+        for table in ("results/default/tables/exp.csv", "results/default/tables/exp.md"):
             assert (work / table).read_bytes() == (reference / table).read_bytes()
 
 

@@ -932,7 +932,7 @@ def test_a_corrupt_intermediate_is_never_used_costs_no_valid_result_and_is_rebui
     for path, (data, mtime) in before.items():  # the valid results are kept as they were
         assert path.read_bytes() == data and path.stat().st_mtime_ns == mtime
     results[0].unlink()  # a job that needs the data again ...
-    (pipeline / "results/config/tables/digits.csv").unlink()
+    (pipeline / "results/default/tables/digits.csv").unlink()
     rerun = _smk(pipeline, "--quiet")
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     load_prepared(processed)  # ... gets it rebuilt, sound
@@ -957,7 +957,7 @@ def test_a_corrupt_result_is_never_aggregated_and_is_rebuilt_in_the_same_run(pip
     )  # named in one line, before any job
     assert "Traceback" not in out and Path(f"{victim}.corrupt").is_file()
     assert load_result(victim)[1]["cell"]["seed"] == 1  # rebuilt in this run
-    assert (pipeline / "results/config/tables/duel.csv").is_file()
+    assert (pipeline / "results/default/tables/duel.csv").is_file()
     mode = stat.S_IMODE(victim.stat().st_mode)
     assert mode & 0o044 == 0o044 & ~_umask()  # readable by others as the umask allows
 

@@ -65,7 +65,7 @@ def test_a_lockstep_job_writes_the_per_algorithm_jobs_results_bit_for_bit(tmp_pa
         assert members_but_timing(lockstep / f) == members_but_timing(plain / f), f
 
     # the timing table: the lockstep job is one row naming its three algorithms, measured once
-    timing = pd.read_csv(lockstep / "results/config/timing/tiny.csv")
+    timing = pd.read_csv(lockstep / "results/default/timing/tiny.csv")
     rows = sorted(tuple(sorted(a.split(" + "))) for a in timing["algorithm"])
     assert rows == sorted([tuple(sorted(LOCKSTEP)), ("NVLDB-wide",), ("Random",)])
     assert timing.set_index("algorithm")["seeds"].to_dict() == dict.fromkeys(timing["algorithm"], 2 * 3) | {

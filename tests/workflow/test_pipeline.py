@@ -127,18 +127,18 @@ def project(tmp_path_factory):
 
 
 def test_default_pipeline_produces_tables_and_plots(project):
-    tidy = pd.read_csv(project / "results/config/tables/tiny.csv")
+    tidy = pd.read_csv(project / "results/default/tables/tiny.csv")
     assert set(tidy["algorithm"]) == {"ldb_df", "random", "ndb_df", "nvldb", "vacdb"}
     assert set(tidy["delay"]) == {"none", "geo"}
     assert set(tidy["t"]) == {30, 60} and (tidy["n"] == 3).all()
     assert {"cumulative_regret", "cumulative_weak_regret"} <= set(tidy["metric"])
-    assert "| geo | none | ldb_df |" in (project / "results/config/tables/tiny.md").read_text()
-    assert (project / "results/config/tables/tiny.tex").stat().st_size > 200
-    assert "<h2>cumulative_regret at T = 60</h2>" in (project / "results/config/tables/tiny.html").read_text()
-    assert (project / "results/config/plots/tiny.pdf").read_bytes()[:4] == b"%PDF"
-    assert (project / "results/config/plots/tiny.png").stat().st_size > 10_000
-    assert (project / "results/config/plots/tiny/panels/pairs.pdf").read_bytes()[:4] == b"%PDF"
-    assert (project / "results/config/plots/tiny/panels/pairs.png").stat().st_size > 10_000
+    assert "| geo | none | ldb_df |" in (project / "results/default/tables/tiny.md").read_text()
+    assert (project / "results/default/tables/tiny.tex").stat().st_size > 200
+    assert "<h2>cumulative_regret at T = 60</h2>" in (project / "results/default/tables/tiny.html").read_text()
+    assert (project / "results/default/plots/tiny.pdf").read_bytes()[:4] == b"%PDF"
+    assert (project / "results/default/plots/tiny.png").stat().st_size > 10_000
+    assert (project / "results/default/plots/tiny/panels/pairs.pdf").read_bytes()[:4] == b"%PDF"
+    assert (project / "results/default/plots/tiny/panels/pairs.png").stat().st_size > 10_000
     # one benchmark file per simulate job (a block of seeds), one result file per seed
     cell = project / "results/runs/tiny/ldb_df/geo/none"
     assert sorted(p.name for p in cell.iterdir()) == [
@@ -149,18 +149,18 @@ def test_default_pipeline_produces_tables_and_plots(project):
         "seeds_0-1.benchmark.tsv",
     ]
     assert (cell / "seeds_0-1.benchmark.tsv").read_text().startswith("s\th:m:s")
-    timing = pd.read_csv(project / "results/config/timing/tiny.csv")
+    timing = pd.read_csv(project / "results/default/timing/tiny.csv")
     assert len(timing) == 5 * 2 * 2 and sorted(timing["seeds"]) == [1] * 10 + [2] * 10
-    assert "tinylog" in (project / "results/config/report/run_info.html").read_text()
+    assert "tinylog" in (project / "results/default/report/run_info.html").read_text()
     # the experiment without paired comparisons has everything else
-    assert (project / "results/config/plots/tinylog.png").stat().st_size > 10_000
-    assert len(pd.read_csv(project / "results/config/timing/tinylog.csv")) == 3
-    assert (project / "results/config/paired/tiny.md").is_file() and not list(
+    assert (project / "results/default/plots/tinylog.png").stat().st_size > 10_000
+    assert len(pd.read_csv(project / "results/default/timing/tinylog.csv")) == 3
+    assert (project / "results/default/paired/tiny.md").is_file() and not list(
         (project / "results/paired").glob("tinylog*")
     )
     # the summary table: a row per delay setting, the lower final regret of ldb_df and random in bold
     final = tidy[(tidy["metric"] == "cumulative_regret") & (tidy["t"] == 60)].set_index(["delay", "algorithm"])["mean"]
-    summary = pd.read_csv(project / "results/config/summary/tiny_final.csv")
+    summary = pd.read_csv(project / "results/default/summary/tiny_final.csv")
     assert list(zip(summary["label"], summary["algorithm"])) == [
         ("none", "ldb_df"),
         ("none", "random"),
@@ -169,7 +169,7 @@ def test_default_pipeline_produces_tables_and_plots(project):
     ]
     for (delay, alg), bold in zip(zip(summary["label"], summary["algorithm"]), summary["bold"]):
         assert bold == (final[(delay, alg)] == min(final[(delay, "ldb_df")], final[(delay, "random")]))
-    md = (project / "results/config/summary/tiny_final.md").read_text()
+    md = (project / "results/default/summary/tiny_final.md").read_text()
     assert "| parameter | value | ldb_df | random |" in md and md.count("**") == 2 * 2
 
 
@@ -235,7 +235,7 @@ def test_a_run_interrupted_midway_resumes_where_it_stopped(project):
     before = [p.stat().st_mtime_ns for p in survivors]
     partner_bytes = members_but_timing(partner)
     victim.unlink()
-    (project / "results/config/tables/tiny.csv").unlink()
+    (project / "results/default/tables/tiny.csv").unlink()
     dry = smk(project, "-n")
     assert planned(dry.stdout) == {"simulate_seeds_0_to_1": 1, **_downstream(["tiny"])}
     run = smk(project, "--quiet")
@@ -269,22 +269,24 @@ def test_report_opens_on_the_run_and_shows_tables_plots_and_timing(project):
     kinds = {path: entry["mime_type"] for path, entry in results.items()}
     assert kinds == {
         **{
-            f"results/config/{kind}/{e}.html": "text/html" for kind in ("tables", "timing") for e in TINY["experiments"]
+            f"results/default/{kind}/{e}.html": "text/html"
+            for kind in ("tables", "timing")
+            for e in TINY["experiments"]
         },
-        **{f"results/config/plots/{e}.png": "image/png" for e in TINY["experiments"]},
-        **{f"results/config/paired/tiny.{ext}": mime for ext, mime in (("html", "text/html"), ("png", "image/png"))},
-        "results/config/plots/tiny/weak_regret.png": "image/png",
-        "results/config/plots/tiny/panels/pairs.png": "image/png",
-        "results/config/summary/tiny_final.html": "text/html",
+        **{f"results/default/plots/{e}.png": "image/png" for e in TINY["experiments"]},
+        **{f"results/default/paired/tiny.{ext}": mime for ext, mime in (("html", "text/html"), ("png", "image/png"))},
+        "results/default/plots/tiny/weak_regret.png": "image/png",
+        "results/default/plots/tiny/panels/pairs.png": "image/png",
+        "results/default/summary/tiny_final.html": "text/html",
     }
     # every plot has its own caption
-    assert "Cumulative regret of" in results["results/config/plots/tiny.png"]["caption"]
-    assert "weak_regret" in results["results/config/plots/tiny/weak_regret.png"]["caption"]
-    assert "Linear against neural duelling" in results["results/config/plots/tiny/panels/pairs.png"]["caption"]
-    assert "Tables of experiment" in results["results/config/tables/tiny.html"]["caption"]
-    assert "Summary table" in results["results/config/summary/tiny_final.html"]["caption"]
-    assert "Student-t" in results["results/config/paired/tiny.html"]["caption"]
-    assert "Difference curves" in results["results/config/paired/tiny.png"]["caption"]
+    assert "Cumulative regret of" in results["results/default/plots/tiny.png"]["caption"]
+    assert "weak_regret" in results["results/default/plots/tiny/weak_regret.png"]["caption"]
+    assert "Linear against neural duelling" in results["results/default/plots/tiny/panels/pairs.png"]["caption"]
+    assert "Tables of experiment" in results["results/default/tables/tiny.html"]["caption"]
+    assert "Summary table" in results["results/default/summary/tiny_final.html"]["caption"]
+    assert "Student-t" in results["results/default/paired/tiny.html"]["caption"]
+    assert "Difference curves" in results["results/default/paired/tiny.png"]["caption"]
 
 
 def test_bad_config_stops_before_any_job(tmp_path):

@@ -1,6 +1,7 @@
-"""Run namespaces end to end (issue 35): two configs and a slice in one project, each report showing exactly
-its own experiments, variants and seeds; a same-named experiment of another config with other settings is
-refused before any job; per-seed results shared by the configs are computed once."""
+"""Run namespaces end to end (issues 35 and 45): two configs and a slice in one project, each report showing
+exactly its own experiments, variants and seeds; a same-named experiment of another config with other settings
+runs beside the first one's results, never over them; per-seed results shared by the configs are computed once;
+a config that names a run another config owns is refused before any job, in one line."""
 
 import json
 import re
@@ -28,6 +29,7 @@ def _experiment(horizon=30, seeds=2, **algorithms):
 MAIN = {"experiments": {"duel": _experiment(), "shared": _experiment(seeds=3)}}
 OTHER = {"experiments": {"shared": _experiment(seeds=3), "solo": _experiment(horizon=20, seeds=4)}}
 CLASH = {"experiments": {"duel": _experiment(horizon=25)}}
+COPY = {"run": "default", **OTHER}
 
 
 def _report(work, name, *args):
@@ -50,6 +52,7 @@ def test_two_configs_and_a_slice_each_report_exactly_their_own_run(tmp_path):
     work = copy_project(tmp_path, MAIN)
     (work / "other.yaml").write_text(yaml.safe_dump(OTHER))
     (work / "clash.yaml").write_text(yaml.safe_dump(CLASH))
+    (work / "copy.yaml").write_text(yaml.safe_dump(COPY))
     slice_args = ("--config", "only_experiments=duel", "override=ldb_zero.lam=3")
 
     first = smk(work, "--quiet")
@@ -67,13 +70,13 @@ def test_two_configs_and_a_slice_each_report_exactly_their_own_run(tmp_path):
 
     sliced = smk(work, "--quiet", *slice_args)
     assert sliced.returncode == 0, sliced.stderr[-3000:]
-    (slice_dir,) = [p for p in (work / "results").iterdir() if p.name.startswith("config.slice-")]
+    (slice_dir,) = [p for p in (work / "results").iterdir() if p.name.startswith("default.slice-")]
 
     # each report: its own run's folder, its own experiments, variants and seeds
     results, description = _report(work, "main.html")
-    assert _experiments_shown(results, "config") == {"duel", "shared"}
-    assert "Run <code>config</code>" in description and "ldb_zero.lam-3" not in description
-    assert "ldb_zero.lam-3" not in (work / "results/config/tables/duel.md").read_text()
+    assert _experiments_shown(results, "default") == {"duel", "shared"}
+    assert "Run <code>default</code>" in description and "ldb_zero.lam-3" not in description
+    assert "ldb_zero.lam-3" not in (work / "results/default/tables/duel.md").read_text()
 
     results, description = _report(work, "other.html", "--configfile", "other.yaml")
     assert _experiments_shown(results, "other") == {"shared", "solo"}
@@ -91,7 +94,7 @@ def test_two_configs_and_a_slice_each_report_exactly_their_own_run(tmp_path):
         manifest = pd.read_csv(work / "results" / run / "manifest.csv")
         return {(e, a): sorted(g["seed"]) for (e, a), g in manifest.groupby(["experiment", "algorithm"])}
 
-    assert seeds("config") == {("duel", "ldb_df"): [0, 1], ("duel", "ldb_zero"): [0, 1],
+    assert seeds("default") == {("duel", "ldb_df"): [0, 1], ("duel", "ldb_zero"): [0, 1],
                                ("shared", "ldb_df"): [0, 1, 2], ("shared", "ldb_zero"): [0, 1, 2]}  # fmt: skip
     assert seeds("other")[("solo", "ldb_df")] == [0, 1, 2, 3] and ("duel", "ldb_df") not in seeds("other")
     assert set(seeds(slice_dir.name)) == {("duel", "ldb_df"), ("duel", "ldb_zero"), ("duel", "ldb_zero.lam-3")}
@@ -100,12 +103,22 @@ def test_two_configs_and_a_slice_each_report_exactly_their_own_run(tmp_path):
     )
     assert prov.returncode == 0 and prov.stdout.startswith("14 result(s) in results/other"), prov.stdout + prov.stderr
 
-    # another config whose experiment `duel` has other settings: refused before any job, in one line
-    duel = sorted((work / "results/runs/duel").rglob("*.npz"))
-    before = [p.stat().st_mtime_ns for p in duel]
-    clash = smk(work, "--configfile", "clash.yaml")
-    assert clash.returncode != 0
-    lines = [line for line in (clash.stdout + clash.stderr).splitlines() if "experiments.duel:" in line]
-    assert len(lines) == 1 and "run 'config'" in lines[0] and "horizon: 30 there, 25 here" in lines[0], lines
-    assert "Traceback" not in clash.stderr
-    assert [p.stat().st_mtime_ns for p in duel] == before and not (work / "results/clash").exists()
+    # another config whose experiment `duel` has other settings: its results go to their own cell folders
+    duel = {p: p.read_bytes() for p in (work / "results/runs/duel").rglob("*.npz")}
+    stamps = {p: p.stat().st_mtime_ns for p in duel}
+    clash = smk(work, "--quiet", "--configfile", "clash.yaml")
+    assert clash.returncode == 0, clash.stderr[-3000:]
+    assert {p: p.read_bytes() for p in duel} == duel and {p: p.stat().st_mtime_ns for p in duel} == stamps
+    assert len(list((work / "results/runs/duel").rglob("*.npz"))) == len(duel) + 4  # 2 algorithms x 2 seeds beside
+    assert (work / "results/clash/tables/duel.csv").is_file()
+    again = smk(work, "-n")  # the first config has nothing to do
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr, again.stdout[-2000:]
+
+    # a copy of the default config that keeps `run: default` is refused before any job, in one line
+    files = sorted((work / "results").rglob("*"))
+    copy = smk(work, "--configfile", "copy.yaml")
+    assert copy.returncode != 0
+    lines = [line for line in (copy.stdout + copy.stderr).splitlines() if "belongs to config.yaml" in line]
+    assert len(lines) == 1 and "run: 'default'" in lines[0] and "copy.yaml" in lines[0], copy.stderr[-2000:]
+    assert "Traceback" not in copy.stderr
+    assert sorted((work / "results").rglob("*")) == files

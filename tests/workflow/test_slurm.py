@@ -87,8 +87,8 @@ def test_slurm_profile_reproduces_the_local_run(tmp_path):
     for path in runs:
         assert members_but_timing(cluster / path) == members_but_timing(local / path), path
     for path in [
-        "results/config/tables/dueling.csv",
-        "results/config/tables/digits.csv",
+        "results/default/tables/dueling.csv",
+        "results/default/tables/digits.csv",
         "data/processed/digits/image_size=4+scaling=feature.npz",
     ]:
         assert (cluster / path).read_bytes() == (local / path).read_bytes(), path

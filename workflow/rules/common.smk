@@ -11,7 +11,7 @@ from snakemake.logging import logger
 from snakemake.settings.types import DeploymentMethod, SharedFSUsage
 
 from banditbench.configuration.grid import block_label, load_grid, unpinned_note
-from banditbench.configuration.runs import CELL_DIR, clashes, grid_cells, run_name
+from banditbench.configuration.runs import CELL_DIR, RESULT_PATH, check_owner, owner, record_owner, run_name
 from banditbench.data.quarantine import Unmovable, quarantine_corrupt
 from banditbench.errors import ConfigError
 from banditbench.storage import runlock
@@ -60,11 +60,7 @@ if workflow.is_main_process:
         _moved = quarantine_corrupt(
             [f for name in GRID.experiments for f in GRID.data_files(name)],
             checksums=GRID.dataset_checksums,
-            results=[
-                "results/runs/{experiment}/{algorithm}/{delay}/{budget}/{seed}.npz".format(**job)
-                for name in GRID.experiments
-                for job in GRID.jobs(name)
-            ],
+            results=[RESULT_PATH.format(**job) for name in GRID.experiments for job in GRID.jobs(name)],
             moved_results=_moved_results,
         )
     except Unmovable as _stuck:  # a corrupt file in a read-only folder: one line each, and the run stops
@@ -154,18 +150,20 @@ wildcard_constraints:
     plot=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
 
 
-# Per-seed result files made for another config whose same-named experiment has other settings are never
-# read or replaced: the run stops first, naming each such experiment.
+# A run name belongs to the config (and slice) that made it (results/<run>/run.json): another config naming it
+# is refused before any job, in one line; the first run that is not a dry run records itself as the owner.
 if workflow.is_main_process:
-    _clashes = clashes(grid_cells(GRID), RUN)
-    if _clashes:
-        for _message in _clashes[:-1]:
-            logger.error(_message)
-        stop(_clashes[-1])
+    _owner = owner(workflow.configfiles, config)
+    checked(check_owner, RUN, _owner)
+    if not workflow.dryrun:
+        try:
+            record_owner(RUN, _owner)
+        except OSError:  # a read-only or full results folder: the jobs that write there name it
+            pass
 
 
 def experiment_runs(wildcards):
-    return [f"{CELL_DIR}/{{seed}}.npz".format(**job) for job in GRID.jobs(wildcards.experiment)]
+    return [RESULT_PATH.format(**job) for job in GRID.jobs(wildcards.experiment)]
 
 
 def experiment_resources(wildcards, key):
@@ -225,7 +223,10 @@ def aggregate_outputs(paired):
 
 
 def all_outputs():
-    out = [f"{RESULTS}/report/run_info.html"]
+    # every per-seed result file of the run, so that one deleted by hand is simulated again (as an input only,
+    # Snakemake would leave it missing behind the up-to-date tables that read it)
+    out = [RESULT_PATH.format(**job) for name in GRID.experiments for job in GRID.jobs(name)]
+    out += [f"{RESULTS}/report/run_info.html"]
     for name in GRID.experiments:
         out += [f"{RESULTS}/tables/{name}.{ext}" for ext in ("csv", "md", "tex", "html", "parquet")]
         if GRID.experiments[name].paired:

@@ -1,6 +1,9 @@
 """Simulations: one job per experiment x algorithm x delay x budget x block of seeds.
 
-A job runs its block of seeds (the experiment's ``seeds_per_job``) in one process and
+Its result files lie in the cell's folder, ``results/runs/<experiment>/<algorithm>/<delay>/<budget>/<cell>/``
+(``<cell>``: the digest of everything that determines their bytes, banditbench.configuration.runs), so a job
+of another config, slice or horizon never writes over them, and one of a config with the same cell finds them
+done.  A job runs its block of seeds (the experiment's ``seeds_per_job``) in one process and
 writes one result file per seed, so aggregation and resuming are per seed while
 process start-up is paid once per block.  Snakemake needs a job's output files to
 be patterns over the same wildcards, so each distinct block of seeds gets its own
@@ -9,8 +12,8 @@ block; a job whose block is partly done re-runs the whole block (same bytes).
 
 With ``lockstep_variants`` (profiles/gpu), one job per experiment x lockstep group x delay x budget x block
 of seeds instead: the algorithms one seed-batched engine can hold together (``GRID.variant_groups``: seed 001's
-NVLDB / NLDB variants) play their blocks of seeds as one block, one rule per group and block of seeds
-(``simulate_variants_<n>``), writing the same result files as the per-algorithm jobs; its benchmark file lies
+NVLDB / NLDB variants) play their blocks of seeds as one block, one rule per job (``simulate_variants_<n>``:
+its members' cell folders differ in their digests, which no wildcard pattern can share), writing the same result files as the per-algorithm jobs; its benchmark file lies
 next to its first algorithm's results.  Re-run because one member changed, it puts the other members' kept
 results back and simulates that member alone (a member's result does not depend on its block).
 
@@ -47,6 +50,7 @@ for _block, _experiments in GRID.seed_blocks().items():
             f"{CELL_DIR}/{_label}.benchmark.tsv"
         wildcard_constraints:
             experiment="|".join(re.escape(e) for e in _experiments),
+            cell=r"[0-9a-f]{12}",
         group:
             "simulations"
         conda:
@@ -59,10 +63,11 @@ for _block, _experiments in GRID.seed_blocks().items():
             # jobs holding a GPU at once (resources: gpu=1), while CPU-side jobs run beside them
             gpu=lambda wc: GRID.gpus(wc.experiment, wc.algorithm),
         params:
-            # neither the cell nor the seeds (read from the output names, so not compared
-            # by Snakemake's params trigger) depend on the blocking: changing seeds_per_job
-            # re-runs nothing that exists
-            cell=lambda wc: GRID.cell_json(wc.experiment, wc.algorithm, wc.delay, wc.budget, None),
+            # the cell and the seeds are derived from the output paths (so Snakemake's params trigger does not
+            # compare them): the path's cell digest already says everything the results depend on, so a
+            # config that writes a default value out (or another blocking) shares the results of one that
+            # leaves it to the default, and changing seeds_per_job re-runs nothing that exists
+            cell=lambda wc, output: GRID.cell_json(wc.experiment, wc.algorithm, wc.delay, wc.budget, None),
             seeds=lambda wc, output: " ".join(Path(f).stem for f in output),
             code=lambda wc: code_digest(GRID.sources(wc.experiment, wc.algorithm)),
         shell:
@@ -73,16 +78,15 @@ for _block, _experiments in GRID.seed_blocks().items():
             "--outputs {output} --inputs {input.data} 2> {log}"
 
 
-def variant_cells(experiment, algorithms):
-    """The resolved cells of a lockstep job's algorithms at its delay and budget (``--cell`` of ``run-block``)."""
-    return lambda wc: [GRID.cell_json(experiment, a, wc.delay, wc.budget, None) for a in algorithms]
+def variant_cells(experiment, algorithms, delay, budget):
+    """The resolved cells of a lockstep job's algorithms (``--cell`` of ``run-block``), derived from its outputs
+    (as the per-algorithm rule's ``cell``: not compared by the params trigger)."""
+    return lambda wc, output: [GRID.cell_json(experiment, a, delay, budget, None) for a in algorithms]
 
 
-for _index, (_experiment, _algorithms, _block) in enumerate(GRID.variant_jobs()):
+for _index, (_experiment, _algorithms, _delay, _budget, _block) in enumerate(GRID.variant_jobs()):
     _label = block_label(_block)
-    _cells = [
-        CELL_DIR.format(experiment=_experiment, algorithm=a, delay="{delay}", budget="{budget}") for a in _algorithms
-    ]
+    _cells = [GRID.cell_dir(_experiment, a, _delay, _budget) for a in _algorithms]
     _resources = GRID.experiments[_experiment].resources
     _group = f"{_algorithms[0]}+{len(_algorithms) - 1}" if len(_algorithms) > 1 else _algorithms[0]
 
@@ -95,7 +99,7 @@ for _index, (_experiment, _algorithms, _block) in enumerate(GRID.variant_jobs())
         output:
             [f"{cell}/{s}.npz" for cell in _cells for s in _block],
         log:
-            f"logs/simulate/{_experiment}/{_group}/{{delay}}/{{budget}}/{_label}.log",
+            f"logs/simulate/{_experiment}/{_group}/{_delay}/{_budget}/{Path(_cells[0]).name}/{_label}.log",
         benchmark:
             f"{_cells[0]}/{_label}.benchmark.tsv"
         group:
@@ -109,7 +113,7 @@ for _index, (_experiment, _algorithms, _block) in enumerate(GRID.variant_jobs())
             runtime=_resources["runtime"] * len(_algorithms),
             gpu=GRID.gpus(_experiment, *_algorithms),
         params:
-            cells=variant_cells(_experiment, _algorithms),
+            cells=variant_cells(_experiment, _algorithms, _delay, _budget),
             seeds=" ".join(str(s) for s in _block),
             code=code_digest(GRID.sources(_experiment, *_algorithms)),
         shell:

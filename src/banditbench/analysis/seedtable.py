@@ -110,7 +110,7 @@ def _read_run(path: str, experiment: str, per_round: Sequence[str]):
     if expect.get("experiment") != experiment:
         raise ValueError(
             f"{path}: not a run of experiment {experiment!r} "
-            f"(expected results/runs/{experiment}/<algorithm>/<delay>/<budget>/<seed>.npz)"
+            f"(expected results/runs/{experiment}/<algorithm>/<delay>/<budget>/<cell>/<seed>.npz)"
         )
     try:
         data, meta, _, prov = load_run(path, expect)

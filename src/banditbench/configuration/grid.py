@@ -36,7 +36,7 @@ from . import claims
 from . import comparisons as paired_checks
 from . import params as param_checks
 from .. import registry
-from . import devices, slicing
+from . import devices, runs, slicing
 from ..api import feedback_kinds
 from ..simulation.delays import delay_schema, make_delay
 from ..data.catalog import PIN_KEY, check_checksums
@@ -278,6 +278,7 @@ class ExperimentGrid:
 
     def __init__(self, config: Mapping[str, Any]):
         self.config = config
+        self._digests: dict[tuple[str, str, str, str], str] = {}
         #: a directory outside the project that data-file parameters may also point into
         self.data_root: str | None = config.get("data_root")
         if self.data_root is not None and not Path(self.data_root).is_dir():
@@ -534,19 +535,34 @@ class ExperimentGrid:
 
     # --- jobs -------------------------------------------------------------
     def jobs(self, experiment: str) -> Iterator[dict[str, str]]:
-        """Every run (one seed, one result file) of an experiment, as wildcard values."""
+        """Every run (one seed, one result file) of an experiment, as wildcard values (``cell``: the digest
+        folder of its per-seed results, :func:`banditbench.configuration.runs.cell_digest`)."""
         exp = self.experiments[experiment]
         for alg in exp.algorithms:
             for delay in exp.delays:
                 for budget in exp.budget_labels:
+                    digest = self.cell_digest(experiment, alg, delay, budget)
                     for seed in exp.seeds:
                         yield {
                             "experiment": experiment,
                             "algorithm": alg,
                             "delay": delay,
                             "budget": budget,
+                            "cell": digest,
                             "seed": str(seed),
                         }
+
+    def cell_digest(self, experiment: str, algorithm: str, delay: str, budget: str) -> str:
+        """The ``{cell}`` folder of a cell's per-seed results (:func:`banditbench.configuration.runs.cell_digest`)."""
+        key = (experiment, algorithm, delay, budget)
+        if key not in self._digests:
+            self._digests[key] = runs.cell_digest(self.cell(experiment, algorithm, delay, budget, None))
+        return self._digests[key]
+
+    def cell_dir(self, experiment: str, algorithm: str, delay: str, budget: str) -> str:
+        """The folder of a cell's per-seed result files (:data:`banditbench.configuration.runs.CELL_DIR`)."""
+        digest = self.cell_digest(experiment, algorithm, delay, budget)
+        return runs.CELL_DIR.format(experiment=experiment, algorithm=algorithm, delay=delay, budget=budget, cell=digest)
 
     def seed_blocks(self) -> dict[tuple[int, ...], list[str]]:
         """Each distinct block of seeds that one simulate job of one algorithm runs, with the experiments cutting
@@ -577,15 +593,17 @@ class ExperimentGrid:
             groups.setdefault(lockstep_key(self.cell(experiment, algorithm, delay, budget, None)), []).append(algorithm)
         return [tuple(g) for g in groups.values()]
 
-    def variant_jobs(self) -> list[tuple[str, tuple[str, ...], tuple[int, ...]]]:
-        """With ``lockstep_variants``: each ``(experiment, algorithms, seeds)`` one simulate job plays at every
-        delay and budget, the algorithms of one of :meth:`variant_groups` for one block of seeds."""
+    def variant_jobs(self) -> list[tuple[str, tuple[str, ...], str, str, tuple[int, ...]]]:
+        """With ``lockstep_variants``: each ``(experiment, algorithms, delay, budget, seeds)`` one simulate job
+        plays, the algorithms of one of :meth:`variant_groups` for one block of seeds."""
         if not self.lockstep_variants:
             return []
         return [
-            (name, group, block)
+            (name, group, delay, budget, block)
             for name, exp in self.experiments.items()
             for group in self.variant_groups(name)
+            for delay in exp.delays
+            for budget in exp.budget_labels
             for block in exp.seed_blocks
         ]
 

@@ -1,25 +1,34 @@
-"""Run namespaces: where one run of a config (or of a slice of it) writes its gathered outputs.
+"""Where results go: per-seed result files addressed by their content, run namespaces owned by one config.
 
-Every table, paired comparison, plot, curve, timing summary, claims table, summary table and the run
-information of one run go under ``results/<run>/`` (``tables/``, ``paired/``, ``plots/``, ``curves/``,
-``timing/``, ``summary/``, ``claims/``, ``report/``, and ``manifest.csv``, the run's per-seed result files),
-so that ``snakemake --report`` shows exactly the run it describes.  The per-seed result files stay in
-``results/runs/``, shared and reused by every run whose cells are the same.
+**Per-seed results** (:data:`CELL_DIR`): ``results/runs/<experiment>/<algorithm>/<delay>/<budget>/<cell>/<seed>.npz``,
+where ``<cell>`` is :func:`cell_digest`, 12 hex digits of the sha256 of everything that determines a result's
+bytes but its seed: the environment and policy with every parameter's value (defaults filled in), the delay,
+budget, horizon, experiment and algorithm labels, the plugins the cell loads, and :data:`RESULT_FORMAT`.  The
+labels before it keep the path readable; the cell's ``cell.json`` beside its results says in full what it is.
+So two configs, slices or horizons that differ in any setting never share a file (a smoke slice with
+``horizon=200`` writes beside a paper run's results, never over them), and two that agree share every file
+(nothing is recomputed).  The seed-block job that writes them has the same folder in its output, log and
+benchmark paths.  Results of the older layout (no ``<cell>`` folder) are moved into place, not recomputed, by
+``banditbench migrate-results`` (:mod:`banditbench.storage.migrate`).
 
-The run's name (:func:`run_name`):
+**Run namespaces**: every table, paired comparison, plot, curve, timing summary, claims table, summary table and
+the run information of one run go under ``results/<run>/`` (``tables/``, ``paired/``, ``plots/``, ``curves/``,
+``timing/``, ``summary/``, ``claims/``, ``report/``, ``manifest.csv``: the run's per-seed result files, and
+``run.json``: the config files and slice that own the run), so that ``snakemake --report`` shows exactly the run
+it describes.  The run's name (:func:`run_name`):
 
-* ``run: NAME`` given on the command line (``--config run=NAME``) is the name, as given;
+* ``run: NAME`` given on the command line (``--config run=NAME``; digits too) is the name, as given;
 * otherwise the config's ``run:`` key, or else the stem of its config file (``config/lipschitz.yaml`` ->
-  ``lipschitz``; several files: their stems joined by ``-``), is the run's *base*; a run with any of the
-  keys that change what a run holds (:data:`SLICE_KEYS`: ``only_experiments``, ``only_algorithms``,
-  ``override``, ``seeds``, ``horizon``) adds ``.slice-`` and 8 hex digits of their values
-  (``default.slice-3f2a9c1e``), so a slice never overwrites its config's outputs, and the same slice
-  always finds its own again.
+  ``lipschitz``; the default config, ``config.yaml``, is ``default``; several files: their stems joined by
+  ``-``), is the run's *base*; a run with any of the keys that change what a run holds (:data:`SLICE_KEYS`:
+  ``only_experiments``, ``only_algorithms``, ``override``, ``seeds``, ``horizon``) adds ``.slice-`` and 8 hex
+  digits of their values (``default.slice-3f2a9c1e``), so a slice never overwrites its config's outputs, and the
+  same slice always finds its own again.
 
-The base names the config a per-seed result file was made for (the job records the run in its provenance, as
-``run``, handed to it in ``BANDITBENCH_RUN``).  Two configs whose experiments share a name but differ in
-settings would replace each other's per-seed files: :func:`clashes` finds that before any job, and the
-run stops naming the experiment, the other run and the first setting that differs.
+A run name belongs to the config (and slice) that first made it (:func:`check_owner`, recorded by
+:func:`record_owner` in ``results/<run>/run.json`` when a run starts): another config naming the same run is
+refused before any job, in one line naming both files and the ``run:`` key.  Editing the owning config is no
+change of owner.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ import itertools
 import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -36,12 +46,90 @@ from ..errors import ConfigError
 
 #: the keys that change which cells, seeds or horizons a run holds: a run with any of them is a slice
 SLICE_KEYS = ("only_experiments", "only_algorithms", "override", "seeds", "horizon")
-#: names a run may not take: ``results/runs`` holds the per-seed result files
+#: names a run may not take, in any case: ``results/runs`` holds the per-seed result files
 RESERVED = frozenset({"runs"})
-#: the folder of one cell's per-seed result files (and its jobs' benchmark files), shared by every run
-CELL_DIR = "results/runs/{experiment}/{algorithm}/{delay}/{budget}"
+#: the run of the default config, ``config.yaml`` (Snakemake's ``configfile``), rather than its stem
+DEFAULT_CONFIG, DEFAULT_RUN = "config.yaml", "default"
+#: the folder of one cell's per-seed result files (and its jobs' benchmark files), shared by every run that
+#: holds the cell; ``{cell}`` is :func:`cell_digest`
+CELL_DIR = "results/runs/{experiment}/{algorithm}/{delay}/{budget}/{cell}"
+#: one per-seed result file (:meth:`banditbench.configuration.grid.ExperimentGrid.jobs` gives its fields)
+RESULT_PATH = CELL_DIR + "/{seed}.npz"
+#: the ``{cell}`` folder name: 12 hex digits
+DIGEST = re.compile(r"[0-9a-f]{12}\Z")
+#: a cell folder's description of what its results hold (:func:`describe_cell`)
+CELL_FILE = "cell.json"
+#: a run folder's record of the config files and slice that own it (:func:`record_owner`)
+OWNER_FILE = "run.json"
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 _SLICE = ".slice-"
+
+
+# --- per-seed results, addressed by content ---------------------------------------------------------------
+
+
+def canonical_cell(cell: Mapping[str, Any]) -> dict[str, Any]:
+    """The cell as what determines its results' bytes: without its seed, the environment's and policy's
+    parameters with every default filled in (``lam: 1.0`` written out or left to the default is one cell),
+    as JSON values (tuples as lists)."""
+    from .. import registry
+
+    registry.use_plugins(cell.get("plugins", ()), add=True)
+    out = {key: value for key, value in cell.items() if key != "seed"}
+    for part in ("environment", "policy"):
+        cls = registry.get(part, cell[part]["name"]).load()
+        out[part] = {"name": cell[part]["name"], "params": registry.values(cls, cell[part].get("params", {}))}
+    return json.loads(json.dumps(out, sort_keys=True, default=str))
+
+
+def cell_digest(cell: Mapping[str, Any]) -> str:
+    """12 hex digits of the sha256 of :func:`canonical_cell` and the result format
+    (:data:`banditbench.storage.resultio.RESULT_FORMAT`): the ``{cell}`` folder of its per-seed results."""
+    from ..storage.resultio import RESULT_FORMAT
+
+    text = json.dumps({"cell": canonical_cell(cell), "format": RESULT_FORMAT}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def cell_dir(cell: Mapping[str, Any]) -> str:
+    """The folder of a cell's per-seed result files (:data:`CELL_DIR`)."""
+    from ..storage.resultio import budget_label
+
+    return CELL_DIR.format(
+        experiment=cell["experiment"],
+        algorithm=cell["algorithm"],
+        delay=cell["delay_label"],
+        budget=budget_label(cell["budget"]),
+        cell=cell_digest(cell),
+    )
+
+
+def describe_cell(folder: str | os.PathLike, cell: Mapping[str, Any]) -> None:
+    """Write ``<folder>/cell.json`` (the readable index of a cell folder: its canonical cell and the result
+    format) unless it is there; a job that cannot write it still writes its results."""
+    from ..storage.resultio import RESULT_FORMAT, atomic_write_bytes
+
+    path = Path(folder) / CELL_FILE
+    if path.is_file():
+        return
+    text = json.dumps({"cell": canonical_cell(cell), "format": RESULT_FORMAT}, sort_keys=True, indent=1)
+    try:
+        atomic_write_bytes(path, (text + "\n").encode())
+    except OSError:  # a full or read-only folder: the results' own writes name it
+        pass
+
+
+def grid_cells(grid) -> Iterable[tuple[str, dict]]:
+    """Each cell's result folder (:data:`CELL_DIR`) and the cell a run of ``grid`` simulates there."""
+    for name, exp in grid.experiments.items():
+        for algorithm, delay, budget in itertools.product(exp.algorithms, exp.delays, exp.budget_labels):
+            yield (
+                grid.cell_dir(name, algorithm, delay, budget),
+                json.loads(grid.cell_json(name, algorithm, delay, budget, None)),
+            )
+
+
+# --- run names ------------------------------------------------------------------------------------------
 
 
 def run_name(
@@ -49,17 +137,49 @@ def run_name(
 ) -> str:
     """The run's name (see the module docstring): ``command_line`` holds the keys set with ``--config``."""
     if command_line.get("run") is not None:
-        return _checked(str(command_line["run"]), "run")
+        return _checked(_as_given(command_line["run"]), "run")
     if config.get("run") is not None:
         base = _checked(str(config["run"]), "run")
     else:
-        stems = [Path(f).stem for f in config_files]
+        stems = [DEFAULT_RUN if _is_default(f) else Path(f).stem for f in config_files]
         base = _checked("-".join(stems), "run", f" (from the config file name{'s' if len(stems) > 1 else ''})")
-    sliced = {key: config[key] for key in SLICE_KEYS if config.get(key) is not None}
+    sliced = slice_of(config)
     if not sliced:
         return base
     digest = hashlib.sha256(json.dumps(sliced, sort_keys=True, default=str).encode()).hexdigest()[:8]
     return f"{base}{_SLICE}{digest}"
+
+
+def slice_of(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The config's slicing keys that are set (:data:`SLICE_KEYS`)."""
+    return {key: config[key] for key in SLICE_KEYS if config.get(key) is not None}
+
+
+def _is_default(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is the project's own ``config.yaml`` (the working directory is the project's)."""
+    return os.path.relpath(os.path.abspath(path)) == DEFAULT_CONFIG
+
+
+def _as_given(value: Any) -> str:
+    """A run name from ``--config run=NAME`` as typed: Snakemake reads ``run=007`` as the number 7, so a number
+    is looked up among this process's arguments."""
+    if isinstance(value, str):
+        return value
+    for arg in reversed(sys.argv):
+        text = arg.removeprefix("run=")
+        if text != arg and text.strip() and _number(text) == value:
+            return text
+    return str(value)
+
+
+def _number(text: str) -> Any:
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return None
 
 
 def run_base(name: str) -> str:
@@ -73,65 +193,58 @@ def _checked(name: str, key: str, where: str = "") -> str:
             f"{key}: {name!r}{where} is not a run name: letters, digits, '_', '.' and '-', starting with a letter "
             f"or digit, at most 100 characters; set run: NAME in the config or --config run=NAME"
         )
-    if name in RESERVED:
+    if name.lower() in RESERVED:
         raise ConfigError(
-            f"{key}: {name!r} is reserved (results/{name} holds the per-seed result files); choose another"
+            f"{key}: {name!r} is reserved (results/{name.lower()} holds the per-seed result files, and a file "
+            "system that ignores case would mix the two); choose another"
         )
     return name
 
 
-def grid_cells(grid) -> Iterable[tuple[str, dict]]:
-    """Each cell's result folder (:data:`CELL_DIR`) and the cell a run of ``grid`` simulates there."""
-    for name, exp in grid.experiments.items():
-        for algorithm, delay, budget in itertools.product(exp.algorithms, exp.delays, exp.budget_labels):
-            folder = CELL_DIR.format(experiment=name, algorithm=algorithm, delay=delay, budget=budget)
-            yield folder, json.loads(grid.cell_json(name, algorithm, delay, budget, None))
+# --- run ownership --------------------------------------------------------------------------------------
 
 
-def clashes(cells: Iterable[tuple[str, Mapping[str, Any]]], run: str) -> list[str]:
-    """One line per experiment whose per-seed result files were made for another config with other settings.
-
-    ``cells`` pairs each cell's result folder (``results/runs/<experiment>/<algorithm>/<delay>/<budget>``) with
-    the cell this run would simulate there.  A folder's first result file tells the cell it holds and the run
-    that made it (its provenance's ``run``); files that record no run, or the same base (the same config,
-    edited or sliced: Snakemake re-runs what changed), are no clash.
-    """
-    from ..storage.resultio import stored_cell_and_run
-
-    found: dict[str, str] = {}
-    for folder, cell in cells:
-        experiment = Path(folder).parts[-4]
-        if experiment in found or not os.path.isdir(folder):
-            continue
-        first = next((p for p in sorted(Path(folder).glob("*.npz")) if p.stem.isdigit()), None)
-        if first is None:
-            continue
-        stored, made_by = stored_cell_and_run(first)
-        if stored is None or made_by is None or run_base(made_by) == run_base(run):
-            continue
-        difference = _first_difference(stored, json.loads(json.dumps(cell)))
-        if difference:
-            found[experiment] = (
-                f"experiments.{experiment}: {folder} holds the results of run {run_base(made_by)!r}'s experiment "
-                f"{experiment!r}, whose settings differ ({difference}); this run would replace them: rename the "
-                f"experiment here, or delete {Path(folder).parents[2]} to recompute it"
-            )
-    return list(found.values())
+def owner(config_files: Iterable[str | os.PathLike], config: Mapping[str, Any]) -> dict[str, Any]:
+    """Who a run belongs to: its config files (relative to the project folder) and its slice."""
+    files = [os.path.relpath(os.path.abspath(f)) for f in config_files] or [DEFAULT_CONFIG]
+    return json.loads(json.dumps({"configs": files, "slice": slice_of(config)}, default=str))
 
 
-def _first_difference(stored: Any, wanted: Any, path: str = "") -> str | None:
-    """The first key path where two cells differ, with both values (``horizon: 50 there, 100 here``)."""
-    if isinstance(stored, dict) and isinstance(wanted, dict):
-        for key in sorted(set(stored) | set(wanted), key=str):
-            if key in ("seed", "algorithm"):  # the seed is per file; the label is the folder's name
-                continue
-            sub = f"{path}.{key}" if path else str(key)
-            if key not in stored or key not in wanted:
-                return f"{sub}: {'missing' if key not in stored else stored[key]!r} there, " + (
-                    f"{'missing' if key not in wanted else wanted[key]!r} here"
-                )
-            found = _first_difference(stored[key], wanted[key], sub)
-            if found:
-                return found
-        return None
-    return None if stored == wanted else f"{path}: {stored!r} there, {wanted!r} here"
+def check_owner(run: str, claimant: Mapping[str, Any], results: str | os.PathLike = "results") -> None:
+    """Refuse, in one line, a run name that another config (or another slice of it) made: ``results/<run>/run.json``
+    names its owner (:func:`owner`).  A run folder without that file (a run started before ownership was
+    recorded) belongs to whoever runs it next."""
+    path = Path(results) / run / OWNER_FILE
+    try:
+        made = json.loads(path.read_text())
+        owned = {"configs": list(made["configs"]), "slice": dict(made.get("slice") or {})}
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ConfigError(
+            f"{path}: unreadable ({type(err).__name__}); it records which config owns results/{run}/: "
+            "delete it to let this config take the run"
+        ) from None
+    if owned["configs"] != claimant["configs"]:
+        mine = ", ".join(claimant["configs"])
+        raise ConfigError(
+            f"run: {run!r} belongs to {', '.join(owned['configs'])} (recorded in {path}); {mine} names the same "
+            f"run and would replace its tables: set run: to another name in {mine} (or remove the key: the run "
+            f"is then named after the file), or delete results/{run}/ to give the name to {mine}"
+        )
+    if owned["slice"] != claimant["slice"]:
+        said = ", ".join(f"{k}={v}" for k, v in sorted(owned["slice"].items())) or "no slice"
+        raise ConfigError(
+            f"run: {run!r} holds {', '.join(owned['configs'])} with {said} (recorded in {path}); this slice would "
+            f"replace its tables: leave out --config run=... (a slice gets a run of its own) or name another run"
+        )
+
+
+def record_owner(run: str, claimant: Mapping[str, Any], results: str | os.PathLike = "results") -> None:
+    """Write ``results/<run>/run.json`` (the run's owner, :func:`owner`) unless it is there."""
+    from ..storage.resultio import atomic_write_bytes
+
+    path = Path(results) / run / OWNER_FILE
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, (json.dumps({"run": run, **claimant}, indent=1, sort_keys=True) + "\n").encode())

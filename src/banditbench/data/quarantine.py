@@ -72,7 +72,7 @@ def verify_prepared(path: str) -> None:
 def verify_result(path: str | os.PathLike) -> None:
     """Read a result file as aggregation does: its layout, every member's CRC-32, its checksums
     (which cover every member) and that it holds the run its path names
-    (``results/runs/<experiment>/<algorithm>/<delay>/<budget>/<seed>.npz``); raises
+    (``results/runs/<experiment>/<algorithm>/<delay>/<budget>/<cell>/<seed>.npz``); raises
     :class:`~banditbench.errors.CorruptFileError` naming the file."""
     load_result(path, identity_from_path(path))
 

@@ -45,6 +45,10 @@ PROVENANCE, RUN_CHECKSUM = "provenance", "run_checksum"
 VARYING = (TIMING, PROVENANCE, RUN_CHECKSUM)
 #: the cell keys that say which run a result is (with the budget as its label)
 IDENTITY = ("experiment", "algorithm", "delay", "budget", "seed")
+#: the version of what a result file holds and how: part of every per-seed result's address
+#: (:func:`banditbench.configuration.runs.cell_digest`), so a new version never reads or replaces an older one's
+#: results.  2: results addressed by their content (``<budget>/<cell>/<seed>.npz``)
+RESULT_FORMAT = 2
 
 
 #: from this many result files on, worker processes read them (fewer: a worker's start costs more than it saves)
@@ -123,9 +127,10 @@ def run_identity(cell: Mapping[str, Any]) -> dict[str, str]:
 
 
 def identity_from_path(path: str | os.PathLike) -> dict[str, str]:
-    """The run a result path names: ``.../<experiment>/<algorithm>/<delay>/<budget>/<seed>.npz``."""
-    parts = Path(path).with_suffix("").parts[-5:]
-    return dict(zip(IDENTITY, parts))
+    """The run a result path names: ``.../<experiment>/<algorithm>/<delay>/<budget>/<cell>/<seed>.npz``
+    (:data:`banditbench.configuration.runs.CELL_DIR`; the ``<cell>`` digest says no label)."""
+    parts = Path(path).with_suffix("").parts[-6:]
+    return dict(zip(IDENTITY, parts[:4] + parts[5:]))
 
 
 def _json_bytes(value: Any) -> bytes:
@@ -325,8 +330,8 @@ def summarize_files(
     """Read the provenance member of each result file (:func:`load_provenance`, checked, no series
     read); return the :class:`banditbench.storage.provenance.Summary` and the messages of damaged files.
 
-    A file's experiment is the folder its path names (``<experiment>/<algorithm>/<delay>/<budget>/<seed>.npz``),
-    below ``root`` if given.
+    A file's experiment is the folder its path names
+    (``<experiment>/<algorithm>/<delay>/<budget>/<cell>/<seed>.npz``), below ``root`` if given.
     """
     summary, damaged = Summary(), []
     for path in paths:
@@ -336,5 +341,5 @@ def summarize_files(
             damaged.append(str(err))
             continue
         parts = Path(path).relative_to(root).parts if root is not None else Path(path).parts
-        summary.add(prov, parts[-5] if len(parts) >= 5 else "")
+        summary.add(prov, parts[-6] if len(parts) >= 6 else "")
     return summary, damaged
