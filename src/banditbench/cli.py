@@ -353,14 +353,22 @@ def _provenance(args) -> int:
     else:
         root = folder
         paths = sorted(p for p in folder.rglob("*.npz") if p.stem.isdigit())  # result files are <seed>.npz
-    summary, damaged = summarize_files(paths, root)
+    missing = [p for p in paths if not p.exists()]
+    summary, damaged = summarize_files([p for p in paths if p.exists()], root)
     for line in summary_lines(summary, str(folder)):
         print(line)
+    for path in missing:
+        print(f"missing: {path.relative_to(root) if manifest.is_file() else path}")
+    if missing:
+        print(
+            f"warning: {len(missing)} of the run's per-seed result file(s) missing, not counted above; "
+            "the next snakemake run of its config simulates them again"
+        )
     for message in damaged:
         print(f"damaged: {message}")
     if damaged:
         print(f"warning: {len(damaged)} damaged result file(s), not counted above")
-    return 3 if damaged else 0
+    return 3 if damaged or missing else 0
 
 
 def _precompile(args) -> int:
