@@ -3,7 +3,6 @@ import re
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 

@@ -394,7 +394,9 @@ def test_damaged_results_are_named_moved_aside_and_rebuilt_in_one_run(tmp_path):
     runs = sorted((work / "results/runs/duel").rglob("*.npz"))
     assert len(runs) == 4
     before = {p: (_stable_members(p), p.stat().st_mtime_ns) for p in runs}
-    payload, directory = work / "results/runs/duel/ldb/none/none/0.npz", work / "results/runs/duel/ldb/two/none/1.npz"
+    ((payload,), (directory,)) = (
+        list((work / f"results/runs/duel/ldb/{d}/none").glob(f"*/{s}.npz")) for d, s in (("none", 0), ("two", 1))
+    )
     payload.write_bytes(_changed(payload.read_bytes(), 100, b"garbage"))  # inside the compressed payload
     data = directory.read_bytes()
     start_dir = zipfile.ZipFile(io.BytesIO(data)).start_dir

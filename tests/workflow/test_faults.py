@@ -26,6 +26,8 @@ from pathlib import Path
 import pytest
 
 from banditbench import cli
+from banditbench.configuration.grid import load_grid
+from banditbench.configuration.runs import RESULT_PATH
 from banditbench.data import quarantine, verify
 from banditbench.data.catalog import DATASETS
 from banditbench.data.fetch import DataFetchError, fetch
@@ -34,11 +36,11 @@ from banditbench.simulation.runner import run_cell
 from banditbench.storage import resultio, reuse, runlock
 from banditbench.storage.logs import storage_problem
 from banditbench.storage.resultio import identity_from_path, load_provenance, load_result, save_result
-from conftest import MIRROR, needs_mirror
+from conftest import CELL, MIRROR, needs_mirror
 from smk import copy_project, members_but_timing, smk
 
 BANKNOTE = "uci/banknote/data_banknote_authentication.txt"
-RESULT = "results/runs/exp/ldb_df/none/none/{}.npz"
+RESULT = f"results/runs/exp/ldb_df/none/none/{CELL}/{{}}.npz"
 RUN_CELL = {
     "experiment": "exp",
     "algorithm": "ldb_df",
@@ -266,12 +268,12 @@ def test_a_rerun_after_kill_9_resumes_and_gives_the_uninterrupted_results(tmp_pa
     runs = work / "results/runs/exp/ldb/none/none"
     try:
         for _ in range(1200):  # mid-run: locked, some results written, not all
-            if list((work / runlock.LOCKS).glob("*.lock")) and list(runs.glob("*.npz")):
+            if list((work / runlock.LOCKS).glob("*.lock")) and list(runs.glob("*/*.npz")):
                 break
             time.sleep(0.05)
         os.kill(killed.pid, signal.SIGKILL)
         killed.wait()
-        assert len(list(runs.glob("*.npz"))) < 6 and list((work / runlock.LOCKS).glob("*.lock"))
+        assert len(list(runs.glob("*/*.npz"))) < 6 and list((work / runlock.LOCKS).glob("*.lock"))
         rerun, out = _run(work)  # a plain rerun
         assert rerun.returncode == 0, out[-3000:]
         [line] = [line for line in out.splitlines() if line.startswith(".snakemake/locks: ")]
@@ -343,7 +345,7 @@ def test_snakemake_names_a_damaged_result_in_a_read_only_results_folder_in_one_l
     with _tmpfs(work / "results", "8m") as folder:
         first, out = _run(work)
         assert first.returncode == 0, out[-3000:]
-        victim = work / "results/runs/exp/ldb/none/none/1.npz"
+        (victim,) = (work / "results/runs/exp/ldb/none/none").glob("*/1.npz")
         _damage(victim)
         _remount(folder, "ro")
         run, out = _run(work)
@@ -530,7 +532,8 @@ def test_a_prepared_dataset_deleted_mid_grid_costs_no_finished_simulation(tmp_pa
     run, out = _run(reference)
     assert run.returncode == 0, out[-3000:]
     work = _project(tmp_path / "work", DIGITS)
-    finished = [work / f"results/runs/exp/linucb/none/none/{seed}.npz" for seed in (0, 1)]
+    jobs = [job for job in load_grid(DIGITS).jobs("exp") if job["algorithm"] == "linucb" and job["seed"] in "01"]
+    finished = [work / RESULT_PATH.format(**job) for job in jobs]
     first, out = _run(work, *[str(p.relative_to(work)) for p in finished])
     assert first.returncode == 0, out[-3000:]
     before = {p: p.read_bytes() for p in finished}

@@ -33,6 +33,7 @@ from banditbench import registry
 from banditbench.analysis.aggregate import aggregate_runs, read_tidy
 from banditbench.cli import main
 from banditbench.configuration.grid import load_config_file, load_grid
+from banditbench.configuration.runs import cell_dir
 from banditbench.data import quarantine, verify
 from banditbench.data.files import save_npz
 from banditbench.data.paths import processed_path
@@ -636,7 +637,7 @@ def results(tmp_path):
     """Three seeds of one cell, written where the pipeline writes them."""
     paths = []
     for seed in range(3):
-        path = tmp_path / "results/runs/exp/ldb_df/none/none" / f"{seed}.npz"
+        path = tmp_path / cell_dir(RUN_CELL) / f"{seed}.npz"
         save_result(path, *run_cell({**RUN_CELL, "seed": seed}))
         paths.append(path)
     return paths
@@ -946,8 +947,9 @@ def load_result_bytes(data: bytes) -> bytes:
 
 @pytest.mark.slow
 def test_a_corrupt_result_is_never_aggregated_and_is_rebuilt_in_the_same_run(pipeline):
-    victim = pipeline / "results/runs/duel/ldb/none/none/1.npz"
-    shutil.copyfile(pipeline / "results/runs/duel/ldb/none/none/0.npz", victim)  # seed 0 copied over seed 1
+    (cell,) = (pipeline / "results/runs/duel/ldb/none/none").iterdir()
+    victim = cell / "1.npz"
+    shutil.copyfile(cell / "0.npz", victim)  # seed 0 copied over seed 1
     run = _smk(pipeline, "--quiet")
     out = run.stdout + run.stderr
     assert run.returncode == 0, out[-3000:]

@@ -35,10 +35,10 @@ LOCKSTEP = ("NVLDB-UCB-ASYM", "NVLDB-TS-CSYM", "NLDB-UCB-OSYM")
 def test_variants_that_share_an_engine_are_grouped_and_others_run_alone():
     grid = load_grid({**CONFIG, "lockstep_variants": True})
     assert grid.variant_groups("tiny") == [LOCKSTEP, ("NVLDB-wide",), ("Random",)]
-    assert [(e, g, b) for e, g, b in grid.variant_jobs()] == [
-        ("tiny", LOCKSTEP, (0, 1)),
-        ("tiny", ("NVLDB-wide",), (0, 1)),
-        ("tiny", ("Random",), (0, 1)),
+    assert grid.variant_jobs() == [
+        ("tiny", LOCKSTEP, "none", "none", (0, 1)),
+        ("tiny", ("NVLDB-wide",), "none", "none", (0, 1)),
+        ("tiny", ("Random",), "none", "none", (0, 1)),
     ]
     assert grid.seed_blocks() == {}  # no per-algorithm job
     assert load_grid(CONFIG).variant_jobs() == []

@@ -140,11 +140,12 @@ def test_default_pipeline_produces_tables_and_plots(project):
     assert (project / "results/default/plots/tiny/panels/pairs.pdf").read_bytes()[:4] == b"%PDF"
     assert (project / "results/default/plots/tiny/panels/pairs.png").stat().st_size > 10_000
     # one benchmark file per simulate job (a block of seeds), one result file per seed
-    cell = project / "results/runs/tiny/ldb_df/geo/none"
+    (cell,) = (project / "results/runs/tiny/ldb_df/geo/none").iterdir()  # the cell's folder: its digest
     assert sorted(p.name for p in cell.iterdir()) == [
         "0.npz",
         "1.npz",
         "2.npz",
+        "cell.json",
         "seed_2.benchmark.tsv",
         "seeds_0-1.benchmark.tsv",
     ]
@@ -226,12 +227,11 @@ def test_editing_one_algorithm_reruns_only_its_jobs(project, module, rerun):
 
 def test_a_run_interrupted_midway_resumes_where_it_stopped(project):
     """As after a crash: one seed's result and the tables missing; only that seed's block and the tables are rebuilt."""
-    victim = project / "results/runs/tiny/random/geo/none/1.npz"
-    partner = project / "results/runs/tiny/random/geo/none/0.npz"  # same block (seeds 0, 1)
-    survivors = [
-        project / "results/runs/tiny/random/geo/none/2.npz",
-        project / "results/runs/tiny/ldb_df/geo/none/1.npz",
-    ]
+    (random,) = (project / "results/runs/tiny/random/geo/none").iterdir()
+    (ldb_df,) = (project / "results/runs/tiny/ldb_df/geo/none").iterdir()
+    victim = random / "1.npz"
+    partner = random / "0.npz"  # same block (seeds 0, 1)
+    survivors = [random / "2.npz", ldb_df / "1.npz"]
     before = [p.stat().st_mtime_ns for p in survivors]
     partner_bytes = members_but_timing(partner)
     victim.unlink()
