@@ -2,6 +2,7 @@
 ``banditbench claims``, and seeds added until each is decided (``--until-decided``)."""
 
 import copy
+import json
 import re
 
 import numpy as np
@@ -208,14 +209,16 @@ def test_until_decided_adds_seeds_only_to_undecided_claims_and_reuses_finished_o
     assert "| ldb_beats_random | 000 | Sec. 5 | **supported** |" in out, out
     assert re.search(r"\| twins_differ \| - \| - \| \*\*not separated\*\* \| .*n = 8 \|", out)
     # the looks' tables are one run's, results/<config's run>.claims, apart from the config's own
-    assert (project / "results/config.claims/tables/duel.parquet").is_file() and not (
-        project / "results/config"
+    assert (project / "results/default.claims/tables/duel.parquet").is_file() and not (
+        project / "results/default"
     ).exists()
+    owner = json.loads((project / "results/default.claims/run.json").read_text())
+    assert owner["configs"] == ["config.yaml"]  # the config's, not a look's sliced copy
     runs = project / "results/runs/duel"
-    assert sorted(int(p.stem) for p in (runs / "twin/none/none").glob("*.npz")) == list(range(8))
+    assert sorted(int(p.stem) for p in (runs / "twin/none/none").glob("*/*.npz")) == list(range(8))
     # the decided claim's algorithms got no seeds past the look that decided it
     decided_at = int(next(n for k, d, n in looks if int(d) == 1))
-    assert sorted(int(p.stem) for p in (runs / "ldb/none/none").glob("*.npz")) == list(range(decided_at))
+    assert sorted(int(p.stem) for p in (runs / "ldb/none/none").glob("*/*.npz")) == list(range(decided_at))
 
 
 def test_an_untestable_claim_may_name_the_comparison_it_would_be():

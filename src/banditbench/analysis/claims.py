@@ -233,6 +233,8 @@ def until_decided(
     comparing only those algorithms (the slicing keys of the same names: a paper grid's cheap cells).  ``say`` gets one progress line per look.  The
     table's ``attrs`` say how it was reached: ``looks``, ``seeds`` per experiment, ``cpu_s`` of the Snakemake runs.
     """
+    import json
+    import os
     import resource
     import subprocess
     import sys
@@ -241,12 +243,16 @@ def until_decided(
     import yaml
 
     from ..configuration.grid import load_config_file, load_grid
-    from ..configuration.runs import run_name
+    from ..configuration.runs import OWNER_VAR, check_owner, owner, run_name
 
     config = load_config_file(config_path)
     # every look writes its tables to one run of its own, results/<config's run>.claims (given on the command
     # line: the looks' slices differ, their namespace does not)
     run = f"{run_name(config, [config_path], {})}.claims"
+    # the looks run sliced copies of the config: the run belongs to the config itself
+    looks_owner = owner([config_path], {})
+    check_owner(run, looks_owner, results_dir)
+    look_env = {**os.environ, OWNER_VAR: json.dumps(looks_owner)}
     for key, names in (("only_experiments", only_experiments), ("only_algorithms", only_algorithms)):
         if names:
             config[key] = list(names)
@@ -300,7 +306,7 @@ def until_decided(
             done = subprocess.run(
                 [sys.executable, "-m", "snakemake", *targets, "--cores", str(cores), "--configfile", f.name,
                  "--config", f"run={run}", *snakemake_args],
-                capture_output=True, text=True,
+                capture_output=True, text=True, env=look_env,
             )  # fmt: skip
         finally:
             Path(f.name).unlink()

@@ -61,6 +61,8 @@ DIGEST = re.compile(r"[0-9a-f]{12}\Z")
 CELL_FILE = "cell.json"
 #: a run folder's record of the config files and slice that own it (:func:`record_owner`)
 OWNER_FILE = "run.json"
+#: the environment variable in which a process that runs Snakemake for a run it owns names that owner
+OWNER_VAR = "BANDITBENCH_RUN_OWNER"
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 _SLICE = ".slice-"
 
@@ -205,7 +207,11 @@ def _checked(name: str, key: str, where: str = "") -> str:
 
 
 def owner(config_files: Iterable[str | os.PathLike], config: Mapping[str, Any]) -> dict[str, Any]:
-    """Who a run belongs to: its config files (relative to the project folder) and its slice."""
+    """Who a run belongs to: its config files (relative to the project folder) and its slice; or, where the
+    process that started this one says so in :data:`OWNER_VAR`, that owner (``banditbench claims
+    --until-decided`` runs each look from a sliced copy of its config, for the config's run ``<run>.claims``)."""
+    if os.environ.get(OWNER_VAR):
+        return json.loads(os.environ[OWNER_VAR])
     files = [os.path.relpath(os.path.abspath(f)) for f in config_files] or [DEFAULT_CONFIG]
     return json.loads(json.dumps({"configs": files, "slice": slice_of(config)}, default=str))
 
