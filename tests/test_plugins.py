@@ -78,15 +78,20 @@ def top_two(scores):
 """
 
 
+#: top-level modules the tests import from their temporary folders (forgotten between tests)
+TEST_MODULES = ("mylab", "eps_duel", "my_duel")
+
+
 @pytest.fixture
 def fresh_registry():
     """The registry as a process starts: no plugins in use, entry points read anew, no ``mylab`` imported."""
 
     def reset():
         registry._entry_point_entries.cache_clear()
+        registry._plugin_entries.cache_clear()
         registry._tables.cache_clear()
         registry._active = ()
-        for name in [m for m in sys.modules if m == "mylab" or m.startswith("mylab.")]:
+        for name in [m for m in sys.modules if m.split(".")[0] in TEST_MODULES]:
             del sys.modules[name]
         importlib.invalidate_caches()
 
@@ -247,6 +252,105 @@ def test_an_installed_packages_entry_points_register_its_policies(tmp_path, fres
     mylab = {p.name for p in sources if p.parent.name == "mylab"}
     assert mylab == {"__init__.py", "duel.py", "helpers.py"}
     assert any(p.name == "api.py" and p.parent.name == "banditbench" for p in sources)
+
+
+def _installed_module(home, module="eps_duel", registered="my_eps_duel", entry="my_eps_duel = eps_duel:EpsDuel"):
+    """A plugin file ``home/<module>.py`` that an installed distribution (its metadata in ``home``) also
+    declares as an entry point, as ``pip install -e`` of a folder holding it does."""
+    home.mkdir(parents=True, exist_ok=True)
+    path = _file_plugin(home, module, registered)
+    info = home / "my_bandits-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: my-bandits\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[banditbench.policies]\n{entry}\n")
+    return path
+
+
+def _modules_of(path):
+    """The distinct module objects imported from the file at ``path``."""
+    return {id(m): m for m in list(sys.modules.values()) if getattr(m, "__file__", None) == str(path)}
+
+
+def test_a_plugin_file_that_is_also_an_installed_entry_point_is_one_policy(tmp_path, fresh_registry, monkeypatch):
+    """The same class through an entry point and ``plugins:`` is loaded once and registered once, whichever
+    is imported first: not a clash with itself."""
+    home = tmp_path / "site"
+    path = _installed_module(home)
+    monkeypatch.syspath_prepend(str(home))
+    grid = load_grid(_config([str(path)], {"mine": {"policy": "my_eps_duel"}, "random": {"policy": "random_pair"}}))
+    entry = registry.policies()["my_eps_duel"]
+    assert entry.origin == "entry point banditbench.policies 'my_eps_duel' of my-bandits 0.1"
+    assert len(_modules_of(path)) == 1
+    assert entry.load() is registry._plugin_entries(str(path))[0].load()
+    assert run_cell(grid.cell("duel", "mine", "none", "none", 0))[0]["regret"].shape == (30,)
+    # as a fresh process that reads the entry point first and the plugin file second
+    for module in _modules_of(path).values():
+        for name in [name for name, m in sys.modules.items() if m is module]:
+            del sys.modules[name]
+    for cached in (registry._entry_point_entries, registry._plugin_entries, registry._tables):
+        cached.cache_clear()
+    registry.use_plugins([])
+    assert registry.policies()["my_eps_duel"].load().__module__ == "eps_duel"
+    registry.use_plugins([str(path)])
+    assert len(_modules_of(path)) == 1 and registry.policies()["my_eps_duel"].load().__module__ == "eps_duel"
+
+
+def test_the_same_plugin_twice_in_plugins_is_one_policy(tmp_path, fresh_registry, monkeypatch):
+    """A module name and the path of its file (or two spellings of one path) name one class."""
+    home = tmp_path / "site"
+    home.mkdir()
+    path = _file_plugin(home)
+    monkeypatch.syspath_prepend(str(home))
+    monkeypatch.chdir(tmp_path)
+    specs = ["eps_duel", str(path), "site/eps_duel.py", "./site/../site/eps_duel.py"]
+    load_grid(_config(specs, {"mine": {"policy": "my_eps_duel"}}))
+    assert registry.policies()["my_eps_duel"].origin == "plugin eps_duel"
+    assert len(_modules_of(path)) == 1
+
+
+def test_two_different_classes_under_one_name_still_clash(tmp_path, fresh_registry, monkeypatch):
+    home = tmp_path / "site"
+    _installed_module(home)
+    monkeypatch.syspath_prepend(str(home))
+    other = _file_plugin(tmp_path, "other_duel", "my_eps_duel")  # the same source, another file: another class
+    with pytest.raises(
+        ConfigError,
+        match=rf"^plugin {re.escape(str(other))}: policy 'my_eps_duel' \(EpsDuel\) would shadow policy "
+        r"'my_eps_duel' of entry point banditbench\.policies 'my_eps_duel' of my-bandits 0\.1; register it",
+    ):
+        load_grid(_config([str(other)], {"random": {"policy": "random_pair"}}))
+
+
+def test_new_algorithm_installed_as_an_entry_point_passes_its_test_and_validate(tmp_path, fresh_registry, capsys):
+    """``banditbench new-algorithm``, then the folder installed with an entry point for it: the written test and
+    ``banditbench validate`` of the written config both pass (they name the file in ``plugins:`` too)."""
+    import os
+    import subprocess
+
+    folder = tmp_path / "lab"
+    assert main(["new-algorithm", "my_duel", "--family", "dueling", "--dir", str(folder)]) == 0
+    info = folder / "my_bandits-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: my-bandits\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[banditbench.policies]\nmy_duel = my_duel:MyDuel\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(registry.PACKAGE_DIR.parent)])}
+    test = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(folder)],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        env=env,
+    )
+    assert test.returncode == 0 and "2 passed" in test.stdout, test.stdout[-3000:]
+    validate = subprocess.run(
+        [sys.executable, "-m", "banditbench", "validate", str(folder / "my_duel.yaml")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert validate.returncode == 0, validate.stderr[-2000:]
+    assert "my_duel.yaml: valid, 1 experiments" in validate.stdout
 
 
 def test_an_entry_point_that_does_not_load_is_one_line_naming_it(tmp_path, fresh_registry, monkeypatch):
