@@ -6,6 +6,7 @@ import json
 import re
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -408,6 +409,116 @@ def test_new_algorithm_writes_a_skeleton_that_passes_its_own_test(tmp_path, fres
     assert "exists; not overwritten" in capsys.readouterr().err
     assert main(["new-algorithm", "linucb", "--family", family, "--dir", str(tmp_path / "other")]) == 2
     assert "'linucb' is already a registered policy" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("my-duel", r"'my-duel' is not a usable name: it holds '-' \(a name is lower-case .*, e\.g\. 'my_duel'\)"),
+        ("1duel", r"'1duel' is not a usable name: it starts with '1', not with a letter .*e\.g\. 'duel'"),
+        ("class", r"'class' is not a usable name: it is a Python keyword \(e\.g\. 'my_class'\)"),
+        ("MyDuel", r"'MyDuel' is not a usable name: it has upper-case letters .*e\.g\. 'myduel'"),
+        ("düel", r"'düel' is not a usable name: it holds 'ü' .*e\.g\. 'duel'"),
+        ("", r"'' is not a usable name: it is empty"),
+        ("a" * 101, r"'a{101}' is not a usable name: it is 101 characters long, more than 100"),
+        ("linucb", r"'linucb' is already a registered policy \(built-in\)"),
+        ("numpy", r"'numpy' is the name of the installed .* module 'numpy', which a file numpy\.py beside"),
+        ("os", r"'os' is the name of the standard library's module 'os'"),
+        ("conftest", r"'conftest' is not a usable name: pytest reads a file conftest\.py"),
+        ("runs", r"'runs' cannot name the example config runs\.yaml: run: 'runs' is reserved"),
+    ],
+    ids=[
+        "dash",
+        "digit",
+        "keyword",
+        "upper",
+        "unicode",
+        "empty",
+        "long",
+        "built-in",
+        "installed",
+        "stdlib",
+        "conftest",
+        "run",
+    ],
+)
+def test_new_algorithm_refuses_an_unusable_name_in_one_line(tmp_path, fresh_registry, capsys, name, message):
+    assert main(["new-algorithm", name, "--family", "dueling", "--dir", str(tmp_path / "lab")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and re.match(rf"banditbench: configuration error: new-algorithm: {message}", err), err
+    assert not (tmp_path / "lab").exists()
+
+
+def _read_only_folder(tmp_path):
+    """A folder this process cannot write into (a read-only one; /sys where it runs as root)."""
+
+    def writable(folder):
+        try:
+            (folder / ".probe").touch()
+        except OSError:
+            return False
+        (folder / ".probe").unlink()
+        return True
+
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    if writable(folder):
+        folder = Path("/sys")
+        if not folder.is_dir() or writable(folder):
+            pytest.skip("no folder this process cannot write into")
+    return folder
+
+
+def test_new_algorithm_refuses_an_unusable_folder_in_one_line(tmp_path, fresh_registry, capsys):
+    (tmp_path / "notes.txt").write_text("a file\n")
+    read_only = _read_only_folder(tmp_path)
+    cases = [
+        (tmp_path / "notes.txt", rf"--dir: {re.escape(str(tmp_path))}/notes\.txt is a file, not a folder"),
+        (
+            tmp_path / "notes.txt/lab",
+            rf"--dir: cannot create the folder {re.escape(str(tmp_path))}/notes\.txt/lab: "
+            rf"{re.escape(str(tmp_path))}/notes\.txt is a file, not a folder",
+        ),
+        (read_only, rf"--dir: cannot write {re.escape(str(read_only))}/my_duel\.py: Permission denied"),
+        (read_only / "lab", rf"--dir: cannot create the folder {re.escape(str(read_only))}/lab: "),
+        (tmp_path / "two\nlines", r"--dir: '.*two\\nlines' holds a control character"),
+    ]
+    for folder, message in cases:
+        assert main(["new-algorithm", "my_duel", "--family", "dueling", "--dir", str(folder)]) == 2, folder
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and re.match(rf"banditbench: configuration error: {message}", err), err
+    assert not list(read_only.glob("my_duel*")) and not list(read_only.glob("test_my_duel*"))
+
+
+def test_new_algorithms_output_passes_validate_and_its_tests_for_odd_names_and_folders(
+    tmp_path, fresh_registry, monkeypatch, capsys
+):
+    """Names that are words Python or the skeleton use, in a nested new folder whose path holds spaces and YAML's
+    and the shell's special characters: the written configs validate, the written tests pass."""
+    import subprocess
+
+    folder = tmp_path / 'odd folder, #1: [x] "q"' / "nested" / "lab"
+    monkeypatch.chdir(tmp_path)  # validate compares the grid with results/ in the working directory
+    families = {
+        "none": "dueling",
+        "annotated": "reward",
+        "policy": "lipschitz",
+        "match": "knapsack",
+        "range": "logistic",
+    }
+    for name, family in families.items():
+        assert main(["new-algorithm", name, "--family", family, "--dir", str(folder)]) == 0, capsys.readouterr().err
+    for name in families:
+        assert main(["validate", str(folder / f"{name}.yaml")]) == 0, capsys.readouterr().err
+        assert f"{name}.yaml: valid, 1 experiments" in capsys.readouterr().out
+    test = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "."],  # no [ ] in a path
+        capture_output=True,
+        text=True,
+        cwd=folder,
+    )
+    assert test.returncode == 0 and "10 passed" in test.stdout, (test.stdout + test.stderr)[-3000:]
 
 
 def test_a_skeletons_conformance_test_fails_when_its_policy_breaks(tmp_path, fresh_registry):

@@ -420,6 +420,7 @@ def _claims(args) -> int:
 
 
 def _new_algorithm(args) -> int:
+    import shlex
     from pathlib import Path
 
     from .scaffold import write
@@ -427,7 +428,8 @@ def _new_algorithm(args) -> int:
     paths = write(args.name, args.family, Path(args.dir).expanduser())
     for path in paths:
         print(f"wrote {path}")
-    print(f"next: pytest {paths[1]}   (then: snakemake --cores 2 --configfile {paths[2]})")
+    test, config = (shlex.quote(str(p)) for p in paths[1:])
+    print(f"next: pytest {test}   (then: snakemake --cores 2 --configfile {config})")
     return 0
 
 
