@@ -36,7 +36,7 @@ from . import claims
 from . import comparisons as paired_checks
 from . import params as param_checks
 from .. import registry
-from . import devices, slicing
+from . import devices, slicing, strict_yaml
 from ..api import feedback_kinds
 from ..simulation.delays import delay_schema, make_delay
 from ..data.catalog import PIN_KEY, check_checksums
@@ -104,6 +104,14 @@ def _schema_message(error) -> str:
             return f"must be an integer, got {value!r}" + (f" (write {int(value)})" if value.is_integer() else "")
         if not math.isfinite(value):
             return f"must be a finite number{_schema_range(error.schema)}, got {value!r}"
+    wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+    if (
+        error.validator == "type"
+        and {"number", "integer"} & set(wanted)
+        and param_checks.number_in_string(value) is not None
+    ):
+        kind = "a number" if "number" in wanted else "an integer"
+        return f"must be {kind}{_schema_range(error.schema)}, got {value!r}: {param_checks.READ_AS_STRING}"
     if error.validator == "type" and error.validator_value == "boolean" and isinstance(value, str):
         # snakemake --config reads True / False as booleans, any other spelling as a string
         return f"must be true or false, got the string {value!r} (on the command line: True or False)"
@@ -724,27 +732,6 @@ def _distinct_labels(labels: list[str], where: str) -> None:
             )
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """A YAML loader that refuses a key given twice in one mapping (PyYAML keeps the last silently)."""
-
-
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    loader.flatten_mapping(node)
-    seen: dict[Any, yaml.Node] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        if key in seen:
-            first = seen[key].start_mark
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r} (first given on line {first.line + 1})", key_node.start_mark
-            )
-        seen[key] = key_node
-    return loader.construct_mapping(node, deep=deep)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 def block_label(seeds: tuple[int, ...]) -> str:
     """File-name label of a block of seeds: ``seed_3``, ``seeds_0-19`` (contiguous) or ``seeds_0_3_7``."""
     if len(seeds) == 1:
@@ -755,12 +742,13 @@ def block_label(seeds: tuple[int, ...]) -> str:
 
 
 def load_config_file(path: str | Path) -> dict[str, Any]:
-    """A config file's mapping; a YAML error names the file and line, a duplicate key is an error."""
+    """A config file's mapping; a YAML error names the file and line, a duplicate key is an error, and
+    ``1e-3`` is a number (YAML 1.2: :mod:`banditbench.configuration.strict_yaml`)."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: config file does not exist")
     try:
-        data = yaml.load(path.read_text(), Loader=_StrictLoader)
+        data = strict_yaml.load(path.read_text())
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import types
 import typing
 from collections.abc import Mapping as MappingABC
@@ -337,6 +338,25 @@ def data_file_advice(path: str, builds: bool, mark: DataFile, default: str | Non
     return f"point it at {mark.kind}, e.g. the default {default!r}"
 
 
+_NUMBER = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+
+def number_in_string(value: Any) -> int | float | None:
+    """The number a string spells (``'1e-3'``, ``' 2 '``), or None: a number that was read as a string
+    (quoted in the config, or a nested ``--config`` value) and is refused as one."""
+    if not isinstance(value, str) or not _NUMBER.fullmatch(value.strip()):
+        return None
+    text = value.strip()
+    return int(text) if text.lstrip("+-").isdigit() else float(text)
+
+
+#: what a message adds after a number that was read as a string
+READ_AS_STRING = (
+    "it was read as a string, not a number (written in quotes, or read as YAML 1.1, where 1e-3 is a string and "
+    "1.0e-3 a number)"
+)
+
+
 def check(cls: type, params: Mapping[str, Any], where: str, *, data_root: str | None = None, buildable=None) -> None:
     """Check the values of ``params`` (the given ones; defaults are the class's own) against their
     declared annotations, data-file paths included; ``where`` is the key path of ``params``
@@ -347,7 +367,9 @@ def check(cls: type, params: Mapping[str, Any], where: str, *, data_root: str | 
     for name, value in params.items():
         hint = declared.get(name, Any)
         if not conforms(value, hint):
-            raise ConfigError(f"{key_path(where, name)}: must be {describe(hint)}, got {value!r}")
+            number = number_in_string(value)
+            as_string = f": {READ_AS_STRING}" if number is not None and conforms(number, hint) else ""
+            raise ConfigError(f"{key_path(where, name)}: must be {describe(hint)}, got {value!r}{as_string}")
         mark = data_file_mark(hint)
         if mark is not None and isinstance(value, str):
             default = parameters(cls).get(name)

@@ -8,7 +8,7 @@ values; a nested value arrives as a string)::
     override=ldb_df.lam=2                                      # run ldb_df with lam = 2 as well
 
 Each takes a comma-separated string or a list.  ``override`` entries read
-``[EXPERIMENT/]ALGORITHM.PARAMETER=VALUE[,VALUE...]`` (each VALUE in YAML: ``2``, ``0.5``, ``true``,
+``[EXPERIMENT/]ALGORITHM.PARAMETER=VALUE[,VALUE...]`` (each VALUE in YAML: ``2``, ``0.5``, ``1e-3``, ``true``,
 ``reset``, ``[1,2]``; a comma inside brackets belongs to the value; several entries separated by spaces
 or given as a list).  An override runs the algorithm with the parameter changed as a *variant* under
 its own label, ``ALGORITHM.PARAMETER-VALUE`` (e.g. ``ldb_df.lam-2``), placed right after the configured
@@ -40,6 +40,7 @@ from typing import Any, Mapping
 import yaml
 
 from .. import registry
+from . import strict_yaml
 from ..errors import ConfigError, key_path
 
 KEYS = ("only_experiments", "only_algorithms", "override")
@@ -109,7 +110,7 @@ def parse_override(entry: str, where: str) -> tuple[str | None, str, str, list[A
     values = []
     for piece, _ in _split_top(text, ","):
         try:
-            values.append(yaml.safe_load(piece))
+            values.append(strict_yaml.load(piece))  # 1e-3 a number, as in a config file
         except yaml.YAMLError as err:
             raise ConfigError(f"{where}: the value {piece!r} of {entry!r} is not YAML ({err})") from None
     repeated = [v for k, v in enumerate(values) if v in values[:k]]
