@@ -745,10 +745,14 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     """A config file's mapping; a YAML error names the file and line, a duplicate key is an error, and
     ``1e-3`` is a number (YAML 1.2: :mod:`banditbench.configuration.strict_yaml`)."""
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"{path}: a folder, not a config file")
     if not path.is_file():
         raise ConfigError(f"{path}: config file does not exist")
     try:
         data = strict_yaml.load(path.read_text())
+    except OSError as err:  # unreadable: no permission, an I/O error
+        raise ConfigError(f"{path}: cannot read the config file ({err.strerror or err})") from None
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
