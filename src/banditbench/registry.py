@@ -34,7 +34,7 @@ from typing import Any, Iterable, Mapping
 
 from . import plugins as plugin_modules
 from .api import Environment, Policy
-from .errors import ConfigError
+from .errors import ConfigError, did_you_mean
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 PACKAGE = PACKAGE_DIR.name
@@ -272,7 +272,11 @@ def get(kind: str, name: str, where: str | None = None) -> Entry:
     table = environments() if kind == "environment" else policies()
     if name not in table:
         where = where or f"{kind}.name"
-        raise ConfigError(f"{where}: unknown {kind} {name!r}; registered: {sorted(table)}")
+        hint = did_you_mean(name, table)
+        every = f"`banditbench list {'policies' if kind == 'policy' else 'environments'}` lists all {len(table)}"
+        raise ConfigError(
+            f"{where}: unknown {kind} {name!r}{hint}; {every if hint else f'registered: {sorted(table)}'}"
+        )
     return table[name]
 
 

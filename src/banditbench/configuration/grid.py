@@ -40,7 +40,7 @@ from . import devices, slicing, strict_yaml
 from ..api import feedback_kinds
 from ..simulation.delays import delay_schema, make_delay
 from ..data.catalog import PIN_KEY, check_checksums
-from ..errors import ConfigError, component_path, key_path, rerooting
+from ..errors import ConfigError, component_path, did_you_mean, key_path, rerooting
 from ..storage.resultio import budget_label
 
 #: the JSON schema of a config, shipped inside the package (package data)
@@ -115,6 +115,8 @@ def _schema_message(error) -> str:
     if error.validator == "type" and error.validator_value == "boolean" and isinstance(value, str):
         # snakemake --config reads True / False as booleans, any other spelling as a string
         return f"must be true or false, got the string {value!r} (on the command line: True or False)"
+    if error.validator == "enum" and isinstance(value, str):
+        return f"{error.message}{did_you_mean(value, error.validator_value)}"
     if error.validator == "maxLength" and isinstance(value, str):
         return f"{value[:30]!r}... is {len(value)} characters long; at most {error.validator_value}"
     if error.validator == "pattern" and isinstance(value, str) and value != value.strip():
@@ -220,7 +222,8 @@ class Experiment:
         label = budget_label(value) if kind == "budget" and not isinstance(value, str) else str(value)
         if label not in known:
             raise ConfigError(
-                f"{key_path(where, key)}: {value!r} is not a {kind} setting of experiment {self.name!r}; configured: {known}"
+                f"{key_path(where, key)}: {value!r} is not a {kind} setting of experiment {self.name!r}"
+                f"{did_you_mean(label, known)}; configured: {known}"
             )
         return label
 
@@ -231,8 +234,9 @@ class Experiment:
             if metric.startswith(prefix):
                 names = self.env_class().metrics if kind == "metrics" else self.per_round_metrics
                 if metric.removeprefix(prefix) not in names:
+                    hint = did_you_mean(metric, names, prefix)
                     raise ConfigError(
-                        f"{where}: experiment {self.name!r} has no {metric!r} (its {kind}: {list(names)})"
+                        f"{where}: experiment {self.name!r} has no {metric!r}{hint} (its {kind}: {list(names)})"
                     )
 
     @property
@@ -356,8 +360,8 @@ class ExperimentGrid:
             unknown = [m for m in metrics if m is not None and m not in env_cls.metrics]
             if unknown:
                 raise ConfigError(
-                    f"{key_path(where, key)}: {unknown[0]!r} is not logged by the environment; "
-                    f"choose from {list(env_cls.metrics)}"
+                    f"{key_path(where, key)}: {unknown[0]!r} is not logged by the environment"
+                    f"{did_you_mean(unknown[0], env_cls.metrics)}; choose from {list(env_cls.metrics)}"
                 )
         for key in ("algorithms", "delays"):
             _distinct_labels(list(spec[key]), key_path(where, key))
@@ -391,8 +395,8 @@ class ExperimentGrid:
             rwhere = key_path(where, "rows", i)
             if row["experiment"] not in self.experiments:
                 raise ConfigError(
-                    f"{key_path(rwhere, 'experiment')}: {row['experiment']!r} is not an experiment of "
-                    f"this config; configured: {sorted(self.experiments)}"
+                    f"{key_path(rwhere, 'experiment')}: {row['experiment']!r} is not an experiment of this config"
+                    f"{did_you_mean(row['experiment'], self.experiments)}; configured: {sorted(self.experiments)}"
                 )
             exp = self.experiments[row["experiment"]]
             rows.append(
@@ -411,7 +415,7 @@ class ExperimentGrid:
             if missing:
                 raise ConfigError(
                     f"{key_path(where, 'algorithms')}: {missing} not among the algorithms of experiment "
-                    f"{exp.name!r} ({exp.algorithms})"
+                    f"{exp.name!r}{did_you_mean(missing[0], exp.algorithms)} ({exp.algorithms})"
                 )
         metric = spec["metric"]
         for exp in experiments:
@@ -443,15 +447,15 @@ class ExperimentGrid:
             metric = plot.get("metric")
             if metric is not None and metric not in env_cls.metrics:
                 raise ConfigError(
-                    f"{key_path(pwhere, 'metric')}: {metric!r} is not logged by the environment; "
-                    f"choose from {list(env_cls.metrics)}"
+                    f"{key_path(pwhere, 'metric')}: {metric!r} is not logged by the environment"
+                    f"{did_you_mean(metric, env_cls.metrics)}; choose from {list(env_cls.metrics)}"
                 )
             for title, labels in plot["panels"].items():
                 unknown = [a for a in labels if a not in spec["algorithms"]]
                 if unknown:
                     raise ConfigError(
-                        f"{key_path(pwhere, 'panels', title)}: {unknown[0]!r} is not an algorithm "
-                        f"of this experiment; its algorithms are {list(spec['algorithms'])}"
+                        f"{key_path(pwhere, 'panels', title)}: {unknown[0]!r} is not an algorithm of this experiment"
+                        f"{did_you_mean(unknown[0], spec['algorithms'])}; its algorithms are {list(spec['algorithms'])}"
                     )
 
     def unpinned(self) -> dict[str, list[str]]:
@@ -483,8 +487,10 @@ class ExperimentGrid:
         known = set(registry.parameters(cls)) - reserved
         unknown = set(values) - known
         if unknown:
+            first = sorted(unknown)[0]
             raise ConfigError(
-                f"{pwhere}: unknown parameter(s) {sorted(unknown)} for {cls.registry_name!r}; known: {sorted(known)}"
+                f"{pwhere}: unknown parameter(s) {sorted(unknown)} for {cls.registry_name!r}"
+                f"{did_you_mean(first, known)}; known: {sorted(known)}"
             )
         missing = registry.required_parameters(cls) - set(values) - reserved
         if missing:
@@ -679,8 +685,8 @@ def check_plot(plot: Mapping[str, Any] | None, where: str, algorithms: list[str]
         for label in plot.get(key) or {}:
             if label not in algorithms:
                 raise ConfigError(
-                    f"{key_path(where, key, label)}: {label!r} is not an algorithm of {scope}; "
-                    f"its algorithms: {algorithms}"
+                    f"{key_path(where, key, label)}: {label!r} is not an algorithm of {scope}"
+                    f"{did_you_mean(label, algorithms)}; its algorithms: {algorithms}"
                 )
     if plot.get("colors"):
         from matplotlib.colors import is_color_like

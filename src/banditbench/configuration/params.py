@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Literal, Mapping
 
-from ..errors import ConfigError, key_path
+from ..errors import ConfigError, did_you_mean, key_path
 
 
 @dataclass(frozen=True)
@@ -242,6 +242,19 @@ def conforms(value: Any, hint: Any) -> bool:
     return True
 
 
+def string_choices(hint: Any) -> list[str]:
+    """The strings an annotation allows by name (its ``Literal`` values and :class:`OneOf` sets)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Literal:
+        return [a for a in args if isinstance(a, str)]
+    if origin is Annotated:
+        marks = [v for m in args[1:] if isinstance(m, OneOf) for v in m.values if isinstance(v, str)]
+        return marks + string_choices(args[0])
+    if origin in (typing.Union, types.UnionType):
+        return [c for a in args for c in string_choices(a)]
+    return []
+
+
 def data_file_mark(hint: Any) -> DataFile | None:
     """The :class:`DataFile` mark of an annotation that declares a data file path (``None`` where none)."""
     if typing.get_origin(hint) is Annotated:
@@ -369,7 +382,8 @@ def check(cls: type, params: Mapping[str, Any], where: str, *, data_root: str | 
         if not conforms(value, hint):
             number = number_in_string(value)
             as_string = f": {READ_AS_STRING}" if number is not None and conforms(number, hint) else ""
-            raise ConfigError(f"{key_path(where, name)}: must be {describe(hint)}, got {value!r}{as_string}")
+            hint_text = did_you_mean(value, string_choices(hint))
+            raise ConfigError(f"{key_path(where, name)}: must be {describe(hint)}, got {value!r}{hint_text}{as_string}")
         mark = data_file_mark(hint)
         if mark is not None and isinstance(value, str):
             default = parameters(cls).get(name)

@@ -41,7 +41,7 @@ import yaml
 
 from .. import registry
 from . import strict_yaml
-from ..errors import ConfigError, key_path
+from ..errors import ConfigError, did_you_mean, key_path
 
 KEYS = ("only_experiments", "only_algorithms", "override")
 #: the longest label (the schema's ``$defs.label.maxLength``): a label is one part of a file name
@@ -155,7 +155,8 @@ def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
         unknown = [e for e in keep if e not in experiments]
         if unknown:
             raise ConfigError(
-                f"only_experiments: {unknown[0]!r} is not an experiment of this config; configured: {list(experiments)}"
+                f"only_experiments: {unknown[0]!r} is not an experiment of this config"
+                f"{did_you_mean(unknown[0], experiments)}; configured: {list(experiments)}"
             )
         experiments = {name: spec for name, spec in experiments.items() if name in keep}
 
@@ -173,7 +174,8 @@ def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
         if not targets:
             raise ConfigError(
                 f"{key_path('override', i)}: {entry!r} names algorithm {alg!r}, which is not an "
-                f"algorithm of {'experiment ' + repr(exp) if exp else 'any experiment kept'}; "
+                f"algorithm of {'experiment ' + repr(exp) if exp else 'any experiment kept'}"
+                f"{did_you_mean(alg, (a for s in experiments.values() for a in s['algorithms']))}; "
                 f"algorithms: {sorted({a for s in experiments.values() for a in s['algorithms']})}"
             )
         for name in targets:
@@ -184,7 +186,8 @@ def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
             if param not in known:
                 raise ConfigError(
                     f"{key_path('override', i)}: {param!r} is not a parameter of policy {policy!r} "
-                    f"(algorithm {alg!r} of experiment {name!r}); its parameters: {sorted(known)}"
+                    f"(algorithm {alg!r} of experiment {name!r}){did_you_mean(param, known)}; "
+                    f"its parameters: {sorted(known)}"
                 )
             given = overrides.setdefault((name, alg), {})
             if param in given:
@@ -206,7 +209,7 @@ def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
         if unknown:
             raise ConfigError(
                 f"only_algorithms: {unknown[0]!r} is not an algorithm of "
-                f"{'the experiments kept' if keep is not None else 'any experiment'}; "
+                f"{'the experiments kept' if keep is not None else 'any experiment'}{did_you_mean(unknown[0], every)}; "
                 f"algorithms: {sorted(every)}"
             )
         for name in list(experiments):
