@@ -3,8 +3,9 @@
 Only includes the rule files and validates the configuration; all logic lives
 in src/banditbench.  `--configfile config/<family>.yaml` replaces the default
 grid instead of being merged into it.  The config files are re-read strictly
-(a duplicate key is an error, as is a YAML error, named by file and line) and the
-whole configuration is validated by banditbench.configuration.grid.load_grid (workflow/rules/common.smk)
+(a duplicate key is an error, as is a YAML error, named by file and line; 1e-3 is
+a number, as in YAML 1.2) and that reading is the config; the whole configuration is
+validated by banditbench.configuration.grid.load_grid (workflow/rules/common.smk)
 before any job.
 """
 
@@ -50,14 +51,23 @@ if Path(banditbench.__file__).resolve().parent != SRC / "banditbench" and finger
 
 
 from banditbench.configuration.grid import checked, load_config_file
+from snakemake.utils import update_config
 
-for _path in workflow.overwrite_configfiles:
-    checked(load_config_file, _path)
+_read = [checked(load_config_file, _path) for _path in workflow.overwrite_configfiles]
 
 if "experiments" not in config:
-    checked(load_config_file, "config.yaml")
+    _read.insert(0, checked(load_config_file, "config.yaml"))
 
     configfile: "config.yaml"
+
+
+# The config is the files as banditbench reads them (Snakemake's YAML 1.1 reads 1e-3 as a string; YAML 1.2, a
+# number), merged in Snakemake's order with the --config entries on top: what `banditbench validate` checks.
+_strict = {}
+for _part in [*_read, workflow.config_settings.config]:
+    update_config(_strict, _part)
+config.clear()
+config.update(_strict)
 
 
 # the image every job runs in under `--software-deployment-method conda apptainer` (config key

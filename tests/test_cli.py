@@ -206,3 +206,98 @@ def test_validate_names_the_run_and_refuses_another_configs_run_name_as_snakemak
     err = capsys.readouterr().err
     assert "run: 'default' belongs to config.yaml (recorded in results/default/run.json); copy.yaml" in err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+#: a small config that states a claim (for the claims command)
+CLAIMS_CONFIG = {
+    "experiments": {
+        "duel": {
+            "environment": {"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4}},
+            "horizon": 20,
+            "seeds": 2,
+            "algorithms": {"ldb": {"policy": "ldb_df"}, "random": {"policy": "random_pair"}},
+            "delays": {"none": {"kind": "none"}},
+        }
+    },
+    "claims": {
+        "ldb_wins": {"paper": "000", "where": "Sec. 5", "quote": "LDB-DF beats random duels", "experiment": "duel",
+                     "metric": "cumulative_regret", "a": "ldb", "b": "random", "relation": "less"},
+    },
+}  # fmt: skip
+
+
+def test_every_command_that_takes_a_path_refuses_a_missing_or_wrong_one_in_one_line(tmp_path, capsys, monkeypatch):
+    """claims, validate, provenance, checksum, run-one, list, check: a path that does not exist (or is a file where a
+    folder belongs) exits non-zero with one line naming it, before any work."""
+    import yaml
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(CLAIMS_CONFIG))
+    (tmp_path / "notes.txt").write_text("a file\n")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "folder").mkdir()
+    one_cell = ["--config", "c.yaml", "--experiment", "duel", "--algorithm", "ldb", "--delay", "none"]
+    cases = [
+        (["claims", "c.yaml", "--results", "nowhere"], "--results: nowhere: no such folder"),
+        (["claims", "c.yaml", "--results", "notes.txt"], "--results: notes.txt: a file, not a folder"),
+        (["claims", "c.yaml"], "results/c: no such folder: run 'c' of c.yaml has no results under results ("),
+        (["claims", "missing.yaml"], "missing.yaml: config file does not exist"),
+        (["claims", "folder"], "folder: a folder, not a config file"),
+        (["claims", "c.yaml", "--csv", "nowhere/c.csv"], "--csv: nowhere: no such folder (for nowhere/c.csv)"),
+        (["claims", "missing.yaml", "--until-decided", "--max-seeds", "4"], "missing.yaml: config file does not"),
+        (["validate", "missing.yaml"], "missing.yaml: config file does not exist"),
+        (["validate", "folder"], "folder: a folder, not a config file"),
+        (["provenance", "nowhere"], "nowhere: no such folder"),
+        (["provenance", "notes.txt"], "notes.txt: a file, not a folder"),
+        (["checksum", "nowhere.zip"], "nowhere.zip: no such file"),
+        (["run-one", "--config", "missing.yaml", "--experiment", "duel", "--algorithm", "ldb", "--delay", "none"],
+         "missing.yaml: config file does not exist"),
+        (["run-one", *one_cell, "--output", "notes.txt/r.npz"], "--output: notes.txt is a file, not a folder"),
+        (["run-one", *one_cell, "--output", "folder"], "--output: folder is a folder, not a file"),
+        (["list", "--plugins", "nowhere.py"], "--plugins[0]: no such file 'nowhere.py'"),
+        (["check", "ldb_df", "--plugins", "nowhere.py"], "--plugins[0]: no such file 'nowhere.py'"),
+    ]  # fmt: skip
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        out, err = capsys.readouterr()
+        assert err.startswith(f"banditbench: configuration error: {message}") and err.count("\n") == 1, (argv, err)
+    assert not (tmp_path / "results/runs").exists()  # nothing ran
+
+
+def _read_only_folder(tmp_path):
+    """A folder this process cannot write into (a read-only one; /sys where it runs as root), or a skip."""
+
+    def writable(folder):
+        try:
+            (folder / ".probe").touch()
+        except OSError:
+            return False
+        (folder / ".probe").unlink()
+        return True
+
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    if writable(folder):
+        folder = Path("/sys")
+        if not folder.is_dir() or writable(folder):
+            pytest.skip("no folder this process cannot write into")
+    return folder
+
+
+def test_a_file_a_command_cannot_write_is_one_line_naming_it(tmp_path, capsys, monkeypatch):
+    """An output that cannot be written for another reason than a full or read-only disk (no permission) is one
+    line naming the file, not a traceback."""
+    import yaml
+
+    monkeypatch.chdir(tmp_path)
+    read_only = _read_only_folder(tmp_path)
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(CLAIMS_CONFIG))
+    one_cell = ["--config", "c.yaml", "--experiment", "duel", "--algorithm", "ldb", "--delay", "none"]
+    assert main(["run-one", *one_cell, "--output", str(read_only / "r.npz")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"banditbench: configuration error: --output: cannot write {read_only / 'r.npz'}: Permission denied\n"
+    (tmp_path / "results/c").mkdir(parents=True)  # the run's folder, no tables yet: every claim "not run"
+    assert main(["claims", "c.yaml", "--csv", str(read_only / "c.csv")]) == 4
+    err = capsys.readouterr().err
+    assert err == f"banditbench: {read_only / 'c.csv'}: Permission denied\n"

@@ -6,6 +6,7 @@ import json
 import re
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -78,15 +79,20 @@ def top_two(scores):
 """
 
 
+#: top-level modules the tests import from their temporary folders (forgotten between tests)
+TEST_MODULES = ("mylab", "eps_duel", "my_duel")
+
+
 @pytest.fixture
 def fresh_registry():
     """The registry as a process starts: no plugins in use, entry points read anew, no ``mylab`` imported."""
 
     def reset():
         registry._entry_point_entries.cache_clear()
+        registry._plugin_entries.cache_clear()
         registry._tables.cache_clear()
         registry._active = ()
-        for name in [m for m in sys.modules if m == "mylab" or m.startswith("mylab.")]:
+        for name in [m for m in sys.modules if m.split(".")[0] in TEST_MODULES]:
             del sys.modules[name]
         importlib.invalidate_caches()
 
@@ -249,6 +255,105 @@ def test_an_installed_packages_entry_points_register_its_policies(tmp_path, fres
     assert any(p.name == "api.py" and p.parent.name == "banditbench" for p in sources)
 
 
+def _installed_module(home, module="eps_duel", registered="my_eps_duel", entry="my_eps_duel = eps_duel:EpsDuel"):
+    """A plugin file ``home/<module>.py`` that an installed distribution (its metadata in ``home``) also
+    declares as an entry point, as ``pip install -e`` of a folder holding it does."""
+    home.mkdir(parents=True, exist_ok=True)
+    path = _file_plugin(home, module, registered)
+    info = home / "my_bandits-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: my-bandits\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[banditbench.policies]\n{entry}\n")
+    return path
+
+
+def _modules_of(path):
+    """The distinct module objects imported from the file at ``path``."""
+    return {id(m): m for m in list(sys.modules.values()) if getattr(m, "__file__", None) == str(path)}
+
+
+def test_a_plugin_file_that_is_also_an_installed_entry_point_is_one_policy(tmp_path, fresh_registry, monkeypatch):
+    """The same class through an entry point and ``plugins:`` is loaded once and registered once, whichever
+    is imported first: not a clash with itself."""
+    home = tmp_path / "site"
+    path = _installed_module(home)
+    monkeypatch.syspath_prepend(str(home))
+    grid = load_grid(_config([str(path)], {"mine": {"policy": "my_eps_duel"}, "random": {"policy": "random_pair"}}))
+    entry = registry.policies()["my_eps_duel"]
+    assert entry.origin == "entry point banditbench.policies 'my_eps_duel' of my-bandits 0.1"
+    assert len(_modules_of(path)) == 1
+    assert entry.load() is registry._plugin_entries(str(path))[0].load()
+    assert run_cell(grid.cell("duel", "mine", "none", "none", 0))[0]["regret"].shape == (30,)
+    # as a fresh process that reads the entry point first and the plugin file second
+    for module in _modules_of(path).values():
+        for name in [name for name, m in sys.modules.items() if m is module]:
+            del sys.modules[name]
+    for cached in (registry._entry_point_entries, registry._plugin_entries, registry._tables):
+        cached.cache_clear()
+    registry.use_plugins([])
+    assert registry.policies()["my_eps_duel"].load().__module__ == "eps_duel"
+    registry.use_plugins([str(path)])
+    assert len(_modules_of(path)) == 1 and registry.policies()["my_eps_duel"].load().__module__ == "eps_duel"
+
+
+def test_the_same_plugin_twice_in_plugins_is_one_policy(tmp_path, fresh_registry, monkeypatch):
+    """A module name and the path of its file (or two spellings of one path) name one class."""
+    home = tmp_path / "site"
+    home.mkdir()
+    path = _file_plugin(home)
+    monkeypatch.syspath_prepend(str(home))
+    monkeypatch.chdir(tmp_path)
+    specs = ["eps_duel", str(path), "site/eps_duel.py", "./site/../site/eps_duel.py"]
+    load_grid(_config(specs, {"mine": {"policy": "my_eps_duel"}}))
+    assert registry.policies()["my_eps_duel"].origin == "plugin eps_duel"
+    assert len(_modules_of(path)) == 1
+
+
+def test_two_different_classes_under_one_name_still_clash(tmp_path, fresh_registry, monkeypatch):
+    home = tmp_path / "site"
+    _installed_module(home)
+    monkeypatch.syspath_prepend(str(home))
+    other = _file_plugin(tmp_path, "other_duel", "my_eps_duel")  # the same source, another file: another class
+    with pytest.raises(
+        ConfigError,
+        match=rf"^plugin {re.escape(str(other))}: policy 'my_eps_duel' \(EpsDuel\) would shadow policy "
+        r"'my_eps_duel' of entry point banditbench\.policies 'my_eps_duel' of my-bandits 0\.1; register it",
+    ):
+        load_grid(_config([str(other)], {"random": {"policy": "random_pair"}}))
+
+
+def test_new_algorithm_installed_as_an_entry_point_passes_its_test_and_validate(tmp_path, fresh_registry, capsys):
+    """``banditbench new-algorithm``, then the folder installed with an entry point for it: the written test and
+    ``banditbench validate`` of the written config both pass (they name the file in ``plugins:`` too)."""
+    import os
+    import subprocess
+
+    folder = tmp_path / "lab"
+    assert main(["new-algorithm", "my_duel", "--family", "dueling", "--dir", str(folder)]) == 0
+    info = folder / "my_bandits-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: my-bandits\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[banditbench.policies]\nmy_duel = my_duel:MyDuel\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(registry.PACKAGE_DIR.parent)])}
+    test = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(folder)],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        env=env,
+    )
+    assert test.returncode == 0 and "2 passed" in test.stdout, test.stdout[-3000:]
+    validate = subprocess.run(
+        [sys.executable, "-m", "banditbench", "validate", str(folder / "my_duel.yaml")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert validate.returncode == 0, validate.stderr[-2000:]
+    assert "my_duel.yaml: valid, 1 experiments" in validate.stdout
+
+
 def test_an_entry_point_that_does_not_load_is_one_line_naming_it(tmp_path, fresh_registry, monkeypatch):
     home = _installed_package(tmp_path / "site")
     (home / "mylab/duel.py").write_text("raise RuntimeError('broken on purpose')\n")
@@ -304,6 +409,116 @@ def test_new_algorithm_writes_a_skeleton_that_passes_its_own_test(tmp_path, fres
     assert "exists; not overwritten" in capsys.readouterr().err
     assert main(["new-algorithm", "linucb", "--family", family, "--dir", str(tmp_path / "other")]) == 2
     assert "'linucb' is already a registered policy" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("my-duel", r"'my-duel' is not a usable name: it holds '-' \(a name is lower-case .*, e\.g\. 'my_duel'\)"),
+        ("1duel", r"'1duel' is not a usable name: it starts with '1', not with a letter .*e\.g\. 'duel'"),
+        ("class", r"'class' is not a usable name: it is a Python keyword \(e\.g\. 'my_class'\)"),
+        ("MyDuel", r"'MyDuel' is not a usable name: it has upper-case letters .*e\.g\. 'myduel'"),
+        ("düel", r"'düel' is not a usable name: it holds 'ü' .*e\.g\. 'duel'"),
+        ("", r"'' is not a usable name: it is empty"),
+        ("a" * 101, r"'a{101}' is not a usable name: it is 101 characters long, more than 100"),
+        ("linucb", r"'linucb' is already a registered policy \(built-in\)"),
+        ("numpy", r"'numpy' is the name of the installed .* module 'numpy', which a file numpy\.py beside"),
+        ("os", r"'os' is the name of the standard library's module 'os'"),
+        ("conftest", r"'conftest' is not a usable name: pytest reads a file conftest\.py"),
+        ("runs", r"'runs' cannot name the example config runs\.yaml: run: 'runs' is reserved"),
+    ],
+    ids=[
+        "dash",
+        "digit",
+        "keyword",
+        "upper",
+        "unicode",
+        "empty",
+        "long",
+        "built-in",
+        "installed",
+        "stdlib",
+        "conftest",
+        "run",
+    ],
+)
+def test_new_algorithm_refuses_an_unusable_name_in_one_line(tmp_path, fresh_registry, capsys, name, message):
+    assert main(["new-algorithm", name, "--family", "dueling", "--dir", str(tmp_path / "lab")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and re.match(rf"banditbench: configuration error: new-algorithm: {message}", err), err
+    assert not (tmp_path / "lab").exists()
+
+
+def _read_only_folder(tmp_path):
+    """A folder this process cannot write into (a read-only one; /sys where it runs as root)."""
+
+    def writable(folder):
+        try:
+            (folder / ".probe").touch()
+        except OSError:
+            return False
+        (folder / ".probe").unlink()
+        return True
+
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    if writable(folder):
+        folder = Path("/sys")
+        if not folder.is_dir() or writable(folder):
+            pytest.skip("no folder this process cannot write into")
+    return folder
+
+
+def test_new_algorithm_refuses_an_unusable_folder_in_one_line(tmp_path, fresh_registry, capsys):
+    (tmp_path / "notes.txt").write_text("a file\n")
+    read_only = _read_only_folder(tmp_path)
+    cases = [
+        (tmp_path / "notes.txt", rf"--dir: {re.escape(str(tmp_path))}/notes\.txt is a file, not a folder"),
+        (
+            tmp_path / "notes.txt/lab",
+            rf"--dir: cannot create the folder {re.escape(str(tmp_path))}/notes\.txt/lab: "
+            rf"{re.escape(str(tmp_path))}/notes\.txt is a file, not a folder",
+        ),
+        (read_only, rf"--dir: cannot write {re.escape(str(read_only))}/my_duel\.py: Permission denied"),
+        (read_only / "lab", rf"--dir: cannot create the folder {re.escape(str(read_only))}/lab: "),
+        (tmp_path / "two\nlines", r"--dir: '.*two\\nlines' holds a control character"),
+    ]
+    for folder, message in cases:
+        assert main(["new-algorithm", "my_duel", "--family", "dueling", "--dir", str(folder)]) == 2, folder
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and re.match(rf"banditbench: configuration error: {message}", err), err
+    assert not list(read_only.glob("my_duel*")) and not list(read_only.glob("test_my_duel*"))
+
+
+def test_new_algorithms_output_passes_validate_and_its_tests_for_odd_names_and_folders(
+    tmp_path, fresh_registry, monkeypatch, capsys
+):
+    """Names that are words Python or the skeleton use, in a nested new folder whose path holds spaces and YAML's
+    and the shell's special characters: the written configs validate, the written tests pass."""
+    import subprocess
+
+    folder = tmp_path / 'odd folder, #1: [x] "q"' / "nested" / "lab"
+    monkeypatch.chdir(tmp_path)  # validate compares the grid with results/ in the working directory
+    families = {
+        "none": "dueling",
+        "annotated": "reward",
+        "policy": "lipschitz",
+        "match": "knapsack",
+        "range": "logistic",
+    }
+    for name, family in families.items():
+        assert main(["new-algorithm", name, "--family", family, "--dir", str(folder)]) == 0, capsys.readouterr().err
+    for name in families:
+        assert main(["validate", str(folder / f"{name}.yaml")]) == 0, capsys.readouterr().err
+        assert f"{name}.yaml: valid, 1 experiments" in capsys.readouterr().out
+    test = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "."],  # no [ ] in a path
+        capture_output=True,
+        text=True,
+        cwd=folder,
+    )
+    assert test.returncode == 0 and "10 passed" in test.stdout, (test.stdout + test.stderr)[-3000:]
 
 
 def test_a_skeletons_conformance_test_fails_when_its_policy_breaks(tmp_path, fresh_registry):

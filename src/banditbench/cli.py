@@ -94,6 +94,23 @@ def _count(low: int, what: str):
     return parse
 
 
+def _output_file(path: str, option: str, folder_must_exist: bool = False) -> str:
+    """A file to write, ``path``, checked before any work: the nearest folder on its way that exists must be a
+    folder (``folder_must_exist``: its own folder must exist)."""
+    from pathlib import Path
+
+    if Path(path).is_dir():
+        raise ConfigError(f"{option}: {path} is a folder, not a file")
+    parent = Path(path).parent
+    if folder_must_exist and not parent.is_dir():
+        what = "is a file, not a folder" if parent.exists() else "no such folder"
+        raise ConfigError(f"{option}: {parent}: {what} (for {path})")
+    above = next((p for p in [parent, *parent.parents] if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise ConfigError(f"{option}: {above} is a file, not a folder (for {path})")
+    return path
+
+
 def _cell_argument(text: str) -> dict:
     try:
         cell = json.loads(text)
@@ -129,13 +146,22 @@ def _run_one(args) -> int:
             config["horizon"] = args.horizon
         grid = load_grid(config)
         cell = grid.cell(args.experiment, args.algorithm, args.delay, args.budget, args.seed)
+    if args.output:
+        _output_file(args.output, "--output")
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     if batchable(cell):  # the seed-batched path, as a simulate job runs it (a block of one: same bytes)
         series, meta, timing = run_block(cell, [cell["seed"]])[0]
     else:
         series, meta, timing = run_cell(cell, progress=progress)
     if args.output:
-        save_result(args.output, series, meta, timing)
+        from .storage.logs import storage_problem
+
+        try:
+            save_result(args.output, series, meta, timing)
+        except OSError as err:
+            if storage_problem(err) is not None:
+                raise
+            raise ConfigError(f"--output: cannot write {args.output}: {err.strerror or err}") from None
     if not args.cell or not args.output:
         print(
             f"{cell['experiment']} / {cell['algorithm']} / delay {cell['delay_label']} / "
@@ -339,7 +365,7 @@ def _provenance(args) -> int:
 
     folder = Path(args.results)
     if not folder.is_dir():
-        raise ConfigError(f"{folder}: no such folder")
+        raise ConfigError(f"{folder}: {'a file, not a folder' if folder.exists() else 'no such folder'}")
     manifest = folder / "manifest.csv"
     if manifest.is_file():  # a run's folder, results/<run>: exactly its result files (paths from the project folder)
         import pandas as pd
@@ -408,30 +434,45 @@ def _claims(args) -> int:
     from .analysis.claims import brief, counts_line, evaluate, markdown, read_tables, until_decided
     from .configuration.grid import load_config_file, load_grid
 
+    if args.csv:
+        _output_file(args.csv, "--csv", folder_must_exist=True)
     if args.until_decided:
         if args.max_seeds is None:
             raise ConfigError("claims --until-decided needs --max-seeds")
-        results = until_decided(
-            args.config,
-            args.max_seeds,
-            args.step,
-            args.cores,
-            args.results,
-            only_experiments=args.only_experiments,
-            start_seeds=args.start_seeds,
-            only_algorithms=args.only_algorithms,
-        )
+        try:
+            results = until_decided(
+                args.config,
+                args.max_seeds,
+                args.step,
+                args.cores,
+                args.results,
+                only_experiments=args.only_experiments,
+                start_seeds=args.start_seeds,
+                only_algorithms=args.only_algorithms,
+            )
+        except RuntimeError as err:  # a look's Snakemake run failed: its output's tail, not a traceback
+            print(f"banditbench: {err}", file=sys.stderr)
+            return 1
     else:
         from .configuration.runs import run_name
 
         config = load_config_file(args.config)
-        folder = Path(args.results) / run_name(config, [args.config], {})  # the config's run: its tables
+        run = run_name(config, [args.config], {})
+        folder = Path(args.results) / run  # the config's run: its tables
         for key in ("only_experiments", "only_algorithms"):
             if getattr(args, key):
                 config[key] = getattr(args, key)
         grid = load_grid(config)
         if not grid.claims:
             raise ConfigError(f"{args.config}: the config states no claims (config key claims)")
+        if not Path(args.results).is_dir():
+            what = "a file, not a folder" if Path(args.results).exists() else "no such folder"
+            raise ConfigError(f"--results: {args.results}: {what}")
+        if not folder.is_dir():
+            raise ConfigError(
+                f"{folder}: no such folder: run {run!r} of {args.config} has no results under {args.results} "
+                f"(run `snakemake --configfile {args.config}` first, or give --results)"
+            )
         results = evaluate(grid.claims, read_tables(grid.claim_experiments(), folder), grid.claims_alpha)
     print((brief if args.brief else markdown)(results), end="")
     if args.csv:
@@ -441,6 +482,7 @@ def _claims(args) -> int:
 
 
 def _new_algorithm(args) -> int:
+    import shlex
     from pathlib import Path
 
     from .scaffold import write
@@ -448,7 +490,8 @@ def _new_algorithm(args) -> int:
     paths = write(args.name, args.family, Path(args.dir).expanduser())
     for path in paths:
         print(f"wrote {path}")
-    print(f"next: pytest {paths[1]}   (then: snakemake --cores 2 --configfile {paths[2]})")
+    test, config = (shlex.quote(str(p)) for p in paths[1:])
+    print(f"next: pytest {test}   (then: snakemake --cores 2 --configfile {config})")
     return 0
 
 
@@ -641,7 +684,10 @@ def main(argv: list[str] | None = None) -> int:
 
         message = storage_problem(exc)  # a full or read-only disk: one line, not a traceback
         if message is None:
-            raise
+            if exc.filename is None or args.command == "run-block":
+                raise  # a pipeline job's other failures: the traceback, in its log
+            # any other file a command cannot read or write: one line naming it
+            message = f"{exc.filename2 or exc.filename}: {exc.strerror or exc}"  # a rename: its target
         # to stderr (a simulate job's log) and to stdout, which Snakemake shows with the failed job
         print(f"banditbench: {message}", file=sys.stderr)
         if args.command == "run-block":

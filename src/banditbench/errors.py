@@ -75,6 +75,22 @@ class Diverged(ArithmeticError):
         return self.reason if self.round is None else f"diverged at round {self.round}: {self.reason}"
 
 
+def did_you_mean(name: object, choices: Iterable[object], prefix: str = "") -> str:
+    """`` (did you mean 'ldb_df'?)`` when one of ``choices`` is close to the misspelt ``name`` (letter case
+    aside), else ``''``: the text to put right after the unknown name in a message.  ``prefix``: the names are
+    ``prefix + choice`` (``cumulative_regret``), compared without it."""
+    import difflib
+
+    if not isinstance(name, str) or not name.startswith(prefix) or name == prefix:
+        return ""
+    folded: dict[str, str] = {}
+    for choice in choices:
+        if isinstance(choice, str) and prefix + choice != name:
+            folded.setdefault(choice.casefold(), choice)
+    close = difflib.get_close_matches(name.removeprefix(prefix).casefold(), list(folded), n=1, cutoff=0.6)
+    return f" (did you mean {prefix + folded[close[0]]!r}?)" if close else ""
+
+
 def key_path(*parts: str | int | Iterable[str | int] | None) -> str:
     """Join config path parts into ``a.b.c`` (``None`` and empty parts are skipped).
 

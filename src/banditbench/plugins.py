@@ -69,12 +69,37 @@ def file_module_name(path: Path) -> str:
     return f"{FILE_MODULE_PREFIX}{stem}_{digest}"
 
 
+def loaded_from(path: Path) -> ModuleType | None:
+    """The module already imported from the file at ``path`` (resolved), under whatever name, or None."""
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if file and os.path.basename(file) == path.name and Path(file).resolve() == path:
+            return module
+    return None
+
+
+def _import_module(spec: str) -> ModuleType:
+    """``importlib.import_module(spec)``, except that a module whose file is already imported (as a plugin
+    file, or under another name) is that module: one file is one module, its classes one set of classes."""
+    if spec not in sys.modules:
+        try:
+            found = importlib.util.find_spec(spec)
+        except (ImportError, ValueError):
+            found = None
+        same = loaded_from(Path(found.origin).resolve()) if found and found.has_location and found.origin else None
+        if same is not None:
+            sys.modules[spec] = same
+            return same
+    return importlib.import_module(spec)
+
+
 def import_spec(spec: str, where: str = "plugins") -> ModuleType:
     """Import a normalised plugin spec (:func:`normalise`), once per process (a file under
-    :func:`file_module_name`)."""
+    :func:`file_module_name`); a file already imported under a module name (an installed package's entry
+    point) is not imported again."""
     if not is_path(spec):
         try:
-            return importlib.import_module(spec)
+            return _import_module(spec)
         except ModuleNotFoundError as err:
             if err.name and spec.startswith(err.name):
                 raise ConfigError(
@@ -90,6 +115,10 @@ def import_spec(spec: str, where: str = "plugins") -> ModuleType:
     name = file_module_name(path)
     if name in sys.modules:
         return sys.modules[name]
+    same = loaded_from(path.resolve())
+    if same is not None:
+        sys.modules[name] = same
+        return same
     module_spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[name] = module  # before running it, as an import does (dataclasses need it)

@@ -17,7 +17,9 @@ the number of distinct modules and algorithms, not the number of jobs.
 Classes from outside the package (:mod:`banditbench.plugins`: the config's ``plugins:`` and installed
 entry points) join the same tables, imported rather than read; a plugin's source files (its module,
 the modules of its own top-level package it imports, and the package modules they import) are its
-jobs' inputs in the same way.  A plugin may not take a name that is already registered.
+jobs' inputs in the same way.  A plugin may not take a name that another class already has; the same
+class reached twice (an installed package's entry point and the config's ``plugins:``, or twice in
+``plugins:``) is registered once.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Any, Iterable, Mapping
 
 from . import plugins as plugin_modules
 from .api import Environment, Policy
-from .errors import ConfigError
+from .errors import ConfigError, did_you_mean
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 PACKAGE = PACKAGE_DIR.name
@@ -52,6 +54,10 @@ class Entry:
     origin: str = "built-in"
     #: the ``plugins:`` spec that provides it (cells carry it, so that a job process imports it too)
     plugin: str | None = None
+
+    def same_class(self, other: Entry) -> bool:
+        """Whether ``other`` is this class reached another way (the same class in the same source file)."""
+        return (self.kind, self.cls_name, self.path) == (other.kind, other.cls_name, other.path)
 
     def load(self) -> type:
         if self.plugin is not None:
@@ -233,6 +239,8 @@ def _tables(kind: str, active: tuple[str, ...]) -> dict[str, Entry]:
     for entry in extra:
         if entry.name in table:
             other = table[entry.name]
+            if entry.same_class(other):
+                continue  # one class reached twice (an entry point and plugins:, or twice in plugins:)
             taken = (
                 f"the built-in {kind} {entry.name!r} ({other.module})"
                 if other.origin == "built-in"
@@ -264,7 +272,11 @@ def get(kind: str, name: str, where: str | None = None) -> Entry:
     table = environments() if kind == "environment" else policies()
     if name not in table:
         where = where or f"{kind}.name"
-        raise ConfigError(f"{where}: unknown {kind} {name!r}; registered: {sorted(table)}")
+        hint = did_you_mean(name, table)
+        every = f"`banditbench list {'policies' if kind == 'policy' else 'environments'}` lists all {len(table)}"
+        raise ConfigError(
+            f"{where}: unknown {kind} {name!r}{hint}; {every if hint else f'registered: {sorted(table)}'}"
+        )
     return table[name]
 
 

@@ -15,8 +15,11 @@ Every skeleton passes the conformance checks (:mod:`banditbench.conformance`); i
 
 from __future__ import annotations
 
+import json
 import keyword
 import re
+import shlex
+import unicodedata
 from pathlib import Path
 
 from .errors import ConfigError
@@ -295,34 +298,130 @@ experiments:
 """
 
 
+#: names the skeleton's module itself uses: a class of one of these names would hide it
+_SKELETON_NAMES = frozenset({"Annotated", "Sequence", "Policy", "Problem", "Doc", "Positive", "UnitInterval", "Range"})
+#: the longest name: it labels the example config's experiment and algorithm (at most 100 characters each)
+NAME_MAX = 100
+
+
 def class_name(name: str) -> str:
-    return "".join(part.capitalize() for part in name.split("_") if part) or "Policy"
+    """The skeleton's class name: ``my_duel`` -> ``MyDuel`` (``MyDuelPolicy`` where that would be a keyword
+    such as ``None``, or hide a name the module uses)."""
+    cls = "".join(part.capitalize() for part in name.split("_") if part) or "Policy"
+    return f"{cls}Policy" if keyword.iskeyword(cls) or cls in _SKELETON_NAMES else cls
 
 
-def write(name: str, family: str, folder: Path) -> list[Path]:
-    """Write ``<name>.py``, ``test_<name>.py`` and ``<name>.yaml`` into ``folder``; refuse to overwrite."""
-    if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name):
-        raise ConfigError(
-            f"new-algorithm: {name!r} is not a usable name (lower case letters, digits and _, starting with a letter)"
-        )
-    if family not in FAMILIES:
-        raise ConfigError(f"--family: {family!r} is not one of {list(FAMILIES)}")
+#: what a usable name is
+_NAME_RULE = "a name is lower-case letters, digits and _, starting with a letter"
+
+
+def _name_problem(name: str) -> str | None:
+    """What makes ``name`` unusable as a plugin's registered name and module name, in words (None: nothing)."""
+    if not name:
+        return f"it is empty ({_NAME_RULE})"
+    if len(name) > NAME_MAX:
+        return f"it is {len(name)} characters long, more than {NAME_MAX} (it labels the example config's experiment)"
+    if keyword.iskeyword(name):
+        return f"it is a Python keyword (e.g. 'my_{name}')"
+    if name == "conftest":
+        return "pytest reads a file conftest.py as its own configuration"
+    bad = sorted({c for c in name if not (c.isascii() and (c.islower() or c.isdigit() or c == "_"))})
+    problem = (
+        "it has upper-case letters"
+        if any(c.isupper() for c in bad)
+        else f"it holds {', '.join(map(repr, bad))}"
+        if bad
+        else f"it starts with {name[0]!r}, not with a letter"
+        if not name[0].isalpha()
+        else None
+    )
+    if problem is None:
+        return None
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+    suggestion = re.sub(r"[^a-z0-9_]+", "_", ascii_name).lstrip("_0123456789")
+    usable = suggestion and not keyword.iskeyword(suggestion) and len(suggestion) <= NAME_MAX
+    return f"{problem} ({_NAME_RULE}{f', e.g. {suggestion!r}' if usable else ''})"
+
+
+def _shadowed_module(name: str) -> str | None:
+    """The module that a file ``<name>.py`` next to the skeleton's test would hide (None: none)."""
+    import importlib.util
+    import sys
+
+    if name in sys.stdlib_module_names:
+        return "the standard library's"
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    return None if spec is None else f"the installed ({spec.origin or 'namespace package'})"
+
+
+def _check_name(name: str) -> None:
+    problem = _name_problem(name)
+    if problem:
+        raise ConfigError(f"new-algorithm: {name!r} is not a usable name: {problem}")
     from . import registry
 
     if name in registry.policies():
         raise ConfigError(
             f"new-algorithm: {name!r} is already a registered policy ({registry.policies()[name].origin})"
         )
-    folder.mkdir(parents=True, exist_ok=True)
+    module = _shadowed_module(name)
+    if module:
+        raise ConfigError(
+            f"new-algorithm: {name!r} is the name of {module} module {name!r}, which a file {name}.py beside the "
+            f"skeleton's test would hide; choose another name"
+        )
+    from .configuration.runs import run_name
+
+    try:
+        run_name({}, [f"{name}.yaml"], {})  # the example config's run is named after its file
+    except ConfigError as err:
+        raise ConfigError(f"new-algorithm: {name!r} cannot name the example config {name}.yaml: {err}") from None
+
+
+def _folder(folder: Path) -> Path:
+    """``folder``, created with its parents; a path that cannot be one is one line naming it."""
+    if any(not c.isprintable() for c in str(folder)):
+        raise ConfigError(f"--dir: {str(folder)!r} holds a control character (a line break?); give a plain path")
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"--dir: {folder} is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        above = next((p for p in folder.parents if p.exists()), None)
+        why = f"{above} is a file, not a folder" if above is not None and not above.is_dir() else err.strerror
+        raise ConfigError(f"--dir: cannot create the folder {folder}: {why}") from None
+    return folder
+
+
+def _doc(text: object) -> str:
+    """``text`` as it may stand inside a docstring (its backslashes and double quotes escaped)."""
+    return str(text).replace("\\", "\\\\").replace('"', '\\"')
+
+
+def write(name: str, family: str, folder: Path) -> list[Path]:
+    """Write ``<name>.py``, ``test_<name>.py`` and ``<name>.yaml`` into ``folder``; refuse to overwrite.  A name or
+    folder that cannot be used is a :class:`ConfigError` of one line naming the problem."""
+    if family not in FAMILIES:
+        raise ConfigError(f"--family: {family!r} is not one of {list(FAMILIES)}")
+    _check_name(name)
     paths = {"module": folder / f"{name}.py", "test": folder / f"test_{name}.py", "config": folder / f"{name}.yaml"}
     existing = [str(p) for p in paths.values() if p.exists()]
     if existing:
         raise ConfigError(f"new-algorithm: {existing[0]} exists; not overwritten")
+    _folder(folder)
     environment, env_params, budget, baseline = FAMILIES[family]
     body, ridge = _BODIES[family]
     imports = ", ".join(["NULL"] * (family == "knapsack") + ["Policy", "Problem", "register"])
     module = _HEADER.format(
-        title=name, family=family, imports=imports, test=paths["test"], file=paths["module"], config=paths["config"]
+        title=name,
+        family=family,
+        imports=imports,
+        test=_doc(shlex.quote(str(paths["test"]))),
+        file=_doc(shlex.quote(str(paths["module"]))),
+        config=_doc(shlex.quote(str(paths["config"]))),
     )
     if family == "lipschitz":
         module = module.replace("import Doc, Positive, UnitInterval", "import Doc, Positive, Range")
@@ -332,18 +431,25 @@ def write(name: str, family: str, folder: Path) -> list[Path]:
         name=name,
         baseline=baseline,
         environment=environment,
-        config_path=paths["config"],
-        plugin_path=paths["module"].resolve(),
+        config_path=shlex.quote(str(paths["config"])),
+        plugin_path=json.dumps(str(paths["module"].resolve())),  # a JSON string is a YAML string
         env_params=f"\n      params:{params}" if params else "",
         budgets=f"\n    budgets: [{budget:g}]" if budget else "",
     )
     test = _TEST.format(
         name=name,
-        test=paths["test"],
+        test=_doc(shlex.quote(str(paths["test"]))),
         file=paths["module"].name,
         config=paths["config"].name,
         budget=budget_label(budget),
     )
-    for key, text in (("module", module), ("test", test), ("config", config)):
-        paths[key].write_text(text)
+    written = []
+    try:
+        for key, text in (("module", module), ("test", test), ("config", config)):
+            paths[key].write_text(text)
+            written.append(paths[key])
+    except OSError as err:
+        for path in written:  # nothing half-written is left behind
+            path.unlink(missing_ok=True)
+        raise ConfigError(f"--dir: cannot write {paths[key]}: {err.strerror or err}") from None
     return list(paths.values())

@@ -56,6 +56,36 @@ _SEED_BLOCK = re.compile(r"_(?:seeds?_\d+(?:_to_\d+)?|variants_\d+)$")
 _FAILED_COMMAND = re.compile(r"Command '.*' returned non-zero exit status (-?\d+)\.?", re.S)
 
 
+# Snakemake reads the --configfile files before the workflow (and its own checks) starts: a file it cannot open
+# is a traceback through its config-file loader, a file it cannot parse one of two messages naming no file
+_CONFIG_LOADER = re.compile(r"snakemake[/\\]common[/\\]configfile\.py")
+_OS_ERROR = re.compile(r"^(?P<kind>\w+): \[Errno \d+\] (?P<why>[^:]+): '(?P<path>.*)'$")
+_CONFIG_FILE_ERRORS = ("Config file is not valid JSON or YAML", "Config file must be given as JSON or YAML")
+_VALIDATE = "`banditbench validate <file>` says which file, and where"
+
+
+def config_file_problem(record: logging.LogRecord) -> Optional[str]:
+    """One line for Snakemake's error about a ``--configfile`` it cannot read (missing, a folder, not readable,
+    not text, not YAML): the file and what is wrong, where the error names the file; None for any other record."""
+    if record.levelno < logging.ERROR or getattr(record, "event", None) != LogEvent.ERROR:
+        return None
+    message = record.getMessage()
+    if "Traceback (most recent call last)" in message and _CONFIG_LOADER.search(message):
+        last = next(line.strip() for line in reversed(message.splitlines()) if line.strip())
+        found = _OS_ERROR.match(last)
+        if found is None:
+            return f"--configfile: a config file cannot be read ({last}); {_VALIDATE}"
+        what = {
+            "FileNotFoundError": "config file does not exist",
+            "IsADirectoryError": "a folder, not a config file",
+        }.get(found["kind"], f"cannot read the config file ({found['why']})")
+        return f"--configfile {found['path']}: {what}"
+    if getattr(record, "exception", None) == "WorkflowError" and any(e in message for e in _CONFIG_FILE_ERRORS):
+        text = " ".join(message.split()).removeprefix("WorkflowError: ")
+        return f"--configfile: {text} ({_VALIDATE})"
+    return None
+
+
 def duration(seconds: float) -> str:
     """h:mm:ss"""
     seconds = max(0, int(round(seconds)))
@@ -186,7 +216,11 @@ class ConsoleHandler(LogHandlerBase):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            if self._inner is not None:
+            problem = config_file_problem(record)  # before the workflow starts: one line, not a traceback
+            if problem is not None:
+                self.stream.write(problem + "\n")
+                self.flush()
+            elif self._inner is not None:
                 self._inner.handle(record)
             else:
                 self._emit(record)

@@ -92,7 +92,7 @@ def test_an_override_runs_a_variant_under_its_own_label_next_to_the_configured_a
         (
             {"override": "ldb_df.lamda=2"},
             "override.0: 'lamda' is not a parameter of policy 'ldb_df' (algorithm 'ldb_df' "
-            "of experiment 'duel'); its parameters:",
+            "of experiment 'duel') (did you mean 'lam'?); its parameters:",
         ),
         ({"override": "ldb_df.lam 2"}, "override.0: 'ldb_df.lam' is not ALGORITHM.PARAMETER=VALUE"),
         (

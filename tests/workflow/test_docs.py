@@ -366,8 +366,8 @@ def test_the_docs_show_commands_of_every_subcommand():
 
 def test_every_banditbench_command_the_docs_show_runs(tmp_path, monkeypatch, capsys):
     """Each command runs in a scratch project (the configs linked in) with the files it names:
-    a downloaded archive for `checksum`, result files for `provenance` (written by the documented
-    `run-one` / `run-block` commands themselves, run first), a real cell for `run-block`'s `'{...}'` (and two
+    a downloaded archive for `checksum`, the run's folder for `claims`, result files for `provenance` (written by
+    the documented `run-one` / `run-block` commands themselves, run first), a real cell for `run-block`'s `'{...}'` (and two
     NVLDB cells for its lockstep example's `'{...A...}'` and `'{...B...}'`)."""
     (tmp_path / "config").symlink_to(ROOT / "config")
     shutil.copy(ROOT / "config.yaml", tmp_path / "config.yaml")
@@ -403,6 +403,10 @@ def test_every_banditbench_command_the_docs_show_runs(tmp_path, monkeypatch, cap
         if argv[0] == "run-block":
             for out in argv[argv.index("--outputs") + 1 :]:
                 Path(out).parent.mkdir(parents=True, exist_ok=True)
+        if argv[0] == "claims":  # the config's run folder, with no tables yet (every claim not run)
+            from banditbench.configuration.runs import run_name
+
+            Path("results", run_name(load_config_file(argv[1]), [argv[1]], {})).mkdir(parents=True, exist_ok=True)
         code = main(argv)
         captured = capsys.readouterr()
         assert code == 0, f"banditbench {' '.join(argv)}: exit {code}\n{captured.err}"

@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..errors import ConfigError, key_path
+from ..errors import ConfigError, did_you_mean, key_path
 
 #: the error rate of each claim's interval when the config sets no ``claims_alpha``
 DEFAULT_ALPHA = 0.05
@@ -146,8 +146,8 @@ def _claim(cid: str, c: dict[str, Any], experiments: Mapping[str, Any], shortene
         raise ConfigError(f"{where}: a claim needs {missing} (or 'untestable' with the reason)")
     if c["experiment"] not in experiments:
         raise ConfigError(
-            f"{key_path(where, 'experiment')}: {c['experiment']!r} is not an experiment of this config; "
-            f"configured: {sorted(experiments)}"
+            f"{key_path(where, 'experiment')}: {c['experiment']!r} is not an experiment of this config"
+            f"{did_you_mean(c['experiment'], experiments)}; configured: {sorted(experiments)}"
         )
     exp = experiments[c["experiment"]]
     beyond = [c[k] for k in ("horizon", "b_horizon") if shortened and k in c and c[k] > exp.horizon]
@@ -165,8 +165,8 @@ def _claim(cid: str, c: dict[str, Any], experiments: Mapping[str, Any], shortene
     for key in ("a", "b"):
         if key in c and c[key] not in exp.algorithms:
             raise ConfigError(
-                f"{key_path(where, key)}: {c[key]!r} is not an algorithm of experiment {exp.name!r}; "
-                f"configured: {exp.algorithms}"
+                f"{key_path(where, key)}: {c[key]!r} is not an algorithm of experiment {exp.name!r}"
+                f"{did_you_mean(c[key], exp.algorithms)}; configured: {exp.algorithms}"
             )
     if "value" in c and any(k in c for k in ("b", "b_delay", "b_budget", "b_horizon")):
         raise ConfigError(f"{key_path(where, 'value')}: a constant B takes no b, b_delay, b_budget or b_horizon")

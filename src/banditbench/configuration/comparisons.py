@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from ..errors import ConfigError, key_path
+from ..errors import ConfigError, did_you_mean, key_path
 
 INTERVALS = ("t", "bootstrap")
 DEFAULT_RESAMPLES = 9999
@@ -57,9 +57,10 @@ def check_top(top: Any, experiments: Mapping[str, Mapping[str, Any]]) -> None:
     """The top-level ``paired``: a ``reference`` must name an algorithm of some experiment."""
     if isinstance(top, Mapping) and top.get("reference") is not None:
         if not any(top["reference"] in spec["algorithms"] for spec in experiments.values()):
+            every = sorted({a for s in experiments.values() for a in s["algorithms"]})
             raise ConfigError(
-                f"paired.reference: {top['reference']!r} is not an algorithm of any experiment; "
-                f"algorithms: {sorted({a for s in experiments.values() for a in s['algorithms']})}"
+                f"paired.reference: {top['reference']!r} is not an algorithm of any experiment"
+                f"{did_you_mean(top['reference'], every)}; algorithms: {every}"
             )
 
 
@@ -80,16 +81,16 @@ def resolve(
         for label in pair:
             if label not in algorithms:
                 raise ConfigError(
-                    f"{key_path(where, 'pairs', i)}: {label!r} is not an algorithm of this "
-                    f"experiment; its algorithms: {algorithms}"
+                    f"{key_path(where, 'pairs', i)}: {label!r} is not an algorithm of this experiment"
+                    f"{did_you_mean(label, algorithms)}; its algorithms: {algorithms}"
                 )
         if pair[0] == pair[1]:
             raise ConfigError(f"{key_path(where, 'pairs', i)}: a pair of {pair[0]!r} with itself")
     reference = own.get("reference")
     if reference is not None and reference not in algorithms:
         raise ConfigError(
-            f"{key_path(where, 'reference')}: {reference!r} is not an algorithm of this "
-            f"experiment; its algorithms: {algorithms}"
+            f"{key_path(where, 'reference')}: {reference!r} is not an algorithm of this experiment"
+            f"{did_you_mean(reference, algorithms)}; its algorithms: {algorithms}"
         )
     if len(algorithms) < 2 or ("pairs" in own and not pairs):
         return None
@@ -104,7 +105,8 @@ def resolve(
     metric = own.get("metric") or plot_metric
     if metric not in metrics:
         raise ConfigError(
-            f"{key_path(where, 'metric')}: {metric!r} is not logged by the environment; choose from {list(metrics)}"
+            f"{key_path(where, 'metric')}: {metric!r} is not logged by the environment{did_you_mean(metric, metrics)}; "
+            f"choose from {list(metrics)}"
         )
     better = own.get("better") or top.get("better") or better_of(metric)
     if better is None:

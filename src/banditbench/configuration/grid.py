@@ -36,11 +36,11 @@ from . import claims
 from . import comparisons as paired_checks
 from . import params as param_checks
 from .. import registry
-from . import devices, runs, slicing
+from . import devices, runs, slicing, strict_yaml
 from ..api import feedback_kinds
 from ..simulation.delays import delay_schema, make_delay
 from ..data.catalog import PIN_KEY, check_checksums
-from ..errors import ConfigError, component_path, key_path, rerooting
+from ..errors import ConfigError, component_path, did_you_mean, key_path, rerooting
 from ..storage.resultio import budget_label
 
 #: the JSON schema of a config, shipped inside the package (package data)
@@ -104,9 +104,19 @@ def _schema_message(error) -> str:
             return f"must be an integer, got {value!r}" + (f" (write {int(value)})" if value.is_integer() else "")
         if not math.isfinite(value):
             return f"must be a finite number{_schema_range(error.schema)}, got {value!r}"
+    wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+    if (
+        error.validator == "type"
+        and {"number", "integer"} & set(wanted)
+        and param_checks.number_in_string(value) is not None
+    ):
+        kind = "a number" if "number" in wanted else "an integer"
+        return f"must be {kind}{_schema_range(error.schema)}, got {value!r}: {param_checks.READ_AS_STRING}"
     if error.validator == "type" and error.validator_value == "boolean" and isinstance(value, str):
         # snakemake --config reads True / False as booleans, any other spelling as a string
         return f"must be true or false, got the string {value!r} (on the command line: True or False)"
+    if error.validator == "enum" and isinstance(value, str):
+        return f"{error.message}{did_you_mean(value, error.validator_value)}"
     if error.validator == "maxLength" and isinstance(value, str):
         return f"{value[:30]!r}... is {len(value)} characters long; at most {error.validator_value}"
     if error.validator == "pattern" and isinstance(value, str) and value != value.strip():
@@ -212,7 +222,8 @@ class Experiment:
         label = budget_label(value) if kind == "budget" and not isinstance(value, str) else str(value)
         if label not in known:
             raise ConfigError(
-                f"{key_path(where, key)}: {value!r} is not a {kind} setting of experiment {self.name!r}; configured: {known}"
+                f"{key_path(where, key)}: {value!r} is not a {kind} setting of experiment {self.name!r}"
+                f"{did_you_mean(label, known)}; configured: {known}"
             )
         return label
 
@@ -223,8 +234,9 @@ class Experiment:
             if metric.startswith(prefix):
                 names = self.env_class().metrics if kind == "metrics" else self.per_round_metrics
                 if metric.removeprefix(prefix) not in names:
+                    hint = did_you_mean(metric, names, prefix)
                     raise ConfigError(
-                        f"{where}: experiment {self.name!r} has no {metric!r} (its {kind}: {list(names)})"
+                        f"{where}: experiment {self.name!r} has no {metric!r}{hint} (its {kind}: {list(names)})"
                     )
 
     @property
@@ -349,8 +361,8 @@ class ExperimentGrid:
             unknown = [m for m in metrics if m is not None and m not in env_cls.metrics]
             if unknown:
                 raise ConfigError(
-                    f"{key_path(where, key)}: {unknown[0]!r} is not logged by the environment; "
-                    f"choose from {list(env_cls.metrics)}"
+                    f"{key_path(where, key)}: {unknown[0]!r} is not logged by the environment"
+                    f"{did_you_mean(unknown[0], env_cls.metrics)}; choose from {list(env_cls.metrics)}"
                 )
         for key in ("algorithms", "delays"):
             _distinct_labels(list(spec[key]), key_path(where, key))
@@ -384,8 +396,8 @@ class ExperimentGrid:
             rwhere = key_path(where, "rows", i)
             if row["experiment"] not in self.experiments:
                 raise ConfigError(
-                    f"{key_path(rwhere, 'experiment')}: {row['experiment']!r} is not an experiment of "
-                    f"this config; configured: {sorted(self.experiments)}"
+                    f"{key_path(rwhere, 'experiment')}: {row['experiment']!r} is not an experiment of this config"
+                    f"{did_you_mean(row['experiment'], self.experiments)}; configured: {sorted(self.experiments)}"
                 )
             exp = self.experiments[row["experiment"]]
             rows.append(
@@ -404,7 +416,7 @@ class ExperimentGrid:
             if missing:
                 raise ConfigError(
                     f"{key_path(where, 'algorithms')}: {missing} not among the algorithms of experiment "
-                    f"{exp.name!r} ({exp.algorithms})"
+                    f"{exp.name!r}{did_you_mean(missing[0], exp.algorithms)} ({exp.algorithms})"
                 )
         metric = spec["metric"]
         for exp in experiments:
@@ -436,15 +448,15 @@ class ExperimentGrid:
             metric = plot.get("metric")
             if metric is not None and metric not in env_cls.metrics:
                 raise ConfigError(
-                    f"{key_path(pwhere, 'metric')}: {metric!r} is not logged by the environment; "
-                    f"choose from {list(env_cls.metrics)}"
+                    f"{key_path(pwhere, 'metric')}: {metric!r} is not logged by the environment"
+                    f"{did_you_mean(metric, env_cls.metrics)}; choose from {list(env_cls.metrics)}"
                 )
             for title, labels in plot["panels"].items():
                 unknown = [a for a in labels if a not in spec["algorithms"]]
                 if unknown:
                     raise ConfigError(
-                        f"{key_path(pwhere, 'panels', title)}: {unknown[0]!r} is not an algorithm "
-                        f"of this experiment; its algorithms are {list(spec['algorithms'])}"
+                        f"{key_path(pwhere, 'panels', title)}: {unknown[0]!r} is not an algorithm of this experiment"
+                        f"{did_you_mean(unknown[0], spec['algorithms'])}; its algorithms are {list(spec['algorithms'])}"
                     )
 
     def unpinned(self) -> dict[str, list[str]]:
@@ -476,8 +488,10 @@ class ExperimentGrid:
         known = set(registry.parameters(cls)) - reserved
         unknown = set(values) - known
         if unknown:
+            first = sorted(unknown)[0]
             raise ConfigError(
-                f"{pwhere}: unknown parameter(s) {sorted(unknown)} for {cls.registry_name!r}; known: {sorted(known)}"
+                f"{pwhere}: unknown parameter(s) {sorted(unknown)} for {cls.registry_name!r}"
+                f"{did_you_mean(first, known)}; known: {sorted(known)}"
             )
         missing = registry.required_parameters(cls) - set(values) - reserved
         if missing:
@@ -689,8 +703,8 @@ def check_plot(plot: Mapping[str, Any] | None, where: str, algorithms: list[str]
         for label in plot.get(key) or {}:
             if label not in algorithms:
                 raise ConfigError(
-                    f"{key_path(where, key, label)}: {label!r} is not an algorithm of {scope}; "
-                    f"its algorithms: {algorithms}"
+                    f"{key_path(where, key, label)}: {label!r} is not an algorithm of {scope}"
+                    f"{did_you_mean(label, algorithms)}; its algorithms: {algorithms}"
                 )
     if plot.get("colors"):
         from matplotlib.colors import is_color_like
@@ -742,27 +756,6 @@ def _distinct_labels(labels: list[str], where: str) -> None:
             )
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """A YAML loader that refuses a key given twice in one mapping (PyYAML keeps the last silently)."""
-
-
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    loader.flatten_mapping(node)
-    seen: dict[Any, yaml.Node] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        if key in seen:
-            first = seen[key].start_mark
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r} (first given on line {first.line + 1})", key_node.start_mark
-            )
-        seen[key] = key_node
-    return loader.construct_mapping(node, deep=deep)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 def block_label(seeds: tuple[int, ...]) -> str:
     """File-name label of a block of seeds: ``seed_3``, ``seeds_0-19`` (contiguous) or ``seeds_0_3_7``."""
     if len(seeds) == 1:
@@ -773,12 +766,17 @@ def block_label(seeds: tuple[int, ...]) -> str:
 
 
 def load_config_file(path: str | Path) -> dict[str, Any]:
-    """A config file's mapping; a YAML error names the file and line, a duplicate key is an error."""
+    """A config file's mapping; a YAML error names the file and line, a duplicate key is an error, and
+    ``1e-3`` is a number (YAML 1.2: :mod:`banditbench.configuration.strict_yaml`)."""
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"{path}: a folder, not a config file")
     if not path.is_file():
         raise ConfigError(f"{path}: config file does not exist")
     try:
-        data = yaml.load(path.read_text(), Loader=_StrictLoader)
+        data = strict_yaml.load(path.read_text())
+    except OSError as err:  # unreadable: no permission, an I/O error
+        raise ConfigError(f"{path}: cannot read the config file ({err.strerror or err})") from None
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)

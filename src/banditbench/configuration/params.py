@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import types
 import typing
 from collections.abc import Mapping as MappingABC
@@ -35,7 +36,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Literal, Mapping
 
-from ..errors import ConfigError, key_path
+from ..errors import ConfigError, did_you_mean, key_path
 
 
 @dataclass(frozen=True)
@@ -241,6 +242,19 @@ def conforms(value: Any, hint: Any) -> bool:
     return True
 
 
+def string_choices(hint: Any) -> list[str]:
+    """The strings an annotation allows by name (its ``Literal`` values and :class:`OneOf` sets)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Literal:
+        return [a for a in args if isinstance(a, str)]
+    if origin is Annotated:
+        marks = [v for m in args[1:] if isinstance(m, OneOf) for v in m.values if isinstance(v, str)]
+        return marks + string_choices(args[0])
+    if origin in (typing.Union, types.UnionType):
+        return [c for a in args for c in string_choices(a)]
+    return []
+
+
 def data_file_mark(hint: Any) -> DataFile | None:
     """The :class:`DataFile` mark of an annotation that declares a data file path (``None`` where none)."""
     if typing.get_origin(hint) is Annotated:
@@ -337,6 +351,25 @@ def data_file_advice(path: str, builds: bool, mark: DataFile, default: str | Non
     return f"point it at {mark.kind}, e.g. the default {default!r}"
 
 
+_NUMBER = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+
+def number_in_string(value: Any) -> int | float | None:
+    """The number a string spells (``'1e-3'``, ``' 2 '``), or None: a number that was read as a string
+    (quoted in the config, or a nested ``--config`` value) and is refused as one."""
+    if not isinstance(value, str) or not _NUMBER.fullmatch(value.strip()):
+        return None
+    text = value.strip()
+    return int(text) if text.lstrip("+-").isdigit() else float(text)
+
+
+#: what a message adds after a number that was read as a string
+READ_AS_STRING = (
+    "it was read as a string, not a number (written in quotes, or read as YAML 1.1, where 1e-3 is a string and "
+    "1.0e-3 a number)"
+)
+
+
 def check(cls: type, params: Mapping[str, Any], where: str, *, data_root: str | None = None, buildable=None) -> None:
     """Check the values of ``params`` (the given ones; defaults are the class's own) against their
     declared annotations, data-file paths included; ``where`` is the key path of ``params``
@@ -347,7 +380,10 @@ def check(cls: type, params: Mapping[str, Any], where: str, *, data_root: str | 
     for name, value in params.items():
         hint = declared.get(name, Any)
         if not conforms(value, hint):
-            raise ConfigError(f"{key_path(where, name)}: must be {describe(hint)}, got {value!r}")
+            number = number_in_string(value)
+            as_string = f": {READ_AS_STRING}" if number is not None and conforms(number, hint) else ""
+            hint_text = did_you_mean(value, string_choices(hint))
+            raise ConfigError(f"{key_path(where, name)}: must be {describe(hint)}, got {value!r}{hint_text}{as_string}")
         mark = data_file_mark(hint)
         if mark is not None and isinstance(value, str):
             default = parameters(cls).get(name)

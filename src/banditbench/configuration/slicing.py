@@ -8,7 +8,7 @@ values; a nested value arrives as a string)::
     override=ldb_df.lam=2                                      # run ldb_df with lam = 2 as well
 
 Each takes a comma-separated string or a list.  ``override`` entries read
-``[EXPERIMENT/]ALGORITHM.PARAMETER=VALUE[,VALUE...]`` (each VALUE in YAML: ``2``, ``0.5``, ``true``,
+``[EXPERIMENT/]ALGORITHM.PARAMETER=VALUE[,VALUE...]`` (each VALUE in YAML: ``2``, ``0.5``, ``1e-3``, ``true``,
 ``reset``, ``[1,2]``; a comma inside brackets belongs to the value; several entries separated by spaces
 or given as a list).  An override runs the algorithm with the parameter changed as a *variant* under
 its own label, ``ALGORITHM.PARAMETER-VALUE`` (e.g. ``ldb_df.lam-2``), placed right after the configured
@@ -40,7 +40,8 @@ from typing import Any, Mapping
 import yaml
 
 from .. import registry
-from ..errors import ConfigError, key_path
+from . import strict_yaml
+from ..errors import ConfigError, did_you_mean, key_path
 
 KEYS = ("only_experiments", "only_algorithms", "override")
 #: the longest label (the schema's ``$defs.label.maxLength``): a label is one part of a file name
@@ -109,7 +110,7 @@ def parse_override(entry: str, where: str) -> tuple[str | None, str, str, list[A
     values = []
     for piece, _ in _split_top(text, ","):
         try:
-            values.append(yaml.safe_load(piece))
+            values.append(strict_yaml.load(piece))  # 1e-3 a number, as in a config file
         except yaml.YAMLError as err:
             raise ConfigError(f"{where}: the value {piece!r} of {entry!r} is not YAML ({err})") from None
     repeated = [v for k, v in enumerate(values) if v in values[:k]]
@@ -154,7 +155,8 @@ def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
         unknown = [e for e in keep if e not in experiments]
         if unknown:
             raise ConfigError(
-                f"only_experiments: {unknown[0]!r} is not an experiment of this config; configured: {list(experiments)}"
+                f"only_experiments: {unknown[0]!r} is not an experiment of this config"
+                f"{did_you_mean(unknown[0], experiments)}; configured: {list(experiments)}"
             )
         experiments = {name: spec for name, spec in experiments.items() if name in keep}
 
@@ -172,7 +174,8 @@ def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
         if not targets:
             raise ConfigError(
                 f"{key_path('override', i)}: {entry!r} names algorithm {alg!r}, which is not an "
-                f"algorithm of {'experiment ' + repr(exp) if exp else 'any experiment kept'}; "
+                f"algorithm of {'experiment ' + repr(exp) if exp else 'any experiment kept'}"
+                f"{did_you_mean(alg, (a for s in experiments.values() for a in s['algorithms']))}; "
                 f"algorithms: {sorted({a for s in experiments.values() for a in s['algorithms']})}"
             )
         for name in targets:
@@ -183,7 +186,8 @@ def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
             if param not in known:
                 raise ConfigError(
                     f"{key_path('override', i)}: {param!r} is not a parameter of policy {policy!r} "
-                    f"(algorithm {alg!r} of experiment {name!r}); its parameters: {sorted(known)}"
+                    f"(algorithm {alg!r} of experiment {name!r}){did_you_mean(param, known)}; "
+                    f"its parameters: {sorted(known)}"
                 )
             given = overrides.setdefault((name, alg), {})
             if param in given:
@@ -205,7 +209,7 @@ def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
         if unknown:
             raise ConfigError(
                 f"only_algorithms: {unknown[0]!r} is not an algorithm of "
-                f"{'the experiments kept' if keep is not None else 'any experiment'}; "
+                f"{'the experiments kept' if keep is not None else 'any experiment'}{did_you_mean(unknown[0], every)}; "
                 f"algorithms: {sorted(every)}"
             )
         for name in list(experiments):

@@ -51,7 +51,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..errors import ConfigError, key_path
+from ..errors import ConfigError, did_you_mean, key_path
 from ._prompt_files import ANNOTATIONS, PROMPT_POOLS, PROMPT_RESULTS, TASK_DATA
 
 _HASH = re.compile(r"^(sha256:[0-9a-f]{64}|md5:[0-9a-f]{32})$")
@@ -415,7 +415,9 @@ ENCODERS: dict[str, Encoder] = {
 
 def get_dataset(name: str, where: str = "dataset") -> Dataset:
     if name not in DATASETS:
-        raise ConfigError(f"{where}: unknown dataset {name!r}; registered: {sorted(DATASETS)}")
+        raise ConfigError(
+            f"{where}: unknown dataset {name!r}{did_you_mean(name, DATASETS)}; registered: {sorted(DATASETS)}"
+        )
     return DATASETS[name]
 
 

@@ -26,7 +26,7 @@ import typing
 from typing import Annotated, Any, Mapping
 
 from ..configuration.params import NonNegative, NonNegativeInt, Range, conforms, describe
-from ..errors import ConfigError, key_path
+from ..errors import ConfigError, did_you_mean, key_path
 from ._prompt_files import PROMPT_POOLS
 from .catalog import ENCODERS, POOL_VARIANTS, SCORED_TASKS, annotation_file, get_dataset, pool_file, score_files
 
@@ -120,7 +120,9 @@ def _check_value(name: str, value: Any, allowed: Any, where: str) -> Any:
     hint = option_hint(allowed)
     if hint is None:
         if value not in allowed:
-            raise ConfigError(f"{key_path(where, name)}: {value!r} is not one of {list(allowed)}")
+            raise ConfigError(
+                f"{key_path(where, name)}: {value!r} is not one of {list(allowed)}{did_you_mean(value, allowed)}"
+            )
         return value
     if not conforms(value, hint):
         raise ConfigError(f"{key_path(where, name)}: need {describe(hint)}, got {value!r}")
@@ -179,7 +181,10 @@ def parse_key(spec: Mapping[str, tuple[Any, Any]], key: str, where: str) -> dict
 # ``environment.params``), so their errors name the config key.
 def preprocess_options(dataset: str, options: Mapping[str, Any] | None = None, where: str = "") -> dict[str, Any]:
     if dataset not in PREPROCESS_OPTIONS:
-        raise ConfigError(f"{key_path(where, 'dataset')}: {dataset!r} is not one of {list(CLASSIFICATION_DATASETS)}")
+        raise ConfigError(
+            f"{key_path(where, 'dataset')}: {dataset!r} is not one of {list(CLASSIFICATION_DATASETS)}"
+            f"{did_you_mean(dataset, CLASSIFICATION_DATASETS)}"
+        )
     return resolve(PREPROCESS_OPTIONS[dataset], options, key_path(where, "preprocessing"))
 
 
@@ -268,7 +273,10 @@ def replay_dataset(options: Mapping[str, Any] | None = None, where: str = "prepr
     """The registered dataset that the replay options' ``source`` (``sample``, default, or ``full``) reads."""
     source = (options or {}).get("source", "sample")
     if not isinstance(source, str) or source not in REPLAY_SOURCES:
-        raise ConfigError(f"{key_path(where, 'source')}: {source!r} is not one of {list(REPLAY_SOURCES)}")
+        raise ConfigError(
+            f"{key_path(where, 'source')}: {source!r} is not one of {list(REPLAY_SOURCES)}"
+            f"{did_you_mean(source, REPLAY_SOURCES)}"
+        )
     return REPLAY_SOURCES[source]
 
 

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from ..errors import ConfigError, key_path
+from ..errors import ConfigError, did_you_mean, key_path
 
 
 def parameter(description: str, schema: dict[str, Any], default: Any = MISSING):
@@ -270,13 +270,17 @@ def make_delay(spec: Mapping[str, Any], where: str = "delay") -> DelayModel:
     spec = dict(spec)
     kind = spec.pop("kind", None)
     if kind not in DELAY_KINDS:
-        raise ConfigError(f"{key_path(where, 'kind')}: unknown delay kind {kind!r}; known kinds: {sorted(DELAY_KINDS)}")
+        raise ConfigError(
+            f"{key_path(where, 'kind')}: unknown delay kind {kind!r}{did_you_mean(kind, DELAY_KINDS)}; "
+            f"known kinds: {sorted(DELAY_KINDS)}"
+        )
     cls = DELAY_KINDS[kind]
     params = cls.parameters()
     unknown = set(spec) - set(params)
     if unknown:
         raise ConfigError(
-            f"{where}: unknown key(s) {sorted(unknown)} for delay kind {kind!r}; allowed: {sorted({'kind', *params})}"
+            f"{where}: unknown key(s) {sorted(unknown)}{did_you_mean(min(unknown), params)} for delay kind {kind!r}; "
+            f"allowed: {sorted({'kind', *params})}"
         )
     for name, value in spec.items():
         if not _conforms(value, params[name].schema):
