@@ -3,6 +3,7 @@ import re
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
