@@ -265,7 +265,6 @@ def _run_block(args) -> int:
         return 0
 
     def save(output, made_from, series, meta, timing):
-        describe_cell(Path(output).parent, meta["cell"])  # the cell folder's readable index, cell.json
         # the block names the job's benchmark file (banditbench.analysis.timing); a job of several cells
         # (lockstep_variants) has one, next to its first cell's results
         timing = {**timing, "block": args.seeds}
@@ -277,6 +276,7 @@ def _run_block(args) -> int:
             if err.filename is None:
                 raise OSError(err.errno, err.strerror, output) from err
             raise
+        describe_cell(Path(output).parent, meta["cell"])  # the cell folder's readable index, cell.json
 
     if batchable(cells[0]):  # a neural cell: the block's seeds (of every cell) in lockstep
         members = [{**cell, "seed": seed} for cell in cells for seed in args.seeds]
@@ -296,6 +296,11 @@ def _migrate_results(args) -> int:
 
     from .storage.migrate import migrate
 
+    if args.results is None:  # the project's own: none there yet is nothing to move
+        args.results = "results/runs"
+        if not Path(args.results).exists():
+            print("moved 0 result file(s): results/runs does not exist (no results in this folder yet)")
+            return 0
     if not Path(args.results).is_dir():
         raise ConfigError(f"{args.results}: no such folder (the per-seed results are in results/runs)")
     done = migrate(args.results, dry_run=args.dry_run)
@@ -583,7 +588,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="move per-seed results of the older layout (<budget>/<seed>.npz) into their cell folders "
         "(<budget>/<cell>/<seed>.npz), without recomputing them",
     )
-    mig.add_argument("results", nargs="?", default="results/runs", help="the per-seed results (default: results/runs)")
+    mig.add_argument("results", nargs="?", help="the per-seed results (default: results/runs)")
     mig.add_argument("-n", "--dry-run", action="store_true", help="say what would move, move nothing")
     mig.set_defaults(func=_migrate_results)
 
