@@ -294,7 +294,7 @@ def _run_block(args) -> int:
 def _migrate_results(args) -> int:
     from pathlib import Path
 
-    from .storage.migrate import migrate
+    from .configuration.migrate import migrate
 
     if args.results is None:  # the project's own: none there yet is nothing to move
         args.results = "results/runs"

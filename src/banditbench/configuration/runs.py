@@ -9,7 +9,7 @@ So two configs, slices or horizons that differ in any setting never share a file
 ``horizon=200`` writes beside a paper run's results, never over them), and two that agree share every file
 (nothing is recomputed).  The seed-block job that writes them has the same folder in its output, log and
 benchmark paths.  Results of the older layout (no ``<cell>`` folder) are moved into place, not recomputed, by
-``banditbench migrate-results`` (:mod:`banditbench.storage.migrate`).
+``banditbench migrate-results`` (:mod:`banditbench.configuration.migrate`).
 
 **Run namespaces**: every table, paired comparison, plot, curve, timing summary, claims table, summary table and
 the run information of one run go under ``results/<run>/`` (``tables/``, ``paired/``, ``plots/``, ``curves/``,

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ConfigError, CorruptFileError
-from .resultio import IDENTITY, load_result
+from ..storage.resultio import IDENTITY, load_result, load_run, save_result
+from .grid import block_label
+from .runs import cell_dir, describe_cell
 
 
 @dataclass
@@ -45,9 +47,6 @@ def older_results(root: Path) -> list[Path]:
 
 
 def _plan(root: Path, done: Migration) -> list[_Move]:
-    from ..configuration.grid import block_label
-    from ..configuration.runs import cell_dir
-
     moves = []
     for path in older_results(root):
         parts = path.relative_to(root).with_suffix("").parts
@@ -67,9 +66,6 @@ def _plan(root: Path, done: Migration) -> list[_Move]:
 
 def migrate(root: str | os.PathLike = "results/runs", dry_run: bool = False) -> Migration:
     """Move every result of the older layout under ``root`` (the per-seed results folder) into its cell folder."""
-    from ..configuration.runs import describe_cell
-    from .resultio import load_run, save_result
-
     root, done = Path(root), Migration()
     moves = _plan(root, done)
     # a benchmark file goes to the cell folders of the results beside it; a result of a lockstep job that lay
