@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import logging
 import os
 import signal
 import socket
@@ -26,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from banditbench import cli
+from banditbench.analysis.timing import job_table, write_timing
 from banditbench.data import quarantine, verify
 from banditbench.data.catalog import DATASETS
 from banditbench.data.fetch import DataFetchError, fetch
@@ -652,3 +654,27 @@ def test_a_file_where_a_folder_of_results_belongs_is_named_in_one_line(tmp_path,
     (tmp_path / "results" / "runs" / "duel").write_text("x")
     with pytest.raises(ConfigError, match=r"^results/runs/duel is a file where the pipeline keeps a folder of results"):
         quarantine_corrupt([], results=["results/runs/duel/ldb/none/none/0.npz"])
+
+
+# --- 7. a job whose benchmark file was never written (issue 45) ---------------------------------------------
+
+
+@pytest.mark.parametrize("benchmark", ["missing", "empty"])
+def test_a_result_whose_benchmark_file_was_not_written_is_timed_blank_not_an_error(results, benchmark, caplog):
+    """Before: the timing rule failed ("... delete those result files and re-run Snakemake"; pandas'
+    EmptyDataError for an empty file) until files were deleted by hand."""
+    bench = results[1].with_name("seed_1.benchmark.tsv")
+    results[0].with_name("seed_0.benchmark.tsv").write_text("s\th:m:s\tmax_rss\tcpu_time\n2.5\t0:00:02\t50.5\t2.0\n")
+    if benchmark == "empty":
+        bench.write_text("")
+    for path in results:  # a job's seeds and block, as run-block records them
+        data, meta, timing = load_result(path)
+        save_result(path, data, meta, {**timing, "block": [int(path.stem)]})
+    with caplog.at_level(logging.WARNING):
+        jobs = job_table(results).set_index("job")
+    assert jobs.loc["seed_0", "wall_s"] == 2.5
+    assert jobs.loc["seed_1"][["wall_s", "overhead_s", "max_rss_mb", "cpu_s"]].isna().all()
+    assert jobs.loc["seed_1", "simulation_s"] > 0
+    assert f"{bench}: benchmark file of the simulate job that wrote 1 result file(s)" in caplog.text
+    write_timing(results, "exp", Path("t.csv"), Path("t.html"))
+    assert "1 of 2 jobs have no measurement (NaN)" in Path("t.html").read_text()
