@@ -81,9 +81,11 @@ include: "workflow/rules/report.smk"
 
 
 # finished simulations about to re-run are kept, for their jobs to put back if their data bytes are unchanged
-# (workflow/rules/simulate.smk)
+# (workflow/rules/simulate.smk); SIGTERM lets the running jobs finish, then stops the run, without the hang
+# that Snakemake's own handler can cause (banditbench.storage.runlock.graceful_sigterm)
 onstart:
     keep_finished_simulations()
+    runlock.graceful_sigterm(workflow.scheduler)
 
 
 # the scheduler's re-evaluation timers end with the run (workflow/rules/common.smk)

@@ -20,9 +20,11 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -678,3 +680,26 @@ def test_a_result_whose_benchmark_file_was_not_written_is_timed_blank_not_an_err
     assert f"{bench}: benchmark file of the simulate job that wrote 1 result file(s)" in caplog.text
     write_timing(results, "exp", Path("t.csv"), Path("t.html"))
     assert "1 of 2 jobs have no measurement (NaN)" in Path("t.html").read_text()
+
+
+# --- 8. a SIGTERM as Snakemake chooses jobs (issue 45) ------------------------------------------------------
+
+
+def test_a_sigterm_while_snakemake_chooses_jobs_stops_the_run_instead_of_hanging_it():
+    """Before: Snakemake's handler took the scheduler's lock, which the main thread holds while it chooses
+    jobs: a SIGTERM at the end of a job hung the run for ever (found by the end-to-end SIGTERM test, 9b)."""
+    scheduler = SimpleNamespace(_user_kill=None, _open_jobs=threading.Semaphore(0), _lock=threading.Lock())
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        assert runlock.graceful_sigterm(scheduler)
+        with scheduler._lock:  # choosing jobs
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(100):  # the handler runs between two bytecodes of this thread
+                if scheduler._user_kill:
+                    break
+                time.sleep(0.01)
+            assert scheduler._user_kill == "graceful"
+        assert scheduler._open_jobs.acquire(timeout=10)  # the scheduler is woken to stop
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert not runlock.graceful_sigterm(object())  # not a scheduler it knows: Snakemake's own handler stays

@@ -20,6 +20,9 @@ Otherwise the lock stays.  A lock whose run was recorded on another machine (a s
 cannot be checked from here, nor can a lock with no recorded run (taken by a Snakemake that did not
 run this workflow's code): one line says so and what to run once sure.  Without ``/proc`` (not Linux)
 nothing is removed.
+
+A run asked to stop with SIGTERM lets its running jobs finish and stops (:func:`graceful_sigterm`, in place
+of Snakemake's own handler, which could hang the run for ever).
 """
 
 from __future__ import annotations
@@ -28,9 +31,12 @@ import atexit
 import json
 import os
 import shutil
+import signal
 import socket
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 #: Snakemake's lock files (the file-system persistence, its default)
 LOCKS = Path(".snakemake/locks")
@@ -210,3 +216,25 @@ def release_stale(directory: str | os.PathLike = ".") -> str | None:
         f"{LOCKS}: removed the lock left by the snakemake run started at {_when(record)} (pid {record['pid']}), "
         f"which no longer runs (killed?); this run resumes it"
     )
+
+
+def graceful_sigterm(scheduler: Any) -> bool:
+    """On SIGTERM, let the running jobs finish, then stop, as Snakemake's own handler means to; whether it was
+    installed (in the main thread, on a Snakemake scheduler of the kind this knows).
+
+    Snakemake 9's handler (``JobScheduler.exit_gracefully``) takes the scheduler's lock, which the main
+    thread holds while it chooses jobs: a SIGTERM then, at the end of a job, hangs the run for ever.  This
+    one sets the same flag without the lock (an attribute's assignment is atomic) and wakes the scheduler
+    from another thread, which waits for the lock of its queue instead of the signal handler."""
+    if not (hasattr(scheduler, "_user_kill") and hasattr(scheduler, "_open_jobs")):
+        return False
+
+    def stop(signum, frame) -> None:
+        scheduler._user_kill = "graceful"
+        threading.Thread(target=scheduler._open_jobs.release, name="banditbench-sigterm", daemon=True).start()
+
+    try:
+        signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread
+        return False
+    return True
