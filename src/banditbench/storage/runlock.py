@@ -21,6 +21,10 @@ cannot be checked from here, nor can a lock with no recorded run (taken by a Sna
 run this workflow's code): one line says so and what to run once sure.  Without ``/proc`` (not Linux)
 nothing is removed.
 
+When Snakemake then refuses to lock the directory (its ``LockException``, which advises ``--unlock``),
+:func:`lock_note` says in one line why instead (the console prints it in place of Snakemake's text): a
+run in progress in this folder, named by its process id, is never to be unlocked, only waited for.
+
 A run asked to stop with SIGTERM lets its running jobs finish and stops (:func:`graceful_sigterm`, in place
 of Snakemake's own handler, which could hang the run for ever).
 """
@@ -194,6 +198,22 @@ def release_stale(directory: str | os.PathLike = ".") -> str | None:
         return None  # a snakemake runs here (or nothing can be seen): Snakemake's own check decides
     if any(_alive(record) for _, record in records):
         return None  # a recorded run is running (e.g. Snakemake started from Python)
+    unchecked = _unchecked(records)
+    if unchecked:
+        return unchecked
+    shutil.rmtree(LOCKS, ignore_errors=True)
+    for path, _ in records:
+        path.unlink(missing_ok=True)
+    record = max((record for _, record in records), key=lambda r: r.get("since") or 0)
+    return (
+        f"{LOCKS}: removed the lock left by the snakemake run started at {_when(record)} (pid {record['pid']}), "
+        f"which no longer runs (killed?); this run resumes it"
+    )
+
+
+def _unchecked(records: list[tuple[Path, dict]]) -> str | None:
+    """The line for a lock that cannot be checked from here (its run was recorded on another machine, or
+    no run was recorded), or None."""
     elsewhere = [record for _, record in records if _alive(record) is None]
     if elsewhere:
         record = elsewhere[-1]
@@ -208,13 +228,26 @@ def release_stale(directory: str | os.PathLike = ".") -> str | None:
             f"directory on this machine; if none runs on another machine either, `snakemake --unlock`, then "
             f"run again"
         )
-    shutil.rmtree(LOCKS, ignore_errors=True)
-    for path, _ in records:
-        path.unlink(missing_ok=True)
-    record = max((record for _, record in records), key=lambda r: r.get("since") or 0)
-    return (
-        f"{LOCKS}: removed the lock left by the snakemake run started at {_when(record)} (pid {record['pid']}), "
-        f"which no longer runs (killed?); this run resumes it"
+    return None
+
+
+def lock_note(directory: str | os.PathLike = ".") -> str:
+    """One line for Snakemake's refusal to lock ``directory`` (its ``LockException``): a run in progress here
+    (its process id and start, where known: wait for it, never ``--unlock`` it), else why the lock cannot be
+    checked from here (the line :func:`release_stale` gave before Snakemake looked).  Changes nothing."""
+    records = _records()
+    running = {int(record["pid"]): record for _, record in records if _alive(record)}
+    pids = sorted({*snakemake_here(directory), *running})
+    if pids:
+        started = [_when(running[pid]) for pid in pids if pid in running]
+        which = f"pid {pids[0]}" if len(pids) == 1 else "pids " + ", ".join(map(str, pids))
+        since = f", started at {started[0]}" if len(started) == 1 else ""
+        return (
+            f"{LOCKS}: a snakemake run is in progress in this folder ({which}{since}); this run stops without "
+            f"touching its files: wait for that one to end (or stop it), then run again"
+        )
+    return _unchecked(records) or (
+        f"{LOCKS}: Snakemake's lock is held by a run that no longer runs on this machine; run again, which removes it"
     )
 
 
