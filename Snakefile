@@ -50,6 +50,15 @@ if Path(banditbench.__file__).resolve().parent != SRC / "banditbench" and finger
 
 
 from banditbench.configuration.grid import checked, load_config_file
+from banditbench.storage.logs import CONSOLE_VAR
+
+# banditbench's console (profiles/default; its handler alone has `passthrough`, False unless a flag asks for
+# Snakemake's own output) shows a failed job's one-line error from the job's log: the jobs print it there only
+if any(
+    getattr(handler, "passthrough", None) is False
+    for handler in getattr(getattr(workflow, "logger_manager", None), "plugin_handlers", [])
+):
+    os.environ[CONSOLE_VAR] = "1"
 
 for _path in workflow.overwrite_configfiles:
     checked(load_config_file, _path)

@@ -45,7 +45,7 @@ from banditbench.data.fetch import DataFetchError, fetch
 from banditbench.errors import CorruptFileError
 from banditbench.simulation.runner import run_cell
 from banditbench.storage import resultio, reuse, runlock
-from banditbench.storage.logs import storage_problem
+from banditbench.storage.logs import CONSOLE_VAR, storage_problem
 from banditbench.storage.resultio import identity_from_path, load_provenance, load_result, save_result
 from conftest import MIRROR, needs_mirror
 from smk import copy_project, members_but_timing, smk
@@ -629,6 +629,17 @@ def test_a_simulate_job_on_a_full_disk_says_so_in_one_line(tmp_path, monkeypatch
     assert sorted(p.name for p in Path(outputs[0]).parent.iterdir()) == ["0.npz"]  # not there at all
 
 
+def test_under_banditbench_console_a_job_prints_its_full_disk_line_to_its_log_only(tmp_path, monkeypatch, capsys):
+    """Before: the job printed it to its standard output as well, which the console's own line repeated."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(CONSOLE_VAR, "1")  # set by the workflow when the console shows the run
+    _full_disk(monkeypatch)
+    cell = json.dumps({k: v for k, v in RUN_CELL.items() if k != "seed"})
+    assert cli.main(["run-block", "--cell", cell, "--seeds", "0", "--outputs", RESULT.format(0)]) == 4
+    out, err = capsys.readouterr()
+    assert out == "" and f"banditbench: cannot write {RESULT.format(0)}: no space left on device" in err
+
+
 @pytest.mark.slow
 def test_a_run_on_a_full_disk_stops_in_one_line_per_job_and_the_rerun_resumes(tmp_path):
     reference = _project(tmp_path / "reference", DUEL)
@@ -646,6 +657,16 @@ def test_a_run_on_a_full_disk_stops_in_one_line_per_job_and_the_rerun_resumes(tm
             for line in lines
         )
         assert not [p for p in runs.rglob("*") if p.name != "filler"]  # nothing half-written kept
+        console = smk(work)  # a plain run: the console shows the jobs' line from their logs, once per folder
+        assert console.returncode != 0
+        [line, last] = _said(console.stderr)
+        assert re.fullmatch(
+            r"cannot write results/runs/\S+\.npz: no space left on device \(the disk is full\); nothing "
+            r"half-written is kept \(.*\): free space, then run snakemake again, which resumes where it stopped",
+            line,
+        ), console.stderr
+        assert last.startswith("Stopped: 0/10 jobs done, ")
+        assert "cannot write" not in console.stdout  # not printed by the jobs as well (issue 45)
         (runs / "filler").unlink()  # space freed: the rerun resumes
         rerun, out = _run(work)
         assert rerun.returncode == 0, out[-3000:]

@@ -24,6 +24,11 @@ from .. import __version__
 
 log = logging.getLogger("banditbench")
 
+#: set ("1") by the workflow when banditbench's console shows the run (src/snakemake_logger_plugin_banditbench):
+#: it shows a failed job's one-line error from the job's log, so the job does not print it to its standard
+#: output as well (which Snakemake's own console shows, and a terminal would show twice)
+CONSOLE_VAR = "BANDITBENCH_CONSOLE"
+
 
 #: why a write failed when the storage, not the code, is at fault
 _STORAGE_ERRORS = {
