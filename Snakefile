@@ -52,6 +52,15 @@ if Path(banditbench.__file__).resolve().parent != SRC / "banditbench" and finger
 
 from banditbench.configuration.grid import checked, load_config_file
 from snakemake.utils import update_config
+from banditbench.storage.logs import CONSOLE_VAR
+
+# banditbench's console (profiles/default; its handler alone has `passthrough`, False unless a flag asks for
+# Snakemake's own output) shows a failed job's one-line error from the job's log: the jobs print it there only
+if any(
+    getattr(handler, "passthrough", None) is False
+    for handler in getattr(getattr(workflow, "logger_manager", None), "plugin_handlers", [])
+):
+    os.environ[CONSOLE_VAR] = "1"
 
 _read = [checked(load_config_file, _path) for _path in workflow.overwrite_configfiles]
 
@@ -91,9 +100,11 @@ include: "workflow/rules/report.smk"
 
 
 # finished simulations about to re-run are kept, for their jobs to put back if their data bytes are unchanged
-# (workflow/rules/simulate.smk)
+# (workflow/rules/simulate.smk); SIGTERM lets the running jobs finish, then stops the run, without the hang
+# that Snakemake's own handler can cause (banditbench.storage.runlock.graceful_sigterm)
 onstart:
     keep_finished_simulations()
+    runlock.graceful_sigterm(workflow.scheduler)
 
 
 # the scheduler's re-evaluation timers end with the run (workflow/rules/common.smk)

@@ -685,7 +685,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"banditbench: diverged{at}: {exc.reason}", file=sys.stderr)
         return 4
     except OSError as exc:
-        from .storage.logs import storage_problem
+        import os
+
+        from .storage.logs import CONSOLE_VAR, storage_problem
 
         message = storage_problem(exc)  # a full or read-only disk: one line, not a traceback
         if message is None:
@@ -693,9 +695,10 @@ def main(argv: list[str] | None = None) -> int:
                 raise  # a pipeline job's other failures: the traceback, in its log
             # any other file a command cannot read or write: one line naming it
             message = f"{exc.filename2 or exc.filename}: {exc.strerror or exc}"  # a rename: its target
-        # to stderr (a simulate job's log) and to stdout, which Snakemake shows with the failed job
+        # to stderr (a simulate job's log) and, unless banditbench's console shows it from there, to stdout,
+        # which Snakemake's own console shows with the failed job
         print(f"banditbench: {message}", file=sys.stderr)
-        if args.command == "run-block":
+        if args.command == "run-block" and not os.environ.get(CONSOLE_VAR):
             print(f"banditbench: {message}", flush=True)
         return 4
 

@@ -5,10 +5,12 @@ Snakemake finds logger plugins by their top-level module name, ``snakemake_logge
 anywhere on the import path: this package ships in the banditbench distribution beside ``banditbench``.
 It prints one line when the jobs are planned, then a progress line (jobs done / total, rate, ETA),
 rewritten in place on a terminal and printed now and then otherwise; warnings and errors in full; a
-failed job as one block naming its rule, wildcards and log file.  Everything else -- each job's
-``input:`` / ``output:`` lists, reasons, resources -- stays in Snakemake's full log,
+failed job as one block naming its rule, wildcards and log file; a fault outside the code (a run in
+progress holding the lock, a full or read-only disk) as one line naming the file or folder.  Everything
+else -- each job's ``input:`` / ``output:`` lists, reasons, resources -- stays in Snakemake's full log,
 ``.snakemake/log/<date>.snakemake.log``, which this plugin does not touch.  A dry run (``-n``) and
-``-p`` / ``--verbose`` / ``--quiet`` / ``--debug-dag`` get Snakemake's own console output unchanged.
+``-p`` / ``--verbose`` / ``--quiet`` / ``--debug-dag`` get Snakemake's own console output, those faults
+still in one line.
 """
 
 from dataclasses import dataclass, field

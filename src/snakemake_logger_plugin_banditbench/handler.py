@@ -2,6 +2,14 @@
 
 Snakemake hands every log record to this handler (in its queue listener's thread, one at a time);
 its own file handler writes the same records, all of them, to ``.snakemake/log/<date>.snakemake.log``.
+
+Faults outside the code end in one line each, not in Snakemake's words: its refusal to lock a folder
+where a run is in progress (a ``LockException`` advising ``--unlock``) becomes the run's process id
+(banditbench.storage.runlock.lock_note); a write that failed because a disk is full or read-only, its own
+(a job's benchmark file, a traceback from removing a failed job's outputs) or a job's, becomes one line
+naming the file (banditbench.storage.logs.storage_problem), once per folder and cause; jobs cut short by
+SIGTERM or Ctrl-C are counted on the last line, which says where the run's outputs go; Snakemake's own
+closing error ("At least one job did not complete successfully") after that line is not repeated.
 """
 
 from __future__ import annotations
@@ -43,6 +51,20 @@ SILENT_EVENTS = {
 }
 COMPLETE_LOG = "Complete log(s): "
 ELAPSED = "Elapsed time: "
+# Snakemake's words after a failed or stopped run, which the console's last line says: not repeated
+RUN_FAILED = "At least one job did not complete successfully."
+EXITING = "Exiting because a job execution failed. Look above for error messages"
+# Snakemake's lines when asked to stop: SIGTERM (its handler lets the running jobs finish), Ctrl-C
+STOPPING = {
+    "Will exit after finishing currently running jobs (scheduler).": "SIGTERM",
+    "Terminating processes on user request, this might take some time.": "Ctrl-C",
+}
+# a job's process ended by a signal asking it to stop (not a failure of its code): counted as cut short
+STOP_SIGNALS = {"SIGTERM": "SIGTERM", "SIGINT": "Ctrl-C", "SIGHUP": "SIGHUP"}
+# ... or by its shell's exit status after one (128 + the signal's number)
+STOP_STATUS = {143: "SIGTERM", 130: "Ctrl-C", 129: "SIGHUP"}
+# the environment variable naming the run, results/<run>/ (workflow/rules/common.smk)
+RUN_VAR = "BANDITBENCH_RUN"
 # a line of a warning or error longer than this is cut (a failed shell job's command holds its whole cell)
 MAX_LINE = 1000
 # in a failure block, the exception and the log's last line
@@ -54,12 +76,18 @@ TICK_SECONDS = 1.0
 _SEED_BLOCK = re.compile(r"_(?:seeds?_\d+(?:_to_\d+)?|variants_\d+)$")
 # a failed shell job's exception quotes its whole command
 _FAILED_COMMAND = re.compile(r"Command '.*' returned non-zero exit status (-?\d+)\.?", re.S)
+_KILLED_COMMAND = re.compile(r"Command '.*' died with <Signals\.(SIG\w+): \d+>\.?", re.S)
+# the last line of an error that an OSError ended: "OSError: [Errno 28] No space left on device", with
+# ": 'path'" where Python knew the file
+_OS_ERROR = re.compile(r"^\w*Error: \[Errno (\d+)\] (.*?)(?:: '(.*)')?$")
+# a job's own line for a full or read-only disk (banditbench.storage.logs.storage_problem), as its log ends
+_STORAGE_LINE = re.compile(r"cannot write (.*?): (no space left on device|disk quota exceeded|read-only file system)")
 
 
 # Snakemake reads the --configfile files before the workflow (and its own checks) starts: a file it cannot open
 # is a traceback through its config-file loader, a file it cannot parse one of two messages naming no file
 _CONFIG_LOADER = re.compile(r"snakemake[/\\]common[/\\]configfile\.py")
-_OS_ERROR = re.compile(r"^(?P<kind>\w+): \[Errno \d+\] (?P<why>[^:]+): '(?P<path>.*)'$")
+_CONFIG_OS_ERROR = re.compile(r"^(?P<kind>\w+): \[Errno \d+\] (?P<why>[^:]+): '(?P<path>.*)'$")
 _CONFIG_FILE_ERRORS = ("Config file is not valid JSON or YAML", "Config file must be given as JSON or YAML")
 _VALIDATE = "`banditbench validate <file>` says which file, and where"
 
@@ -72,7 +100,7 @@ def config_file_problem(record: logging.LogRecord) -> Optional[str]:
     message = record.getMessage()
     if "Traceback (most recent call last)" in message and _CONFIG_LOADER.search(message):
         last = next(line.strip() for line in reversed(message.splitlines()) if line.strip())
-        found = _OS_ERROR.match(last)
+        found = _CONFIG_OS_ERROR.match(last)
         if found is None:
             return f"--configfile: a config file cannot be read ({last}); {_VALIDATE}"
         what = {
@@ -136,6 +164,62 @@ def shown_path(path: str) -> str:
     return path
 
 
+def os_error(text: str) -> Optional[OSError]:
+    """The OSError that Snakemake's error message (a ``WorkflowError`` wrapping it, a traceback) ends with."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    match = _OS_ERROR.match(lines[-1]) if lines else None
+    if not match:
+        return None
+    number, why, path = match.groups()
+    return OSError(int(number), why, path) if path else OSError(int(number), why)
+
+
+def storage_line(text: str, filename: Optional[str] = None) -> Optional[str]:
+    """One line for an error of Snakemake's that a full or read-only disk caused, naming the file (``filename``
+    where the error does not: a write that failed after its file was opened); None for any other error."""
+    err = os_error(text)
+    if err is None:
+        return None
+    try:
+        from banditbench.storage.logs import storage_problem
+    except ImportError:  # the plugin without its library: Snakemake's words
+        return None
+    if err.filename is None and filename:
+        err.filename = filename
+    return storage_problem(err, ours=False)
+
+
+def job_storage_line(logs: list[str]) -> Optional[str]:
+    """A job's own line for a full or read-only disk, where its log ends in one (from ``cannot write``)."""
+    for path in logs:
+        last = last_line(path) or ""
+        match = _STORAGE_LINE.search(last)
+        if match:
+            return last[match.start() :]
+    return None
+
+
+def lock_line() -> Optional[str]:
+    """In place of Snakemake's ``LockException``: who holds the lock, in one line (never ``--unlock`` for a run
+    in progress)."""
+    try:
+        from banditbench.storage.runlock import lock_note
+
+        return lock_note()
+    except Exception:  # noqa: BLE001 -- no library, or /proc unreadable: Snakemake's words
+        return None
+
+
+def stop_signal(exception: str) -> Optional[str]:
+    """The signal that ended a job asking it to stop (SIGTERM, Ctrl-C, SIGHUP), from its exception; None for
+    a failure (an exit status of its own, SIGKILL: out of memory?)."""
+    killed = _KILLED_COMMAND.search(exception)
+    if killed:
+        return STOP_SIGNALS.get(killed.group(1))
+    status = _FAILED_COMMAND.search(exception)
+    return STOP_STATUS.get(int(status.group(1))) if status else None
+
+
 def snakemake_logfile() -> Optional[str]:
     """The file Snakemake's own file handler writes the full log to (set up before the workflow runs)."""
     for handler in logging.getLogger("snakemake.logging").handlers:
@@ -183,7 +267,10 @@ class ConsoleHandler(LogHandlerBase):
         self.failed = 0
         self.logfile: Optional[str] = None
         self.jobs: dict[Any, dict[str, Any]] = {}  # jobid -> rule, wildcards, log (from JOB_INFO)
-        self.pending_exception: Optional[str] = None  # a RuleException, shown in the next failure block
+        self.pending: list[str] = []  # failed jobs' exceptions, each folded into its job's block or line
+        self.cut_short = 0  # jobs ended by a signal asking them to stop (SIGTERM, Ctrl-C)
+        self.signal: Optional[str] = None  # what asked the run to stop
+        self.storage_seen: set[tuple[str, str]] = set()  # (folder, cause) of the full or read-only disks named
         self.warnings_seen: set[str] = set()
         self.repeated_warnings = 0
         self.last_print = 0.0
@@ -221,7 +308,7 @@ class ConsoleHandler(LogHandlerBase):
                 self.stream.write(problem + "\n")
                 self.flush()
             elif self._inner is not None:
-                self._inner.handle(record)
+                self._inner.handle(self._one_line(record))
             else:
                 self._emit(record)
         except Exception:  # noqa: BLE001 -- a console problem must not stop the workflow
@@ -255,6 +342,19 @@ class ConsoleHandler(LogHandlerBase):
 
     # --- records ------------------------------------------------------------------------------------------
 
+    @staticmethod
+    def _one_line(record: logging.LogRecord) -> logging.LogRecord:
+        """Snakemake's own output, but a lock refusal or a full or read-only disk in one line (as the console)."""
+        if record.levelno < logging.ERROR or getattr(record, "event", None) not in (None, LogEvent.ERROR):
+            return record
+        message = record.getMessage()
+        line = lock_line() if getattr(record, "exception", None) == "LockException" else storage_line(message)
+        if line is None:
+            return record
+        record = logging.makeLogRecord(record.__dict__)
+        record.msg, record.args = line, None
+        return record
+
     def _emit(self, record: logging.LogRecord) -> None:
         event = getattr(record, "event", None)
         if event == LogEvent.JOB_INFO:
@@ -262,6 +362,8 @@ class ConsoleHandler(LogHandlerBase):
                 "rule": getattr(record, "rule_name", None),
                 "wildcards": dict(getattr(record, "wildcards", None) or {}),
                 "log": list(getattr(record, "log", None) or []),
+                "output": list(getattr(record, "output", None) or []),
+                "benchmark": getattr(record, "benchmark", None),
             }
             return
         if event == LogEvent.JOB_FINISHED:
@@ -284,13 +386,30 @@ class ConsoleHandler(LogHandlerBase):
             return
         message = record.getMessage()
         if record.levelno >= logging.ERROR:
-            if event == LogEvent.ERROR and getattr(record, "exception", None) == "RuleException" and self.running:
-                # a failed job's exception (its shell command and exit status): folded into its block next
+            exception = getattr(record, "exception", None)
+            if exception == "LockException":
                 self._flush_pending()
-                self.pending_exception = message
+                self._write_once(lock_line() or self._cut_lines(message))
+                return
+            if (self.running or self.finished) and (
+                message.strip() == EXITING or (exception == "WorkflowError" and message.strip().endswith(RUN_FAILED))
+            ):
+                return  # the last line says that the run stopped, and why
+            if (
+                event == LogEvent.ERROR
+                and self.running
+                and (exception == "RuleException" or (exception == "WorkflowError" and os_error(message)))
+            ):
+                # a failed job's exception (its shell command and exit status, or Snakemake's failed write of
+                # its benchmark file): folded into its block or line next
+                self.pending.append(message)
                 return
             self._flush_pending()
-            self._write(self._cut_lines(message), self.RED)
+            line = storage_line(message)
+            if line is not None:
+                self._write_storage(line)
+            else:
+                self._write(self._cut_lines(message), self.RED)
             return
         if record.levelno >= logging.WARNING:
             self._flush_pending()
@@ -301,6 +420,9 @@ class ConsoleHandler(LogHandlerBase):
             self._write(self._cut_lines(message), self.YELLOW)
             return
         # INFO without an event
+        if self.running and message in STOPPING:
+            self.signal = self.signal or STOPPING[message]
+            return
         if self.running:
             if message.startswith(COMPLETE_LOG):
                 self.logfile = message[len(COMPLETE_LOG) :].split(", ")[0].strip()
@@ -358,15 +480,21 @@ class ConsoleHandler(LogHandlerBase):
         self._stop.set()
         elapsed = self.clock() - self.start
         where = f"; full log: {shown_path(self.logfile)}" if self.logfile else ""
-        if self.failed == 0 and self.done >= self.total:
+        if self.failed == 0 and self.cut_short == 0 and self.done >= self.total:
             rate = f" ({rate_text(self.done / elapsed * 60)} jobs/min)" if elapsed > 0 and self.done else ""
             line, color = f"Done: {self.done}/{self.total} jobs in {duration(elapsed)}{rate}", self.GREEN
         else:
+            by = f" by {self.signal}" if self.signal else ""
             failed = f", {self.failed} failed" if self.failed else ""
-            line = f"Stopped: {self.done}/{self.total} jobs done{failed}, after {duration(elapsed)}"
+            failed += f", {self.cut_short} cut short" if self.cut_short else ""
+            line = f"Stopped{by}: {self.done}/{self.total} jobs done{failed}, after {duration(elapsed)}"
             color = self.RED
         if self.repeated_warnings:
             line += f" ({self.repeated_warnings} repeated warnings not shown)"
+        run = os.environ.get(RUN_VAR)
+        if run and color == self.RED:
+            again = " (run snakemake again to resume)" if self.signal and not self.failed else ""
+            line += f"; outputs go to results/{run}/{again}"
         self._write(line + where, color)
 
     # --- failed jobs ----------------------------------------------------------------------------------------
@@ -383,7 +511,19 @@ class ConsoleHandler(LogHandlerBase):
             lines += [f"        last line: {cut(last, MAX_DETAIL)}" for last in map(last_line, logs) if last]
             self._write("\n".join(lines), self.RED)
             return
+        paths = [*logs, *(getattr(record, "output", None) or known.get("output", [])), known.get("benchmark")]
+        exception = self._take_exception([str(p) for p in paths if p])
+        stopped = stop_signal(exception) if exception else None
+        if stopped:  # asked to stop (SIGTERM, Ctrl-C): not a failure; the last line counts it
+            self.cut_short += 1
+            self.signal = self.signal or stopped
+            return
         self.failed += 1
+        storage = storage_line(exception, known.get("benchmark")) if exception else None
+        storage = storage or job_storage_line(logs)
+        if storage:  # a full or read-only disk: the line names the file
+            self._write_storage(storage)
+            return
         lines = [f"Job failed: rule {rule} (jobid {jobid})"]
         if wildcards:
             lines.append(f"    wildcards: {wildcards}")
@@ -393,7 +533,7 @@ class ConsoleHandler(LogHandlerBase):
         lines += self._log_lines(logs)
         for key, value in (getattr(record, "aux", None) or {}).items():
             lines.append(f"    {key}: {cut(str(value), MAX_DETAIL)}")
-        lines += self._exception_lines()
+        lines += self._exception_lines(exception)
         self._write("\n".join(lines), self.RED)
 
     def _group_error(self, record: logging.LogRecord) -> None:
@@ -401,7 +541,7 @@ class ConsoleHandler(LogHandlerBase):
         self.failed += len(infos) or 1
         lines = [f"Group job failed: {getattr(record, 'groupid', '?')} ({len(infos)} jobs, each listed below)"]
         lines += self._log_lines(list(getattr(record, "aux_logs", None) or []), required=False)
-        lines += self._exception_lines()
+        lines += self._exception_lines(self.pending.pop(0) if self.pending else None)
         self._write("\n".join(lines), self.RED)
 
     def _log_lines(self, logs: list[str], required: bool = True) -> list[str]:
@@ -419,18 +559,48 @@ class ConsoleHandler(LogHandlerBase):
             lines += list(show_logs(logs))
         return lines
 
-    def _exception_lines(self) -> list[str]:
-        """The pending RuleException on one line, a failed command's text replaced by its exit status."""
-        if not self.pending_exception:
+    def _take_exception(self, paths: list[str]) -> Optional[str]:
+        """The pending exception of the job whose files are ``paths`` (its command or message names one of
+        them), else the oldest (Snakemake logs a job's exception before its error, not always next to it)."""
+        if not self.pending:
+            return None
+        for index, text in enumerate(self.pending):
+            if any(path in text for path in paths):
+                return self.pending.pop(index)
+        return self.pending.pop(0)
+
+    @staticmethod
+    def _exception_lines(text: Optional[str]) -> list[str]:
+        """A job's exception on one line, a failed command's text replaced by its exit status."""
+        if not text:
             return []
-        text, self.pending_exception = self.pending_exception, None
         text = _FAILED_COMMAND.sub(r"its command exited with status \1", text)
+        text = _KILLED_COMMAND.sub(r"its command was killed by \1", text)
         return [f"    error: {cut(' '.join(text.split()), MAX_DETAIL)}"]
 
     def _flush_pending(self) -> None:
-        if self.pending_exception:
-            message, self.pending_exception = self.pending_exception, None
-            self._write(self._cut_lines(message), self.RED)
+        while self.pending:
+            message = self.pending.pop(0)
+            line = storage_line(message)
+            if line is not None:
+                self._write_storage(line)
+            else:
+                self._write(self._cut_lines(message), self.RED)
+
+    def _write_storage(self, line: str) -> None:
+        """A full or read-only disk's line, once per folder and cause (the jobs writing there fail alike)."""
+        match = _STORAGE_LINE.match(line)
+        key = (os.path.dirname(match.group(1)), match.group(2)) if match else ("", line)
+        if key in self.storage_seen:
+            return
+        self.storage_seen.add(key)
+        self._write(line, self.RED)
+
+    def _write_once(self, line: str) -> None:
+        """An error line, unless a warning said the same (the stale-lock note before a lock refusal)."""
+        if line not in self.warnings_seen:
+            self.warnings_seen.add(line)
+            self._write(self._cut_lines(line), self.RED)
 
     # --- output ---------------------------------------------------------------------------------------------
 

@@ -55,11 +55,7 @@ def test_jobs_pair_benchmark_files_with_their_seeds(tmp_path):
     assert "<table" in page and "overhead [%]" in page and "seeds_0-2" in page
 
 
-def test_a_run_without_its_jobs_benchmark_file_is_an_error(tmp_path):
-    runs = _block(tmp_path, "alg1", (0, 1), [1.0, 1.0], 3.0)
-    (tmp_path / "seeds_0-1.benchmark.tsv").unlink()
-    with pytest.raises(FileNotFoundError, match="seeds_0-1.benchmark.tsv: benchmark file .* wrote 2 result"):
-        job_table(runs)
+def test_a_run_not_written_by_a_simulate_job_is_an_error(tmp_path):
     cell = {"experiment": "exp", "algorithm": "alg1", "delay_label": "none", "budget": None, "seed": 0, "horizon": 2}
     save_result(tmp_path / "x.npz", {"regret": np.zeros(2)}, {"cell": cell}, {"wall_time_s": 1.0})
     with pytest.raises(ValueError, match="x.npz: no 'block'"):

@@ -10,12 +10,18 @@ writes (Snakemake's own scheduling between jobs is not in it).
 
 Outputs: one CSV row per job, and an HTML page with a summary per algorithm and
 the slowest jobs, shown by ``snakemake --report``.
+
+A job whose benchmark file is missing or holds no measurement (Snakemake could not write it: the disk
+filled or turned read-only as the job ended, and its results were whole already) gets a row without
+its measurements (NaN), a line in the rule's log and a note on the page: its results are kept, not
+simulated again, and nothing needs deleting by hand.
 """
 
 from __future__ import annotations
 
 import html
 import io
+import logging
 import os
 from collections import defaultdict
 from pathlib import Path
@@ -27,6 +33,8 @@ from ..configuration.grid import block_label
 from ..storage.resultio import atomic_write_bytes, load_result
 from ..storage.reuse import kept_benchmark
 from .pages import html_page
+
+log = logging.getLogger(__name__)
 
 JOB_COLUMNS = [
     "algorithm",
@@ -55,6 +63,18 @@ def _number(value) -> float:
     return pd.to_numeric(value, errors="coerce")  # Snakemake writes NA / "-" for unmeasured values
 
 
+def _measurement(bench: Path) -> pd.Series | None:
+    """The last line of a job's benchmark file (the last attempt); where the block's results were put back
+    after their data were rebuilt (banditbench.storage.reuse), the measurement of the simulation that wrote
+    them.  None where the file is missing or holds no measurement."""
+    kept = kept_benchmark(bench)
+    try:
+        measured = pd.read_csv(kept if kept.is_file() else bench, sep="\t")
+    except (OSError, pd.errors.EmptyDataError, pd.errors.ParserError):
+        return None
+    return measured.iloc[-1] if len(measured) and "s" in measured.columns else None
+
+
 def job_table(runs: Sequence[str | Path]) -> pd.DataFrame:
     """One row per simulate job of ``runs``: its benchmark measurements and its seeds' simulation time."""
     jobs: dict[Path, list] = defaultdict(list)
@@ -68,19 +88,20 @@ def job_table(runs: Sequence[str | Path]) -> pd.DataFrame:
         jobs[benchmark_path(run, timing)].append((meta["cell"], timing))
     rows = []
     for bench, members in jobs.items():
-        if not bench.is_file():
-            raise FileNotFoundError(
-                f"{bench}: benchmark file of the simulate job that wrote "
-                f"{len(members)} result file(s) in {bench.parent} is missing; "
-                "delete those result files and re-run Snakemake"
+        measured = _measurement(bench)
+        if measured is None:
+            log.warning(
+                "%s: benchmark file of the simulate job that wrote %d result file(s) in %s is %s; its time and "
+                "memory are left blank (NaN), its results are used",
+                bench,
+                len(members),
+                bench.parent,
+                "empty" if bench.is_file() else "missing",
             )
-        # the last line: the last attempt; where the block's results were put back after their data were
-        # rebuilt (banditbench.storage.reuse), the measurement of the simulation that wrote them
-        kept = kept_benchmark(bench)
-        measured = pd.read_csv(kept if kept.is_file() else bench, sep="\t").iloc[-1]
+            measured = pd.Series(dtype=float)
         cell = members[0][0]
         simulation = sum(t["wall_time_s"] for _, t in members)
-        wall = float(_number(measured["s"]))
+        wall = float(_number(measured.get("s")))
         rows.append(
             (
                 " + ".join(dict.fromkeys(c["algorithm"] for c, _ in members)),  # several: a lockstep job
@@ -121,12 +142,22 @@ def summary_table(jobs: pd.DataFrame) -> pd.DataFrame:
 def to_html(jobs: pd.DataFrame, experiment: str, slowest: int = 10) -> str:
     summary = summary_table(jobs)
     top = jobs.sort_values("wall_s", ascending=False).head(slowest)
+    blank = int(jobs["wall_s"].isna().sum())
+    unmeasured = (
+        [
+            f"<p>{blank} of {len(jobs)} jobs have no measurement (NaN): their benchmark file is missing or "
+            "empty, as when the disk filled or turned read-only as the job ended; their results are used.</p>"
+        ]
+        if blank
+        else []
+    )
     body = [
         f"<h1>{html.escape(experiment)}: simulate jobs</h1>",
         "<p>From Snakemake's benchmark files: wall time, CPU time and sampled peak resident memory "
         "(NaN when the job ended before the first sample) of each simulate job, which runs a block "
         "of seeds in one process. Overhead = job wall time minus its seeds' simulation time "
         "(process start, imports, set-up, file writes).</p>",
+        *unmeasured,
         "<h2>Per algorithm</h2>",
         summary.reset_index().to_html(index=False, float_format=lambda v: f"{v:,.2f}", border=0, na_rep="NaN"),
         f"<h2>Slowest {len(top)} of {len(jobs)} jobs</h2>",

@@ -24,6 +24,11 @@ from .. import __version__
 
 log = logging.getLogger("banditbench")
 
+#: set ("1") by the workflow when banditbench's console shows the run (src/snakemake_logger_plugin_banditbench):
+#: it shows a failed job's one-line error from the job's log, so the job does not print it to its standard
+#: output as well (which Snakemake's own console shows, and a terminal would show twice)
+CONSOLE_VAR = "BANDITBENCH_CONSOLE"
+
 
 #: why a write failed when the storage, not the code, is at fault
 _STORAGE_ERRORS = {
@@ -33,17 +38,21 @@ _STORAGE_ERRORS = {
 }
 
 
-def storage_problem(err: BaseException) -> str | None:
+def storage_problem(err: BaseException, ours: bool = True) -> str | None:
     """One line for a write that failed because the disk is full (or over quota) or read-only, saying that
-    nothing half-written is kept and that a rerun resumes; ``None`` for any other error."""
+    a rerun resumes and, for the pipeline's own writes (``ours``), that nothing half-written is kept;
+    ``None`` for any other error.  Not ``ours``: a write of Snakemake's (a job's benchmark file, removing a
+    failed job's outputs), which the console words with this line (src/snakemake_logger_plugin_banditbench)."""
     if not isinstance(err, OSError) or err.errno not in _STORAGE_ERRORS:
         return None
     why, fix = _STORAGE_ERRORS[err.errno]
     where = f"cannot write {err.filename}" if err.filename else "cannot write"
-    return (
-        f"{where}: {why}; nothing half-written is kept (every file is written under a temporary name and "
-        f"renamed when whole): {fix}, then run snakemake again, which resumes where it stopped"
+    whole = (
+        "; nothing half-written is kept (every file is written under a temporary name and renamed when whole)"
+        if ours
+        else ""
     )
+    return f"{where}: {why}{whole}: {fix}, then run snakemake again, which resumes where it stopped"
 
 
 def provenance() -> str:

@@ -20,6 +20,13 @@ Otherwise the lock stays.  A lock whose run was recorded on another machine (a s
 cannot be checked from here, nor can a lock with no recorded run (taken by a Snakemake that did not
 run this workflow's code): one line says so and what to run once sure.  Without ``/proc`` (not Linux)
 nothing is removed.
+
+When Snakemake then refuses to lock the directory (its ``LockException``, which advises ``--unlock``),
+:func:`lock_note` says in one line why instead (the console prints it in place of Snakemake's text): a
+run in progress in this folder, named by its process id, is never to be unlocked, only waited for.
+
+A run asked to stop with SIGTERM lets its running jobs finish and stops (:func:`graceful_sigterm`, in place
+of Snakemake's own handler, which could hang the run for ever).
 """
 
 from __future__ import annotations
@@ -28,9 +35,12 @@ import atexit
 import json
 import os
 import shutil
+import signal
 import socket
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 #: Snakemake's lock files (the file-system persistence, its default)
 LOCKS = Path(".snakemake/locks")
@@ -188,6 +198,22 @@ def release_stale(directory: str | os.PathLike = ".") -> str | None:
         return None  # a snakemake runs here (or nothing can be seen): Snakemake's own check decides
     if any(_alive(record) for _, record in records):
         return None  # a recorded run is running (e.g. Snakemake started from Python)
+    unchecked = _unchecked(records)
+    if unchecked:
+        return unchecked
+    shutil.rmtree(LOCKS, ignore_errors=True)
+    for path, _ in records:
+        path.unlink(missing_ok=True)
+    record = max((record for _, record in records), key=lambda r: r.get("since") or 0)
+    return (
+        f"{LOCKS}: removed the lock left by the snakemake run started at {_when(record)} (pid {record['pid']}), "
+        f"which no longer runs (killed?); this run resumes it"
+    )
+
+
+def _unchecked(records: list[tuple[Path, dict]]) -> str | None:
+    """The line for a lock that cannot be checked from here (its run was recorded on another machine, or
+    no run was recorded), or None."""
     elsewhere = [record for _, record in records if _alive(record) is None]
     if elsewhere:
         record = elsewhere[-1]
@@ -202,11 +228,46 @@ def release_stale(directory: str | os.PathLike = ".") -> str | None:
             f"directory on this machine; if none runs on another machine either, `snakemake --unlock`, then "
             f"run again"
         )
-    shutil.rmtree(LOCKS, ignore_errors=True)
-    for path, _ in records:
-        path.unlink(missing_ok=True)
-    record = max((record for _, record in records), key=lambda r: r.get("since") or 0)
-    return (
-        f"{LOCKS}: removed the lock left by the snakemake run started at {_when(record)} (pid {record['pid']}), "
-        f"which no longer runs (killed?); this run resumes it"
+    return None
+
+
+def lock_note(directory: str | os.PathLike = ".") -> str:
+    """One line for Snakemake's refusal to lock ``directory`` (its ``LockException``): a run in progress here
+    (its process id and start, where known: wait for it, never ``--unlock`` it), else why the lock cannot be
+    checked from here (the line :func:`release_stale` gave before Snakemake looked).  Changes nothing."""
+    records = _records()
+    running = {int(record["pid"]): record for _, record in records if _alive(record)}
+    pids = sorted({*snakemake_here(directory), *running})
+    if pids:
+        started = [_when(running[pid]) for pid in pids if pid in running]
+        which = f"pid {pids[0]}" if len(pids) == 1 else "pids " + ", ".join(map(str, pids))
+        since = f", started at {started[0]}" if len(started) == 1 else ""
+        return (
+            f"{LOCKS}: a snakemake run is in progress in this folder ({which}{since}); this run stops without "
+            f"touching its files: wait for that one to end (or stop it), then run again"
+        )
+    return _unchecked(records) or (
+        f"{LOCKS}: Snakemake's lock is held by a run that no longer runs on this machine; run again, which removes it"
     )
+
+
+def graceful_sigterm(scheduler: Any) -> bool:
+    """On SIGTERM, let the running jobs finish, then stop, as Snakemake's own handler means to; whether it was
+    installed (in the main thread, on a Snakemake scheduler of the kind this knows).
+
+    Snakemake 9's handler (``JobScheduler.exit_gracefully``) takes the scheduler's lock, which the main
+    thread holds while it chooses jobs: a SIGTERM then, at the end of a job, hangs the run for ever.  This
+    one sets the same flag without the lock (an attribute's assignment is atomic) and wakes the scheduler
+    from another thread, which waits for the lock of its queue instead of the signal handler."""
+    if not (hasattr(scheduler, "_user_kill") and hasattr(scheduler, "_open_jobs")):
+        return False
+
+    def stop(signum, frame) -> None:
+        scheduler._user_kill = "graceful"
+        threading.Thread(target=scheduler._open_jobs.release, name="banditbench-sigterm", daemon=True).start()
+
+    try:
+        signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread
+        return False
+    return True
