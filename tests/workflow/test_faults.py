@@ -773,7 +773,7 @@ def _error(text: str, exception: str) -> logging.LogRecord:
     return _log(text, logging.ERROR, event=LogEvent.ERROR, exception=exception)
 
 
-CELL = "results/runs/exp/ldb/none/none"  # a folder of the unit tests' own records, not the pipeline's layout
+RECORDS = "results/runs/exp/ldb/none/none"  # a folder of the unit tests' own records, not the pipeline's layout
 STATS = {"simulate_seed_0": 6, "aggregate": 1, "all": 1, "total": 8}
 FULL_LOG = "/p/.snakemake/log/x.snakemake.log"
 
@@ -787,8 +787,8 @@ def _start(handler, seeds=(0, 1, 2)) -> None:
             rule_name=f"simulate_seed_{seed}",
             wildcards={"experiment": "exp"},
             log=[f"logs/seed_{seed}.log"],
-            output=[f"{CELL}/{seed}.npz"],
-            benchmark=f"{CELL}/seed_{seed}.benchmark.tsv",
+            output=[f"{RECORDS}/{seed}.npz"],
+            benchmark=f"{RECORDS}/seed_{seed}.benchmark.tsv",
         )
         handler.handle(_log(f" Rule: simulate_seed_{seed}", event=LogEvent.JOB_INFO, **info))
 
@@ -812,7 +812,7 @@ def _end(handler, done: int) -> list[str]:
 def _command(seed: int, ending: str) -> str:
     """A simulate job's RuleException as Snakemake words it (its command quoted whole)."""
     command = (
-        f"set -euo pipefail; python -m banditbench run-block --cell '{{}}' --seeds {seed} --outputs {CELL}/{seed}.npz "
+        f"set -euo pipefail; python -m banditbench run-block --cell '{{}}' --seeds {seed} --outputs {RECORDS}/{seed}.npz "
         f"--inputs  2> logs/seed_{seed}.log"
     )
     return f"RuleException:\nCalledProcessError in file \"/p/workflow/rules/simulate.smk\", line 73:\nCommand '{command}' {ending}"
@@ -1083,14 +1083,14 @@ def test_snakemakes_own_write_on_a_full_disk_is_one_line_naming_the_file(tmp_pat
     console.handle(_error("WorkflowError:\nOSError: [Errno 28] No space left on device", "WorkflowError"))
     # seed 1's own write failed (banditbench run-block: one line in its log); the same disk, so not repeated
     Path("logs").mkdir()
-    err = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), f"{CELL}/1.npz")
+    err = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), f"{RECORDS}/1.npz")
     Path("logs/seed_1.log").write_text(f"banditbench 0.1.0 from src\nbanditbench: {storage_problem(err)}\n")
     console.handle(_error(_command(1, "returned non-zero exit status 4."), "RuleException"))
     _job_error(console, 0)
     _job_error(console, 1)
     assert _end(console, done=0) == [
         "8 jobs to run (6 simulate, 1 aggregate, 1 all)",
-        f"cannot write {CELL}/seed_0.benchmark.tsv: no space left on device (the disk is full): free space, then "
+        f"cannot write {RECORDS}/seed_0.benchmark.tsv: no space left on device (the disk is full): free space, then "
         "run snakemake again, which resumes where it stopped",
         f"Stopped: 0/8 jobs done, 2 failed, after 0:00:00; full log: {FULL_LOG}",
     ]
@@ -1135,18 +1135,18 @@ def test_a_folder_turned_read_only_mid_run_is_one_line_naming_it(tmp_path, monke
     console = _console()
     _start(console)
     for seed in (1, 2):
-        error = f"WorkflowError:\nOSError: [Errno 30] Read-only file system: '{CELL}/seed_{seed}.benchmark.tsv'"
+        error = f"WorkflowError:\nOSError: [Errno 30] Read-only file system: '{RECORDS}/seed_{seed}.benchmark.tsv'"
         console.handle(_error(error, "WorkflowError"))
     _job_error(console, 1)
     _job_error(console, 2)
     traceback = (
         'Traceback (most recent call last):\n\n  File ".../snakemake/io/__init__.py", line 1273, in remove\n'
-        f"    os.remove(file)\n\nOSError: [Errno 30] Read-only file system: '{CELL}/2.npz'\n"
+        f"    os.remove(file)\n\nOSError: [Errno 30] Read-only file system: '{RECORDS}/2.npz'\n"
     )
     console.handle(_error(traceback, "OSError"))
     lines = _end(console, done=1)
     assert lines[1:-2] == [
-        f"cannot write {CELL}/seed_1.benchmark.tsv: read-only file system: make it writable, then run snakemake "
+        f"cannot write {RECORDS}/seed_1.benchmark.tsv: read-only file system: make it writable, then run snakemake "
         "again, which resumes where it stopped",
     ]
     assert lines[-1] == f"Stopped: 1/8 jobs done, 2 failed, after 0:00:00; full log: {FULL_LOG}"
@@ -1154,7 +1154,7 @@ def test_a_folder_turned_read_only_mid_run_is_one_line_naming_it(tmp_path, monke
     own.handle(_error(traceback, "OSError"))
     own.close()
     err = capsys.readouterr().err
-    assert f"cannot write {CELL}/2.npz: read-only file system: make it writable" in err and "Traceback" not in err
+    assert f"cannot write {RECORDS}/2.npz: read-only file system: make it writable" in err and "Traceback" not in err
 
 
 @pytest.mark.slow
