@@ -558,7 +558,9 @@ def test_a_prepared_dataset_deleted_mid_grid_costs_no_finished_simulation(tmp_pa
     assert prepared.is_file()  # rebuilt for the unfinished seeds ...
     for path, data in before.items():  # ... and the finished ones were not simulated again
         assert path.read_bytes() == data
-        log = (work / f"logs/simulate/exp/linucb/none/none/seed_{path.stem}.log").read_text()
+        log = (
+            work / "logs/simulate" / path.parent.relative_to(work / "results/runs") / f"seed_{path.stem}.log"
+        ).read_text()
         assert f"{path.relative_to(work)}: put back as it was, not simulated again" in log
         bench = path.with_name(f"seed_{path.stem}.benchmark.tsv")
         assert reuse.kept_benchmark(bench).read_text() == benchmarks[path]

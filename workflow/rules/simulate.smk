@@ -124,15 +124,16 @@ for _index, (_experiment, _algorithms, _delay, _budget, _block) in enumerate(GRI
 
 def keep_finished_simulations():
     """The Snakefile's onstart: keep the results of each simulate job about to re-run (not forced, not for a
-    new software environment) for the job to put back if its cell, sources and data bytes are theirs."""
+    new software environment) for the job to put back if its cell, sources and data bytes are theirs; of a
+    lockstep job, those it has (a member whose settings changed writes to another cell folder: the others'
+    results are put back, that member simulated)."""
     results = []
     for job in workflow.dag.needrun_jobs():
         reason = workflow.dag.reason(job)
         if not job.rule.name.startswith("simulate_") or reason.forced or reason.software_stack_changed:
             continue
         outputs = [str(f) for f in job.output]
-        if all(os.path.isfile(f) for f in outputs):
-            results += outputs
+        results += [f for f in outputs if os.path.isfile(f)]
     try:
         reuse.keep(results)
     except OSError:  # nothing kept (a read-only or full .snakemake): the jobs simulate
