@@ -12,7 +12,7 @@ from banditbench import registry
 from banditbench.api import BatchedPolicy, Policy
 from banditbench.cli import main
 from banditbench.conformance import DESCRIBED, ENVIRONMENTS, bad_values, check_policy
-from banditbench.configuration.params import Doc, Positive
+from banditbench.params import Doc, Positive
 from banditbench.policies.lipschitz import DelayedZooming
 from banditbench.policies.neural.logistic import NeuralLogUCB1
 
@@ -189,7 +189,7 @@ def test_each_check_fails_on_the_policy_that_breaks_it(broken, cls, check, detai
 
 def test_bad_values_are_of_the_wrong_type_or_just_outside_the_range():
     assert bad_values(Positive) == ["not-a-value", 0]
-    from banditbench.configuration.params import NonNegative, Probability
+    from banditbench.params import NonNegative, Probability
 
     assert bad_values(NonNegative | None) == ["not-a-value", -1]
     assert bad_values(Probability) == ["not-a-value", 0, 1]

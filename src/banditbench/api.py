@@ -159,7 +159,7 @@ class Environment(abc.ABC):
     # value (the configured ones, defaults filled in), each already checked against its annotation.
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
-        """Relations between parameters that their annotations cannot say (:mod:`banditbench.configuration.params`);
+        """Relations between parameters that their annotations cannot say (:mod:`banditbench.params`);
         raise a :class:`~banditbench.errors.ConfigError` naming ``environment.params.<key>``."""
 
     @classmethod
@@ -189,7 +189,7 @@ class Policy(abc.ABC):
 
     All keyword-only constructor parameters are the algorithm's configurable
     parameters: the registry lists them, and their annotations say what a value may be
-    (:mod:`banditbench.configuration.params`), checked before any job and again before a job builds
+    (:mod:`banditbench.params`), checked before any job and again before a job builds
     the policy; :meth:`check_params` adds relations between them.
     A family declares its shared parameters once, in its base class; a variant
     declares only its own and forwards the rest, ``def __init__(self, problem, rng,

@@ -312,7 +312,7 @@ def _migrate_results(args) -> int:
 
 
 def _list(args) -> int:
-    from .configuration import params
+    from . import params
     from . import registry
     from .api import feedback_kinds
     from .simulation.delays import DELAY_KINDS, DelayModel

@@ -10,7 +10,7 @@
 * ``bad parameters refused`` — for every parameter, a value of the wrong type, and a number outside
   a declared range, is refused before any run, the message naming ``policy.params.<key>``;
 * ``every parameter has a description`` — every parameter's annotation carries a non-empty
-  :class:`~banditbench.configuration.params.Doc` (what the reference page and ``banditbench list`` show);
+  :class:`~banditbench.params.Doc` (what the reference page and ``banditbench list`` show);
 * ``a seed's result does not depend on its block`` — for a policy with the ``seed-batched`` engine,
   a seed's series alone and inside a block of two are the same bytes;
 * ``engine matches the reference`` — for a policy with an engine (``Policy.engines``), run with its
@@ -44,7 +44,7 @@ from typing import Annotated, Any, Callable, Literal
 
 import numpy as np
 
-from .configuration import params as param_checks
+from . import params as param_checks
 from . import registry
 from .errors import POLICY_PARAMS, ConfigError
 from .simulation.runner import batchable, build, run_block, run_cell, simulate, simulate_block

@@ -50,7 +50,7 @@ from typing import Annotated, Sequence
 import numpy as np
 
 from banditbench.api import {imports}
-from banditbench.configuration.params import Doc, Positive, UnitInterval
+from banditbench.params import Doc, Positive, UnitInterval
 '''
 
 _RIDGE_HELPERS = '''

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from banditbench.configuration import params
+from banditbench import params
 from banditbench.api import Environment, Problem
 from banditbench.data.fetch import fetch
 from banditbench.data.files import load_npz, save_npz

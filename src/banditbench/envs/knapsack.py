@@ -75,7 +75,7 @@ from ..data.files import load_npz, rebuild_advice
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, CorruptFileError, key_path
 from ..simulation.feedback import PreferenceCostFeedback, RewardCostFeedback, new_feedback
 from ..numerics.sigmoid import sigmoid
-from ..configuration.params import DataPath, Doc, NonNegative, OneOf, Positive, data_file_path
+from ..params import DataPath, Doc, NonNegative, OneOf, Positive, data_file_path
 
 NOISES = ("bernoulli", "gaussian")
 #: cost laws of the car moderation instance (``noise``): ``bernoulli_factor`` is Sec. 6's cost sentence

@@ -48,7 +48,7 @@ from ..data.catalog import ENCODERS, SCORED_TASKS
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..simulation.feedback import PreferenceFeedback, new_feedback
 from ..numerics.sigmoid import sigmoid_of
-from ..configuration.params import Doc, NonNegative, Positive
+from ..params import Doc, NonNegative, Positive
 from .draws import uniforms
 from .preference import DuelingEnvironment, KeptDuelMetrics
 

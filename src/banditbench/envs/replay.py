@@ -34,7 +34,7 @@ from ..data.files import load_npz
 from ..data.paths import replay_dataset, replay_options, replay_path
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
 from ..simulation.feedback import RewardFeedback
-from ..configuration.params import Doc, OneOf
+from ..params import Doc, OneOf
 
 ORDERS = ("shuffle", "log")
 

@@ -49,7 +49,7 @@ import numpy as np
 
 from ..api import Policy, Problem, choose, register
 from ..simulation.feedback import PreferenceFeedback
-from ..configuration.params import Doc, NonNegative, Positive, PositiveInt, Probability
+from ..params import Doc, NonNegative, Positive, PositiveInt, Probability
 from .delayed_labels import DuelHistory
 from .linalg import InverseGram, fit_logistic, sigmoid
 

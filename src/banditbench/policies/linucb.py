@@ -28,7 +28,7 @@ import numpy as np
 
 from ..api import Policy, Problem, register
 from ..simulation.feedback import RewardFeedback
-from ..configuration.params import Doc, NonNegative, Positive
+from ..params import Doc, NonNegative, Positive
 from .linalg import Ridge, sherman_morrison
 
 

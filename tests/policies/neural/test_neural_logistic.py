@@ -11,7 +11,7 @@ import torch
 from banditbench.api import Problem
 from banditbench.envs.logistic import SyntheticLogistic, latent_reward
 from banditbench.errors import ConfigError
-from banditbench.configuration.params import check as check_params
+from banditbench.params import check as check_params
 from banditbench.simulation.feedback import RewardFeedback
 from banditbench.numerics.sigmoid import sigmoid
 from banditbench.policies.logistic import AdaOFUECOLog, LogisticUCB1

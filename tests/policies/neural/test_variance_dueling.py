@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from banditbench.configuration import params
+from banditbench import params
 from banditbench import registry
 from banditbench.api import Problem
 from banditbench.errors import ConfigError

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Literal, Mapping
 
-from ..errors import ConfigError, did_you_mean, key_path
+from .errors import ConfigError, did_you_mean, key_path
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def hints(cls: type) -> dict[str, Any]:
     not evaluate (a name its module does not import) is an error, not ``Any``: it would drop
     the parameter's checks and its description without a word.
     """
-    from ..registry import keyword_parameters
+    from .registry import keyword_parameters
 
     out: dict[str, Any] = {}
     for name, (param, init) in keyword_parameters(cls, with_owner=True).items():
@@ -374,7 +374,7 @@ def check(cls: type, params: Mapping[str, Any], where: str, *, data_root: str | 
     """Check the values of ``params`` (the given ones; defaults are the class's own) against their
     declared annotations, data-file paths included; ``where`` is the key path of ``params``
     (``policy.params``, ``environment.params``)."""
-    from ..registry import parameters
+    from .registry import parameters
 
     declared = hints(cls)
     for name, value in params.items():
