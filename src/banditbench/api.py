@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Mapping, Sequence
 
 from .errors import Diverged
-from .simulation.feedback import PreferenceCostFeedback, PreferenceFeedback, RewardCostFeedback, RewardFeedback
+from .feedback import PreferenceCostFeedback, PreferenceFeedback, RewardCostFeedback, RewardFeedback
 
 
 def register(name: str):

@@ -58,7 +58,7 @@ from ..data.paths import (
     resolve,
 )
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, CorruptFileError, key_path
-from ..simulation.feedback import PreferenceFeedback, RewardFeedback, new_feedback
+from ..feedback import PreferenceFeedback, RewardFeedback, new_feedback
 from ..numerics.sigmoid import sigmoid_of
 from ..params import Doc, OneOf, Positive
 from .draws import uniforms

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..api import Environment, register
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
-from ..simulation.feedback import RewardFeedback, new_feedback
+from ..feedback import RewardFeedback, new_feedback
 from ..params import Doc, NonNegative, OneOf
 
 X1 = (0.7, 0.8)

@@ -44,7 +44,7 @@ import numpy as np
 
 from ..api import Environment, register
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
-from ..simulation.feedback import RewardFeedback, new_feedback
+from ..feedback import RewardFeedback, new_feedback
 from ..numerics.sigmoid import sigmoid
 from ..params import Doc, OneOf, PositiveInt, Range
 from .draws import UNIFORM_BLOCK, uniforms

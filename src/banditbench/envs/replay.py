@@ -33,7 +33,7 @@ from ..api import Environment, register
 from ..data.files import load_npz
 from ..data.paths import replay_dataset, replay_options, replay_path
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
-from ..simulation.feedback import RewardFeedback
+from ..feedback import RewardFeedback
 from ..params import Doc, OneOf
 
 ORDERS = ("shuffle", "log")

@@ -33,7 +33,7 @@ from typing import Annotated, Any, Literal, Mapping, Sequence
 import numpy as np
 
 from ..api import Policy, Problem, choose, register
-from ..simulation.feedback import PreferenceFeedback
+from ..feedback import PreferenceFeedback
 from ..params import Doc, NonNegative, NonNegativeInt, Positive, PositiveInt
 from .linalg import InverseGram, fit_logistic
 from .pair_selection import pair_widths, select_pair

@@ -27,7 +27,7 @@ from typing import Annotated, Any, Literal, Sequence
 import numpy as np
 
 from ..api import Policy, Problem, register
-from ..simulation.feedback import RewardFeedback
+from ..feedback import RewardFeedback
 from ..params import Doc, NonNegative, Positive
 from .linalg import Ridge, sherman_morrison
 

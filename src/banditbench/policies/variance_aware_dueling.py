@@ -75,7 +75,7 @@ import numpy as np
 
 from ..api import Policy, Problem, register
 from ..errors import POLICY_PARAMS, ConfigError, key_path
-from ..simulation.feedback import PreferenceFeedback
+from ..feedback import PreferenceFeedback
 from ..numerics.sigmoid import sigmoid
 from ..params import Doc, NonNegative, OneOf, Positive, PositiveInt, Range
 from .linalg import fit_logistic, sherman_morrison

@@ -244,7 +244,7 @@ def test_reference_mode_is_the_default_and_unchanged():
 
 
 # --- NeuralLog: linearised mean, App. A's effective dimension, training options -----
-from banditbench.simulation.feedback import RewardFeedback  # noqa: E402
+from banditbench.feedback import RewardFeedback  # noqa: E402
 from banditbench.policies.neural.logistic import NCBFUCB, NeuralLogTS2, NeuralLogUCB1, NeuralLogUCB2  # noqa: E402
 
 

@@ -53,7 +53,7 @@ import torch
 
 from ...api import Policy, Problem, choose, register
 from ...errors import POLICY_PARAMS, ConfigError
-from ...simulation.feedback import PreferenceFeedback
+from ...feedback import PreferenceFeedback
 from ...params import Doc, NonNegative, OneOf, Positive, PositiveInt, Probability, Range
 from ..delayed_labels import DuelHistory
 from ..linalg import ArmKernelGram, DiagonalGram, InverseGram

@@ -120,7 +120,7 @@ import torch
 
 from ...api import Policy, Problem, choose, register
 from ...errors import POLICY_PARAMS, ConfigError
-from ...simulation.feedback import RewardFeedback
+from ...feedback import RewardFeedback
 from ...numerics.sigmoid import MU_DOT_MAX, sigmoid
 from ...params import Doc, NonNegative, OneOf, Positive, PositiveInt, Probability, Range
 from ..linalg import DiagonalGram, InverseGram

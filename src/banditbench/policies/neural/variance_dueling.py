@@ -101,7 +101,7 @@ from scipy.special import expit
 
 from ...api import Policy, Problem, register
 from ...errors import POLICY_PARAMS, ConfigError
-from ...simulation.feedback import PreferenceFeedback
+from ...feedback import PreferenceFeedback
 from ...numerics.sigmoid import sigmoid
 from ...params import Doc, NonNegative, OneOf, Positive, PositiveInt, Range
 from ..linalg import InverseGram, fit_logistic
