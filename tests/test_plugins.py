@@ -23,8 +23,7 @@ from typing import Annotated, Sequence
 
 import numpy as np
 
-from banditbench.api import Policy, register
-from banditbench.params import Doc, UnitInterval
+from banditbench.api import Doc, Policy, UnitInterval, register
 
 
 @register("{name}")
@@ -582,9 +581,8 @@ def test_a_plugin_environment_joins_the_environments_and_its_jobs_depend_on_it(t
     plugin = tmp_path / "my_env.py"
     plugin.write_text(
         textwrap.dedent('''
-        from banditbench.api import register
+        from banditbench.api import PositiveInt, register
         from banditbench.envs.dueling import SyntheticDueling
-        from banditbench.params import PositiveInt
 
 
         @register("my_dueling")

@@ -5,6 +5,10 @@ observation probability of the delay model) and, each round, the environment's
 public context; it never sees the hidden truth.  An environment never sees the
 policy.  :func:`register` marks a class so that :mod:`banditbench.registry` can
 find it by name without importing every module.
+
+A plugin imports everything from here: this module also hands on the parameter vocabulary of
+:mod:`banditbench.params` (``Doc``, ``Range``, ``Positive``, ...) and the feedback items of
+:mod:`banditbench.feedback` (:data:`__all__`).
 """
 
 from __future__ import annotations
@@ -16,7 +20,54 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Mapping, Sequence
 
 from .errors import Diverged
-from .feedback import PreferenceCostFeedback, PreferenceFeedback, RewardCostFeedback, RewardFeedback
+from .feedback import PreferenceCostFeedback, PreferenceFeedback, RewardCostFeedback, RewardFeedback, new_feedback
+from .params import (
+    DataFile,
+    DataPath,
+    Doc,
+    NonNegative,
+    NonNegativeInt,
+    OneOf,
+    Positive,
+    PositiveInt,
+    Probability,
+    Range,
+    UnitInterval,
+)
+
+#: the contract: what this module defines and what it hands on from params.py and feedback.py
+__all__ = [
+    "register",
+    "choose",
+    "check_finite",
+    "NULL",
+    "Problem",
+    "Environment",
+    "feedback_kinds",
+    "Policy",
+    "ENGINES",
+    "Interface",
+    "INTERFACES",
+    "BatchedPolicy",
+    # parameters (banditbench.params)
+    "Doc",
+    "Range",
+    "OneOf",
+    "DataFile",
+    "Positive",
+    "NonNegative",
+    "Probability",
+    "UnitInterval",
+    "PositiveInt",
+    "NonNegativeInt",
+    "DataPath",
+    # feedback items (banditbench.feedback)
+    "PreferenceFeedback",
+    "RewardFeedback",
+    "PreferenceCostFeedback",
+    "RewardCostFeedback",
+    "new_feedback",
+]
 
 
 def register(name: str):

@@ -50,7 +50,6 @@ from typing import Annotated, Sequence
 import numpy as np
 
 from banditbench.api import {imports}
-from banditbench.params import Doc, Positive, UnitInterval
 '''
 
 _RIDGE_HELPERS = '''
@@ -414,7 +413,8 @@ def write(name: str, family: str, folder: Path) -> list[Path]:
     _folder(folder)
     environment, env_params, budget, baseline = FAMILIES[family]
     body, ridge = _BODIES[family]
-    imports = ", ".join(["NULL"] * (family == "knapsack") + ["Policy", "Problem", "register"])
+    bound = "Range" if family == "lipschitz" else "UnitInterval"
+    imports = ", ".join(["NULL"] * (family == "knapsack") + ["Doc", "Policy", "Positive", "Problem", bound, "register"])
     module = _HEADER.format(
         title=name,
         family=family,
@@ -423,8 +423,6 @@ def write(name: str, family: str, folder: Path) -> list[Path]:
         file=_doc(shlex.quote(str(paths["module"]))),
         config=_doc(shlex.quote(str(paths["config"]))),
     )
-    if family == "lipschitz":
-        module = module.replace("import Doc, Positive, UnitInterval", "import Doc, Positive, Range")
     module += (_RIDGE_HELPERS if ridge else "") + body.format(name=name, cls=class_name(name), title=name)
     params = "".join(f"\n        {k}: {v}" for k, v in env_params.items())
     config = _CONFIG.format(
