@@ -6,8 +6,9 @@ public context; it never sees the hidden truth.  An environment never sees the
 policy.  :func:`register` marks a class so that :mod:`banditbench.registry` can
 find it by name without importing every module.
 
-A plugin imports everything from here: this module also hands on the parameter vocabulary of
-:mod:`banditbench.params` (``Doc``, ``Range``, ``Positive``, ...) and the feedback items of
+A plugin imports everything from here: this module also hands on the interfaces of
+:mod:`banditbench.interfaces` (what the runner hands each kind of policy, the null action), the parameter
+vocabulary of :mod:`banditbench.params` (``Doc``, ``Range``, ``Positive``, ...) and the feedback items of
 :mod:`banditbench.feedback` (:data:`__all__`).
 """
 
@@ -21,6 +22,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from .errors import Diverged
 from .feedback import PreferenceCostFeedback, PreferenceFeedback, RewardCostFeedback, RewardFeedback, new_feedback
+from .interfaces import INTERFACES, NULL, DataFree, Interface, Skeleton
 from .params import (
     DataFile,
     DataPath,
@@ -35,20 +37,23 @@ from .params import (
     UnitInterval,
 )
 
-#: the contract: what this module defines and what it hands on from params.py and feedback.py
+#: the contract: what this module defines and what it hands on from interfaces.py, params.py and feedback.py
 __all__ = [
     "register",
     "choose",
     "check_finite",
-    "NULL",
     "Problem",
     "Environment",
     "feedback_kinds",
     "Policy",
     "ENGINES",
-    "Interface",
-    "INTERFACES",
     "BatchedPolicy",
+    # the interfaces: what the runner hands each kind of policy, and how one is checked (banditbench.interfaces)
+    "Interface",
+    "DataFree",
+    "Skeleton",
+    "INTERFACES",
+    "NULL",
     # parameters (banditbench.params)
     "Doc",
     "Range",
@@ -107,11 +112,6 @@ def check_finite(what: str, *values: Any) -> None:
     through masks that could hide a NaN); one sum per array, so O(size), no copy."""
     if not math.isfinite(sum(float(v.sum()) for v in values)):
         raise Diverged(f"its {what} are not finite (NaN or infinite)")
-
-
-#: the null action of pair action spaces: skip the round (no reward, no cost, no feedback;
-#: the knapsack problems of seed 004, Sec. 2)
-NULL = (-1, -1)
 
 
 @dataclass(frozen=True)
@@ -342,43 +342,6 @@ class Policy(abc.ABC):
 
 #: the optional engines a policy may offer (``Policy.engines``), each with the method that implements it
 ENGINES = {"compiled": "run_compiled", "seed-batched": "batch"}
-
-
-@dataclass(frozen=True)
-class Interface:
-    """What the runner guarantees a policy of one (feedback kind, action kind), and what it expects back."""
-
-    #: the feedback item type :meth:`Policy.observe` receives (a named tuple; every item has ``round``)
-    feedback: type
-    #: what :meth:`Policy.act` is handed each round
-    context: str
-    #: what :meth:`Policy.act` returns
-    action: str
-
-
-_ARMS = (
-    "the round's arms: an array (K, d), one feature row per arm (environments with block arms also offer "
-    "the ``row`` context form: the round's classification row, K from ``problem['n_arms']``)"
-)
-_KNAPSACK = (
-    "a ``KnapsackContext`` (``banditbench.envs.knapsack``): ``phi`` (K, d) reward features and ``psi`` "
-    "(K, d_w) cost features of every arm, ``stopped``: whether the budget is spent (read-only arrays)"
-)
-_DUEL = "a duel ``(i, j)`` of arm indices, or :data:`NULL` to skip the round (no reward, cost or feedback)"
-
-#: per ``(feedback_kind, action_kind)`` of a policy: the runner's side of the contract.  The facts of
-#: ``Problem.info`` are the environment's ``public_info()``: ``dimension`` and ``n_arms`` always where there
-#: are arms, ``budget`` and ``per_round_budget`` with a budget.  Feedback arrives when the delay model says
-#: (late, or never when a window cuts it off), each item naming the round whose action produced it.
-INTERFACES: dict[tuple[str, str], Interface] = {
-    ("preference", "pair"): Interface(PreferenceFeedback, _ARMS, "a pair ``(i, j)`` of arm indices (``y = 1``: i won)"),
-    ("reward", "arm"): Interface(RewardFeedback, _ARMS, "an arm index"),
-    ("reward", "point"): Interface(
-        RewardFeedback, "None (no context)", "a point of [0, 1]^d: a tuple of d floats (a float when d = 1)"
-    ),
-    ("preference_cost", "pair"): Interface(PreferenceCostFeedback, _KNAPSACK, _DUEL),
-    ("reward_cost", "pair"): Interface(RewardCostFeedback, _KNAPSACK, _DUEL),
-}
 
 
 class BatchedPolicy(abc.ABC):

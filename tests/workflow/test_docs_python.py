@@ -9,6 +9,7 @@ import types
 import pytest
 
 from banditbench import registry
+from banditbench.api import INTERFACES
 from conftest import ROOT
 
 GUIDE = ROOT / "docs" / "extending.md"
@@ -45,8 +46,12 @@ def _run(code: str, folder) -> list[str]:
 
 @pytest.fixture
 def no_plugins():
+    """No plugins in use afterwards, and the interface table as it was (a block may add an entry)."""
+    interfaces = dict(INTERFACES)
     yield
     registry.use_plugins([])
+    INTERFACES.clear()
+    INTERFACES.update(interfaces)
 
 
 def test_the_guide_shows_python_blocks_and_each_is_read_whole():
