@@ -48,7 +48,7 @@ from banditbench.data.paths import PROCESSED_DIR, parse_preprocess_key  # noqa: 
 from banditbench.data.preprocess import prepare, save_prepared  # noqa: E402
 from banditbench.simulation.delays import make_delay  # noqa: E402
 from banditbench.errors import ConfigError  # noqa: E402
-from banditbench.simulation.feedback import RewardFeedback  # noqa: E402
+from banditbench.feedback import RewardFeedback  # noqa: E402
 from banditbench.simulation.runner import build, simulate  # noqa: E402
 
 NO_DELAY = make_delay({"kind": "none"})

@@ -41,7 +41,7 @@ import torch  # noqa: E402
 from banditbench.api import Environment, Problem  # noqa: E402
 from banditbench.simulation.delays import make_delay  # noqa: E402
 from banditbench.envs.dueling import SyntheticDueling  # noqa: E402
-from banditbench.simulation.feedback import PreferenceFeedback  # noqa: E402
+from banditbench.feedback import PreferenceFeedback  # noqa: E402
 from banditbench.numerics.sigmoid import sigmoid  # noqa: E402
 from banditbench.policies.neural.delayed_dueling import NDBDF  # noqa: E402
 from banditbench.policies.neural.training import Trainer  # noqa: E402

@@ -3,9 +3,9 @@
 * ``reference/algorithms/<name>.md`` and ``reference/environments/<name>.md``: every class
   registered with ``@register`` (:mod:`banditbench.registry`): its summary, the paper it
   implements, the equation / algorithm / section references of its docstring, its parameters
-  (type and range from the annotation, :func:`banditbench.configuration.params.describe`; the default from
+  (type and range from the annotation, :func:`banditbench.params.describe`; the default from
   :func:`banditbench.registry.parameters`; the description from the parameter's declaration,
-  :func:`banditbench.configuration.params.description`) and the full docstrings.
+  :func:`banditbench.params.description`) and the full docstrings.
 * ``reference/delays.md``: the delay kinds and their parameters (:mod:`banditbench.simulation.delays`).
 * ``reference/config.md``: every key of ``src/banditbench/configuration/schema.yaml`` (as
   :func:`banditbench.configuration.grid.load_schema` completes it), with type, constraints and description.
@@ -243,7 +243,7 @@ def _link(from_page: str, to_page: str) -> str:
 
 
 def class_page(kind: str, name: str, entry) -> str:
-    from banditbench.configuration import params
+    from banditbench import params
     from banditbench import registry
     from banditbench.api import feedback_kinds
 
@@ -568,7 +568,7 @@ INTERFACES_MARKER = "<!-- interfaces -->"
 
 #: where a page shows the table of parameter types (:func:`parameter_types_table`)
 PARAMETER_TYPES = "<!-- parameter types -->"
-#: annotations built from ``banditbench.configuration.params``' pieces, as a constructor writes them (evaluated in its namespace)
+#: annotations built from ``banditbench.params``' pieces, as a constructor writes them (evaluated in its namespace)
 TYPE_FORMS = (
     "float",
     "int",
@@ -585,10 +585,10 @@ TYPE_FORMS = (
 
 
 def type_aliases() -> dict[str, Any]:
-    """The public type aliases of :mod:`banditbench.configuration.params` (``Positive``, ``Probability``...), by name."""
+    """The public type aliases of :mod:`banditbench.params` (``Positive``, ``Probability``...), by name."""
     import typing
 
-    from banditbench.configuration import params
+    from banditbench import params
 
     return {
         name: value
@@ -598,11 +598,11 @@ def type_aliases() -> dict[str, Any]:
 
 
 def parameter_types_table() -> str:
-    """Every type alias of :mod:`banditbench.configuration.params` and the forms built from its pieces, with what the
-    config validator accepts for each (:func:`banditbench.configuration.params.describe`, the words of its messages)."""
+    """Every type alias of :mod:`banditbench.params` and the forms built from its pieces, with what the
+    config validator accepts for each (:func:`banditbench.params.describe`, the words of its messages)."""
     import typing
 
-    from banditbench.configuration import params
+    from banditbench import params
 
     rows = ["| annotation | accepts |", "|---|---|"]
     for name, hint in type_aliases().items():

@@ -7,7 +7,7 @@ import numpy as np
 
 from banditbench.api import Environment, Policy, Problem
 from conftest import MIRROR
-from banditbench.simulation.feedback import RewardFeedback
+from banditbench.feedback import RewardFeedback
 
 
 class CountingEnv(Environment):

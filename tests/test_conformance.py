@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from banditbench import registry
-from banditbench.api import BatchedPolicy, Policy
+from banditbench.api import INTERFACES, BatchedPolicy, Policy
 from banditbench.cli import main
-from banditbench.conformance import DESCRIBED, ENVIRONMENTS, bad_values, check_policy
-from banditbench.configuration.params import Doc, Positive
+from banditbench.conformance import DESCRIBED, bad_values, check_policy
+from banditbench.params import Doc, Positive
 from banditbench.policies.lipschitz import DelayedZooming
 from banditbench.policies.neural.logistic import NeuralLogUCB1
 
@@ -103,7 +103,7 @@ class _Shifted(BatchedPolicy):
     """A seed-batched engine whose arms from round 5 on are the real engine's shifted by one."""
 
     def __init__(self, engine):
-        self.engine, self.n = engine, ENVIRONMENTS[("reward", "arm")][0]["params"]["n_arms"]
+        self.engine, self.n = engine, INTERFACES["reward", "arm"].environment.params["n_arms"]
 
     def observe_all(self, t, arrived):
         self.engine.observe_all(t, arrived)
@@ -189,7 +189,7 @@ def test_each_check_fails_on_the_policy_that_breaks_it(broken, cls, check, detai
 
 def test_bad_values_are_of_the_wrong_type_or_just_outside_the_range():
     assert bad_values(Positive) == ["not-a-value", 0]
-    from banditbench.configuration.params import NonNegative, Probability
+    from banditbench.params import NonNegative, Probability
 
     assert bad_values(NonNegative | None) == ["not-a-value", -1]
     assert bad_values(Probability) == ["not-a-value", 0, 1]
@@ -204,16 +204,6 @@ def test_the_command_prints_each_check_and_exits_1_on_a_failure(broken, capsys):
     assert "FAIL actions in the action space: round 1 played (4, 0)" in capsys.readouterr().out
     assert main(["check", "no_such_policy"]) == 2
     assert "policy: unknown policy 'no_such_policy'" in capsys.readouterr().err
-
-
-def test_every_interface_the_api_declares_has_a_data_free_environment_to_check_it_on():
-    from banditbench.api import INTERFACES
-    from banditbench.conformance import ENVIRONMENTS
-
-    assert set(ENVIRONMENTS) == set(INTERFACES)
-    for (feedback, action), (environment, _) in ENVIRONMENTS.items():
-        env_cls = registry.get("environment", environment["name"]).load()
-        assert env_cls.action_kind == action and feedback in (env_cls.feedback_kinds or (env_cls.feedback_kind,))
 
 
 def test_a_policy_of_a_kind_the_api_does_not_declare_is_refused_when_defined():

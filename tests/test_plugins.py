@@ -23,8 +23,7 @@ from typing import Annotated, Sequence
 
 import numpy as np
 
-from banditbench.api import Policy, register
-from banditbench.configuration.params import Doc, UnitInterval
+from banditbench.api import Doc, Policy, UnitInterval, register
 
 
 @register("{name}")
@@ -372,7 +371,7 @@ def test_a_plugin_files_jobs_depend_on_it_and_on_the_package_modules_it_imports(
     sources = registry.job_sources("synthetic_dueling", "my_eps_duel")
     assert plugin.resolve() in sources
     names = {str(p.relative_to(registry.PACKAGE_DIR)) for p in sources if registry.PACKAGE_DIR in p.parents}
-    assert {"api.py", "configuration/params.py", "simulation/runner.py", "envs/dueling.py"} <= names
+    assert {"api.py", "params.py", "simulation/runner.py", "envs/dueling.py"} <= names
     assert not any(n.startswith("policies/") for n in names)  # no built-in policy's module
 
 
@@ -582,9 +581,8 @@ def test_a_plugin_environment_joins_the_environments_and_its_jobs_depend_on_it(t
     plugin = tmp_path / "my_env.py"
     plugin.write_text(
         textwrap.dedent('''
-        from banditbench.api import register
+        from banditbench.api import PositiveInt, register
         from banditbench.envs.dueling import SyntheticDueling
-        from banditbench.configuration.params import PositiveInt
 
 
         @register("my_dueling")

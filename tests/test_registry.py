@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 import numpy as np
 import pytest
 
-from banditbench.configuration import params
+from banditbench import params
 from banditbench import registry
 from banditbench.api import Policy
 from banditbench.configuration.grid import load_config_file, load_grid
@@ -15,7 +15,7 @@ from banditbench.simulation.delays import DELAY_KINDS, delay_schema
 from banditbench.envs.classification import ClassificationBandit, ClassificationDueling
 from banditbench.envs.knapsack import CarModeration, SyntheticPbBwK
 from banditbench.errors import ConfigError
-from banditbench.configuration.params import Doc, Positive
+from banditbench.params import Doc, Positive
 from banditbench.policies.knapsack import IdealDuel, OptimisticDuel, RandomizedDuel
 from banditbench.policies.lipschitz import DLPP, DelayedZooming
 from banditbench.simulation.runner import build

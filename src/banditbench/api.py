@@ -5,6 +5,11 @@ observation probability of the delay model) and, each round, the environment's
 public context; it never sees the hidden truth.  An environment never sees the
 policy.  :func:`register` marks a class so that :mod:`banditbench.registry` can
 find it by name without importing every module.
+
+A plugin imports everything from here: this module also hands on the interfaces of
+:mod:`banditbench.interfaces` (what the runner hands each kind of policy, the null action), the parameter
+vocabulary of :mod:`banditbench.params` (``Doc``, ``Range``, ``Positive``, ...) and the feedback items of
+:mod:`banditbench.feedback` (:data:`__all__`).
 """
 
 from __future__ import annotations
@@ -16,7 +21,58 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Mapping, Sequence
 
 from .errors import Diverged
-from .simulation.feedback import PreferenceCostFeedback, PreferenceFeedback, RewardCostFeedback, RewardFeedback
+from .feedback import PreferenceCostFeedback, PreferenceFeedback, RewardCostFeedback, RewardFeedback, new_feedback
+from .interfaces import INTERFACES, NULL, DataFree, Interface, Skeleton
+from .params import (
+    DataFile,
+    DataPath,
+    Doc,
+    NonNegative,
+    NonNegativeInt,
+    OneOf,
+    Positive,
+    PositiveInt,
+    Probability,
+    Range,
+    UnitInterval,
+)
+
+#: the contract: what this module defines and what it hands on from interfaces.py, params.py and feedback.py
+__all__ = [
+    "register",
+    "choose",
+    "check_finite",
+    "Problem",
+    "Environment",
+    "feedback_kinds",
+    "Policy",
+    "ENGINES",
+    "BatchedPolicy",
+    # the interfaces: what the runner hands each kind of policy, and how one is checked (banditbench.interfaces)
+    "Interface",
+    "DataFree",
+    "Skeleton",
+    "INTERFACES",
+    "NULL",
+    # parameters (banditbench.params)
+    "Doc",
+    "Range",
+    "OneOf",
+    "DataFile",
+    "Positive",
+    "NonNegative",
+    "Probability",
+    "UnitInterval",
+    "PositiveInt",
+    "NonNegativeInt",
+    "DataPath",
+    # feedback items (banditbench.feedback)
+    "PreferenceFeedback",
+    "RewardFeedback",
+    "PreferenceCostFeedback",
+    "RewardCostFeedback",
+    "new_feedback",
+]
 
 
 def register(name: str):
@@ -56,11 +112,6 @@ def check_finite(what: str, *values: Any) -> None:
     through masks that could hide a NaN); one sum per array, so O(size), no copy."""
     if not math.isfinite(sum(float(v.sum()) for v in values)):
         raise Diverged(f"its {what} are not finite (NaN or infinite)")
-
-
-#: the null action of pair action spaces: skip the round (no reward, no cost, no feedback;
-#: the knapsack problems of seed 004, Sec. 2)
-NULL = (-1, -1)
 
 
 @dataclass(frozen=True)
@@ -159,7 +210,7 @@ class Environment(abc.ABC):
     # value (the configured ones, defaults filled in), each already checked against its annotation.
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
-        """Relations between parameters that their annotations cannot say (:mod:`banditbench.configuration.params`);
+        """Relations between parameters that their annotations cannot say (:mod:`banditbench.params`);
         raise a :class:`~banditbench.errors.ConfigError` naming ``environment.params.<key>``."""
 
     @classmethod
@@ -189,7 +240,7 @@ class Policy(abc.ABC):
 
     All keyword-only constructor parameters are the algorithm's configurable
     parameters: the registry lists them, and their annotations say what a value may be
-    (:mod:`banditbench.configuration.params`), checked before any job and again before a job builds
+    (:mod:`banditbench.params`), checked before any job and again before a job builds
     the policy; :meth:`check_params` adds relations between them.
     A family declares its shared parameters once, in its base class; a variant
     declares only its own and forwards the rest, ``def __init__(self, problem, rng,
@@ -291,43 +342,6 @@ class Policy(abc.ABC):
 
 #: the optional engines a policy may offer (``Policy.engines``), each with the method that implements it
 ENGINES = {"compiled": "run_compiled", "seed-batched": "batch"}
-
-
-@dataclass(frozen=True)
-class Interface:
-    """What the runner guarantees a policy of one (feedback kind, action kind), and what it expects back."""
-
-    #: the feedback item type :meth:`Policy.observe` receives (a named tuple; every item has ``round``)
-    feedback: type
-    #: what :meth:`Policy.act` is handed each round
-    context: str
-    #: what :meth:`Policy.act` returns
-    action: str
-
-
-_ARMS = (
-    "the round's arms: an array (K, d), one feature row per arm (environments with block arms also offer "
-    "the ``row`` context form: the round's classification row, K from ``problem['n_arms']``)"
-)
-_KNAPSACK = (
-    "a ``KnapsackContext`` (``banditbench.envs.knapsack``): ``phi`` (K, d) reward features and ``psi`` "
-    "(K, d_w) cost features of every arm, ``stopped``: whether the budget is spent (read-only arrays)"
-)
-_DUEL = "a duel ``(i, j)`` of arm indices, or :data:`NULL` to skip the round (no reward, cost or feedback)"
-
-#: per ``(feedback_kind, action_kind)`` of a policy: the runner's side of the contract.  The facts of
-#: ``Problem.info`` are the environment's ``public_info()``: ``dimension`` and ``n_arms`` always where there
-#: are arms, ``budget`` and ``per_round_budget`` with a budget.  Feedback arrives when the delay model says
-#: (late, or never when a window cuts it off), each item naming the round whose action produced it.
-INTERFACES: dict[tuple[str, str], Interface] = {
-    ("preference", "pair"): Interface(PreferenceFeedback, _ARMS, "a pair ``(i, j)`` of arm indices (``y = 1``: i won)"),
-    ("reward", "arm"): Interface(RewardFeedback, _ARMS, "an arm index"),
-    ("reward", "point"): Interface(
-        RewardFeedback, "None (no context)", "a point of [0, 1]^d: a tuple of d floats (a float when d = 1)"
-    ),
-    ("preference_cost", "pair"): Interface(PreferenceCostFeedback, _KNAPSACK, _DUEL),
-    ("reward_cost", "pair"): Interface(RewardCostFeedback, _KNAPSACK, _DUEL),
-}
 
 
 class BatchedPolicy(abc.ABC):

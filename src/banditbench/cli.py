@@ -312,7 +312,7 @@ def _migrate_results(args) -> int:
 
 
 def _list(args) -> int:
-    from .configuration import params
+    from . import params
     from . import registry
     from .api import feedback_kinds
     from .simulation.delays import DELAY_KINDS, DelayModel
@@ -657,14 +657,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cl.set_defaults(func=_claims)
 
-    from .scaffold import FAMILIES
+    from .scaffold import families
 
     new = sub.add_parser(
         "new-algorithm",
         help="write a working skeleton of a policy in your own folder, with its test and an example config",
     )
     new.add_argument("name", help="its registered name (lower case, digits, _)")
-    new.add_argument("--family", required=True, choices=list(FAMILIES), help="the family whose interface it plays")
+    new.add_argument("--family", required=True, choices=list(families()), help="the family whose interface it plays")
     new.add_argument("--dir", default=".", help="folder to write into (default: the working directory)")
     new.set_defaults(func=_new_algorithm)
     return parser

@@ -1,16 +1,17 @@
 """The checks every registered algorithm passes, built-in or not (``banditbench check POLICY``,
-``tests/test_conformance.py``), each on tiny horizons against a data-free environment of its kind:
+``tests/test_conformance.py``), each on tiny horizons against the data-free environment of its interface
+(:data:`~banditbench.interfaces.INTERFACES`):
 
 * ``same seed, same bytes`` — two runs of one cell give identical metric series;
-* ``actions in the action space`` — every action the environment is handed is one of its actions
-  (an arm index below ``n_arms``; a pair of them, or a knapsack environment's null action; a point
-  of the unit cube, a number in one dimension);
+* ``actions in the action space`` — every action the environment is handed lies in the action space its
+  interface declares (``Interface.valid_action``: an arm index below ``n_arms``; a pair of them, or a
+  knapsack environment's null action; a point of the unit cube, a number in one dimension);
 * ``late and lost feedback`` — a run whose feedback arrives late and partly never (a geometric delay
   cut by a window) plays every round and logs finite metrics;
 * ``bad parameters refused`` — for every parameter, a value of the wrong type, and a number outside
   a declared range, is refused before any run, the message naming ``policy.params.<key>``;
 * ``every parameter has a description`` — every parameter's annotation carries a non-empty
-  :class:`~banditbench.configuration.params.Doc` (what the reference page and ``banditbench list`` show);
+  :class:`~banditbench.params.Doc` (what the reference page and ``banditbench list`` show);
 * ``a seed's result does not depend on its block`` — for a policy with the ``seed-batched`` engine,
   a seed's series alone and inside a block of two are the same bytes;
 * ``engine matches the reference`` — for a policy with an engine (``Policy.engines``), run with its
@@ -44,23 +45,14 @@ from typing import Annotated, Any, Callable, Literal
 
 import numpy as np
 
-from .configuration import params as param_checks
+from . import params as param_checks
 from . import registry
 from .errors import POLICY_PARAMS, ConfigError
+from .interfaces import INTERFACES, Interface
 from .simulation.runner import batchable, build, run_block, run_cell, simulate, simulate_block
 
-#: the data-free environment each (feedback kind, action kind) is checked against, with its budget
-ENVIRONMENTS: dict[tuple[str, str], tuple[dict[str, Any], float | None]] = {
-    ("preference", "pair"): ({"name": "synthetic_dueling", "params": {"dimension": 3, "n_arms": 4}}, None),
-    ("reward", "arm"): ({"name": "synthetic_logistic", "params": {"dimension": 3, "n_arms": 4}}, None),
-    ("reward", "point"): ({"name": "lipschitz", "params": {"function": "triangle", "noise_sigma": 0.1}}, None),
-    ("preference_cost", "pair"): ({"name": "pbbwk_synthetic", "params": {}}, 10.0),
-    ("reward_cost", "pair"): ({"name": "pbbwk_synthetic", "params": {}}, 10.0),
-}
 #: a late and partly lost feedback stream: geometric delays of mean 4, none arriving after 6 rounds
 LATE_AND_LOST = {"kind": "geometric", "mean": 4, "window": 6}
-#: the knapsack environments' null action (skip the round)
-NULL_PAIR = (-1, -1)
 
 
 @dataclass(frozen=True)
@@ -75,16 +67,16 @@ class Outcome:
         return f"{'ok  ' if self.passed else 'FAIL'} {self.check}" + (f": {self.detail}" if self.detail else "")
 
 
+def interface_of(policy: str) -> Interface:
+    """The interface of ``policy`` (:data:`~banditbench.interfaces.INTERFACES`)."""
+    cls = registry.get("policy", policy).load()
+    return INTERFACES[cls.feedback_kind, cls.action_kind]
+
+
 def cell_for(policy: str, horizon: int = 40, seed: int = 1, delay: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A simulate cell of ``policy`` on the data-free environment of its kind (:data:`ENVIRONMENTS`)."""
+    """A simulate cell of ``policy`` on the data-free environment of its interface (``Interface.environment``)."""
     entry = registry.get("policy", policy)
-    cls = entry.load()
-    key = (cls.feedback_kind, cls.action_kind)
-    if key not in ENVIRONMENTS:
-        raise ValueError(
-            f"{policy}: no data-free environment gives {cls.feedback_kind} feedback on {cls.action_kind} actions"
-        )
-    environment, budget = ENVIRONMENTS[key]
+    environment = interface_of(policy).environment
     return {
         **({"plugins": [entry.plugin]} if entry.plugin else {}),
         "experiment": "conformance",
@@ -92,26 +84,11 @@ def cell_for(policy: str, horizon: int = 40, seed: int = 1, delay: dict[str, Any
         "delay_label": "delay",
         "seed": seed,
         "horizon": horizon,
-        "budget": budget,
-        "environment": environment,
+        "budget": environment.budget,
+        "environment": {"name": environment.name, "params": dict(environment.params)},
         "policy": {"name": policy, "params": {}},
         "delay": delay or {"kind": "none"},
     }
-
-
-def _valid_action(action: Any, kind: str, info: dict[str, Any]) -> bool:
-    def arm(a) -> bool:
-        return isinstance(a, (int, np.integer)) and not isinstance(a, bool) and 0 <= int(a) < info["n_arms"]
-
-    if kind == "arm":
-        return arm(action)
-    if kind == "pair":
-        pair = tuple(action) if isinstance(action, (tuple, list, np.ndarray)) else None
-        if pair is None or len(pair) != 2:
-            return False
-        return all(arm(a) for a in pair) or tuple(int(a) for a in pair) == NULL_PAIR
-    x = np.atleast_1d(np.asarray(action, dtype=float))  # a 1-D point may be a number
-    return x.shape == (info["dimension"],) and bool(np.all((x >= 0) & (x <= 1)))
 
 
 def _intercept(env, before: Callable[[int, Any], None]) -> None:
@@ -128,13 +105,13 @@ def _intercept(env, before: Callable[[int, Any], None]) -> None:
 
 def _actions_in_space(policy: str, horizon: int) -> Outcome:
     env, pol, delay, delay_rng = build(cell_for(policy, horizon))
-    info, kind, bad = env.public_info(), pol.action_kind, []
+    info, valid, bad = env.public_info(), interface_of(policy).valid_action, []
 
     class Outside(Exception):
         """An action outside the environment's actions: stop before the environment plays it."""
 
     def checked(t, action):
-        if not _valid_action(action, kind, info):
+        if not valid(action, info):
             bad.append((t, action))
             raise Outside
 
@@ -146,7 +123,7 @@ def _actions_in_space(policy: str, horizon: int) -> Outcome:
     return Outcome(
         "actions in the action space",
         not bad,
-        f"round {bad[0][0]} played {bad[0][1]!r}" if bad else f"{horizon} rounds of {kind} actions",
+        f"round {bad[0][0]} played {bad[0][1]!r}" if bad else f"{horizon} rounds of {pol.action_kind} actions",
     )
 
 

@@ -35,6 +35,7 @@ from typing import Any, Iterable, Mapping
 from . import plugins as plugin_modules
 from .api import Environment, Policy
 from .errors import ConfigError, did_you_mean
+from .params import keyword_parameters
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 PACKAGE = PACKAGE_DIR.name
@@ -327,30 +328,6 @@ def _file_of(module: str) -> Path | None:
         return None
     origin = spec.origin if spec else None
     return Path(origin).resolve() if origin and origin.endswith(".py") else None
-
-
-def keyword_parameters(cls: type, with_owner: bool = False) -> dict[str, Any]:
-    """Keyword-only constructor parameters of ``cls``, those of its family included.
-
-    A family declares its shared parameters once, in the base class's constructor; a
-    variant's constructor declares only its own and forwards the rest as ``**params``
-    to ``super().__init__``.  So while a constructor takes ``**params`` the next
-    constructor up the MRO contributes its keyword-only parameters too (the most
-    derived declaration of a name wins).  ``with_owner``: map each name to
-    ``(parameter, constructor that declares it)`` (whose module resolves its annotation).
-    """
-    out: dict[str, Any] = {}
-    for klass in cls.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is None:
-            continue
-        params = inspect.signature(init).parameters.values()
-        for p in params:
-            if p.kind is inspect.Parameter.KEYWORD_ONLY:
-                out.setdefault(p.name, (p, init) if with_owner else p)
-        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-            break
-    return out
 
 
 def parameters(cls: type) -> dict[str, Any]:

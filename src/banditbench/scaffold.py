@@ -1,8 +1,9 @@
 """``banditbench new-algorithm``: a working skeleton of a policy in your own folder, with its test and a
 config that runs it against a built-in baseline.
 
-Each family's skeleton is a small, honest algorithm of that family's interface (the context it is
-handed, the action it returns, the feedback it learns from), written to be replaced by yours:
+The families are the skeletons the interfaces declare (``Interface.skeletons`` of
+:data:`banditbench.interfaces.INTERFACES`), each a small, honest algorithm of its interface (the context it
+is handed, the action it returns, the feedback it learns from), written to be replaced by yours:
 
 * ``dueling`` — ε-greedy duels on a ridge estimate of a linear utility fitted to the duel outcomes;
 * ``reward`` — ε-greedy on a ridge regression of rewards on arm features (Sherman–Morrison updates);
@@ -10,7 +11,8 @@ handed, the action it returns, the feedback it learns from), written to be repla
 * ``lipschitz`` — UCB1 over a uniform grid of the unit cube;
 * ``knapsack`` — the dueling skeleton on the reward features, playing the null action once stopped.
 
-Every skeleton passes the conformance checks (:mod:`banditbench.conformance`); its test says so.
+Its example grid runs on the interface's data-free environment (``Interface.environment``, at its example
+size).  Every skeleton passes the conformance checks (:mod:`banditbench.conformance`); its test says so.
 """
 
 from __future__ import annotations
@@ -23,16 +25,14 @@ import unicodedata
 from pathlib import Path
 
 from .errors import ConfigError
+from .interfaces import INTERFACES, Interface, Skeleton
 from .storage.resultio import budget_label
 
-#: per family: the data-free environment, its params, the budget (None: none), a built-in baseline
-FAMILIES = {
-    "dueling": ("synthetic_dueling", {"dimension": 5, "n_arms": 10}, None, "random_pair"),
-    "reward": ("synthetic_logistic", {"dimension": 5, "n_arms": 10}, None, "linucb"),
-    "logistic": ("synthetic_logistic", {"dimension": 5, "n_arms": 10}, None, "random_arm"),
-    "lipschitz": ("lipschitz", {"function": "triangle", "noise_sigma": 0.1}, None, "delayed_zooming"),
-    "knapsack": ("pbbwk_synthetic", {}, 300.0, "pblincbwk_alg1"),
-}
+
+def families() -> dict[str, tuple[Interface, Skeleton]]:
+    """Every skeleton of :data:`~banditbench.interfaces.INTERFACES`, by family name, with its interface."""
+    return {family: (face, skeleton) for face in INTERFACES.values() for family, skeleton in face.skeletons.items()}
+
 
 _HEADER = '''"""{title} — a banditbench plugin written by ``banditbench new-algorithm`` ({family} family).
 
@@ -50,204 +50,7 @@ from typing import Annotated, Sequence
 import numpy as np
 
 from banditbench.api import {imports}
-from banditbench.configuration.params import Doc, Positive, UnitInterval
 '''
-
-_RIDGE_HELPERS = '''
-
-class _Ridge:
-    """Ridge regression of targets on feature vectors, its inverse Gram matrix kept by Sherman–Morrison."""
-
-    def __init__(self, dimension: int, lam: float):
-        self.v_inv = np.eye(dimension) / lam
-        self.b = np.zeros(dimension)
-        self.theta = np.zeros(dimension)
-
-    def add(self, x: np.ndarray, target: float) -> None:
-        vx = self.v_inv @ x
-        self.v_inv -= np.outer(vx, vx) / (1.0 + x @ vx)
-        self.b += target * x
-        self.theta = self.v_inv @ self.b
-'''
-
-_DUELING = '''
-
-@register("{name}")
-class {cls}(Policy):
-    """{title}: ε-greedy duels on a ridge estimate of a linear utility (a skeleton to replace)."""
-
-    feedback_kind = "preference"
-    action_kind = "pair"
-
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 eps: Annotated[UnitInterval, Doc("Probability of a uniformly random second arm.")] = 0.1,
-                 lam: Annotated[Positive, Doc("Ridge regularisation of the utility estimate.")] = 1.0):
-        self.rng, self.eps = rng, eps
-        self.model = _Ridge(int(problem["dimension"]), lam)
-        self.pending: dict[int, np.ndarray] = {{}}     # round -> x_first - x_second, until its outcome arrives
-
-    def observe(self, t: int, arrived: Sequence) -> None:
-        for item in arrived:                          # PreferenceFeedback(round, y): y = 1 if the first arm won
-            diff = self.pending.pop(item.round, None)
-            if diff is not None:
-                self.model.add(diff, item.y - 0.5)
-
-    def act(self, t: int, arms: np.ndarray) -> tuple[int, int]:
-        scores = arms @ self.model.theta
-        first = int(np.argmax(scores))
-        if self.rng.random() < self.eps:
-            second = int(self.rng.choice([a for a in range(len(arms)) if a != first]))
-        else:
-            second = int(np.argsort(scores)[-2])
-        self.pending[t] = arms[first] - arms[second]
-        return first, second
-'''
-
-_REWARD = '''
-
-@register("{name}")
-class {cls}(Policy):
-    """{title}: ε-greedy on a ridge regression of rewards on arm features (a skeleton to replace)."""
-
-    feedback_kind = "reward"
-    action_kind = "arm"
-
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 eps: Annotated[UnitInterval, Doc("Probability of a uniformly random arm.")] = 0.1,
-                 lam: Annotated[Positive, Doc("Ridge regularisation of the reward model.")] = 1.0):
-        self.rng, self.eps = rng, eps
-        self.model = _Ridge(int(problem["dimension"]), lam)
-        self.pending: dict[int, np.ndarray] = {{}}     # round -> features of the arm played, until its reward arrives
-
-    def observe(self, t: int, arrived: Sequence) -> None:
-        for item in arrived:                          # RewardFeedback(round, reward)
-            x = self.pending.pop(item.round, None)
-            if x is not None:
-                self.model.add(x, item.reward)
-
-    def act(self, t: int, arms: np.ndarray) -> int:
-        if self.rng.random() < self.eps:
-            arm = int(self.rng.integers(len(arms)))
-        else:
-            arm = int(np.argmax(arms @ self.model.theta))
-        self.pending[t] = arms[arm]
-        return arm
-'''
-
-_LOGISTIC = '''
-
-@register("{name}")
-class {cls}(Policy):
-    """{title}: ε-greedy on an online logistic-regression estimate (a skeleton to replace)."""
-
-    feedback_kind = "reward"
-    action_kind = "arm"
-
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 eps: Annotated[UnitInterval, Doc("Probability of a uniformly random arm.")] = 0.1,
-                 step: Annotated[Positive, Doc("Step size of the online gradient step on the log-loss.")] = 0.5):
-        self.rng, self.eps, self.step = rng, eps, step
-        self.theta = np.zeros(int(problem["dimension"]))
-        self.pending: dict[int, np.ndarray] = {{}}     # round -> features of the arm played, until its reward arrives
-
-    def observe(self, t: int, arrived: Sequence) -> None:
-        for item in arrived:                          # RewardFeedback(round, reward), a reward in {{0, 1}}
-            x = self.pending.pop(item.round, None)
-            if x is not None:
-                mean = 1.0 / (1.0 + np.exp(-(x @ self.theta)))
-                self.theta += self.step * (item.reward - mean) * x
-
-    def act(self, t: int, arms: np.ndarray) -> int:
-        if self.rng.random() < self.eps:
-            arm = int(self.rng.integers(len(arms)))
-        else:
-            arm = int(np.argmax(arms @ self.theta))
-        self.pending[t] = arms[arm]
-        return arm
-'''
-
-_LIPSCHITZ = '''
-
-@register("{name}")
-class {cls}(Policy):
-    """{title}: UCB1 over a uniform grid of the unit cube (a skeleton to replace)."""
-
-    feedback_kind = "reward"
-    action_kind = "point"
-
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 points_per_axis: Annotated[int, Range(ge=2, le=64), Doc("Grid points along each axis.")] = 8,
-                 bonus: Annotated[Positive, Doc("Scale of the UCB1 exploration bonus.")] = 1.0):
-        self.dimension = int(problem["dimension"])
-        axis = (np.arange(points_per_axis) + 0.5) / points_per_axis
-        self.grid = np.stack(np.meshgrid(*[axis] * self.dimension, indexing="ij"), axis=-1).reshape(-1, self.dimension)
-        self.bonus = bonus
-        self.count = np.zeros(len(self.grid))
-        self.total = np.zeros(len(self.grid))
-        self.played: dict[int, int] = {{}}           # round -> grid index, until its reward arrives
-
-    def observe(self, t: int, arrived: Sequence) -> None:
-        for item in arrived:                          # RewardFeedback(round, reward)
-            cell = self.played.pop(item.round, None)
-            if cell is not None:
-                self.count[cell] += 1
-                self.total[cell] += item.reward
-
-    def act(self, t: int, context: None) -> float | tuple[float, ...]:
-        unseen = np.flatnonzero(self.count == 0)
-        if len(unseen):
-            cell = int(unseen[0])
-        else:
-            ucb = self.total / self.count + self.bonus * np.sqrt(2 * np.log(t) / self.count)
-            cell = int(np.argmax(ucb))
-        self.played[t] = cell
-        point = tuple(float(c) for c in self.grid[cell])
-        return point[0] if self.dimension == 1 else point
-'''
-
-_KNAPSACK = '''
-
-@register("{name}")
-class {cls}(Policy):
-    """{title}: ε-greedy duels on a ridge estimate of the reward utility, the null action once the budget
-    is spent (a skeleton to replace: it does not pace the budget)."""
-
-    feedback_kind = "preference_cost"
-    action_kind = "pair"
-
-    def __init__(self, problem: Problem, rng: np.random.Generator, *,
-                 eps: Annotated[UnitInterval, Doc("Probability of a uniformly random second arm.")] = 0.1,
-                 lam: Annotated[Positive, Doc("Ridge regularisation of the utility estimate.")] = 1.0):
-        self.rng, self.eps = rng, eps
-        self.model = _Ridge(int(problem["dimension"]), lam)
-        self.pending: dict[int, np.ndarray] = {{}}     # round -> phi_first - phi_second, until its outcome arrives
-
-    def observe(self, t: int, arrived: Sequence) -> None:
-        for item in arrived:                          # PreferenceCostFeedback(round, y, costs)
-            diff = self.pending.pop(item.round, None)
-            if diff is not None:
-                self.model.add(diff, item.y - 0.5)
-
-    def act(self, t: int, context) -> tuple[int, int]:
-        if context.stopped:                           # KnapsackContext(phi, psi, stopped)
-            return NULL
-        scores = context.phi @ self.model.theta
-        first = int(np.argmax(scores))
-        if self.rng.random() < self.eps:
-            second = int(self.rng.choice([a for a in range(len(scores)) if a != first]))
-        else:
-            second = int(np.argsort(scores)[-2])
-        self.pending[t] = context.phi[first] - context.phi[second]
-        return first, second
-'''
-
-_BODIES = {
-    "dueling": (_DUELING, True),
-    "reward": (_REWARD, True),
-    "logistic": (_LOGISTIC, False),
-    "lipschitz": (_LIPSCHITZ, False),
-    "knapsack": (_KNAPSACK, True),
-}
 
 _TEST = '''"""Checks of the {name} plugin (written by ``banditbench new-algorithm``): run with ``pytest {test}``."""
 
@@ -298,8 +101,8 @@ experiments:
 """
 
 
-#: names the skeleton's module itself uses: a class of one of these names would hide it
-_SKELETON_NAMES = frozenset({"Annotated", "Sequence", "Policy", "Problem", "Doc", "Positive", "UnitInterval", "Range"})
+#: names every skeleton's module imports besides those from banditbench.api (:attr:`Skeleton.imports`)
+_HEADER_NAMES = ("Annotated", "Sequence")
 #: the longest name: it labels the example config's experiment and algorithm (at most 100 characters each)
 NAME_MAX = 100
 
@@ -308,7 +111,8 @@ def class_name(name: str) -> str:
     """The skeleton's class name: ``my_duel`` -> ``MyDuel`` (``MyDuelPolicy`` where that would be a keyword
     such as ``None``, or hide a name the module uses)."""
     cls = "".join(part.capitalize() for part in name.split("_") if part) or "Policy"
-    return f"{cls}Policy" if keyword.iskeyword(cls) or cls in _SKELETON_NAMES else cls
+    used = {*_HEADER_NAMES, *(n for _, skeleton in families().values() for n in skeleton.imports)}
+    return f"{cls}Policy" if keyword.iskeyword(cls) or cls in used else cls
 
 
 #: what a usable name is
@@ -404,33 +208,32 @@ def _doc(text: object) -> str:
 def write(name: str, family: str, folder: Path) -> list[Path]:
     """Write ``<name>.py``, ``test_<name>.py`` and ``<name>.yaml`` into ``folder``; refuse to overwrite.  A name or
     folder that cannot be used is a :class:`ConfigError` of one line naming the problem."""
-    if family not in FAMILIES:
-        raise ConfigError(f"--family: {family!r} is not one of {list(FAMILIES)}")
+    if family not in families():
+        raise ConfigError(f"--family: {family!r} is not one of {list(families())}")
     _check_name(name)
     paths = {"module": folder / f"{name}.py", "test": folder / f"test_{name}.py", "config": folder / f"{name}.yaml"}
     existing = [str(p) for p in paths.values() if p.exists()]
     if existing:
         raise ConfigError(f"new-algorithm: {existing[0]} exists; not overwritten")
     _folder(folder)
-    environment, env_params, budget, baseline = FAMILIES[family]
-    body, ridge = _BODIES[family]
-    imports = ", ".join(["NULL"] * (family == "knapsack") + ["Policy", "Problem", "register"])
+    face, skeleton = families()[family]
+    environment = face.environment
+    env_params = {**environment.params, **environment.example}
+    budget = environment.budget if environment.example_budget is None else environment.example_budget
     module = _HEADER.format(
         title=name,
         family=family,
-        imports=imports,
+        imports=", ".join(skeleton.imports),
         test=_doc(shlex.quote(str(paths["test"]))),
         file=_doc(shlex.quote(str(paths["module"]))),
         config=_doc(shlex.quote(str(paths["config"]))),
     )
-    if family == "lipschitz":
-        module = module.replace("import Doc, Positive, UnitInterval", "import Doc, Positive, Range")
-    module += (_RIDGE_HELPERS if ridge else "") + body.format(name=name, cls=class_name(name), title=name)
+    module += skeleton.helpers + skeleton.code.format(name=name, cls=class_name(name), title=name)
     params = "".join(f"\n        {k}: {v}" for k, v in env_params.items())
     config = _CONFIG.format(
         name=name,
-        baseline=baseline,
-        environment=environment,
+        baseline=skeleton.baseline,
+        environment=environment.name,
         config_path=shlex.quote(str(paths["config"])),
         plugin_path=json.dumps(str(paths["module"].resolve())),  # a JSON string is a YAML string
         env_params=f"\n      params:{params}" if params else "",

@@ -30,7 +30,7 @@ import pytest
 from banditbench import registry
 from banditbench.api import feedback_kinds
 from banditbench.cli import main
-from banditbench.configuration import params
+from banditbench import params
 from banditbench.configuration.grid import RESERVED_ENVIRONMENT_PARAMS, load_grid
 from banditbench.data import paths
 from banditbench.data.files import load_npz, rebuild_advice, rule_target, save_npz

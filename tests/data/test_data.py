@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from banditbench.configuration import params
+from banditbench import params
 from banditbench.api import Environment, Problem
 from banditbench.data.fetch import fetch
 from banditbench.data.files import load_npz, save_npz
@@ -33,7 +33,7 @@ from banditbench.simulation.delays import make_delay
 from banditbench.errors import ConfigError, CorruptFileError
 from banditbench.envs.classification import LOGIT_07, ClassificationBandit, ClassificationDueling, block_arms
 from banditbench.envs.prompts import PromptDueling
-from banditbench.simulation.feedback import RewardFeedback
+from banditbench.feedback import RewardFeedback
 from banditbench.policies.baselines import RandomPair
 from banditbench.policies.delayed_dueling import LDBDF
 from banditbench.policies.linucb import LinUCB

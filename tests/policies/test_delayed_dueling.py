@@ -9,7 +9,7 @@ from scipy import optimize
 from banditbench.api import Problem
 from banditbench.simulation.delays import make_delay
 from banditbench.envs.dueling import SyntheticDueling
-from banditbench.simulation.feedback import PreferenceFeedback
+from banditbench.feedback import PreferenceFeedback
 from banditbench.policies.delayed_dueling import LDBDF, LDBHeuristic, LDBHeuristicAll, LDBIgnore, LDBZero
 from banditbench.policies.delayed_labels import DuelHistory
 from banditbench.policies.linalg import InverseGram, fit_logistic, logistic_loss, sigmoid

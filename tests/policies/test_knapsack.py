@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from banditbench.configuration import params
+from banditbench import params
 from banditbench.configuration.grid import load_config_file, load_grid
 from banditbench.simulation.delays import make_delay
 from banditbench.errors import ConfigError

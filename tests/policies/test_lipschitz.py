@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from banditbench.configuration import params
+from banditbench import params
 from banditbench.api import Problem
 from banditbench.configuration.grid import load_config_file, load_grid
 from banditbench.simulation.delays import make_delay

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from banditbench.configuration import params
+from banditbench import params
 from banditbench import registry
 from banditbench.api import Problem
 from banditbench.errors import ConfigError
-from banditbench.simulation.feedback import PreferenceFeedback
+from banditbench.feedback import PreferenceFeedback
 from banditbench.numerics.sigmoid import sigmoid
 from banditbench.policies.variance_aware_dueling import VACDB, layer_count
 from banditbench.simulation.runner import run_cell

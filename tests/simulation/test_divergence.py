@@ -14,7 +14,7 @@ import pytest
 from banditbench import registry
 from banditbench.api import BatchedPolicy, Policy, check_finite, choose
 from banditbench.cli import main
-from banditbench.configuration.params import Doc, NonNegativeInt
+from banditbench.params import Doc, NonNegativeInt
 from banditbench.conformance import LATE_AND_LOST, cell_for
 from banditbench.errors import Diverged
 from banditbench.simulation.runner import build, run_block, run_cell, run_members, simulate

@@ -235,7 +235,7 @@ def test_an_equation_latex2mathml_cannot_render_fails_the_strict_build(caplog):
 
 
 def test_the_parameter_table_takes_each_description_from_the_declaration():
-    from banditbench.configuration import params
+    from banditbench import params
 
     hooks = _hooks()
     entry = registry.get("policy", "ldb_df")
@@ -255,7 +255,7 @@ def _type_aliases_of_params() -> list[str]:
     """The public ``Name = Annotated[...]`` assignments of params.py, read from its source."""
     import ast
 
-    tree = ast.parse((ROOT / "src" / "banditbench" / "configuration" / "params.py").read_text())
+    tree = ast.parse((ROOT / "src" / "banditbench" / "params.py").read_text())
     return [
         node.targets[0].id
         for node in tree.body

@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 import yaml
 
-from banditbench.configuration import params
+from banditbench import params
 from banditbench import registry
 from banditbench.analysis.aggregate import aggregate_runs, read_tidy
 from banditbench.cli import main

@@ -8,7 +8,7 @@ run by one process), resolve one run's cell and find the source files it depends
 
 Validation is one pass before any job, once per cell kind (not per seed): the
 schema, then registered names and parameter names, every parameter value against
-its declared annotation and the class's own relations (:mod:`banditbench.configuration.params`),
+its declared annotation and the class's own relations (:mod:`banditbench.params`),
 environment <-> policy compatibility (feedback and action kinds), dataset names and
 data files (:meth:`~banditbench.api.Environment.required_files`; data paths must stay
 inside the project or the config's ``data_root``), budgets (finite, distinct labels),
@@ -34,7 +34,7 @@ import yaml
 
 from . import claims
 from . import comparisons as paired_checks
-from . import params as param_checks
+from .. import params as param_checks
 from .. import registry
 from . import devices, runs, slicing, strict_yaml
 from ..api import feedback_kinds

@@ -51,7 +51,7 @@ def located(path: str | os.PathLike) -> str:
 def rule_target(path: str | os.PathLike) -> str | None:
     """The path (relative to the project) by which a rule of the pipeline builds the file that the
     configuration names ``path``, or ``None`` where no rule builds it (a file the user supplies)."""
-    from ..configuration.params import data_file_path
+    from ..params import data_file_path
     from .paths import buildable
 
     target = data_file_path(str(path))

@@ -25,7 +25,7 @@ from __future__ import annotations
 import typing
 from typing import Annotated, Any, Mapping
 
-from ..configuration.params import NonNegative, NonNegativeInt, Range, conforms, describe
+from ..params import NonNegative, NonNegativeInt, Range, conforms, describe
 from ..errors import ConfigError, did_you_mean, key_path
 from ._prompt_files import PROMPT_POOLS
 from .catalog import ENCODERS, POOL_VARIANTS, SCORED_TASKS, annotation_file, get_dataset, pool_file, score_files
@@ -40,7 +40,7 @@ _SCALING = ("feature", ("feature", "sample"))
 _CATEGORICAL = {"categorical": ("random", ("random", "onehot")), "encoding_seed": (0, int), "scaling": _SCALING}
 
 #: what an option may be, besides a tuple of allowed values: ``int`` (an integer >= 0), ``float`` (a finite
-#: number >= 0) or an annotation of :mod:`banditbench.configuration.params` with the option's own bounds, so
+#: number >= 0) or an annotation of :mod:`banditbench.params` with the option's own bounds, so
 #: that every value its preprocessing step cannot use is refused while the config is planned (:func:`resolve`)
 #: and a file name with such a value is not one a rule builds (:func:`parse_key`)
 AT_LEAST_TWO = Annotated[int, Range(ge=2)]
@@ -353,7 +353,7 @@ def parse_prompt_key(key: str) -> dict[str, Any]:
 
 def buildable(path: str) -> bool:
     """Whether a data rule of the pipeline builds the file at ``path`` (relative to the project, as
-    :func:`banditbench.configuration.params.data_file_path` gives it): a processed dataset or replay log, a classifier
+    :func:`banditbench.params.data_file_path` gives it): a processed dataset or replay log, a classifier
     or prompt oracle, or the car oracle, named canonically."""
     parts = path.split("/")
     stem = parts[-1].removesuffix(".npz")

@@ -58,9 +58,9 @@ from ..data.paths import (
     resolve,
 )
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, CorruptFileError, key_path
-from ..simulation.feedback import PreferenceFeedback, RewardFeedback, new_feedback
+from ..feedback import PreferenceFeedback, RewardFeedback, new_feedback
 from ..numerics.sigmoid import sigmoid_of
-from ..configuration.params import Doc, OneOf, Positive
+from ..params import Doc, OneOf, Positive
 from .draws import uniforms
 from .reward_metrics import KeptRegretReward
 from .preference import DuelingEnvironment, KeptDuelMetrics

@@ -14,8 +14,8 @@ import numpy as np
 
 from ..api import register
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
-from ..configuration.params import Doc, OneOf, PositiveInt, Range
-from ..simulation.feedback import PreferenceFeedback, new_feedback
+from ..params import Doc, OneOf, PositiveInt, Range
+from ..feedback import PreferenceFeedback, new_feedback
 from ..numerics.sigmoid import sigmoid_of
 from .draws import UNIFORM_BLOCK, uniforms
 from .preference import DuelingEnvironment, KeptDuelMetrics

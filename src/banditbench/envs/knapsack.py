@@ -73,9 +73,9 @@ from ..api import NULL, Environment, register
 from ..data.car_oracle import CLASSES, CONTEXT_DIMENSION, DEFAULT_ORACLE, action_features
 from ..data.files import load_npz, rebuild_advice
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, CorruptFileError, key_path
-from ..simulation.feedback import PreferenceCostFeedback, RewardCostFeedback, new_feedback
+from ..feedback import PreferenceCostFeedback, RewardCostFeedback, new_feedback
 from ..numerics.sigmoid import sigmoid
-from ..configuration.params import DataPath, Doc, NonNegative, OneOf, Positive, data_file_path
+from ..params import DataPath, Doc, NonNegative, OneOf, Positive, data_file_path
 
 NOISES = ("bernoulli", "gaussian")
 #: cost laws of the car moderation instance (``noise``): ``bernoulli_factor`` is Sec. 6's cost sentence

@@ -31,8 +31,8 @@ import numpy as np
 
 from ..api import Environment, register
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
-from ..simulation.feedback import RewardFeedback, new_feedback
-from ..configuration.params import Doc, NonNegative, OneOf
+from ..feedback import RewardFeedback, new_feedback
+from ..params import Doc, NonNegative, OneOf
 
 X1 = (0.7, 0.8)
 X2 = (0.0, 0.1)

@@ -44,9 +44,9 @@ import numpy as np
 
 from ..api import Environment, register
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
-from ..simulation.feedback import RewardFeedback, new_feedback
+from ..feedback import RewardFeedback, new_feedback
 from ..numerics.sigmoid import sigmoid
-from ..configuration.params import Doc, OneOf, PositiveInt, Range
+from ..params import Doc, OneOf, PositiveInt, Range
 from .draws import UNIFORM_BLOCK, uniforms
 from .reward_metrics import KeptRegretReward
 

@@ -46,9 +46,9 @@ from ..api import register
 from ..data.paths import PROMPT_ORACLE_OPTIONS, prompt_arms_options, prompt_arms_path, prompt_oracle_path, resolve
 from ..data.catalog import ENCODERS, SCORED_TASKS
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
-from ..simulation.feedback import PreferenceFeedback, new_feedback
+from ..feedback import PreferenceFeedback, new_feedback
 from ..numerics.sigmoid import sigmoid_of
-from ..configuration.params import Doc, NonNegative, Positive
+from ..params import Doc, NonNegative, Positive
 from .draws import uniforms
 from .preference import DuelingEnvironment, KeptDuelMetrics
 

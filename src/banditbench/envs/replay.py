@@ -33,8 +33,8 @@ from ..api import Environment, register
 from ..data.files import load_npz
 from ..data.paths import replay_dataset, replay_options, replay_path
 from ..errors import ENVIRONMENT_PARAMS, ConfigError, key_path
-from ..simulation.feedback import RewardFeedback
-from ..configuration.params import Doc, OneOf
+from ..feedback import RewardFeedback
+from ..params import Doc, OneOf
 
 ORDERS = ("shuffle", "log")
 

@@ -33,8 +33,8 @@ from typing import Annotated, Any, Literal, Mapping, Sequence
 import numpy as np
 
 from ..api import Policy, Problem, choose, register
-from ..simulation.feedback import PreferenceFeedback
-from ..configuration.params import Doc, NonNegative, NonNegativeInt, Positive, PositiveInt
+from ..feedback import PreferenceFeedback
+from ..params import Doc, NonNegative, NonNegativeInt, Positive, PositiveInt
 from .linalg import InverseGram, fit_logistic
 from .pair_selection import pair_widths, select_pair
 

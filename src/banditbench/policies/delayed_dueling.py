@@ -48,8 +48,8 @@ from typing import Annotated, Any, ClassVar, Literal, Mapping, Sequence
 import numpy as np
 
 from ..api import Policy, Problem, choose, register
-from ..simulation.feedback import PreferenceFeedback
-from ..configuration.params import Doc, NonNegative, Positive, PositiveInt, Probability
+from ..feedback import PreferenceFeedback
+from ..params import Doc, NonNegative, Positive, PositiveInt, Probability
 from .delayed_labels import DuelHistory
 from .linalg import InverseGram, fit_logistic, sigmoid
 

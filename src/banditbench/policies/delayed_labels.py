@@ -34,7 +34,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import ConfigError
-from ..simulation.feedback import PreferenceFeedback
+from ..feedback import PreferenceFeedback
 
 STRATEGIES = ("ipw", "zero", "ignore", "heuristic", "heuristic_all")
 

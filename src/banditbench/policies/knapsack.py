@@ -70,8 +70,8 @@ from scipy.optimize import linprog
 
 from ..api import NULL, Policy, Problem, choose, register
 from ..errors import POLICY_PARAMS, ConfigError, key_path
-from ..simulation.feedback import PreferenceCostFeedback, RewardCostFeedback
-from ..configuration.params import Doc, NonNegative, NonNegativeInt, Positive, PositiveInt, Probability, Range
+from ..feedback import PreferenceCostFeedback, RewardCostFeedback
+from ..params import Doc, NonNegative, NonNegativeInt, Positive, PositiveInt, Probability, Range
 from .linalg import InverseGram, Ridge, fit_logistic, sigmoid
 
 

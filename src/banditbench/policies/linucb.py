@@ -27,8 +27,8 @@ from typing import Annotated, Any, Literal, Sequence
 import numpy as np
 
 from ..api import Policy, Problem, register
-from ..simulation.feedback import RewardFeedback
-from ..configuration.params import Doc, NonNegative, Positive
+from ..feedback import RewardFeedback
+from ..params import Doc, NonNegative, Positive
 from .linalg import Ridge, sherman_morrison
 
 

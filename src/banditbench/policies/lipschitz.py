@@ -83,8 +83,8 @@ import numpy as np
 
 from ..api import Policy, Problem, register
 from ..errors import ConfigError
-from ..simulation.feedback import RewardFeedback
-from ..configuration.params import Doc, OneOf, Positive, PositiveInt, Probability
+from ..feedback import RewardFeedback
+from ..params import Doc, OneOf, Positive, PositiveInt, Probability
 from .metric_space import ACTIVATION_RULES, ball_boxes, cover_box, grid_uncovered, split_box
 
 LAZY_RULES = ("count", "radius")

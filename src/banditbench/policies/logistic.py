@@ -78,9 +78,9 @@ from scipy.special import gammainc
 
 from ..api import Policy, Problem, choose, register
 from ..errors import POLICY_PARAMS, ConfigError, key_path
-from ..simulation.feedback import RewardFeedback
+from ..feedback import RewardFeedback
 from ..numerics.sigmoid import sigmoid
-from ..configuration.params import Doc, NonNegative, NonNegativeInt, OneOf, Positive, PositiveInt, Probability
+from ..params import Doc, NonNegative, NonNegativeInt, OneOf, Positive, PositiveInt, Probability
 from .linalg import InverseGram
 
 #: ``mode`` of the linear baselines (module docstring)

@@ -75,9 +75,9 @@ import numpy as np
 
 from ..api import Policy, Problem, register
 from ..errors import POLICY_PARAMS, ConfigError, key_path
-from ..simulation.feedback import PreferenceFeedback
+from ..feedback import PreferenceFeedback
 from ..numerics.sigmoid import sigmoid
-from ..configuration.params import Doc, NonNegative, OneOf, Positive, PositiveInt, Range
+from ..params import Doc, NonNegative, OneOf, Positive, PositiveInt, Range
 from .linalg import fit_logistic, sherman_morrison
 from .pair_selection import pair_widths
 

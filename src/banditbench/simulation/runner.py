@@ -23,7 +23,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .. import __version__
-from ..configuration import params as param_checks
+from .. import params as param_checks
 from .. import registry
 from ..api import Environment, Policy, Problem
 from .delays import DelayModel, make_delay
@@ -234,7 +234,7 @@ def memory_bytes(env_cls: type[Environment], horizon: int) -> int:
 def build(cell: Mapping[str, Any]) -> tuple[Environment, Policy, DelayModel, np.random.Generator]:
     """Instantiate environment, policy and delay model of a resolved config cell.
 
-    The parameter values are checked against their declarations first (:mod:`banditbench.configuration.params`,
+    The parameter values are checked against their declarations first (:mod:`banditbench.params`,
     as the config validator did before the job) and the relations of each class's ``check_params``; the
     constructors do not check them again.  A :class:`~banditbench.errors.ConfigError` names its key relative to the cell
     (``policy.params.lam``); it is re-raised with the key's full config path

@@ -14,7 +14,7 @@ from banditbench import registry
 from banditbench.api import Problem
 from banditbench.simulation.delays import make_delay
 from banditbench.errors import ConfigError
-from banditbench.simulation.feedback import PreferenceFeedback
+from banditbench.feedback import PreferenceFeedback
 from banditbench.numerics.sigmoid import sigmoid
 from banditbench.policies.delayed_labels import DuelHistory
 from banditbench.policies.linalg import ArmKernelGram, DiagonalGram, InverseGram

@@ -214,7 +214,7 @@ def test_baselines_refuse_bad_streamlined_settings_naming_the_key(cls, params, k
 def _checked_build(cls, params, **fixed):
     """What runner.build does before a policy exists: its annotations' checks, its relations, then the constructor."""
     from banditbench import registry
-    from banditbench.configuration import params as param_checks
+    from banditbench import params as param_checks
     from banditbench.errors import POLICY_PARAMS
 
     param_checks.check(cls, params, POLICY_PARAMS)
@@ -244,7 +244,7 @@ def test_reference_mode_is_the_default_and_unchanged():
 
 
 # --- NeuralLog: linearised mean, App. A's effective dimension, training options -----
-from banditbench.simulation.feedback import RewardFeedback  # noqa: E402
+from banditbench.feedback import RewardFeedback  # noqa: E402
 from banditbench.policies.neural.logistic import NCBFUCB, NeuralLogTS2, NeuralLogUCB1, NeuralLogUCB2  # noqa: E402
 
 

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from banditbench.configuration import params
+from banditbench import params
 from banditbench import registry
 from banditbench.api import Problem
 from banditbench.errors import ConfigError
-from banditbench.simulation.feedback import PreferenceFeedback
+from banditbench.feedback import PreferenceFeedback
 from banditbench.numerics.sigmoid import sigmoid
 from banditbench.policies.neural.nets import MLP, generator_from
 from banditbench.policies.neural.training import Trainer

@@ -53,8 +53,8 @@ import torch
 
 from ...api import Policy, Problem, choose, register
 from ...errors import POLICY_PARAMS, ConfigError
-from ...simulation.feedback import PreferenceFeedback
-from ...configuration.params import Doc, NonNegative, OneOf, Positive, PositiveInt, Probability, Range
+from ...feedback import PreferenceFeedback
+from ...params import Doc, NonNegative, OneOf, Positive, PositiveInt, Probability, Range
 from ..delayed_labels import DuelHistory
 from ..linalg import ArmKernelGram, DiagonalGram, InverseGram
 from .batched.delayed_dueling import BatchedNeuralDueling

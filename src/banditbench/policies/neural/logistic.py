@@ -120,9 +120,9 @@ import torch
 
 from ...api import Policy, Problem, choose, register
 from ...errors import POLICY_PARAMS, ConfigError
-from ...simulation.feedback import RewardFeedback
+from ...feedback import RewardFeedback
 from ...numerics.sigmoid import MU_DOT_MAX, sigmoid
-from ...configuration.params import Doc, NonNegative, OneOf, Positive, PositiveInt, Probability, Range
+from ...params import Doc, NonNegative, OneOf, Positive, PositiveInt, Probability, Range
 from ..linalg import DiagonalGram, InverseGram
 from .batched.logistic import BatchedNeuralLogistic
 from .batched.ops import DEVICES, check_device

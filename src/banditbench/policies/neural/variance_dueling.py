@@ -101,9 +101,9 @@ from scipy.special import expit
 
 from ...api import Policy, Problem, register
 from ...errors import POLICY_PARAMS, ConfigError
-from ...simulation.feedback import PreferenceFeedback
+from ...feedback import PreferenceFeedback
 from ...numerics.sigmoid import sigmoid
-from ...configuration.params import Doc, NonNegative, OneOf, Positive, PositiveInt, Range
+from ...params import Doc, NonNegative, OneOf, Positive, PositiveInt, Range
 from ..linalg import InverseGram, fit_logistic
 from ..pair_selection import CSYM_SAMPLES, check_strategy, pair_widths, select_pair
 from .batched.variance_dueling import BatchedNeuralLinearDueling

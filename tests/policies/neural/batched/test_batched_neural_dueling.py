@@ -33,7 +33,7 @@ import pytest
 import torch
 
 from banditbench.api import Problem
-from banditbench.simulation.feedback import PreferenceFeedback
+from banditbench.feedback import PreferenceFeedback
 from banditbench.policies.linalg import sherman_morrison
 from banditbench.policies.neural.batched import ops as B
 from banditbench.policies.neural import delayed_dueling as dd

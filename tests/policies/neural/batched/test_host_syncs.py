@@ -25,7 +25,7 @@ from banditbench.policies.neural.batched import ops as B
 from banditbench.policies.neural.batched.delayed_dueling import BatchedNeuralDueling
 from banditbench.policies.neural.batched.logistic import BatchedNeuralLogistic
 from banditbench.policies.neural.batched.variance_dueling import BatchedNeuralLinearDueling
-from banditbench.simulation.feedback import PreferenceFeedback
+from banditbench.feedback import PreferenceFeedback
 from banditbench.simulation.runner import run_block
 from test_batched_neural import NVLDB
 from test_batched_neural import _cell as duel_cell

@@ -16,7 +16,7 @@ import torch
 
 from ....api import BatchedPolicy, Policy
 from ....errors import ConfigError, Diverged
-from ....simulation.feedback import PreferenceFeedback
+from ....feedback import PreferenceFeedback
 from ..nets import DTYPE
 from . import ops as B
 

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from ....api import BatchedPolicy, Policy
-from ....simulation.feedback import RewardFeedback
+from ....feedback import RewardFeedback
 from ....numerics.sigmoid import MU_DOT_MAX as R
 from ....numerics.sigmoid import sigmoid
 from ..nets import DTYPE

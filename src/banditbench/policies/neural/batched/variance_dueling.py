@@ -15,7 +15,7 @@ import torch
 
 from ....api import BatchedPolicy, Policy
 from ....errors import Diverged
-from ....simulation.feedback import PreferenceFeedback
+from ....feedback import PreferenceFeedback
 from ...pair_selection import pair_widths, select_pair
 from . import ops as B
 

@@ -1,7 +1,7 @@
 """What a parameter may be: the checks its annotation declares, run before any job and before each build.
 
 An environment's or policy's configurable parameters are its keyword-only constructor
-arguments (:mod:`banditbench.registry`).  Their annotations say what a value may be,
+arguments (:func:`keyword_parameters`).  Their annotations say what a value may be,
 and :func:`check` turns that into a check with a clear message, so a bad value stops
 the pipeline while it is planned (:mod:`banditbench.configuration.grid` checks every cell kind)
 and again when a job builds the object (:func:`banditbench.simulation.runner.build`)::
@@ -25,6 +25,7 @@ re-root them onto the full config path (:mod:`banditbench.errors`).
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import re
@@ -36,7 +37,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Literal, Mapping
 
-from ..errors import ConfigError, did_you_mean, key_path
+from .errors import ConfigError, did_you_mean, key_path
 
 
 @dataclass(frozen=True)
@@ -104,18 +105,40 @@ DataPath = Annotated[str, DataFile()]
 
 
 # --- reading the annotations -------------------------------------------------------
+def keyword_parameters(cls: type, with_owner: bool = False) -> dict[str, Any]:
+    """Keyword-only constructor parameters of ``cls``, those of its family included.
+
+    A family declares its shared parameters once, in the base class's constructor; a
+    variant's constructor declares only its own and forwards the rest as ``**params``
+    to ``super().__init__``.  So while a constructor takes ``**params`` the next
+    constructor up the MRO contributes its keyword-only parameters too (the most
+    derived declaration of a name wins).  ``with_owner``: map each name to
+    ``(parameter, constructor that declares it)`` (whose module resolves its annotation).
+    """
+    out: dict[str, Any] = {}
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        params = inspect.signature(init).parameters.values()
+        for p in params:
+            if p.kind is inspect.Parameter.KEYWORD_ONLY:
+                out.setdefault(p.name, (p, init) if with_owner else p)
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+            break
+    return out
+
+
 @cache
 def hints(cls: type) -> dict[str, Any]:
     """The evaluated annotation of every configurable parameter of ``cls`` (``Any`` where none).
 
-    Follows the family's ``**shared`` forwarding like :func:`banditbench.registry.parameters`;
+    Follows the family's ``**shared`` forwarding (:func:`keyword_parameters`);
     annotations are strings (``from __future__ import annotations``) evaluated in the module
     of the constructor that declares them.  An annotation of the package's own source that does
     not evaluate (a name its module does not import) is an error, not ``Any``: it would drop
     the parameter's checks and its description without a word.
     """
-    from ..registry import keyword_parameters
-
     out: dict[str, Any] = {}
     for name, (param, init) in keyword_parameters(cls, with_owner=True).items():
         ann = param.annotation
@@ -374,8 +397,6 @@ def check(cls: type, params: Mapping[str, Any], where: str, *, data_root: str | 
     """Check the values of ``params`` (the given ones; defaults are the class's own) against their
     declared annotations, data-file paths included; ``where`` is the key path of ``params``
     (``policy.params``, ``environment.params``)."""
-    from ..registry import parameters
-
     declared = hints(cls)
     for name, value in params.items():
         hint = declared.get(name, Any)
@@ -386,6 +407,6 @@ def check(cls: type, params: Mapping[str, Any], where: str, *, data_root: str | 
             raise ConfigError(f"{key_path(where, name)}: must be {describe(hint)}, got {value!r}{hint_text}{as_string}")
         mark = data_file_mark(hint)
         if mark is not None and isinstance(value, str):
-            default = parameters(cls).get(name)
+            default = keyword_parameters(cls)[name].default  # inspect.Parameter.empty when required
             default = default if isinstance(default, str) else None
             check_data_file(value, key_path(where, name), data_root, buildable, mark, default)
