@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from banditbench import registry
-from banditbench.api import BatchedPolicy, Policy
+from banditbench.api import BatchedPolicy, Policy, SeedBatched
 from banditbench.cli import main
 from banditbench.conformance import DESCRIBED, ENVIRONMENTS, bad_values, check_policy
 from banditbench.configuration.params import Doc, Positive
@@ -92,7 +92,7 @@ class _BlockSized(BatchedPolicy):
 
 
 class _Batched(_Dueller):
-    engines = frozenset({"seed-batched"})
+    engines = {"seed-batched": SeedBatched()}
 
     @classmethod
     def batch(cls, policies):

@@ -236,7 +236,7 @@ def _run_block(args) -> int:
         if lockstep_key(cell) != lockstep_key(cells[0]):
             raise ConfigError(
                 f"run-block: --cell {cell['algorithm']!r} cannot share a block with {cells[0]['algorithm']!r}: "
-                "several cells must differ only in the algorithm label, a policy of the same lockstep_family "
+                "several cells must differ only in the algorithm label, a policy of the same seed-batched family "
                 "and its per_member parameters"
             )
     n = len(args.seeds)

@@ -433,31 +433,32 @@ def run_block(cell: Mapping[str, Any], seeds: Sequence[int]) -> list[tuple[dict[
 def lockstep_key(cell: Mapping[str, Any]) -> tuple:
     """What the members of one seed-batched block must share (:func:`run_members`): the cell but its seed and
     algorithm label, and the policy's parameter values (defaults filled in) but those its batched engine takes
-    per member (``Policy.per_member``);
-    policies of one ``Policy.lockstep_family`` (e.g. seed 001's NVLDB / NLDB variants) may differ in their
-    class too.  Cells with equal keys can run in one block; a policy without a seed-batched engine shares a
+    per member (its :class:`~banditbench.api.SeedBatched` declaration's ``per_member``); policies of one
+    ``family`` (e.g. seed 001's NVLDB / NLDB variants) may differ in their class too.  Cells with equal keys can run in one block; a policy without a seed-batched engine shares a
     block only with other seeds of its own cell (they run one after the other)."""
     cls = policy_class(cell)
     if "seed-batched" not in cls.engines:
         return ("alone", json.dumps({k: v for k, v in cell.items() if k != "seed"}, sort_keys=True, default=str))
     # every parameter's value, defaults filled in: classes of one family may differ in a default
     values = registry.values(cls, cell["policy"].get("params", {}))
-    params = {k: v for k, v in values.items() if k not in cls.per_member}
+    declared = cls.engines["seed-batched"]
+    params = {k: v for k, v in values.items() if k not in declared.per_member}
     rest = {k: v for k, v in cell.items() if k not in ("seed", "policy", "algorithm")}
-    policy = cls.lockstep_family or cell["policy"]["name"]
+    policy = declared.family or cell["policy"]["name"]
     return json.dumps(rest, sort_keys=True, default=str), policy, json.dumps(params, sort_keys=True, default=str)
 
 
 def run_members(cells: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, np.ndarray], dict, dict]]:
     """:func:`run_block` for a block of full cells (each with its ``seed``) that may also differ in what their
-    family's batched engine takes per member (:func:`lockstep_key`): the policy parameters ``Policy.per_member``
+    family's batched engine takes per member (:func:`lockstep_key`): the policy parameters of its ``per_member``
     (e.g. seed 002's ``nu`` and ``lam``, a hyperparameter grid played in lockstep), and the policy class within
-    one ``Policy.lockstep_family`` (seed 001's pair rules and weightings); any other difference is a
+    one ``family`` (seed 001's pair rules and weightings); any other difference is a
     ``ValueError``.  A member's result does not depend on the other members."""
     first = cells[0]
     for c in cells[1:]:
         if lockstep_key(c) != lockstep_key(first):
-            free = sorted(policy_class(first).per_member)
+            declared = policy_class(first).engines.get("seed-batched")
+            free = sorted(declared.per_member if declared else ())
             raise ValueError(
                 f"run_members: {c['algorithm']!r} seed {c['seed']} differs from the block's first member "
                 f"in more than the seed, the lockstep family's policy and {free or 'no policy parameter'}"
