@@ -278,17 +278,17 @@ def test_every_policys_engines_are_declared_in_the_api_and_implemented():
     implements, each with its own declaration object, and the runner asks the declaration (no attribute
     discovery)."""
     from banditbench.api import ENGINES
-    from banditbench.simulation.runner import batchable
+    from banditbench.simulation.job import SEED_BATCHED, engine
 
     seen = set()
     for name, entry in registry.policies().items():
         cls = entry.load()
         assert set(cls.engines) <= set(ENGINES), name
-        for engine, declaration in ENGINES.items():
+        for kind, declaration in ENGINES.items():
             owner = next(klass for klass in cls.__mro__ if declaration.method in vars(klass))
-            assert (owner is not Policy) == (engine in cls.engines), (name, engine)
-            assert engine not in cls.engines or type(cls.engines[engine]) is declaration, (name, engine)
-        assert batchable({"policy": {"name": name}}) == ("seed-batched" in cls.engines)
+            assert (owner is not Policy) == (kind in cls.engines), (name, kind)
+            assert kind not in cls.engines or type(cls.engines[kind]) is declaration, (name, kind)
+        assert (engine([{"policy": {"name": name}}]) == SEED_BATCHED) == ("seed-batched" in cls.engines)
         seen |= set(cls.engines)
     assert seen == set(ENGINES)  # both engines are in use
 

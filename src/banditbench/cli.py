@@ -128,7 +128,7 @@ def _cell_argument(text: str) -> dict:
 
 def _run_one(args) -> int:
     from .storage.resultio import save_result
-    from .simulation.runner import batchable, run_block, run_cell
+    from .simulation.job import iter_members
 
     if args.cell:
         from .storage.logs import provenance
@@ -149,10 +149,8 @@ def _run_one(args) -> int:
     if args.output:
         _output_file(args.output, "--output")
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    if batchable(cell):  # the seed-batched path, as a simulate job runs it (a block of one: same bytes)
-        series, meta, timing = run_block(cell, [cell["seed"]])[0]
-    else:
-        series, meta, timing = run_cell(cell, progress=progress)
+    # as a simulate job runs it (a block of one: the same bytes)
+    ((series, meta, timing),) = iter_members([cell], progress)
     if args.output:
         from .storage.logs import storage_problem
 
@@ -227,7 +225,8 @@ def _run_block(args) -> int:
     from .storage import reuse
     from .storage.provenance import collect
     from .storage.resultio import save_result
-    from .simulation.runner import batchable, lockstep_key, run_cell, run_members
+    from .simulation.job import iter_members
+    from .simulation.runner import lockstep_key
 
     from .storage.logs import provenance
 
@@ -278,16 +277,10 @@ def _run_block(args) -> int:
             raise
         describe_cell(Path(output).parent, meta["cell"])  # the cell folder's readable index, cell.json
 
-    if batchable(cells[0]):  # a neural cell: the block's seeds (of every cell) in lockstep
-        members = [{**cell, "seed": seed} for cell in cells for seed in args.seeds]
-        results = iter(run_members(members))
-        for files, facts in zip(outputs, made_from):
-            for output in files:
-                save(output, facts, *next(results))
-        return 0
-    for cell, files, facts in zip(cells, outputs, made_from):
-        for seed, output in zip(args.seeds, files):
-            save(output, facts, *run_cell({**cell, "seed": seed}))
+    results = iter_members([{**cell, "seed": seed} for cell in cells for seed in args.seeds])
+    for files, facts in zip(outputs, made_from):
+        for output in files:
+            save(output, facts, *next(results))
     return 0
 
 
@@ -680,7 +673,7 @@ def main(argv: list[str] | None = None) -> int:
     except CorruptFileError as exc:
         print(f"banditbench: corrupt file: {exc}", file=sys.stderr)
         return 3
-    except Diverged as exc:  # a run records its divergence (runner.run_cell); a bare simulation raises it
+    except Diverged as exc:  # a run records its divergence (job.run_cell); a bare simulation raises it
         at = "" if exc.round is None else f" at round {exc.round}"
         print(f"banditbench: diverged{at}: {exc.reason}", file=sys.stderr)
         return 4

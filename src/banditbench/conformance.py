@@ -48,7 +48,8 @@ from .configuration import params as param_checks
 from . import registry
 from .api import ENGINES
 from .errors import POLICY_PARAMS, ConfigError
-from .simulation.runner import batchable, build, run_block, run_cell, simulate, simulate_block
+from .simulation.job import SEED_BATCHED, engine, run_block, run_cell
+from .simulation.runner import build, simulate, simulate_block
 
 #: the data-free environment each (feedback kind, action kind) is checked against, with its budget
 ENVIRONMENTS: dict[tuple[str, str], tuple[dict[str, Any], float | None]] = {
@@ -221,7 +222,7 @@ def _described(policy: str, horizon: int) -> Outcome:
 
 def _block_independent(policy: str, horizon: int) -> Outcome | None:
     cell = cell_for(policy, horizon)
-    if not batchable(cell):
+    if engine([cell]) != SEED_BATCHED:
         return None
     alone = run_block(cell, [1])[0][0]
     in_block = run_block(cell, [1, 2])[0][0]

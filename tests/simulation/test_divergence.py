@@ -17,7 +17,8 @@ from banditbench.cli import main
 from banditbench.configuration.params import Doc, NonNegativeInt
 from banditbench.conformance import LATE_AND_LOST, cell_for
 from banditbench.errors import Diverged
-from banditbench.simulation.runner import build, run_block, run_cell, run_members, simulate
+from banditbench.simulation.job import run_block, run_cell, run_members
+from banditbench.simulation.runner import build, simulate
 from banditbench.storage.resultio import load_result
 
 

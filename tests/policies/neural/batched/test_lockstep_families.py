@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from banditbench import registry
-from banditbench.simulation.runner import lockstep_key, run_block, run_members
+from banditbench.simulation.job import run_block, run_members
+from banditbench.simulation.runner import lockstep_key
 
 SEEDS = (0, 1)
 GEOMETRIC = {"kind": "geometric", "mean": 3, "window": 10}
