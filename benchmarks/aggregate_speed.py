@@ -40,7 +40,7 @@ from banditbench.analysis.aggregate import aggregate_experiment  # noqa: E402
 from banditbench.configuration.grid import load_config_file, load_grid  # noqa: E402
 from banditbench.storage.provenance import collect  # noqa: E402
 from banditbench.storage.resultio import save_result  # noqa: E402
-from banditbench.simulation.runner import run_cell  # noqa: E402
+from banditbench.simulation.job import run_cell  # noqa: E402
 
 #: the last commit whose aggregation read the result files without the per-seed table
 BEFORE = "b80a176~1"

@@ -1,8 +1,8 @@
 """CPU per seed of the neural families, single-seed path against a seed-batched block (issue #22), one run.
 
-For each cell: ``--single`` seeds run one at a time through :func:`banditbench.simulation.runner.run_cell`
+For each cell: ``--single`` seeds run one at a time through :func:`banditbench.simulation.job.run_cell`
 (the single-seed reference path, one process per seed in a pipeline), then one block of
-``--block`` seeds through :func:`banditbench.simulation.runner.run_block` (what a simulate job with
+``--block`` seeds through :func:`banditbench.simulation.job.run_block` (what a simulate job with
 ``seeds_per_job: --block`` runs).  Each measurement runs in a fresh child process with one
 thread; the columns are CPU seconds per seed (``time.process_time``, which a busy machine
 inflates far less than wall time) and the child's peak resident memory.  Families without a
@@ -100,7 +100,7 @@ CELLS = {
 
 
 def _child(cell: dict, seeds: list[int], batched: bool) -> dict:
-    from banditbench.simulation.runner import run_block, run_cell
+    from banditbench.simulation.job import run_block, run_cell
 
     cuda = cell["policy"]["params"].get("device") == "cuda"
     start, wall = time.process_time(), time.perf_counter()

@@ -87,7 +87,7 @@ def _worker_init(workdir: str) -> None:
 
 def _run(item) -> float:
     from banditbench.storage.resultio import save_result
-    from banditbench.simulation.runner import run_cell
+    from banditbench.simulation.job import run_cell
 
     cell, path = item
     series, meta, timing = run_cell(cell)

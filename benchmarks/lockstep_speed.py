@@ -20,7 +20,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from banditbench.configuration.grid import load_config_file, load_grid
-from banditbench.simulation.runner import run_block, run_members
+from banditbench.simulation.job import run_block, run_members
 
 EXPERIMENT = "vdb_square_d20_T10000"
 

@@ -1,6 +1,6 @@
 """NeuralLog speed and the diagonal / full confidence matrices, in one run.
 
-1. Whole jobs (``banditbench.simulation.runner.run_cell``) in seed 002's synthetic setting: h1, d = 20,
+1. Whole jobs (``banditbench.simulation.job.run_cell``) in seed 002's synthetic setting: h1, d = 20,
    K = 5, a pool of 2,500 contexts, m = 20 (p = 820), T = 2,000, the paper's training
    schedule — wall time per job and cumulative regret, diagonal (the paper's
    approximation) against full (exact ``V^{-1}`` / ``W^{-1}`` and log-determinant by
@@ -33,7 +33,7 @@ from banditbench.api import Problem  # noqa: E402
 from banditbench.envs.logistic import SyntheticLogistic  # noqa: E402
 from banditbench.numerics.sigmoid import sigmoid  # noqa: E402
 from banditbench.policies.neural.logistic import R, NeuralLogUCB1  # noqa: E402
-from banditbench.simulation.runner import run_cell  # noqa: E402
+from banditbench.simulation.job import run_cell  # noqa: E402
 
 ENV = {"latent": "h1", "dimension": 20, "n_arms": 5, "n_contexts": 2500}
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from banditbench import registry
-from banditbench.api import INTERFACES, BatchedPolicy, Policy
+from banditbench.api import INTERFACES, BatchedPolicy, Policy, SeedBatched
 from banditbench.cli import main
 from banditbench.conformance import DESCRIBED, bad_values, check_policy
 from banditbench.params import Doc, Positive
@@ -92,7 +92,7 @@ class _BlockSized(BatchedPolicy):
 
 
 class _Batched(_Dueller):
-    engines = frozenset({"seed-batched"})
+    engines = {"seed-batched": SeedBatched()}
 
     @classmethod
     def batch(cls, policies):

@@ -15,7 +15,7 @@ from banditbench import registry
 from banditbench.cli import main
 from banditbench.configuration.grid import load_grid
 from banditbench.errors import ConfigError
-from banditbench.simulation.runner import run_cell
+from banditbench.simulation.job import run_cell
 
 #: a file plugin: an ε-greedy duel on arm sums (it imports from banditbench only)
 EPS_DUEL = '''

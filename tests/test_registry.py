@@ -9,7 +9,7 @@ import pytest
 
 from banditbench import params
 from banditbench import registry
-from banditbench.api import Policy
+from banditbench.api import Compiled, Policy, SeedBatched
 from banditbench.configuration.grid import load_config_file, load_grid
 from banditbench.simulation.delays import DELAY_KINDS, delay_schema
 from banditbench.envs.classification import ClassificationBandit, ClassificationDueling
@@ -275,35 +275,50 @@ def test_the_package_has_no_import_cycle():
 
 def test_every_policys_engines_are_declared_in_the_api_and_implemented():
     """api.py declares the optional engines; every registered policy declares exactly the engines it
-    implements, and the runner asks the declaration (no attribute discovery)."""
-    from banditbench.api import ENGINES, Policy
-    from banditbench.simulation.runner import batchable
+    implements, each with its own declaration object, and the runner asks the declaration (no attribute
+    discovery)."""
+    from banditbench.api import ENGINES
+    from banditbench.simulation.job import SEED_BATCHED, engine
 
     seen = set()
     for name, entry in registry.policies().items():
         cls = entry.load()
         assert set(cls.engines) <= set(ENGINES), name
-        for engine, method in ENGINES.items():
-            owner = next(klass for klass in cls.__mro__ if method in vars(klass))
-            assert (owner is not Policy) == (engine in cls.engines), (name, engine)
-        assert batchable({"policy": {"name": name}}) == ("seed-batched" in cls.engines)
+        for kind, declaration in ENGINES.items():
+            owner = next(klass for klass in cls.__mro__ if declaration.method in vars(klass))
+            assert (owner is not Policy) == (kind in cls.engines), (name, kind)
+            assert kind not in cls.engines or type(cls.engines[kind]) is declaration, (name, kind)
+        assert (engine([{"policy": {"name": name}}]) == SEED_BATCHED) == ("seed-batched" in cls.engines)
         seen |= set(cls.engines)
     assert seen == set(ENGINES)  # both engines are in use
+
+
+def test_an_engine_declaration_is_a_frozen_value():
+    """A declaration's fields cannot be changed after the class is defined, its check_params included."""
+    from dataclasses import FrozenInstanceError
+
+    declared = SeedBatched(per_member=["nu"], family="f", check_params={"init": "independent"})
+    assert declared.per_member == ("nu",) and declared.name == "seed-batched" and declared.method == "batch"
+    with pytest.raises(FrozenInstanceError):
+        declared.family = "g"
+    with pytest.raises(TypeError):
+        declared.check_params["init"] = "symmetric"
+    with pytest.raises(TypeError):
+        SeedBatched(("nu",))  # keywords only: a declaration says what each value is
 
 
 @pytest.mark.parametrize(
     "body, message",
     [
-        ({"engines": frozenset({"seed-batched"})}, "declares the seed-batched engine"),
+        ({"engines": {"seed-batched": SeedBatched()}}, "declares the seed-batched engine"),
         ({"run_compiled": lambda self, env, arrival, horizon: True}, "implements the compiled engine"),
-        ({"engines": frozenset({"gpu"})}, "are not engines"),
-        ({"per_member": ("lam",)}, "per_member needs the seed-batched engine"),
-        ({"lockstep_family": "mine"}, "lockstep_family needs the seed-batched engine"),
+        ({"engines": {"gpu": Compiled()}}, "are not engines"),
+        ({"engines": {"compiled": SeedBatched()}}, r"engines\['compiled'\]: a Compiled\(...\) declaration"),
+        ({"engines": {"seed-batched": "seed-batched"}}, r"engines\['seed-batched'\]: a SeedBatched\(...\) declaration"),
+        ({"engines": frozenset({"compiled"})}, "a mapping of engine names to their declarations"),
     ],
 )
 def test_an_engine_declared_but_missing_or_present_but_undeclared_is_refused_at_class_definition(body, message):
-    from banditbench.api import Policy
-
     with pytest.raises(TypeError, match=message):
         type(
             "Broken",

@@ -235,6 +235,84 @@ def feedback_kinds(env_cls: type[Environment]) -> tuple[str, ...]:
     return env_cls.feedback_kinds or (env_cls.feedback_kind,)
 
 
+@dataclass(frozen=True, kw_only=True)
+class Engine:
+    """The declaration of an engine a policy offers besides the reference loop (a value of ``Policy.engines``,
+    under its :attr:`name`)."""
+
+    #: its name in ``Policy.engines`` and the :class:`Policy` method that implements it
+    name: ClassVar[str]
+    method: ClassVar[str]
+    #: parameters under which the engine makes the reference loop's decisions (up to near ties), where the
+    #: defaults leave exact ties in the reference itself that rounding decides; the conformance suite compares
+    #: the engine with the reference under these (:mod:`banditbench.conformance`)
+    check_params: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "check_params", MappingProxyType(dict(self.check_params)))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Compiled(Engine):
+    """The ``compiled`` engine: :meth:`Policy.run_compiled` plays a whole run in compiled code, with the
+    reference loop's decisions."""
+
+    name: ClassVar[str] = "compiled"
+    method: ClassVar[str] = "run_compiled"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SeedBatched(Engine):
+    """The ``seed-batched`` engine: :meth:`Policy.batch` stacks a block's policies into one
+    :class:`BatchedPolicy` that plays them in lockstep."""
+
+    name: ClassVar[str] = "seed-batched"
+    method: ClassVar[str] = "batch"
+    #: parameters the engine takes per member, so that one block may play several values of them in lockstep
+    #: (e.g. a hyperparameter grid; :func:`banditbench.simulation.runner.lockstep_key`)
+    per_member: tuple[str, ...] = ()
+    #: policies of one family (registered classes that differ in class-level settings, e.g. seed 001's pair rule
+    #: and variance weighting) share one engine that takes those settings per member, so a block may mix them
+    #: (``lockstep_variants``)
+    family: str | None = None
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "per_member", tuple(self.per_member))
+
+
+#: the optional engines a policy may offer (``Policy.engines``): each name with the class that declares it
+ENGINES: dict[str, type[Engine]] = {engine.name: engine for engine in (Compiled, SeedBatched)}
+
+
+def _check_engines(cls: type["Policy"]) -> None:
+    """Refuse a policy class whose ``engines`` are not declarations of known engines, or whose declared engines
+    and implemented ones (:attr:`Engine.method` overridden) differ."""
+    engines = cls.engines
+    if not isinstance(engines, Mapping):
+        raise TypeError(
+            f"{cls.__name__}.engines: a mapping of engine names to their declarations "
+            f"(e.g. {{'compiled': Compiled()}}), got {engines!r}"
+        )
+    unknown = set(engines) - set(ENGINES)
+    if unknown:
+        raise TypeError(f"{cls.__name__}.engines: {sorted(unknown)} are not engines; known: {list(ENGINES)}")
+    for name, declared in engines.items():
+        if not isinstance(declared, ENGINES[name]):
+            raise TypeError(
+                f"{cls.__name__}.engines[{name!r}]: a {ENGINES[name].__name__}(...) declaration, got {declared!r}"
+            )
+    for name, engine in ENGINES.items():
+        owner = next(klass for klass in cls.__mro__ if engine.method in vars(klass))
+        implemented = owner is not Policy
+        if implemented != (name in engines):
+            raise TypeError(
+                f"{cls.__name__} {'implements' if implemented else 'declares'} the {name} engine "
+                f"({engine.method}) but {'does not declare it in' if implemented else 'lacks'} "
+                f"{'engines' if implemented else engine.method}"
+            )
+
+
 class Policy(abc.ABC):
     """A bandit algorithm.  Constructed as ``Policy(problem, rng, **params)``.
 
@@ -258,40 +336,15 @@ class Policy(abc.ABC):
     #: the context form it asks the environment for (one of ``Environment.context_forms``, which
     #: the environment publishes in its facts); None: the environment's default context
     context_form: str | None = None
-    #: the engines it offers besides the reference loop of :meth:`observe` and :meth:`act`
-    #: (:data:`ENGINES`): ``compiled`` (it implements :meth:`run_compiled`) and ``seed-batched`` (it
-    #: implements :meth:`batch`).  Checked when the class is defined: a declared engine must be
-    #: implemented, and an implemented one declared.
-    engines: ClassVar[frozenset[str]] = frozenset()
-    #: parameters under which its engines make the reference loop's decisions (up to near ties), where the
-    #: defaults leave exact ties in the reference itself that rounding decides; the conformance suite
-    #: compares the engines with these (:mod:`banditbench.conformance`)
-    engine_check_params: ClassVar[Mapping[str, Any]] = {}
-    #: parameters the seed-batched engine takes per member, so that one block may play several
-    #: values of them in lockstep (e.g. a hyperparameter grid; :func:`banditbench.simulation.runner.run_members`)
-    per_member: ClassVar[tuple[str, ...]] = ()
-    #: policies of one lockstep family (registered classes that differ in class-level settings, e.g. seed 001's
-    #: pair rule and variance weighting) share one seed-batched engine that takes those settings per member,
-    #: so a block may mix them (``lockstep_variants``, :func:`banditbench.simulation.runner.lockstep_key`)
-    lockstep_family: ClassVar[str | None] = None
+    #: the engines it offers besides the reference loop of :meth:`observe` and :meth:`act`, each name of
+    #: :data:`ENGINES` with its declaration: ``{"compiled": Compiled()}`` (it implements :meth:`run_compiled`),
+    #: ``{"seed-batched": SeedBatched(per_member=..., family=...)}`` (it implements :meth:`batch`).  Checked when
+    #: the class is defined: a declared engine must be implemented, and an implemented one declared.
+    engines: ClassVar[Mapping[str, Engine]] = MappingProxyType({})
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        unknown = set(cls.engines) - set(ENGINES)
-        if unknown:
-            raise TypeError(f"{cls.__name__}.engines: {sorted(unknown)} are not engines; known: {list(ENGINES)}")
-        for engine, method in ENGINES.items():
-            owner = next(klass for klass in cls.__mro__ if method in vars(klass))
-            implemented = owner is not Policy
-            if implemented != (engine in cls.engines):
-                raise TypeError(
-                    f"{cls.__name__} {'implements' if implemented else 'declares'} the {engine} engine "
-                    f"({method}) but {'does not declare it in' if implemented else 'lacks'} "
-                    f"{'engines' if implemented else method}"
-                )
-        for shared in ("per_member", "lockstep_family"):
-            if getattr(cls, shared) and "seed-batched" not in cls.engines:
-                raise TypeError(f"{cls.__name__}.{shared} needs the seed-batched engine")
+        _check_engines(cls)
         kinds = (getattr(cls, "feedback_kind", None), getattr(cls, "action_kind", None))
         if not getattr(cls, "__abstractmethods__", None) and None not in kinds and kinds not in INTERFACES:
             raise TypeError(
@@ -340,8 +393,6 @@ class Policy(abc.ABC):
         """
 
 
-#: the optional engines a policy may offer (``Policy.engines``), each with the method that implements it
-ENGINES = {"compiled": "run_compiled", "seed-batched": "batch"}
 
 
 class BatchedPolicy(abc.ABC):

@@ -73,7 +73,6 @@ Compile the Lipschitz family's numba functions into numba's on-disk cache, once 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from .errors import ConfigError, CorruptFileError, Diverged
@@ -111,57 +110,25 @@ def _output_file(path: str, option: str, folder_must_exist: bool = False) -> str
     return path
 
 
-def _cell_argument(text: str) -> dict:
-    try:
-        cell = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ConfigError(f"--cell: not valid JSON ({err})") from None
-    if not isinstance(cell, dict):
-        raise ConfigError(f"--cell: a resolved cell is a JSON object, got {type(cell).__name__}")
-    missing = sorted(
-        {"experiment", "algorithm", "delay_label", "horizon", "environment", "policy", "delay"} - set(cell)
-    )
-    if missing:
-        raise ConfigError(f"--cell: the cell lacks {missing}")
-    return cell
-
-
 def _run_one(args) -> int:
-    from .storage.resultio import save_result
-    from .simulation.runner import batchable, run_block, run_cell
+    from .simulation import job
 
     if args.cell:
         from .storage.logs import provenance
 
         print(provenance(), file=sys.stderr)  # a pipeline job: its log names the code that ran
-        cell = _cell_argument(args.cell)
+        cell = job.cell_argument(args.cell)
     else:
-        from .configuration.grid import load_config_file, load_grid
-
         missing = [k for k in ("experiment", "algorithm", "delay") if getattr(args, k) is None]
         if missing:
             raise ConfigError(f"run-one with --config needs --{' --'.join(missing)}")
-        config = load_config_file(args.config)
-        if args.horizon is not None:
-            config["horizon"] = args.horizon
-        grid = load_grid(config)
-        cell = grid.cell(args.experiment, args.algorithm, args.delay, args.budget, args.seed)
+        cell = job.config_cell(
+            args.config, args.experiment, args.algorithm, args.delay, args.budget, args.seed, args.horizon
+        )
     if args.output:
         _output_file(args.output, "--output")
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    if batchable(cell):  # the seed-batched path, as a simulate job runs it (a block of one: same bytes)
-        series, meta, timing = run_block(cell, [cell["seed"]])[0]
-    else:
-        series, meta, timing = run_cell(cell, progress=progress)
-    if args.output:
-        from .storage.logs import storage_problem
-
-        try:
-            save_result(args.output, series, meta, timing)
-        except OSError as err:
-            if storage_problem(err) is not None:
-                raise
-            raise ConfigError(f"--output: cannot write {args.output}: {err.strerror or err}") from None
+    series, meta, timing = job.run_one(cell, args.output, progress)
     if not args.cell or not args.output:
         print(
             f"{cell['experiment']} / {cell['algorithm']} / delay {cell['delay_label']} / "
@@ -218,76 +185,9 @@ def _validate(args) -> int:
 
 
 def _run_block(args) -> int:
-    import os
-    from pathlib import Path
+    from .simulation import job
 
-    from .configuration.grid import block_label
-    from .configuration.runs import describe_cell
-    from .data.files import use_inputs
-    from .storage import reuse
-    from .storage.provenance import collect
-    from .storage.resultio import save_result
-    from .simulation.runner import batchable, lockstep_key, run_cell, run_members
-
-    from .storage.logs import provenance
-
-    cells = [_cell_argument(text) for text in args.cell]
-    for cell in cells[1:]:
-        if lockstep_key(cell) != lockstep_key(cells[0]):
-            raise ConfigError(
-                f"run-block: --cell {cell['algorithm']!r} cannot share a block with {cells[0]['algorithm']!r}: "
-                "several cells must differ only in the algorithm label, a policy of the same lockstep_family "
-                "and its per_member parameters"
-            )
-    n = len(args.seeds)
-    if len(args.outputs) != len(cells) * n:
-        raise ConfigError(
-            f"run-block: {len(cells)} cell(s) x {n} seeds but {len(args.outputs)} output files "
-            "(one per cell and seed, cell by cell)"
-        )
-    outputs = [args.outputs[i * n : (i + 1) * n] for i in range(len(cells))]
-    use_inputs(args.inputs)
-    print(provenance(), file=sys.stderr)  # the job's log names the code that ran
-    # what the results are computed from (recorded in their provenance): a re-run whose kept results were
-    # computed from the same cell, sources and data bytes puts them back (banditbench.storage.reuse)
-    made_from = [reuse.facts(cell, args.inputs) for cell in cells]
-    benchmark = Path(args.outputs[0]).parent / f"{block_label(tuple(args.seeds))}.benchmark.tsv"
-    if len(cells) > 1 and not reuse.reusable(cells, args.seeds, outputs, made_from):
-        # a lockstep job: the members whose kept results are theirs are put back (a member's result does not
-        # depend on its block), the others simulated as a smaller block
-        back = [reuse.reusable([c], args.seeds, [o], [f]) for c, o, f in zip(cells, outputs, made_from)]
-        for cell, files, facts in ((c, o, f) for c, o, f, b in zip(cells, outputs, made_from, back) if b):
-            print("\n".join(reuse.take_back([cell], args.seeds, [files], [facts])), file=sys.stderr)
-        cells, outputs, made_from = ([x for x, b in zip(xs, back) if not b] for xs in (cells, outputs, made_from))
-    kept = reuse.take_back(cells, args.seeds, outputs, made_from, benchmark)
-    if kept is not None:
-        print("\n".join(kept), file=sys.stderr)
-        return 0
-
-    def save(output, made_from, series, meta, timing):
-        # the block names the job's benchmark file (banditbench.analysis.timing); a job of several cells
-        # (lockstep_variants) has one, next to its first cell's results
-        timing = {**timing, "block": args.seeds}
-        if len(args.cell) > 1:
-            timing["benchmark"] = os.path.relpath(benchmark, Path(output).parent)
-        try:
-            save_result(output, series, meta, timing, {**collect(), **made_from})
-        except OSError as err:  # a failed write (a full disk) names no file: name it
-            if err.filename is None:
-                raise OSError(err.errno, err.strerror, output) from err
-            raise
-        describe_cell(Path(output).parent, meta["cell"])  # the cell folder's readable index, cell.json
-
-    if batchable(cells[0]):  # a neural cell: the block's seeds (of every cell) in lockstep
-        members = [{**cell, "seed": seed} for cell in cells for seed in args.seeds]
-        results = iter(run_members(members))
-        for files, facts in zip(outputs, made_from):
-            for output in files:
-                save(output, facts, *next(results))
-        return 0
-    for cell, files, facts in zip(cells, outputs, made_from):
-        for seed, output in zip(args.seeds, files):
-            save(output, facts, *run_cell({**cell, "seed": seed}))
+    job.block_job([job.cell_argument(text) for text in args.cell], args.seeds, args.outputs, args.inputs)
     return 0
 
 
@@ -680,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
     except CorruptFileError as exc:
         print(f"banditbench: corrupt file: {exc}", file=sys.stderr)
         return 3
-    except Diverged as exc:  # a run records its divergence (runner.run_cell); a bare simulation raises it
+    except Diverged as exc:  # a run records its divergence (job.run_cell); a bare simulation raises it
         at = "" if exc.round is None else f" at round {exc.round}"
         print(f"banditbench: diverged{at}: {exc.reason}", file=sys.stderr)
         return 4

@@ -14,8 +14,8 @@
   :class:`~banditbench.params.Doc` (what the reference page and ``banditbench list`` show);
 * ``a seed's result does not depend on its block`` — for a policy with the ``seed-batched`` engine,
   a seed's series alone and inside a block of two are the same bytes;
-* ``engine matches the reference`` — for a policy with an engine (``Policy.engines``), run with its
-  ``Policy.engine_check_params``: the ``compiled`` run gives the Python loop's metric series, the same
+* ``engine matches the reference`` — for a policy with an engine (``Policy.engines``), each run with its
+  declaration's ``check_params``: the ``compiled`` run gives the Python loop's metric series, the same
   bytes ("the same decisions", :meth:`banditbench.api.Policy.run_compiled`); the ``seed-batched``
   engine, on one block of the seeds :data:`ENGINE_SEEDS`, plays the actions the reference loop plays
   for each seed alone in every round before the first that differs, and those rounds are at least
@@ -47,9 +47,11 @@ import numpy as np
 
 from . import params as param_checks
 from . import registry
+from .api import ENGINES
 from .errors import POLICY_PARAMS, ConfigError
 from .interfaces import INTERFACES, Interface
-from .simulation.runner import batchable, build, run_block, run_cell, simulate, simulate_block
+from .simulation.job import SEED_BATCHED, engine, run_block, run_cell
+from .simulation.runner import build, simulate, simulate_block
 
 #: a late and partly lost feedback stream: geometric delays of mean 4, none arriving after 6 rounds
 LATE_AND_LOST = {"kind": "geometric", "mean": 4, "window": 6}
@@ -197,7 +199,7 @@ def _described(policy: str, horizon: int) -> Outcome:
 
 def _block_independent(policy: str, horizon: int) -> Outcome | None:
     cell = cell_for(policy, horizon)
-    if not batchable(cell):
+    if engine([cell]) != SEED_BATCHED:
         return None
     alone = run_block(cell, [1])[0][0]
     in_block = run_block(cell, [1, 2])[0][0]
@@ -271,23 +273,23 @@ def _batched_matches(cell: dict[str, Any], horizon: int) -> tuple[str | None, st
 
 def _engine_matches(policy: str, horizon: int) -> Outcome | None:
     cls = registry.get("policy", policy).load()
-    if not cls.engines:
-        return None
-    cell = cell_for(policy, horizon)
-    cell["policy"]["params"] = dict(cls.engine_check_params)
     wrong, found = [], []
-    if "compiled" in cls.engines:
-        why = _compiled_matches(cell, horizon)
-        wrong += [why] if why else []
-        found.append(why or "compiled: the Python loop's bytes")
-    if "seed-batched" in cls.engines:
-        why, what = _batched_matches(cell, horizon)
-        wrong += [why] if why else []
-        found.append(f"seed-batched: {what}")
-    params = (
-        f" ({', '.join(f'{k}={v}' for k, v in cls.engine_check_params.items())})" if cls.engine_check_params else ""
-    )
-    return Outcome(ENGINE, not wrong, "; ".join(wrong or found) + params)
+    for name in (name for name in ENGINES if name in cls.engines):  # each engine under its own check_params
+        declared = cls.engines[name]
+        cell = cell_for(policy, horizon)
+        cell["policy"]["params"] = dict(declared.check_params)
+        params = (
+            f" ({', '.join(f'{k}={v}' for k, v in declared.check_params.items())})" if declared.check_params else ""
+        )
+        if name == "compiled":
+            why = _compiled_matches(cell, horizon)
+            what = why or "compiled: the Python loop's bytes"
+        else:
+            why, what = _batched_matches(cell, horizon)
+            what = f"seed-batched: {what}"
+        wrong += [why + params] if why else []
+        found.append(what + params)
+    return Outcome(ENGINE, not wrong, "; ".join(wrong or found)) if found else None
 
 
 #: each check's name and function (``None``: the check does not apply to the policy)

@@ -62,7 +62,7 @@ class Diverged(ArithmeticError):
 
     Raised by :func:`banditbench.api.choose` and :func:`banditbench.api.check_finite` (``round`` None: the
     simulation loop, which knows the round, sets it); ``reason`` says what was not finite.  The runner records
-    such a run as diverged (:func:`banditbench.simulation.runner.run_cell`): ``series``, set by
+    such a run as diverged (:func:`banditbench.simulation.job.run_cell`): ``series``, set by
     :func:`~banditbench.simulation.runner.simulate`, holds the rounds played before ``round`` and NaN after.
     """
 

@@ -42,6 +42,9 @@ PACKAGE = PACKAGE_DIR.name
 
 #: modules every simulation imports (the loop, delays, feedback, the interfaces)
 CORE_MODULES = ("banditbench.simulation.runner",)
+#: and files every simulate job runs without their imports: the job, which chooses the engine that plays its cells
+#: (:func:`banditbench.simulation.job.engine`) and whose imports only put back, describe and save the results
+CORE_FILES = ("simulation/job.py",)
 
 
 @dataclass(frozen=True)
@@ -291,7 +294,7 @@ def job_sources(environment: str, policy: str) -> list[Path]:
     entries = (get("environment", environment), get("policy", policy))
     modules = [*CORE_MODULES, *(e.module for e in entries if e.origin == "built-in")]
     outside = [p for e in entries if e.origin != "built-in" for p in _plugin_closure(e.path, e.module)]
-    return sorted({*source_closure(modules), *outside})
+    return sorted({*source_closure(modules), *(PACKAGE_DIR / f for f in CORE_FILES), *outside})
 
 
 @cache

@@ -61,7 +61,7 @@ import numpy as np
 from banditbench import registry
 from banditbench.configuration.grid import load_config_file, load_grid
 from banditbench.conformance import check_policy
-from banditbench.simulation.runner import run_cell
+from banditbench.simulation.job import run_cell
 
 HERE = Path(__file__).resolve().parent
 PLUGIN = str(HERE / "{file}")

@@ -123,6 +123,8 @@ def test_job_sources_are_the_modules_the_job_imports():
     ldb = {p.name for p in grid.sources("linear_delayed_dueling", "ldb_df")}
     rnd = {p.name for p in grid.sources("linear_delayed_dueling", "random")}
     assert {"delayed_dueling.py", "linalg.py", "dueling.py", "runner.py", "delays.py"} <= ldb
+    # the job, which chooses the engine, without what it imports to save results (registry.CORE_FILES)
+    assert "job.py" in ldb and "resultio.py" not in ldb and "reuse.py" not in ldb
     assert "delayed_dueling.py" not in rnd and "baselines.py" in rnd and "baselines.py" not in ldb
 
 

@@ -8,7 +8,7 @@ import torch
 from banditbench import registry
 from banditbench.configuration.grid import load_config_file, load_grid
 from banditbench.errors import ConfigError
-from banditbench.simulation.runner import run_members
+from banditbench.simulation.job import run_members
 from conftest import ROOT
 
 

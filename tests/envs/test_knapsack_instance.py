@@ -253,7 +253,7 @@ class _Fixed:
     """Plays one duel until the knapsack is empty."""
 
     feedback_kinds, context_form, action_kind = ("preference_cost", "reward_cost"), None, "pair"
-    engines = frozenset()  # the reference loop only (banditbench.api.Policy.engines)
+    engines = {}  # the reference loop only (banditbench.api.Policy.engines)
 
     def __init__(self, pair):
         self.pair = pair

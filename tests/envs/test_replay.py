@@ -13,7 +13,8 @@ from banditbench.data.open_bandit import prepare_obd
 from banditbench.simulation.delays import make_delay
 from banditbench.envs.replay import OBDReplay
 from banditbench.errors import ConfigError
-from banditbench.simulation.runner import run_cell, simulate
+from banditbench.simulation.job import run_cell
+from banditbench.simulation.runner import simulate
 from conftest import MIRROR, needs_mirror
 
 

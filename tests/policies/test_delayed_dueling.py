@@ -13,7 +13,8 @@ from banditbench.feedback import PreferenceFeedback
 from banditbench.policies.delayed_dueling import LDBDF, LDBHeuristic, LDBHeuristicAll, LDBIgnore, LDBZero
 from banditbench.policies.delayed_labels import DuelHistory
 from banditbench.policies.linalg import InverseGram, fit_logistic, logistic_loss, sigmoid
-from banditbench.simulation.runner import run_cell, simulate
+from banditbench.simulation.job import run_cell
+from banditbench.simulation.runner import simulate
 
 
 def test_sherman_morrison_inverse_matches_direct_inverse():

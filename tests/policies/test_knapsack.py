@@ -19,7 +19,8 @@ from banditbench.policies.knapsack import (
     knapsack_lp_value,
 )
 from banditbench.policies.linalg import fit_logistic
-from banditbench.simulation.runner import build, run_cell, simulate
+from banditbench.simulation.job import run_cell
+from banditbench.simulation.runner import build, simulate
 from conftest import ROOT
 from helpers import make
 

@@ -16,7 +16,8 @@ from banditbench.errors import ConfigError
 from banditbench.envs.lipschitz import FUNCTIONS, LipschitzEnv, mean_reward
 from banditbench.policies.lipschitz import DLPP, DelayedZooming, log_term
 from banditbench.policies.metric_space import ball_boxes, cover_box, find_uncovered, in_balls, linf_distance, split_box
-from banditbench.simulation.runner import build, run_cell, simulate
+from banditbench.simulation.job import run_cell
+from banditbench.simulation.runner import build, simulate
 from conftest import ROOT
 
 

@@ -10,7 +10,7 @@ from banditbench.errors import ConfigError
 from banditbench.feedback import PreferenceFeedback
 from banditbench.numerics.sigmoid import sigmoid
 from banditbench.policies.variance_aware_dueling import VACDB, layer_count
-from banditbench.simulation.runner import run_cell
+from banditbench.simulation.job import run_cell
 
 ARMS = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
 

@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 
 from banditbench import registry
-from banditbench.api import BatchedPolicy, Policy, check_finite, choose
+from banditbench.api import BatchedPolicy, Policy, SeedBatched, check_finite, choose
 from banditbench.cli import main
 from banditbench.params import Doc, NonNegativeInt
 from banditbench.conformance import LATE_AND_LOST, cell_for
 from banditbench.errors import Diverged
-from banditbench.simulation.runner import build, run_block, run_cell, run_members, simulate
+from banditbench.simulation.job import run_block, run_cell, run_members
+from banditbench.simulation.runner import build, simulate
 from banditbench.storage.resultio import load_result
 
 
@@ -26,8 +27,7 @@ class _NaNAt(Policy):
     (0: never) the last arm's score is NaN, where np.argmax would play it without a word."""
 
     feedback_kind, action_kind = "reward", "arm"
-    engines = frozenset({"seed-batched"})
-    per_member = ("nan_at",)
+    engines = {"seed-batched": SeedBatched(per_member=("nan_at",))}
 
     def __init__(
         self, problem, rng, *, nan_at: Annotated[NonNegativeInt, Doc("round from which a score is NaN (0: never)")] = 0

@@ -201,7 +201,7 @@ def test_truth_log_of_the_wrong_metrics_is_refused():
         (),
         {
             "context_form": None,
-            "engines": frozenset(),
+            "engines": {},
             "observe": lambda self, t, a: None,
             "act": lambda self, t, c: 0.5,
         },
@@ -314,7 +314,7 @@ def test_a_contextless_environment_is_never_asked_for_its_context():
         (),
         {
             "context_form": None,
-            "engines": frozenset(),
+            "engines": {},
             "observe": lambda self, t, a: None,
             "act": lambda self, t, c: seen.append(c) or 0.5,
         },

@@ -9,7 +9,8 @@ from banditbench.simulation import runner
 from banditbench.api import Problem
 from banditbench.simulation.delays import make_delay
 from banditbench.storage.resultio import load_result, save_result
-from banditbench.simulation.runner import build, run_cell, simulate
+from banditbench.simulation.job import run_cell
+from banditbench.simulation.runner import build, simulate
 from helpers import CountingEnv, RecordingPolicy
 
 CELL = {

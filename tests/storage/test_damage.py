@@ -47,7 +47,7 @@ from banditbench.data.paths import (
 from banditbench.data.preprocess import load_prepared, prepare, save_prepared
 from banditbench.errors import CorruptFileError
 from banditbench.storage.resultio import identity_from_path, load_result, save_result
-from banditbench.simulation.runner import run_cell
+from banditbench.simulation.job import run_cell
 from conftest import CELL, ROOT
 
 RUN_CELL = {

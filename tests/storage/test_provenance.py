@@ -20,7 +20,7 @@ from banditbench.cli import main
 from banditbench.configuration.grid import load_config_file, load_grid
 from banditbench.errors import CorruptFileError
 from banditbench.storage.resultio import load_provenance, load_result, save_result, summarize_files
-from banditbench.simulation.runner import run_cell
+from banditbench.simulation.job import run_cell
 from banditbench.storage.fingerprint import fingerprint
 from conftest import CELL as CELL_FOLDER, ROOT
 from smk import copy_project, members_but_timing, smk

@@ -45,7 +45,7 @@ from banditbench.data import quarantine, verify
 from banditbench.data.catalog import DATASETS
 from banditbench.data.fetch import DataFetchError, fetch
 from banditbench.errors import CorruptFileError
-from banditbench.simulation.runner import run_cell
+from banditbench.simulation.job import run_cell
 from banditbench.storage import resultio, reuse, runlock
 from banditbench.storage.logs import CONSOLE_VAR, storage_problem
 from banditbench.storage.resultio import identity_from_path, load_provenance, load_result, save_result

@@ -41,7 +41,8 @@ from banditbench.data.preprocess import load_prepared, prepare, save_prepared
 from banditbench.errors import ConfigError, CorruptFileError
 from banditbench.storage.logs import rule_log
 from banditbench.storage.resultio import budget_label, load_result, run_identity, save_result
-from banditbench.simulation.runner import build, run_cell
+from banditbench.simulation.job import run_cell
+from banditbench.simulation.runner import build
 from conftest import MIRROR, ROOT, needs_mirror
 
 BASE = load_config_file(ROOT / "config.yaml")

@@ -31,7 +31,7 @@ Outputs
   rounds (always including the horizon), read by the plots.
 
 Diverged runs (a policy whose scores, estimates or confidence widths became NaN or infinite: the run stopped
-at that round, :func:`banditbench.simulation.runner.run_cell`) are never averaged: every statistic of a cell
+at that round, :func:`banditbench.simulation.job.run_cell`) are never averaged: every statistic of a cell
 leaves its diverged seeds out (``n`` counts the others) and the column ``diverged`` counts them; a human
 table's cell adds ``(k of n seeds diverged)``, or reads ``diverged (n of n seeds)`` when none is left (its
 mean empty in the CSV), and the header says why (:data:`DIVERGED_NOTE`).

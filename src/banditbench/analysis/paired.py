@@ -22,7 +22,7 @@ the final horizon first, then every table horizon; ``mean ± half-width`` for a 
 interval, its level and the number of seeds) and the difference curves with their bands
 (``results/<run>/paired/<experiment>.{pdf,png}``).
 
-A seed on which A or B diverged (:func:`banditbench.simulation.runner.run_cell`: its policy's scores became
+A seed on which A or B diverged (:func:`banditbench.simulation.job.run_cell`: its policy's scores became
 NaN or infinite and the run stopped) is left out of the pair's differences and counted in the column
 ``diverged``; a table cell adds ``(k of n seeds diverged)``, or reads ``diverged (n of n seeds)``.
 """

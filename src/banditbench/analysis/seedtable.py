@@ -11,7 +11,7 @@ the final horizon.  The result is one tidy table, one row per (run, t, metric)::
 
 (``table_horizon`` marks the rows at the experiment's table horizons; the provenance columns are
 each run's own, from its ``provenance`` member; ``diverged`` is the round at which the run's policy
-diverged, 0 for a run that did not (:func:`banditbench.simulation.runner.run_cell`: its values are NaN from
+diverged, 0 for a run that did not (:func:`banditbench.simulation.job.run_cell`: its values are NaN from
 that round on, its summaries NaN; the statistics leave such a run out and count it,
 :func:`diverged_runs`); ``task`` only for experiments whose seeds are spread over tasks).  It is written to ``results/<run>/tables/<experiment>.parquet`` and everything downstream —
 the statistics tables, the curves, the paired comparisons — is computed from it

@@ -16,7 +16,7 @@ the choice is the argmin of our own runs.
 
 Diverged pairs: where gradient descent diverges (corners of the grid: a large ``lam`` with a large
 learning rate) a run's scores become NaN and the run stops, recorded as diverged
-(:func:`banditbench.simulation.runner.run_cell`).  A pair with a diverged run, on any seed of any of the
+(:func:`banditbench.simulation.job.run_cell`).  A pair with a diverged run, on any seed of any of the
 family's environments, has no score (NaN in the rows; :func:`read_tables` reads the tidy tables' ``diverged``
 column, :func:`run_grid` the runs): :func:`choose` never chooses it and lists it under ``diverged``.
 """
@@ -85,7 +85,7 @@ def run_grid(
     are not repeated), so an interrupted run resumes.  The runs of one experiment and algorithm family
     that differ only in the parameters its seed-batched implementation takes per member (``nu``, ``lam``)
     and the seed play in lockstep, at most ``block`` (None: all of them) per block
-    (:func:`member_blocks`, :func:`banditbench.simulation.runner.run_members`): each run's result is the one it
+    (:func:`member_blocks`, :func:`banditbench.simulation.job.run_members`): each run's result is the one it
     gives alone, bit for bit on one machine."""
     from ..configuration.grid import load_grid
 
@@ -148,16 +148,17 @@ def run_grid(
 def member_blocks(
     runs: Sequence[tuple[str, str, Mapping]], block: int | None = None
 ) -> list[list[tuple[str, str, Mapping]]]:
-    """Group ``(experiment, label, cell)`` runs into blocks for :func:`banditbench.simulation.runner.run_members`:
+    """Group ``(experiment, label, cell)`` runs into blocks for :func:`banditbench.simulation.job.run_members`:
     one block per :func:`~banditbench.simulation.runner.lockstep_key` (experiment, delay, budget, policy and
-    policy parameters other than the policy's ``per_member`` ones), cut into blocks of at most ``block`` runs;
+    policy parameters other than its seed-batched engine's ``per_member``), cut into blocks of at most ``block`` runs;
     runs of a policy without a seed-batched implementation are blocks of one."""
-    from ..simulation.runner import batchable, lockstep_key
+    from ..simulation.job import SEED_BATCHED, engine
+    from ..simulation.runner import lockstep_key
 
     groups: dict[tuple, list[tuple[str, str, Mapping]]] = {}
     for run in runs:
         name, label, cell = run
-        if not batchable(cell):
+        if engine([cell]) != SEED_BATCHED:
             groups[(name, label, int(cell["seed"]))] = [run]
             continue
         groups.setdefault(lockstep_key(cell), []).append(run)
@@ -172,7 +173,7 @@ def _final_regrets(cells: Sequence[Mapping]) -> list[float]:
     baselines on MNIST's 490 features 27x slower)."""
     from threadpoolctl import threadpool_limits
 
-    from ..simulation.runner import run_members
+    from ..simulation.job import run_members
 
     with threadpool_limits(limits=1):
         # a diverged run (its line printed by the runner) has no regret: NaN, never chosen

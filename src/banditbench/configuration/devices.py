@@ -9,7 +9,7 @@ simulate job runs): ``policy.params.device``.  Policies without a ``device`` par
 random pairs) are left as they are.  ``cuda`` where torch sees no GPU is refused before any job, naming the
 key (``device: 'cuda' was asked for but torch sees no GPU ...``), as an algorithm's own ``params.device``
 is.  A policy whose seed-batched path declines a cell's parameters (``Policy.batch`` returns None) runs its
-seeds one at a time on the CPU; the job's log says so (:func:`banditbench.simulation.runner.run_members`).
+seeds one at a time on the CPU; the job's log says so (:func:`banditbench.simulation.job.run_members`).
 """
 
 from __future__ import annotations

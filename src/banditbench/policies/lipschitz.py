@@ -81,7 +81,7 @@ from typing import Annotated, Any, Mapping, Sequence
 
 import numpy as np
 
-from ..api import Policy, Problem, register
+from ..api import Compiled, Policy, Problem, register
 from ..errors import ConfigError
 from ..feedback import RewardFeedback
 from ..params import Doc, OneOf, Positive, PositiveInt, Probability
@@ -189,7 +189,7 @@ class DelayedZooming(_LipschitzPolicy):
     ``radius`` are written from them when read (:meth:`_synced`).
     """
 
-    engines = frozenset({"compiled"})
+    engines = {"compiled": Compiled()}
 
     def __init__(
         self,
@@ -627,7 +627,7 @@ class DLPP(_LipschitzPolicy):
     phase's balls are ``range(phase_start, n_balls)``; ``ball_of_round[s-1]``.
     """
 
-    engines = frozenset({"compiled"})
+    engines = {"compiled": Compiled()}
 
     def __init__(
         self,

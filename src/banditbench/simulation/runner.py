@@ -1,4 +1,6 @@
-"""The one simulation loop (:func:`simulate`) and the entry point that runs one configuration cell.
+"""The one simulation loop (:func:`simulate`), its seed-batched form (:func:`simulate_block`), and the paths that run
+configuration cells on them (:func:`run_single_seed`, :func:`run_seed_batched`); which engine plays a cell is chosen
+in :mod:`banditbench.simulation.job`.
 
 Each round: feedback whose round plus delay has come is handed to the policy, the
 policy acts on the environment's public context, the environment answers with
@@ -58,7 +60,8 @@ def simulate(
     again, in the same round, on the environment's next context.  A policy that asks for a
     context form (``Policy.context_form``) gets its contexts in that form.  A policy that can play
     the whole run against this environment in compiled code (:meth:`Policy.run_compiled`, the
-    same decisions) does so unless ``compiled`` is false.
+    same decisions) does so unless ``compiled`` is false (for a cell, :func:`banditbench.simulation.job.engine`
+    decides).
 
     Divergence: a policy whose scores, estimates or confidence widths stop being finite raises
     :class:`~banditbench.errors.Diverged` (:func:`banditbench.api.choose`, :func:`banditbench.api.check_finite`)
@@ -288,7 +291,7 @@ def _full_key_path(err: ConfigError, cell: Mapping[str, Any]) -> ConfigError:
 
 class SkippedInBlock(RuntimeError):
     """A replay environment skipped an event inside a seed-batched block (:func:`simulate_block`): the
-    block cannot play the round in lockstep, and :func:`run_block` runs the seeds one at a time."""
+    block cannot play the round in lockstep (:class:`Declined`), and its seeds run one at a time."""
 
 
 def simulate_block(
@@ -303,7 +306,7 @@ def simulate_block(
     that observes and acts for all seeds at once.  Each seed's environment sees the same calls in the
     same order as in :func:`simulate` (its delays drawn up front from its own stream, its feedback
     filed in the bucket of its arrival round), so a seed's environment and delay draws do not depend
-    on the block.  Replay environments, which may skip a round, are not batched (:func:`run_block`).
+    on the block.  Replay environments, which may skip a round, are not batched (:class:`SkippedInBlock`).
 
     A member whose scores stop being finite (``batched.diverged``, :meth:`banditbench.api.BatchedPolicy.member_diverged`)
     is not played from that round on, as :func:`simulate` stops a single run: its error's ``round`` is set, its
@@ -408,63 +411,43 @@ def policy_class(cell: Mapping[str, Any]) -> type[Policy]:
     return registry.get("policy", cell["policy"]["name"]).load()
 
 
-def batchable(cell: Mapping[str, Any]) -> bool:
-    """Whether the cell's policy offers the seed-batched engine (``Policy.engines``, ``Policy.batch``)."""
-    return "seed-batched" in policy_class(cell).engines
-
-
-def run_block(cell: Mapping[str, Any], seeds: Sequence[int]) -> list[tuple[dict[str, np.ndarray], dict, dict]]:
-    """Run the seeds ``seeds`` of one cell; one ``(series, meta, timing)`` per seed, as :func:`run_cell`.
-
-    A policy with a seed-batched implementation (:func:`batchable`) plays all the seeds in lockstep
-    (:func:`simulate_block`): each seed's policy, environment and delays are built as for
-    :func:`run_cell` (each from its own seed's streams) and the policies are then stacked
-    (``Policy.batch``; a ``batch`` that returns None refuses the cell's parameter set, whose seeds then
-    run one after the other through :func:`run_cell`, as do those of a replay environment that skips
-    an event, :class:`SkippedInBlock`).  Seeds whose environments show arm sets of another shape (a
-    prompt task per seed, each with its own number of instructions) are stacked in separate groups,
-    played one group after the other.  A seed's result does not depend on the other seeds of the
-    block; it is not the single-seed path's result bit for bit (``meta["engine"]`` says which ran).  Other policies
-    run one seed after the other through :func:`run_cell`.  Timing: the block's wall and CPU time
-    shared equally among its seeds, with ``batched_block`` the block size."""
-    return run_members([{**cell, "seed": seed} for seed in seeds])
-
-
 def lockstep_key(cell: Mapping[str, Any]) -> tuple:
-    """What the members of one seed-batched block must share (:func:`run_members`): the cell but its seed and
-    algorithm label, and the policy's parameter values (defaults filled in) but those its batched engine takes
-    per member (``Policy.per_member``);
-    policies of one ``Policy.lockstep_family`` (e.g. seed 001's NVLDB / NLDB variants) may differ in their
-    class too.  Cells with equal keys can run in one block; a policy without a seed-batched engine shares a
-    block only with other seeds of its own cell (they run one after the other)."""
+    """What the members of one seed-batched block must share (:func:`banditbench.simulation.job.run_members`): the
+    cell but its seed and algorithm label, and the policy's parameter values (defaults filled in) but those its
+    batched engine takes per member (its :class:`~banditbench.api.SeedBatched` declaration's ``per_member``);
+    policies of one ``family`` (e.g. seed 001's NVLDB / NLDB variants) may differ in their class too.  Cells with
+    equal keys can run in one block; a policy without a seed-batched engine shares a block only with other seeds
+    of its own cell (they run one after the other)."""
     cls = policy_class(cell)
     if "seed-batched" not in cls.engines:
         return ("alone", json.dumps({k: v for k, v in cell.items() if k != "seed"}, sort_keys=True, default=str))
     # every parameter's value, defaults filled in: classes of one family may differ in a default
     values = registry.values(cls, cell["policy"].get("params", {}))
-    params = {k: v for k, v in values.items() if k not in cls.per_member}
+    declared = cls.engines["seed-batched"]
+    params = {k: v for k, v in values.items() if k not in declared.per_member}
     rest = {k: v for k, v in cell.items() if k not in ("seed", "policy", "algorithm")}
-    policy = cls.lockstep_family or cell["policy"]["name"]
+    policy = declared.family or cell["policy"]["name"]
     return json.dumps(rest, sort_keys=True, default=str), policy, json.dumps(params, sort_keys=True, default=str)
 
 
-def run_members(cells: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, np.ndarray], dict, dict]]:
-    """:func:`run_block` for a block of full cells (each with its ``seed``) that may also differ in what their
-    family's batched engine takes per member (:func:`lockstep_key`): the policy parameters ``Policy.per_member``
-    (e.g. seed 002's ``nu`` and ``lam``, a hyperparameter grid played in lockstep), and the policy class within
-    one ``Policy.lockstep_family`` (seed 001's pair rules and weightings); any other difference is a
-    ``ValueError``.  A member's result does not depend on the other members."""
+class Declined(RuntimeError):
+    """The seed-batched engine cannot play this block (:func:`run_seed_batched`); its message says why, and the
+    members run one after the other (:func:`banditbench.simulation.job.run_members`)."""
+
+
+def run_seed_batched(cells: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, np.ndarray], dict, dict]]:
+    """Play a block's members (full cells, each with its ``seed``, of one :func:`lockstep_key`) in lockstep on their
+    policy's seed-batched engine; one ``(series, meta, timing)`` per member, as :func:`run_single_seed`.
+
+    Each member's policy, environment and delays are built as for :func:`run_single_seed` (each from its own seed's
+    streams), then the policies are stacked (``Policy.batch``) and :func:`simulate_block` plays them.  Members whose
+    environments show arm sets of another shape (a prompt task per seed, each with its own number of instructions)
+    are stacked in separate groups, played one group after the other.  A member's result does not depend on the
+    other members; it is not the single-seed path's result bit for bit (``meta["engine"]`` says which ran).
+    Raises :class:`Declined` when ``batch`` returns None (it refuses the parameter set) or a replay environment
+    skips an event (:class:`SkippedInBlock`).  Timing: the block's wall and CPU time shared equally among its
+    members, with ``batched_block`` the block size."""
     first = cells[0]
-    for c in cells[1:]:
-        if lockstep_key(c) != lockstep_key(first):
-            free = sorted(policy_class(first).per_member)
-            raise ValueError(
-                f"run_members: {c['algorithm']!r} seed {c['seed']} differs from the block's first member "
-                f"in more than the seed, the lockstep family's policy and {free or 'no policy parameter'}"
-            )
-    if not batchable(first):
-        _fall_back(first, "its policy has no seed-batched path")
-        return [run_cell(c) for c in cells]
     start, start_cpu = time.perf_counter(), time.process_time()
     built = [build(c) for c in cells]
     envs, policies, delays, delay_rngs = (list(x) for x in zip(*built))
@@ -477,8 +460,7 @@ def run_members(cells: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, np.n
         groups.setdefault((info.get("n_arms"), info.get("dimension")), []).append(s)
     stacked = [(members, type(policies[0]).batch([policies[s] for s in members])) for members in groups.values()]
     if any(batched is None for _, batched in stacked):  # a parameter set the batched implementation refuses
-        _fall_back(first, "its seed-batched path declines these parameters (batch() returned None)")
-        return [run_cell(c) for c in cells]
+        raise Declined("its seed-batched path declines these parameters (batch() returned None)")
     series: list[dict[str, np.ndarray]] = [{}] * len(cells)
     diverged: dict[int, Diverged] = {}
     for members, batched in stacked:
@@ -492,9 +474,8 @@ def run_members(cells: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, np.n
             )
         except ConfigError as err:
             raise _full_key_path(err, first) from None
-        except SkippedInBlock:  # a replay environment: the seeds one at a time
-            _fall_back(first, "its replay environment skips events, which a block cannot")
-            return [run_cell(c) for c in cells]
+        except SkippedInBlock:
+            raise Declined("its replay environment skips events, which a block cannot") from None
         for s, one in zip(members, played):
             series[s] = one
         diverged.update({members[k]: err for k, err in batched.diverged.items()})
@@ -510,28 +491,15 @@ def run_members(cells: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, np.n
     ]
 
 
-def _fall_back(cell: Mapping[str, Any], why: str) -> None:
-    """One line on stderr (the simulate job's log) when a cell asked for ``device: cuda`` runs its seeds one
-    at a time on the CPU instead (the single-seed path always runs there)."""
-    if cell["policy"].get("params", {}).get("device") == "cuda":
-        print(
-            f"banditbench: {cell.get('experiment')}/{cell.get('algorithm')} ({cell['policy']['name']}): "
-            f"device 'cuda' asked for, but {why}: its seeds run one at a time on the CPU",
-            file=sys.stderr,
-            flush=True,
-        )
-
-
-def run_cell(cell: Mapping[str, Any], progress: bool = False) -> tuple[dict[str, np.ndarray], dict, dict]:
-    """Run one configuration cell; return ``(series, meta, timing)`` ready for :func:`resultio.save_result`.
-
-    This is the single-seed path: for a policy with a seed-batched implementation it is the reference
-    the batched path (:func:`run_block`, what ``banditbench run-block`` and ``run-one`` run) is tested
-    against.
+def run_single_seed(
+    cell: Mapping[str, Any], progress: bool, compiled: bool
+) -> tuple[dict[str, np.ndarray], dict, dict]:
+    """Run one configuration cell on the single-seed path, the compiled engine allowed where ``compiled``
+    (:func:`simulate`); return ``(series, meta, timing)`` ready for :func:`resultio.save_result`.
 
     A run whose policy diverges (:class:`~banditbench.errors.Diverged`: its scores, estimates or confidence
-    widths stopped being finite) is recorded, not raised, on both paths alike: ``meta["diverged"]`` holds
-    ``{"round", "reason"}``, the series hold NaN from that round on, the summary NaN, and one line naming
+    widths stopped being finite) is recorded, not raised, here as on the seed-batched path: ``meta["diverged"]``
+    holds ``{"round", "reason"}``, the series hold NaN from that round on, the summary NaN, and one line naming
     the run (:func:`diverged_line`) goes to stderr.  The job succeeds, so a grid goes on; the tuning
     (:mod:`banditbench.analysis.tuning`) never chooses a diverged pair and the tables count diverged seeds
     instead of averaging them (:mod:`banditbench.analysis.aggregate`)."""
@@ -539,7 +507,7 @@ def run_cell(cell: Mapping[str, Any], progress: bool = False) -> tuple[dict[str,
     env, policy, delay, delay_rng = build(cell)
     diverged = None
     try:
-        series = simulate(env, policy, delay, int(cell["horizon"]), delay_rng, progress=progress)
+        series = simulate(env, policy, delay, int(cell["horizon"]), delay_rng, progress=progress, compiled=compiled)
     except ConfigError as err:  # found mid-run (a replay log shorter than the horizon): the full key path
         raise _full_key_path(err, cell) from None
     except Diverged as err:

@@ -21,7 +21,7 @@ from banditbench.policies.linalg import ArmKernelGram, DiagonalGram, InverseGram
 from banditbench.policies.neural.delayed_dueling import NDBDF, NDBIgnore
 from banditbench.policies.neural.nets import MLP, generator_from
 from banditbench.policies.neural.training import Trainer
-from banditbench.simulation.runner import run_cell
+from banditbench.simulation.job import run_cell
 from conftest import ROOT
 from perturb import assert_same_or_near_tie
 

@@ -16,7 +16,7 @@ from banditbench.feedback import RewardFeedback
 from banditbench.numerics.sigmoid import sigmoid
 from banditbench.policies.logistic import AdaOFUECOLog, LogisticUCB1
 from banditbench.policies.neural.logistic import R, NeuralLogTS2, NeuralLogUCB1, NeuralLogUCB2
-from banditbench.simulation.runner import run_cell
+from banditbench.simulation.job import run_cell
 from conftest import ROOT
 from perturb import assert_same_or_near_tie
 

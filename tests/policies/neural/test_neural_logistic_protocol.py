@@ -224,7 +224,7 @@ def _checked_build(cls, params, **fixed):
 
 def test_reference_mode_is_the_default_and_unchanged():
     """The authors'-code mode stays the default: the same choices with and without mode: reference."""
-    from banditbench.simulation.runner import run_cell
+    from banditbench.simulation.job import run_cell
 
     cell = {
         "experiment": "e",
@@ -443,7 +443,7 @@ def test_tuning_runs_the_nu_lam_grid_in_lockstep_with_each_runs_own_result():
     seed), the baselines and random one run at a time; each run's regret is the one its cell gives alone."""
     from banditbench.analysis.tuning import member_blocks, run_grid
     from banditbench.configuration.grid import load_config_file, load_grid
-    from banditbench.simulation.runner import run_block
+    from banditbench.simulation.job import run_block
     from conftest import ROOT
 
     config = load_config_file(ROOT / "config/neural_logistic_tuning.yaml")
@@ -513,7 +513,7 @@ def test_tuning_runs_play_with_one_blas_thread(monkeypatch):
     results are bit-identical only for a fixed thread count, and its worker processes share the cores."""
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    from banditbench.simulation import runner
+    from banditbench.simulation import job
     from banditbench.analysis import tuning
 
     seen = []
@@ -522,7 +522,7 @@ def test_tuning_runs_play_with_one_blas_thread(monkeypatch):
         seen.append({lib["internal_api"]: lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"})
         return [({"regret": np.ones(3)}, {}, {}) for _ in cells]
 
-    monkeypatch.setattr(runner, "run_members", fake_run_members)
+    monkeypatch.setattr(job, "run_members", fake_run_members)
     with threadpool_limits(limits=2, user_api="blas"):
         assert tuning._final_regrets([{}, {}]) == [3.0, 3.0]
         outside = {lib["internal_api"]: lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}

@@ -16,7 +16,7 @@ from banditbench.policies.neural.nets import MLP, generator_from
 from banditbench.policies.neural.training import Trainer
 from banditbench.policies.neural.variance_dueling import NLDBUcbAsym, NVLDBTsOsym, NVLDBUcbAsym
 from banditbench.policies.pair_selection import candidates, pair_scores, pair_widths, select_pair
-from banditbench.simulation.runner import run_cell
+from banditbench.simulation.job import run_cell
 from conftest import ROOT
 
 # three arms: greedy arm 1, arm 0 far from it in feature space, arm 2 close to arm 1
@@ -59,7 +59,7 @@ def test_distinct_pairs_take_the_best_pair_of_two_arms_and_the_widest_partner_of
 
 
 def test_nvldb_with_distinct_pairs_never_self_duels():
-    from banditbench.simulation.runner import run_block, run_cell
+    from banditbench.simulation.job import run_block, run_cell
 
     cell = {
         "experiment": "e",

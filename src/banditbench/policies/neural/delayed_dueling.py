@@ -51,7 +51,7 @@ from typing import Annotated, Any, ClassVar, Literal, Mapping, Sequence
 import numpy as np
 import torch
 
-from ...api import Policy, Problem, choose, register
+from ...api import Policy, Problem, SeedBatched, choose, register
 from ...errors import POLICY_PARAMS, ConfigError
 from ...feedback import PreferenceFeedback
 from ...params import Doc, NonNegative, OneOf, Positive, PositiveInt, Probability, Range
@@ -71,13 +71,17 @@ class _NeuralDuelingBase(Policy):
     feedback_kind = "preference"
     action_kind = "pair"
     delay_strategy: ClassVar[str]
-    engines = frozenset({"seed-batched"})
     #: NDB-DF, its delay baselines and NDB-UCB / NDB-TS share :class:`BatchedNeuralDueling`, which takes each
-    #: member's delay strategy and second-arm rule, and these parameters (its ``nu_T``), per member
-    lockstep_family: ClassVar[str] = "neural_dueling"
-    per_member: ClassVar[tuple[str, ...]] = ("nu", "delta", "effective_dimension", "norm_bound")
-    #: the symmetric initialisation scores every arm 0 in round 1: an exact tie that rounding decides
-    engine_check_params = {"init": "independent"}
+    #: member's delay strategy and second-arm rule, and these parameters (its ``nu_T``), per member; checked with
+    #: the independent initialisation (the symmetric one scores every arm 0 in round 1: an exact tie that
+    #: rounding decides)
+    engines = {
+        "seed-batched": SeedBatched(
+            per_member=("nu", "delta", "effective_dimension", "norm_bound"),
+            family="neural_dueling",
+            check_params={"init": "independent"},
+        )
+    }
 
     def __init__(
         self,

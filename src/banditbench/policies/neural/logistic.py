@@ -118,7 +118,7 @@ from typing import Annotated, Any, ClassVar, Literal, Mapping, Sequence
 import numpy as np
 import torch
 
-from ...api import Policy, Problem, choose, register
+from ...api import Policy, Problem, SeedBatched, choose, register
 from ...errors import POLICY_PARAMS, ConfigError
 from ...feedback import RewardFeedback
 from ...numerics.sigmoid import MU_DOT_MAX, sigmoid
@@ -201,12 +201,9 @@ class _NeuralLogisticBase(Policy):
     sampling: ClassVar[bool] = False
     #: the radius of seed 002 eqs. 1/4 ("neurallog") or of Verma et al. ("ncbf")
     radius_kind: ClassVar[str] = "neurallog"
-    engines = frozenset({"seed-batched"})
-    #: parameters a block's members may differ in (:func:`banditbench.simulation.runner.run_members`: Sec. 7's
-    #: nu / lam grid played in lockstep); the batched path keeps them per member
-    per_member: ClassVar[tuple[str, ...]] = ("nu", "lam")
     #: the five algorithms share :class:`BatchedNeuralLogistic`, which takes the class attributes above per member
-    lockstep_family: ClassVar[str] = "neural_logistic"
+    #: (their family), and nu and lam (Sec. 7's nu / lam grid played in lockstep)
+    engines = {"seed-batched": SeedBatched(per_member=("nu", "lam"), family="neural_logistic")}
 
     def __init__(
         self,

@@ -99,7 +99,7 @@ import numpy as np
 import torch
 from scipy.special import expit
 
-from ...api import Policy, Problem, register
+from ...api import Policy, Problem, SeedBatched, register
 from ...errors import POLICY_PARAMS, ConfigError
 from ...feedback import PreferenceFeedback
 from ...numerics.sigmoid import sigmoid
@@ -123,13 +123,16 @@ class _NeuralLinearDueling(Policy):
     action_kind = "pair"
     strategy: ClassVar[str]
     variance_aware: ClassVar[bool]
-    engines = frozenset({"seed-batched"})
     #: the twelve NVLDB / NLDB variants share :class:`BatchedNeuralLinearDueling`, which takes each member's pair
-    #: rule, weighting and these parameters per member (Table E.3's six variants in one block)
-    lockstep_family: ClassVar[str] = "neural_linear_dueling"
-    per_member: ClassVar[tuple[str, ...]] = ("a", "epsilon", "zeta", "csym_sample", "distinct_pair")
-    #: in float32 Adam turns the rounding of gradient terms that cancel exactly into steps of order lr
-    engine_check_params = {"precision": "float64"}
+    #: rule, weighting and these parameters per member (Table E.3's six variants in one block); checked in float64
+    #: (in float32 Adam turns the rounding of gradient terms that cancel exactly into steps of order lr)
+    engines = {
+        "seed-batched": SeedBatched(
+            per_member=("a", "epsilon", "zeta", "csym_sample", "distinct_pair"),
+            family="neural_linear_dueling",
+            check_params={"precision": "float64"},
+        )
+    }
 
     def __init__(
         self,

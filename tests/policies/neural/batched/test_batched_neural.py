@@ -32,7 +32,8 @@ from banditbench.policies.neural import variance_dueling as vd
 from banditbench.policies.neural.training import adam_step
 from banditbench.policies.pair_selection import pair_scores
 from banditbench.storage.resultio import save_result
-from banditbench.simulation.runner import batchable, build, run_block, run_cell
+from banditbench.simulation.job import REFERENCE, SEED_BATCHED, engine, run_block, run_cell
+from banditbench.simulation.runner import build
 
 NVLDB = [f"{v}_{s}_{r}" for v in ("nvldb", "nldb") for s in ("ucb", "ts") for r in ("asym", "osym", "csym")]
 NO_DELAY = {"kind": "none"}
@@ -319,5 +320,5 @@ def test_nvldb_batched_on_cuda_makes_the_cpu_decisions(monkeypatch):
 
 
 def test_neural_cells_are_batched_and_others_are_not():
-    assert batchable(_cell("nldb_ts_csym"))
-    assert not batchable({**_cell("nldb_ts_csym"), "policy": {"name": "random_pair", "params": {}}})
+    assert engine([_cell("nldb_ts_csym")]) == SEED_BATCHED
+    assert engine([{**_cell("nldb_ts_csym"), "policy": {"name": "random_pair", "params": {}}}]) == REFERENCE

@@ -38,7 +38,8 @@ from banditbench.policies.linalg import sherman_morrison
 from banditbench.policies.neural.batched import ops as B
 from banditbench.policies.neural import delayed_dueling as dd
 from banditbench.policies.neural.neural_dueling import NDBTS
-from banditbench.simulation.runner import batchable, build, run_block, run_cell
+from banditbench.simulation.job import SEED_BATCHED, engine, run_block, run_cell
+from banditbench.simulation.runner import build
 from conftest import ROOT
 from test_batched_neural import _assert_not_vacuous, _file_bytes, _same_decisions_as
 
@@ -348,7 +349,7 @@ def test_batched_on_cuda_makes_the_cpu_decisions(policy, monkeypatch):
 
 def test_neural_dueling_cells_are_batched():
     for policy in ("ndb_df", "ndb_ignore", "ndb_heuristic", "ndb_heuristic_all", "ndb_zero", "ndb_ucb", "ndb_ts"):
-        assert batchable(_cell(policy))
+        assert engine([_cell(policy)]) == SEED_BATCHED
 
 
 PROMPT_ARMS = ROOT / "data/processed/prompt_arms"

@@ -25,7 +25,8 @@ import torch
 
 from banditbench.policies.neural import logistic as nl
 from banditbench.policies.neural.batched.logistic import BatchedNeuralLogistic
-from banditbench.simulation.runner import batchable, build, run_block, run_cell, run_members
+from banditbench.simulation.job import SEED_BATCHED, engine, run_block, run_cell, run_members
+from banditbench.simulation.runner import build
 from test_batched_neural import _assert_not_vacuous, _file_bytes, _same_decisions_as
 
 NO_DELAY = {"kind": "none"}
@@ -200,7 +201,7 @@ def test_refused_forms_fall_back_to_the_single_seed_path(policy, params, tmp_pat
     """``batch`` returns None for the theory radius, an adaptive lam and the full M_t; run_block then
     plays each seed through run_cell: the single-seed result files."""
     cell = _cell(policy, T=30, **params)
-    assert batchable(cell)
+    assert engine([cell]) == SEED_BATCHED
     assert nl._NeuralLogisticBase.batch([build(cell)[1]]) is None
     block = run_block(cell, [0, 1])
     for seed, result in zip((0, 1), block):
@@ -212,7 +213,7 @@ def test_refused_forms_fall_back_to_the_single_seed_path(policy, params, tmp_pat
 
 def test_neural_logistic_cells_are_batched():
     for policy in FAMILY:
-        assert batchable(_cell(policy))
+        assert engine([_cell(policy)]) == SEED_BATCHED
         assert isinstance(nl._NeuralLogisticBase.batch([build(_cell(policy, **PAPER))[1]]), BatchedNeuralLogistic)
 
 

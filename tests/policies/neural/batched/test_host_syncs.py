@@ -26,7 +26,7 @@ from banditbench.policies.neural.batched.delayed_dueling import BatchedNeuralDue
 from banditbench.policies.neural.batched.logistic import BatchedNeuralLogistic
 from banditbench.policies.neural.batched.variance_dueling import BatchedNeuralLinearDueling
 from banditbench.feedback import PreferenceFeedback
-from banditbench.simulation.runner import run_block
+from banditbench.simulation.job import run_block
 from test_batched_neural import NVLDB
 from test_batched_neural import _cell as duel_cell
 from test_batched_neural_dueling import _cell as ndb_cell

@@ -1,5 +1,5 @@
-"""Lockstep families (issue 37, item 3): registered policy classes that declare one ``lockstep_family`` share a
-seed-batched block, each member playing its own class's rule and its own per-member parameters; a member's
+"""Lockstep families (issue 37, item 3): registered policy classes whose seed-batched engines declare one
+``family`` share a seed-batched block, each member playing its own class's rule and its own per-member parameters; a member's
 result is, bit for bit, the one it has in a block of its own class (block independence, :mod:`.batched`)."""
 
 from collections import defaultdict
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from banditbench import registry
-from banditbench.simulation.runner import lockstep_key, run_block, run_members
+from banditbench.simulation.job import run_block, run_members
+from banditbench.simulation.runner import lockstep_key
 
 SEEDS = (0, 1)
 GEOMETRIC = {"kind": "geometric", "mean": 3, "window": 10}
@@ -17,9 +18,9 @@ GEOMETRIC = {"kind": "geometric", "mean": 3, "window": 10}
 def _families() -> dict[str, list[str]]:
     families = defaultdict(list)
     for name, entry in registry.policies().items():
-        family = entry.load().lockstep_family
-        if family is not None:
-            families[family].append(name)
+        declared = entry.load().engines.get("seed-batched")
+        if declared is not None and declared.family is not None:
+            families[declared.family].append(name)
     return dict(families)
 
 

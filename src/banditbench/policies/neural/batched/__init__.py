@@ -1,7 +1,7 @@
 """Seed-batched engines: S independent copies of a neural policy run in lockstep (issue #22).
 
 A simulate job runs a block of seeds of one cell.  A policy class that offers a batched
-implementation declares the ``seed-batched`` engine (``Policy.engines``) and implements the
+implementation declares the ``seed-batched`` engine (``Policy.engines``: a ``SeedBatched``) and implements the
 classmethod ``batch(policies) -> BatchedPolicy`` (:class:`banditbench.api.BatchedPolicy`) that takes the
 block's single-seed policies (constructed as usual, so each seed drew its initial parameters
 from its own ``torch.Generator`` and keeps its own numpy stream) and stacks their state along a

@@ -37,7 +37,7 @@ class BatchedNeuralDueling(BatchedPolicy):
     ``g(x; theta_0) / sqrt(m)`` and widths ``||phi - phi_{t,1}||_{V^{-1}}`` of eq. 12, and V's update (eq. 8,
     line 11).  The second arm (eq. 10, or NDB-TS's draw) is chosen per seed by the seed's own policy on its own
     numpy stream, from the scores and widths the host reads once per round (where it also checks that the
-    scores are finite).  The members may be of any class of the NDB family (its ``lockstep_family``): each
+    scores are finite).  The members may be of any class of the NDB family (its ``SeedBatched.family``): each
     member's delay strategy picks its training set (each strategy present in the block computed for all
     members, kept for its own by ``torch.where``), and its second-arm rule and ``nu_T`` are its policy's.
 

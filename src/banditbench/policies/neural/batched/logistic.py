@@ -23,9 +23,9 @@ from . import ops as B
 class BatchedNeuralLogistic(BatchedPolicy):
     """The family's loop (:class:`_NeuralLogisticBase`) for a block of S seeds in lockstep (:mod:`.batched`),
     for the order radius, a fixed ``lam`` and the diagonal ``M_t`` (the paper's forms; :meth:`~_NeuralLogisticBase.batch`).
-    The members may also differ in ``nu`` and ``lam`` (:func:`banditbench.simulation.runner.run_members`, Sec. 7's grid
+    The members may also differ in ``nu`` and ``lam`` (:func:`banditbench.simulation.job.run_members`, Sec. 7's grid
     in lockstep): both, the ridges and the loss weight they set are kept per member; and in their class (the
-    family's ``lockstep_family``): each member's ``M_t`` (``V_t`` or ``W_t``), mean (``mu(f)``, ``f`` or the
+    ``SeedBatched.family``): each member's ``M_t`` (``V_t`` or ``W_t``), mean (``mu(f)``, ``f`` or the
     linearised one), radius form and Thompson or UCB rule, every form present in the block computed for all
     members and kept for its own (``torch.where``), the rule applied on the host.
 

@@ -36,9 +36,9 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
     Eq. 4's sum runs over rows ``0 .. t - 2`` of every seed, those without a weighted outcome
     carrying weight 0 (block independence, :mod:`.batched`).
 
-    The members may be any of the twelve NVLDB / NLDB classes (their ``lockstep_family``) with their own ``a``,
-    ``epsilon``, ``zeta``, ``csym_sample`` and ``distinct_pair`` (``per_member``): the pair rule is each member's
-    on the host, eq. 5's ``zeta`` is set only for the variance-aware members and eq. 4's weights ``1/zeta^2``
+    The members may be any of the twelve NVLDB / NLDB classes (their ``SeedBatched.family``) with their own
+    ``a``, ``epsilon``, ``zeta``, ``csym_sample`` and ``distinct_pair`` (``SeedBatched.per_member``): the pair
+    rule is each member's on the host, eq. 5's ``zeta`` is set only for the variance-aware members and eq. 4's weights ``1/zeta^2``
     only for those with a weighted loss (``torch.where`` per member, so a member's numbers are those of a block
     of its own class)."""
 
@@ -51,7 +51,7 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
         self.gram_mode = first.gram_mode
         self.refit_theta, self.newton_steps = first.refit_theta, first.newton_steps
         self.lam, self.trainer, self.last = first.lam, first.trainer, first.last
-        # per member (the family's lockstep variants, ``lockstep_family``): the pair rule and its settings
+        # per member (the family's lockstep variants, ``SeedBatched.family``): the pair rule and its settings
         # (read on the host from each member's policy), eq. 5's weighting and its floor, the weighted loss
         self.variance_aware = torch.tensor([p.variance_aware for p in policies], device=dev)
         self.any_variance_aware = any(p.variance_aware for p in policies)
