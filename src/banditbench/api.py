@@ -393,8 +393,6 @@ class Policy(abc.ABC):
         """
 
 
-
-
 class BatchedPolicy(abc.ABC):
     """What :meth:`Policy.batch` returns and :func:`banditbench.simulation.runner.simulate_block` plays: a block of
     S seeds' policies in lockstep.  Each seed sees the calls of the single-seed loop, in its order; a
