@@ -145,7 +145,7 @@ def test_slicing_keys_work_from_the_command_line_and_never_overwrite_configured_
     }
     # each slice has its own run folder: the first slice's tables are not overwritten by the second's
     slices = {p.name: pd.read_csv(p / "tables/duel.csv") for p in (work / "results").glob("config.slice-*")}
-    assert len(slices) == 2 and not (work / "results/config").exists()
+    assert len(slices) == 2 and not (work / "results/default").exists()
     (first_slice,) = [t for t in slices.values() if "ldb_zero.lam-3" not in set(t["algorithm"])]
     assert set(first_slice["algorithm"]) == {"ldb_df", "ldb_zero"}
     (out,) = [work / "results" / name for name, t in slices.items() if "ldb_zero.lam-3" in set(t["algorithm"])]

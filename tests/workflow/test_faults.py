@@ -1122,7 +1122,7 @@ def test_a_disk_filling_up_as_a_job_ends_is_one_line_naming_the_file_and_the_rer
         assert rerun.returncode == 0, rerun.stderr[-3000:]
         for path in sorted((reference / "results/runs").rglob("*.npz")):
             assert members_but_timing(work / path.relative_to(reference)) == members_but_timing(path)
-        for table in ("results/config/tables/exp.csv", "results/config/tables/exp.md"):
+        for table in ("results/default/tables/exp.csv", "results/default/tables/exp.md"):
             assert (work / table).read_bytes() == (reference / table).read_bytes()
 
 
@@ -1181,5 +1181,5 @@ def test_a_results_folder_turned_read_only_mid_run_is_one_line_and_the_rerun_nee
         assert rerun.returncode == 0, rerun.stderr[-3000:]
         assert len(list((work / "results/runs").rglob("*.npz"))) == 6
         assert {p: p.read_bytes() for p in finished} == finished  # finished seeds were not simulated again
-        timing = (work / "results/config/timing/exp.csv").read_text().splitlines()
+        timing = (work / "results/default/timing/exp.csv").read_text().splitlines()
         assert len(timing) == 7  # a row per job

@@ -80,9 +80,11 @@ def test_a_lockstep_job_writes_the_per_algorithm_jobs_results_bit_for_bit(tmp_pa
     before = {f: (lockstep / f).read_bytes() for f in files}
     rerun = smk(lockstep, "--quiet", *on)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
-    changed = {f for f in files if (lockstep / f).read_bytes() != before[f]}
-    assert changed and all("NVLDB-TS-CSYM" in str(f) for f in changed), changed
-    (log,) = (lockstep / "logs/simulate/tiny").glob("*+2/none/none/*.log")  # the group: its first label +2
+    # the edited member's results go to its new cell folder; the others' are put back, the same bytes
+    new = {p.relative_to(lockstep) for p in (lockstep / "results/runs").rglob("*.npz")} - set(files)
+    assert new and all("NVLDB-TS-CSYM" in str(f) for f in new), new
+    assert {f: (lockstep / f).read_bytes() for f in files} == before
+    (log,) = (lockstep / "logs/simulate/tiny").glob("*+2/none/none/*/*.log")  # the group: its first label +2
     assert log.read_text().count("put back as it was") == 2 * 2  # two members x two seeds
     (lockstep / "config.yaml").write_text(yaml.safe_dump(CONFIG))
     assert smk(lockstep, "--quiet", *on).returncode == 0
