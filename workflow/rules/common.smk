@@ -14,7 +14,7 @@ from banditbench.configuration.grid import block_label, load_grid, unpinned_note
 from banditbench.configuration.runs import CELL_DIR, RESULT_PATH, check_owner, owner, record_owner, run_name
 from banditbench.data.quarantine import Unmovable, quarantine_corrupt
 from banditbench.errors import ConfigError
-from banditbench.storage import runlock
+from banditbench.storage import reuse, runlock
 from banditbench.storage.provenance import COMMIT_VAR, RUN_VAR, git_environment
 from banditbench.storage.resultio import reading_threads
 
@@ -162,6 +162,12 @@ if workflow.is_main_process:
             pass
 
 
+def variant_cells(experiment, algorithms, delay, budget):
+    """The resolved cells of a lockstep job's algorithms (``--cell`` of ``run-block``), derived from its outputs
+    (as the per-algorithm rule's ``cell``: not compared by the params trigger)."""
+    return lambda wc, output: [GRID.cell_json(experiment, a, delay, budget, None) for a in algorithms]
+
+
 def experiment_runs(wildcards):
     return [RESULT_PATH.format(**job) for job in GRID.jobs(wildcards.experiment)]
 
@@ -255,3 +261,25 @@ def cancel_scheduler_timers():
     for thread in threading.enumerate():
         if isinstance(thread, threading.Timer):
             thread.cancel()
+
+
+def keep_finished_simulations():
+    """The Snakefile's onstart: keep the results of each simulate job about to re-run (not forced, not for a
+    new software environment) for the job to put back if its cell, sources and data bytes are theirs; of a
+    lockstep job, those it has (a member whose settings changed writes to another cell folder: the others'
+    results are put back, that member simulated)."""
+    results = []
+    for job in workflow.dag.needrun_jobs():
+        reason = workflow.dag.reason(job)
+        if not job.rule.name.startswith("simulate_") or reason.forced or reason.software_stack_changed:
+            continue
+        outputs = [str(f) for f in job.output]
+        results += [f for f in outputs if os.path.isfile(f)]
+    try:
+        reuse.keep(results)
+    except OSError:  # nothing kept (a read-only or full .snakemake): the jobs simulate
+        pass
+
+
+def simulate_rule_name(block):
+    return f"simulate_{block_label(block).replace('-', '_to_')}"

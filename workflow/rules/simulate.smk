@@ -24,19 +24,12 @@ from the same cell, sources and data bytes: they are kept when the run starts (o
 before Snakemake deletes them (banditbench.storage.reuse).
 """
 
-from banditbench.storage import reuse
-
-
-def _simulate_rule_name(block):
-    return f"simulate_{block_label(block).replace('-', '_to_')}"
-
-
 for _block, _experiments in GRID.seed_blocks().items():
     _label = block_label(_block)
 
     rule:
         name:
-            _simulate_rule_name(_block)
+            simulate_rule_name(_block)
         input:
             # the job's algorithm, environment and core modules: editing one algorithm's
             # module re-runs only the jobs that import it (without a shared file system: params.code)
@@ -78,12 +71,6 @@ for _block, _experiments in GRID.seed_blocks().items():
             "--outputs {output} --inputs {input.data} 2> {log}"
 
 
-def variant_cells(experiment, algorithms, delay, budget):
-    """The resolved cells of a lockstep job's algorithms (``--cell`` of ``run-block``), derived from its outputs
-    (as the per-algorithm rule's ``cell``: not compared by the params trigger)."""
-    return lambda wc, output: [GRID.cell_json(experiment, a, delay, budget, None) for a in algorithms]
-
-
 for _index, (_experiment, _algorithms, _delay, _budget, _block) in enumerate(GRID.variant_jobs()):
     _label = block_label(_block)
     _cells = [GRID.cell_dir(_experiment, a, _delay, _budget) for a in _algorithms]
@@ -120,21 +107,3 @@ for _index, (_experiment, _algorithms, _delay, _budget, _block) in enumerate(GRI
             "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 "
             '"$BANDITBENCH_PYTHON" -m banditbench run-block --cell {params.cells:q} --seeds {params.seeds} '
             "--outputs {output} --inputs {input.data} 2> {log}"
-
-
-def keep_finished_simulations():
-    """The Snakefile's onstart: keep the results of each simulate job about to re-run (not forced, not for a
-    new software environment) for the job to put back if its cell, sources and data bytes are theirs; of a
-    lockstep job, those it has (a member whose settings changed writes to another cell folder: the others'
-    results are put back, that member simulated)."""
-    results = []
-    for job in workflow.dag.needrun_jobs():
-        reason = workflow.dag.reason(job)
-        if not job.rule.name.startswith("simulate_") or reason.forced or reason.software_stack_changed:
-            continue
-        outputs = [str(f) for f in job.output]
-        results += [f for f in outputs if os.path.isfile(f)]
-    try:
-        reuse.keep(results)
-    except OSError:  # nothing kept (a read-only or full .snakemake): the jobs simulate
-        pass
