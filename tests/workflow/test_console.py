@@ -358,7 +358,9 @@ def test_a_failing_job_is_one_block_naming_its_log(tmp_path):
     assert re.fullmatch(
         r"    wildcards: experiment=tinylog, algorithm=random, delay=none, budget=none, cell=[0-9a-f]{12}", block[1]
     )
-    [log] = re.fullmatch(r"    log: (logs/simulate/tinylog/random/none/none/[0-9a-f]{12}/seed_[01]\.log)", block[2]).groups()
+    [log] = re.fullmatch(
+        r"    log: (logs/simulate/tinylog/random/none/none/[0-9a-f]{12}/seed_[01]\.log)", block[2]
+    ).groups()
     assert (work / log).is_file() and block[3] == "    last line: RuntimeError: injected failure"
     assert "its command exited with status 1" in block[4]
     assert "input:" not in run.stderr and _widest(run.stderr, work) <= 160
