@@ -104,6 +104,7 @@ include: "workflow/rules/report.smk"
 # that Snakemake's own handler can cause (banditbench.storage.runlock.graceful_sigterm)
 onstart:
     keep_finished_simulations()
+    record_run_owner()
     runlock.graceful_sigterm(workflow.scheduler)
 
 

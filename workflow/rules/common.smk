@@ -151,15 +151,18 @@ wildcard_constraints:
 
 
 # A run name belongs to the config (and slice) that made it (results/<run>/run.json): another config naming it
-# is refused before any job, in one line; the first run that is not a dry run records itself as the owner.
+# is refused before any job, in one line; the first run that executes jobs records itself as the owner
+# (record_run_owner, the Snakefile's onstart: not a dry run, --lint or --report).
 if workflow.is_main_process:
-    _owner = owner(workflow.configfiles, config)
-    checked(check_owner, RUN, _owner)
-    if not workflow.dryrun:
-        try:
-            record_owner(RUN, _owner)
-        except OSError:  # a read-only or full results folder: the jobs that write there name it
-            pass
+    RUN_OWNER = owner(workflow.configfiles, config)
+    checked(check_owner, RUN, RUN_OWNER)
+
+
+def record_run_owner():
+    try:
+        record_owner(RUN, RUN_OWNER)
+    except OSError:  # a read-only or full results folder: the jobs that write there name it
+        pass
 
 
 def variant_cells(experiment, algorithms, delay, budget):
