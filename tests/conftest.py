@@ -90,3 +90,24 @@ def car_oracle(tmp_path_factory):
     path = tmp_path_factory.mktemp("oracles") / "car_evaluation.npz"
     save_npz(path, fit_car_oracle(CAR_DATA), {"dataset": "car"})
     return path
+
+
+def read_only_folder(tmp_path):
+    """A folder this process cannot write into (a read-only one; /sys where it runs as root), or a skip."""
+
+    def writable(folder):
+        try:
+            (folder / ".probe").touch()
+        except OSError:
+            return False
+        (folder / ".probe").unlink()
+        return True
+
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    if writable(folder):
+        folder = Path("/sys")
+        if not folder.is_dir() or writable(folder):
+            pytest.skip("no folder this process cannot write into")
+    return folder

@@ -3,14 +3,13 @@ import re
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from banditbench.cli import main
 from banditbench.configuration.grid import load_config_file, load_grid
 from banditbench.storage.resultio import load_result
-from conftest import ROOT
+from conftest import ROOT, read_only_folder
 from smk import members_but_timing
 
 
@@ -265,34 +264,13 @@ def test_every_command_that_takes_a_path_refuses_a_missing_or_wrong_one_in_one_l
     assert not (tmp_path / "results/runs").exists()  # nothing ran
 
 
-def _read_only_folder(tmp_path):
-    """A folder this process cannot write into (a read-only one; /sys where it runs as root), or a skip."""
-
-    def writable(folder):
-        try:
-            (folder / ".probe").touch()
-        except OSError:
-            return False
-        (folder / ".probe").unlink()
-        return True
-
-    folder = tmp_path / "read-only"
-    folder.mkdir()
-    folder.chmod(0o555)
-    if writable(folder):
-        folder = Path("/sys")
-        if not folder.is_dir() or writable(folder):
-            pytest.skip("no folder this process cannot write into")
-    return folder
-
-
 def test_a_file_a_command_cannot_write_is_one_line_naming_it(tmp_path, capsys, monkeypatch):
     """An output that cannot be written for another reason than a full or read-only disk (no permission) is one
     line naming the file, not a traceback."""
     import yaml
 
     monkeypatch.chdir(tmp_path)
-    read_only = _read_only_folder(tmp_path)
+    read_only = read_only_folder(tmp_path)
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(CLAIMS_CONFIG))
     one_cell = ["--config", "c.yaml", "--experiment", "duel", "--algorithm", "ldb", "--delay", "none"]
     assert main(["run-one", *one_cell, "--output", str(read_only / "r.npz")]) == 2

@@ -6,7 +6,6 @@ import json
 import re
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ from banditbench.cli import main
 from banditbench.configuration.grid import load_grid
 from banditbench.errors import ConfigError
 from banditbench.simulation.job import run_cell
+from conftest import read_only_folder
 
 #: a file plugin: an ε-greedy duel on arm sums (it imports from banditbench only)
 EPS_DUEL = '''
@@ -448,30 +448,9 @@ def test_new_algorithm_refuses_an_unusable_name_in_one_line(tmp_path, fresh_regi
     assert not (tmp_path / "lab").exists()
 
 
-def _read_only_folder(tmp_path):
-    """A folder this process cannot write into (a read-only one; /sys where it runs as root)."""
-
-    def writable(folder):
-        try:
-            (folder / ".probe").touch()
-        except OSError:
-            return False
-        (folder / ".probe").unlink()
-        return True
-
-    folder = tmp_path / "read-only"
-    folder.mkdir()
-    folder.chmod(0o555)
-    if writable(folder):
-        folder = Path("/sys")
-        if not folder.is_dir() or writable(folder):
-            pytest.skip("no folder this process cannot write into")
-    return folder
-
-
 def test_new_algorithm_refuses_an_unusable_folder_in_one_line(tmp_path, fresh_registry, capsys):
     (tmp_path / "notes.txt").write_text("a file\n")
-    read_only = _read_only_folder(tmp_path)
+    read_only = read_only_folder(tmp_path)
     cases = [
         (tmp_path / "notes.txt", rf"--dir: {re.escape(str(tmp_path))}/notes\.txt is a file, not a folder"),
         (
