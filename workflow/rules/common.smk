@@ -152,13 +152,18 @@ wildcard_constraints:
 
 # A run name belongs to the config (and slice) that made it (results/<run>/run.json): another config naming it
 # is refused before any job, in one line; the first run that executes jobs records itself as the owner
-# (record_run_owner, the Snakefile's onstart: not a dry run, --lint or --report).
-if workflow.is_main_process:
+# (record_run_owner, the Snakefile's onstart: not a dry run, --lint or --report).  With a default storage
+# provider the results live in the storage, not in the local results folder: there is no owner file to read
+# or write here (run names are then the user's to keep apart).
+RECORDS_OWNER = workflow.is_main_process and workflow.storage_settings.default_storage_provider is None
+if RECORDS_OWNER:
     RUN_OWNER = owner(workflow.configfiles, config)
     checked(check_owner, RUN, RUN_OWNER)
 
 
 def record_run_owner():
+    if not RECORDS_OWNER:
+        return
     try:
         record_owner(RUN, RUN_OWNER)
     except OSError:  # a read-only or full results folder: the jobs that write there name it
