@@ -400,11 +400,8 @@ def _new_algorithm(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``banditbench`` argument parser (the docs' CLI reference is generated from it)."""
-    parser = argparse.ArgumentParser(prog="banditbench", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def _add_run_one(sub) -> None:
+    """``run-one``: one simulation cell, from a resolved cell or picked from a config."""
     run = sub.add_parser("run-one", help="run one simulation cell")
     src = run.add_mutually_exclusive_group(required=True)
     src.add_argument("--cell", help="resolved cell as JSON (what Snakemake passes)")
@@ -424,6 +421,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(func=_run_one)
 
+
+def _add_validate(sub) -> None:
+    """``validate``: check a config file and count its jobs."""
     val = sub.add_parser("validate", help="validate a config file and count its jobs")
     val.add_argument("config", help="config file (YAML)")
     val.add_argument(
@@ -436,6 +436,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     val.set_defaults(func=_validate)
 
+
+def _add_run_block(sub) -> None:
+    """``run-block``: several seeds of one resolved cell (or of several, in lockstep), what Snakemake runs."""
     block = sub.add_parser(
         "run-block", help="run several seeds of one resolved cell (or of several, in lockstep), one result file each"
     )
@@ -459,6 +462,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     block.set_defaults(func=_run_block)
 
+
+def _add_list(sub) -> None:
+    """``list``: the registered environments, policies and delay models."""
     lst = sub.add_parser("list", help="list registered environments, policies and delay models")
     lst.add_argument("what", nargs="?", default="all", choices=["all", "policies", "environments", "delays"])
     lst.add_argument(
@@ -470,11 +476,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lst.set_defaults(func=_list)
 
+
+def _add_checksum(sub) -> None:
+    """``checksum``: the config line that pins a local file's sha256."""
     pin = sub.add_parser("checksum", help="print the dataset_checksums line that pins a local file's sha256")
     pin.add_argument("file", help="the downloaded file (e.g. data/raw/obd/open_bandit_dataset.zip)")
     pin.add_argument("--dataset", default="obd_full", help="the dataset it belongs to (default: obd_full)")
     pin.set_defaults(func=_checksum)
 
+
+def _add_provenance(sub) -> None:
+    """``provenance``: what produced the result files under a folder."""
     prov = sub.add_parser("provenance", help="count what produced the result files under a folder; warn when mixed")
     prov.add_argument(
         "results",
@@ -483,6 +495,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     prov.set_defaults(func=_provenance)
 
+
+def _add_migrate_results(sub) -> None:
+    """``migrate-results``: move per-seed results of the older layout into their cell folders."""
     mig = sub.add_parser(
         "migrate-results",
         help="move per-seed results of the older layout (<budget>/<seed>.npz) into their cell folders "
@@ -492,6 +507,9 @@ def build_parser() -> argparse.ArgumentParser:
     mig.add_argument("-n", "--dry-run", action="store_true", help="say what would move, move nothing")
     mig.set_defaults(func=_migrate_results)
 
+
+def _add_precompile(sub) -> None:
+    """``precompile``: fill numba's cache with the Lipschitz family's functions."""
     comp = sub.add_parser(
         "precompile",
         help="compile the Lipschitz family's numba functions into numba's cache "
@@ -499,6 +517,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     comp.set_defaults(func=_precompile)
 
+
+def _add_check(sub) -> None:
+    """``check``: the conformance checks on a registered policy (or all of them)."""
     chk = sub.add_parser(
         "check", help="run the conformance checks on a registered policy (or --all); exit 1 when one fails"
     )
@@ -516,6 +537,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chk.set_defaults(func=_check)
 
+
+def _add_claims(sub) -> None:
+    """``claims``: judge a config's claims on its results, or add seeds until each is decided."""
     cl = sub.add_parser(
         "claims",
         help="judge the config's claims on the results (anytime-valid paired intervals); "
@@ -557,6 +581,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cl.set_defaults(func=_claims)
 
+
+def _add_new_algorithm(sub) -> None:
+    """``new-algorithm``: a working skeleton of a policy, its test and an example config."""
     from .scaffold import families
 
     new = sub.add_parser(
@@ -567,6 +594,26 @@ def build_parser() -> argparse.ArgumentParser:
     new.add_argument("--family", required=True, choices=list(families()), help="the family whose interface it plays")
     new.add_argument("--dir", default=".", help="folder to write into (default: the working directory)")
     new.set_defaults(func=_new_algorithm)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``banditbench`` argument parser (the docs' CLI reference is generated from it)."""
+    parser = argparse.ArgumentParser(prog="banditbench", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in (
+        _add_run_one,
+        _add_validate,
+        _add_run_block,
+        _add_list,
+        _add_checksum,
+        _add_provenance,
+        _add_migrate_results,
+        _add_precompile,
+        _add_check,
+        _add_claims,
+        _add_new_algorithm,
+    ):
+        add(sub)
     return parser
 
 
