@@ -202,8 +202,70 @@ def read_tables(experiments, results_dir: str | Path = "results") -> dict[str, p
 DECIDED = ("supported", "contradicted", "untestable")
 
 
-def _seed_count(spec_seeds) -> int:
-    return spec_seeds if isinstance(spec_seeds, int) else len(spec_seeds)
+def _looks_run(config: dict, config_path: str | Path, results_dir: str | Path) -> tuple[str, dict]:
+    """The run the looks write their tables to, ``<config's run>.claims``, checked to belong to the config; and
+    the environment that names that owner to the looks' Snakemake runs."""
+    import json
+    import os
+
+    from ..configuration.runs import OWNER_VAR, check_owner, owner, run_name
+
+    # every look writes its tables to one run of its own, results/<config's run>.claims (given on the command
+    # line: the looks' slices differ, their namespace does not)
+    run = f"{run_name(config, [config_path], {})}.claims"
+    # the looks run sliced copies of the config: the run belongs to the config itself
+    looks_owner = owner([config_path], {})
+    check_owner(run, looks_owner, results_dir)
+    return run, {**os.environ, OWNER_VAR: json.dumps(looks_owner)}
+
+
+def _judge_look(grid, decided: dict[str, dict], tables) -> tuple[pd.DataFrame, list[Claim]]:
+    """One look: the claims not yet decided judged on ``tables`` (``decided`` gains the rows of those it decides),
+    the others keeping the row of the look that decided them; and the claims still open."""
+    pending = {cid: c for cid, c in grid.claims.items() if cid not in decided}
+    current = evaluate(pending, tables, grid.claims_alpha)
+    decided.update({r["claim"]: r for r in current.to_dict("records") if r["verdict"] in DECIDED})
+    rows = {**{r["claim"]: r for r in current.to_dict("records")}, **decided}
+    results = pd.DataFrame([rows[cid] for cid in grid.claims], columns=list(COLUMNS))
+    open_claims = [grid.claims[cid] for cid in grid.claims if cid not in decided and not grid.claims[cid].skipped]
+    return results, open_claims
+
+
+def _sliced_config(config: dict, open_claims: list[Claim], grow: set[str], seeds: dict[str, int], step: int) -> dict:
+    """The config of a look's run: only the experiments that grow, at their new seed counts, and only the
+    algorithms their open claims compare."""
+    algorithms = sorted(
+        {s.algorithm for c in open_claims if c.experiment in grow for s in (c.a, c.b) if s.algorithm is not None}
+    )
+    sliced = {**config, "only_experiments": sorted(grow), "only_algorithms": algorithms}
+    sliced["experiments"] = {
+        name: {**spec, "seeds": list(range(seeds[name])), "seeds_per_job": step} if name in grow else spec
+        for name, spec in config["experiments"].items()
+    }
+    sliced.pop("seeds", None)
+    return sliced
+
+
+def _run_look(look: int, sliced: dict, targets: list[str], run: str, cores: int, snakemake_args, env) -> None:
+    """Snakemake makes ``targets`` from the sliced config (written to a temporary file in the working directory)."""
+    import subprocess
+    import sys
+    import tempfile
+
+    import yaml
+
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", dir=".", prefix=".claims-look-", delete=False) as f:
+        yaml.safe_dump(sliced, f, sort_keys=False)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "snakemake", *targets, "--cores", str(cores), "--configfile", f.name,
+             "--config", f"run={run}", *snakemake_args],
+            capture_output=True, text=True, env=env,
+        )  # fmt: skip
+    finally:
+        Path(f.name).unlink()
+    if done.returncode != 0:
+        raise RuntimeError(f"look {look}: snakemake failed:\n{(done.stdout + done.stderr)[-3000:]}")
 
 
 def until_decided(
@@ -233,26 +295,12 @@ def until_decided(
     comparing only those algorithms (the slicing keys of the same names: a paper grid's cheap cells).  ``say`` gets one progress line per look.  The
     table's ``attrs`` say how it was reached: ``looks``, ``seeds`` per experiment, ``cpu_s`` of the Snakemake runs.
     """
-    import json
-    import os
     import resource
-    import subprocess
-    import sys
-    import tempfile
-
-    import yaml
 
     from ..configuration.grid import load_config_file, load_grid
-    from ..configuration.runs import OWNER_VAR, check_owner, owner, run_name
 
     config = load_config_file(config_path)
-    # every look writes its tables to one run of its own, results/<config's run>.claims (given on the command
-    # line: the looks' slices differ, their namespace does not)
-    run = f"{run_name(config, [config_path], {})}.claims"
-    # the looks run sliced copies of the config: the run belongs to the config itself
-    looks_owner = owner([config_path], {})
-    check_owner(run, looks_owner, results_dir)
-    look_env = {**os.environ, OWNER_VAR: json.dumps(looks_owner)}
+    run, look_env = _looks_run(config, config_path, results_dir)
     for key, names in (("only_experiments", only_experiments), ("only_algorithms", only_algorithms)):
         if names:
             config[key] = list(names)
@@ -267,15 +315,10 @@ def until_decided(
     decided: dict[str, dict] = {}  # a claim's row at the look that decided it: looking stops there
     while True:
         look += 1
-        pending = {cid: c for cid, c in grid.claims.items() if cid not in decided}
         tables = read_tables(grid.claim_experiments(), Path(results_dir) / run)
         tables.update({name: None for name in rebuild})
         rebuild = set()
-        current = evaluate(pending, tables, grid.claims_alpha)
-        decided.update({r["claim"]: r for r in current.to_dict("records") if r["verdict"] in DECIDED})
-        rows = {**{r["claim"]: r for r in current.to_dict("records")}, **decided}
-        results = pd.DataFrame([rows[cid] for cid in grid.claims], columns=list(COLUMNS))
-        open_claims = [grid.claims[cid] for cid in grid.claims if cid not in decided and not grid.claims[cid].skipped]
+        results, open_claims = _judge_look(grid, decided, tables)
         cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
         spent = max(0.0, cpu.ru_utime + cpu.ru_stime - cpu0.ru_utime - cpu0.ru_stime)
         shown = ", ".join(f"{name} {seeds[name]}" for name in grid.claim_experiments())
@@ -290,28 +333,10 @@ def until_decided(
             break
         for name in more:
             seeds[name] = min(max_seeds, -(-(seeds[name] + 1) // step) * step)
-        algorithms = sorted(
-            {s.algorithm for c in open_claims if c.experiment in grow for s in (c.a, c.b) if s.algorithm is not None}
+        targets = [f"{results_dir}/{run}/tables/{name}.parquet" for name in sorted(grow)]
+        _run_look(
+            look, _sliced_config(config, open_claims, grow, seeds, step), targets, run, cores, snakemake_args, look_env
         )
-        sliced = {**config, "only_experiments": sorted(grow), "only_algorithms": algorithms}
-        sliced["experiments"] = {
-            name: {**spec, "seeds": list(range(seeds[name])), "seeds_per_job": step} if name in grow else spec
-            for name, spec in config["experiments"].items()
-        }
-        sliced.pop("seeds", None)
-        with tempfile.NamedTemporaryFile("w", suffix=".yaml", dir=".", prefix=".claims-look-", delete=False) as f:
-            yaml.safe_dump(sliced, f, sort_keys=False)
-        try:
-            targets = [f"{results_dir}/{run}/tables/{name}.parquet" for name in sorted(grow)]
-            done = subprocess.run(
-                [sys.executable, "-m", "snakemake", *targets, "--cores", str(cores), "--configfile", f.name,
-                 "--config", f"run={run}", *snakemake_args],
-                capture_output=True, text=True, env=look_env,
-            )  # fmt: skip
-        finally:
-            Path(f.name).unlink()
-        if done.returncode != 0:
-            raise RuntimeError(f"look {look}: snakemake failed:\n{(done.stdout + done.stderr)[-3000:]}")
     results = family_wise(results)
     results.attrs.update(looks=look, seeds={name: seeds[name] for name in grid.claim_experiments()}, cpu_s=spent)
     return results
