@@ -129,6 +129,7 @@ def resolve(
 
 
 def _claim(cid: str, c: dict[str, Any], experiments: Mapping[str, Any], shortened: bool) -> Claim:
+    """The claim ``claims.<cid>`` resolved against the experiments (see :func:`resolve`)."""
     where = key_path("claims", cid)
     text = {k: str(c.get(k, "")) for k in ("paper", "where", "quote", "note")}
     comparison = [k for k in ("experiment", "metric", "a", "relation") if k in c]
@@ -162,18 +163,7 @@ def _claim(cid: str, c: dict[str, Any], experiments: Mapping[str, Any], shortene
         )
     metric = c["metric"]
     _check_metric(metric, exp, key_path(where, "metric"))
-    for key in ("a", "b"):
-        if key in c and c[key] not in exp.algorithms:
-            raise ConfigError(
-                f"{key_path(where, key)}: {c[key]!r} is not an algorithm of experiment {exp.name!r}"
-                f"{did_you_mean(c[key], exp.algorithms)}; configured: {exp.algorithms}"
-            )
-    if "value" in c and any(k in c for k in ("b", "b_delay", "b_budget", "b_horizon")):
-        raise ConfigError(f"{key_path(where, 'value')}: a constant B takes no b, b_delay, b_budget or b_horizon")
-    if "value" in c and not math.isfinite(c["value"]):
-        raise ConfigError(f"{key_path(where, 'value')}: must be a finite number, got {c['value']!r}")
-    if not any(k in c for k in ("b", "value", "b_delay", "b_budget", "b_horizon")):
-        raise ConfigError(f"{where}: nothing to compare A with: give b, value, b_delay, b_budget or b_horizon")
+    _check_sides(c, exp, where)
     a = Side(
         c["a"],
         _setting(c, "delay", exp, where),
@@ -202,13 +192,35 @@ def _claim(cid: str, c: dict[str, Any], experiments: Mapping[str, Any], shortene
             raise ConfigError(
                 f"{where}: A and B are the same results ({a.algorithm}, delay {a.delay}, T = {a.horizon})"
             )
-    bounds = None
-    if "bounds" in c:
-        lo, hi = (float(v) for v in c["bounds"])
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise ConfigError(f"{key_path(where, 'bounds')}: must be two finite numbers lo < hi, got {c['bounds']!r}")
-        bounds = (lo, hi)
+    bounds = _bounds(c, where)
     return Claim(cid, experiment=exp.name, metric=metric, relation=c["relation"], a=a, b=b, bounds=bounds, **text)
+
+
+def _check_sides(c: Mapping[str, Any], exp: Any, where: str) -> None:
+    """A and B name algorithms of the experiment, and B is one thing: an algorithm or A's own value at another
+    delay, budget or horizon, or a finite constant ``value``."""
+    for key in ("a", "b"):
+        if key in c and c[key] not in exp.algorithms:
+            raise ConfigError(
+                f"{key_path(where, key)}: {c[key]!r} is not an algorithm of experiment {exp.name!r}"
+                f"{did_you_mean(c[key], exp.algorithms)}; configured: {exp.algorithms}"
+            )
+    if "value" in c and any(k in c for k in ("b", "b_delay", "b_budget", "b_horizon")):
+        raise ConfigError(f"{key_path(where, 'value')}: a constant B takes no b, b_delay, b_budget or b_horizon")
+    if "value" in c and not math.isfinite(c["value"]):
+        raise ConfigError(f"{key_path(where, 'value')}: must be a finite number, got {c['value']!r}")
+    if not any(k in c for k in ("b", "value", "b_delay", "b_budget", "b_horizon")):
+        raise ConfigError(f"{where}: nothing to compare A with: give b, value, b_delay, b_budget or b_horizon")
+
+
+def _bounds(c: Mapping[str, Any], where: str) -> tuple[float, float] | None:
+    """The claim's ``bounds`` on each seed's difference, two finite numbers lo < hi; None when it gives none."""
+    if "bounds" not in c:
+        return None
+    lo, hi = (float(v) for v in c["bounds"])
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ConfigError(f"{key_path(where, 'bounds')}: must be two finite numbers lo < hi, got {c['bounds']!r}")
+    return (lo, hi)
 
 
 def _check_metric(metric: str, exp: Any, where: str) -> None:
