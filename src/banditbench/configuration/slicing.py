@@ -152,16 +152,45 @@ def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
 
     keep = names(config.get("only_experiments"), "only_experiments")
     if keep is not None:
-        unknown = [e for e in keep if e not in experiments]
-        if unknown:
-            raise ConfigError(
-                f"only_experiments: {unknown[0]!r} is not an experiment of this config"
-                f"{did_you_mean(unknown[0], experiments)}; configured: {list(experiments)}"
-            )
-        experiments = {name: spec for name, spec in experiments.items() if name in keep}
+        experiments = _only_experiments(experiments, keep)
 
     variants_of: dict[tuple[str, str], str] = {}  # (experiment, variant label) -> configured label
-    overrides: dict[tuple[str | None, str], dict[str, list[Any]]] = {}
+    for (name, alg), swept in _overrides(config, experiments).items():
+        spec = experiments[name] = copy.deepcopy(experiments[name])
+        for combination in itertools.product(*swept.values()):
+            _add_variant(spec, name, alg, dict(zip(swept, combination)), variants_of)
+
+    wanted = names(config.get("only_algorithms"), "only_algorithms")
+    if wanted is not None:
+        _only_algorithms(experiments, wanted, variants_of, kept=keep is not None)
+    if not experiments:
+        raise ConfigError("only_experiments / only_algorithms: nothing is left to run")
+    configured = {name: set(spec["algorithms"]) for name, spec in config["experiments"].items()}
+    for name, spec in experiments.items():
+        _prune_references(spec, name, cut=configured[name] - set(spec["algorithms"]), configured=configured[name])
+    cut = _Cut(configured, {name: set(spec["algorithms"]) for name, spec in experiments.items()})
+    config["experiments"] = experiments
+    _prune_plot(config, cut)
+    _prune_summary_tables(config, cut)
+    _prune_claims(config, cut)
+    return config
+
+
+def _only_experiments(experiments: dict[str, Any], keep: list[str]) -> dict[str, Any]:
+    """The experiments ``only_experiments`` keeps; a name that is not one of them is an error."""
+    unknown = [e for e in keep if e not in experiments]
+    if unknown:
+        raise ConfigError(
+            f"only_experiments: {unknown[0]!r} is not an experiment of this config"
+            f"{did_you_mean(unknown[0], experiments)}; configured: {list(experiments)}"
+        )
+    return {name: spec for name, spec in experiments.items() if name in keep}
+
+
+def _overrides(config: Mapping[str, Any], experiments: dict[str, Any]) -> dict[tuple[str, str], dict[str, list[Any]]]:
+    """The ``override`` entries, checked against the kept experiments and their policies' parameters:
+    (experiment, algorithm) -> parameter -> the values it sweeps."""
+    overrides: dict[tuple[str, str], dict[str, list[Any]]] = {}
     for i, entry in enumerate(_split_overrides(config.get("override"))):
         exp, alg, param, values = parse_override(entry, key_path("override", i))
         if exp is not None and exp not in experiments:
@@ -197,39 +226,30 @@ def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
                     f"{alg}.{param}=a,b,c)"
                 )
             given[param] = values
-    for (name, alg), swept in overrides.items():
-        spec = experiments[name] = copy.deepcopy(experiments[name])
-        for combination in itertools.product(*swept.values()):
-            _add_variant(spec, name, alg, dict(zip(swept, combination)), variants_of)
+    return overrides
 
-    wanted = names(config.get("only_algorithms"), "only_algorithms")
-    if wanted is not None:
-        every = {a for spec in experiments.values() for a in spec["algorithms"]}
-        unknown = [a for a in wanted if a not in every]
-        if unknown:
-            raise ConfigError(
-                f"only_algorithms: {unknown[0]!r} is not an algorithm of "
-                f"{'the experiments kept' if keep is not None else 'any experiment'}{did_you_mean(unknown[0], every)}; "
-                f"algorithms: {sorted(every)}"
-            )
-        for name in list(experiments):
-            spec = experiments[name] = copy.deepcopy(experiments[name])
-            spec["algorithms"] = {
-                a: s for a, s in spec["algorithms"].items() if a in wanted or variants_of.get((name, a)) in wanted
-            }
-            if not spec["algorithms"]:
-                del experiments[name]
-    if not experiments:
-        raise ConfigError("only_experiments / only_algorithms: nothing is left to run")
-    configured = {name: set(spec["algorithms"]) for name, spec in config["experiments"].items()}
-    for name, spec in experiments.items():
-        _prune_references(spec, name, cut=configured[name] - set(spec["algorithms"]), configured=configured[name])
-    cut = _Cut(configured, {name: set(spec["algorithms"]) for name, spec in experiments.items()})
-    config["experiments"] = experiments
-    _prune_plot(config, cut)
-    _prune_summary_tables(config, cut)
-    _prune_claims(config, cut)
-    return config
+
+def _only_algorithms(
+    experiments: dict[str, Any], wanted: list[str], variants_of: Mapping[tuple[str, str], str], kept: bool
+) -> None:
+    """Cut ``experiments`` to the algorithms ``only_algorithms`` names (a variant stays when it or the algorithm
+    it varies is named) and drop the experiments left without any; ``kept``: ``only_experiments`` was given
+    (the error's wording)."""
+    every = {a for spec in experiments.values() for a in spec["algorithms"]}
+    unknown = [a for a in wanted if a not in every]
+    if unknown:
+        raise ConfigError(
+            f"only_algorithms: {unknown[0]!r} is not an algorithm of "
+            f"{'the experiments kept' if kept else 'any experiment'}{did_you_mean(unknown[0], every)}; "
+            f"algorithms: {sorted(every)}"
+        )
+    for name in list(experiments):
+        spec = experiments[name] = copy.deepcopy(experiments[name])
+        spec["algorithms"] = {
+            a: s for a, s in spec["algorithms"].items() if a in wanted or variants_of.get((name, a)) in wanted
+        }
+        if not spec["algorithms"]:
+            del experiments[name]
 
 
 def _add_variant(spec: dict, name: str, alg: str, params: dict[str, Any], variants_of: dict) -> None:
