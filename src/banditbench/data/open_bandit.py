@@ -47,7 +47,7 @@ import os
 import zipfile
 from contextlib import ExitStack
 from pathlib import Path, PurePosixPath
-from typing import IO, Any, Callable, Mapping
+from typing import IO, Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
@@ -144,6 +144,81 @@ def _chunks(open_log: Callable[[], IO[bytes]], user_cols: list[str], chunk_rows:
     return pd.read_csv(open_log(), index_col=0, chunksize=chunk_rows, dtype={c: str for c in user_cols})
 
 
+def _log_columns(open_log: Callable[[], IO[bytes]], n_items: int, dataset: str) -> tuple[list[str], list[str]]:
+    """The log's user-feature columns and its affinity columns (one per item); a column the features need and
+    the log lacks is an error."""
+    import pandas as pd
+
+    header = pd.read_csv(open_log(), index_col=0, nrows=0).columns
+    user_cols = [c for c in header if c.startswith("user_feature_")]
+    aff_cols = [f"user-item_affinity_{j}" for j in range(n_items)]
+    absent = sorted({"item_id", "position", "click", *aff_cols} - set(header))
+    if absent:
+        raise ConfigError(f"dataset {dataset!r}: the logged events lack the column(s) {absent[:5]}")
+    return user_cols, aff_cols
+
+
+class _LogScan(NamedTuple):
+    """What the first pass over the log collects for the features."""
+
+    n: int  #: events
+    nonzero: int  #: non-zero affinities
+    counts: Any  #: events per user-feature combination (a pandas Series indexed by the combination)
+    lo_aff: float  #: the range of the log-affinities
+    hi_aff: float
+    lo_pos: float  #: the range of the display positions
+    hi_pos: float
+
+
+def _scan_log(
+    open_log: Callable[[], IO[bytes]], user_cols: list[str], aff_cols: list[str], chunk_rows: int, dataset: str
+) -> _LogScan:
+    """Pass 1: size, user-feature combinations with their counts, ranges of position and log-affinity."""
+    import pandas as pd
+
+    n, nonzero, combos = 0, 0, []
+    lo_aff, hi_aff, lo_pos, hi_pos = np.inf, -np.inf, np.inf, -np.inf
+    for chunk in _chunks(open_log, user_cols, chunk_rows):
+        n += len(chunk)
+        combos.append(chunk[user_cols].astype(str).value_counts())
+        affinity = chunk[aff_cols].to_numpy(dtype=np.float64)
+        nonzero += int((affinity > 0).sum())
+        log_affinity = np.log1p(affinity)
+        lo_aff, hi_aff = min(lo_aff, float(log_affinity.min())), max(hi_aff, float(log_affinity.max()))
+        position = chunk["position"].to_numpy(dtype=np.float64)
+        lo_pos, hi_pos = min(lo_pos, float(position.min())), max(hi_pos, float(position.max()))
+    if n == 0:
+        raise ConfigError(f"dataset {dataset!r}: the log of the random / all campaign has no events")
+    counts = pd.concat(combos).groupby(level=list(range(len(user_cols)))).sum()
+    return _LogScan(n, nonzero, counts, lo_aff, hi_aff, lo_pos, hi_pos)
+
+
+def _user_basis(counts, n_user_cols: int, user_dim: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """The categories of each user feature and the SVD basis of the user embedding, from the combinations'
+    counts (their weighted Gram matrix is X^T X of the one-hot events)."""
+    unique_users = np.array(counts.index.to_list(), dtype=object).reshape(len(counts), n_user_cols)
+    categories = [np.unique(unique_users[:, j]) for j in range(n_user_cols)]
+    X = one_hot(unique_users, categories)
+    V_user = svd_basis(
+        X.T @ (counts.to_numpy(dtype=np.float64)[:, None] * X), user_dim, "preprocessing.user_dim"
+    )  # = X^T X
+    return categories, V_user
+
+
+def _item_embedding(item_table, item_dim: int) -> np.ndarray:
+    """Each item's embedding: its categorical features one-hot, with its numeric ones, compressed by SVD."""
+    import pandas as pd
+
+    item_num = [
+        c for c in item_table.columns if c.startswith("item_feature_") and pd.api.types.is_numeric_dtype(item_table[c])
+    ]
+    item_cat = [c for c in item_table.columns if c.startswith("item_feature_") and c not in item_num]
+    item_matrix = np.hstack(
+        [one_hot(item_table[item_cat].astype(str).to_numpy()), item_table[item_num].to_numpy(dtype=np.float64)]
+    )
+    return truncated_svd(item_matrix, item_dim, "preprocessing.item_dim")
+
+
 def prepare_obd(
     options: Mapping[str, Any] | None = None,
     raw_dir: str | os.PathLike = RAW_DIR,
@@ -166,48 +241,14 @@ def prepare_obd(
                 f"preprocessing.n_actions: {K} candidates per event, but the log of dataset {dataset!r} has "
                 f"{n_items} items; choose at most {n_items}"
             )
-        header = pd.read_csv(open_log(), index_col=0, nrows=0).columns
-        user_cols = [c for c in header if c.startswith("user_feature_")]
-        aff_cols = [f"user-item_affinity_{j}" for j in range(n_items)]
-        absent = sorted({"item_id", "position", "click", *aff_cols} - set(header))
-        if absent:
-            raise ConfigError(f"dataset {dataset!r}: the logged events lack the column(s) {absent[:5]}")
-
-        # pass 1: size, user-feature combinations with their counts, ranges of position and log-affinity
-        n, nonzero, combos = 0, 0, []
-        lo_aff, hi_aff, lo_pos, hi_pos = np.inf, -np.inf, np.inf, -np.inf
-        for chunk in _chunks(open_log, user_cols, chunk_rows):
-            n += len(chunk)
-            combos.append(chunk[user_cols].astype(str).value_counts())
-            affinity = chunk[aff_cols].to_numpy(dtype=np.float64)
-            nonzero += int((affinity > 0).sum())
-            log_affinity = np.log1p(affinity)
-            lo_aff, hi_aff = min(lo_aff, float(log_affinity.min())), max(hi_aff, float(log_affinity.max()))
-            position = chunk["position"].to_numpy(dtype=np.float64)
-            lo_pos, hi_pos = min(lo_pos, float(position.min())), max(hi_pos, float(position.max()))
-        if n == 0:
-            raise ConfigError(f"dataset {dataset!r}: the log of the random / all campaign has no events")
-        counts = pd.concat(combos).groupby(level=list(range(len(user_cols)))).sum()
-        unique_users = np.array(counts.index.to_list(), dtype=object).reshape(len(counts), len(user_cols))
-        categories = [np.unique(unique_users[:, j]) for j in range(len(user_cols))]
-        X = one_hot(unique_users, categories)
-        V_user = svd_basis(
-            X.T @ (counts.to_numpy(dtype=np.float64)[:, None] * X), opts["user_dim"], "preprocessing.user_dim"
-        )  # = X^T X
-
-        item_num = [
-            c
-            for c in item_table.columns
-            if c.startswith("item_feature_") and pd.api.types.is_numeric_dtype(item_table[c])
-        ]
-        item_cat = [c for c in item_table.columns if c.startswith("item_feature_") and c not in item_num]
-        item_matrix = np.hstack(
-            [one_hot(item_table[item_cat].astype(str).to_numpy()), item_table[item_num].to_numpy(dtype=np.float64)]
-        )
-        item_emb = truncated_svd(item_matrix, opts["item_dim"], "preprocessing.item_dim")
+        user_cols, aff_cols = _log_columns(open_log, n_items, dataset)
+        scan = _scan_log(open_log, user_cols, aff_cols, chunk_rows, dataset)  # pass 1
+        categories, V_user = _user_basis(scan.counts, len(user_cols), opts["user_dim"])
+        item_emb = _item_embedding(item_table, opts["item_dim"])
 
         # pass 2: action sets and features, chunk by chunk
         dim = 2 * opts["user_dim"] + opts["item_dim"] + 2
+        n = scan.n
         features = np.empty((n, K, dim), dtype=np.float32)
         items = np.empty((n, K), dtype=np.int64)
         click = np.empty(n, dtype=np.int64)
@@ -223,8 +264,8 @@ def prepare_obd(
             order = np.lexsort((rng.random((m, n_items)), -others), axis=1)  # highest affinity first, ties at random
             chunk_items = np.concatenate([logged[:, None], order[:, : K - 1]], axis=1)
             users = one_hot(chunk[user_cols].astype(str).to_numpy(), categories) @ V_user
-            position = scale_unit(chunk["position"].to_numpy(dtype=np.float64), lo_pos, hi_pos)
-            log_aff = scale_unit(np.log1p(affinity), lo_aff, hi_aff)[rows[:, None], chunk_items]  # (m, K)
+            position = scale_unit(chunk["position"].to_numpy(dtype=np.float64), scan.lo_pos, scan.hi_pos)
+            log_aff = scale_unit(np.log1p(affinity), scan.lo_aff, scan.hi_aff)[rows[:, None], chunk_items]  # (m, K)
             U = np.broadcast_to(users[:, None, :], (m, K, users.shape[1]))
             features[start : start + m] = np.concatenate(
                 [
@@ -246,7 +287,7 @@ def prepare_obd(
         "n_items": n_items,
         "feature_dim": dim,
         "click_rate": float(click.mean()),
-        "nonzero_affinity_fraction": nonzero / (n * n_items),
+        "nonzero_affinity_fraction": scan.nonzero / (n * n_items),
         "layout": {
             "user": opts["user_dim"],
             "item": opts["item_dim"],
