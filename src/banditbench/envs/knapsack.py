@@ -471,6 +471,47 @@ def car_rewards(score: np.ndarray, reward_scale: str, score_scale: float = 1.0) 
     return score_scale * score
 
 
+def _car_oracle(oracle: str):
+    """The car oracle file's arrays (:mod:`banditbench.data.car_oracle`), their shapes checked: the cars'
+    contexts and one block of ``theta`` and ``logit_theta`` per review."""
+    # a file the user supplies (no rule builds it): what to do names the parameter and the default's rule
+    advice = (
+        f"point the experiment's {key_path(ENVIRONMENT_PARAMS, 'oracle')} at a car oracle, e.g. the default "
+        f"{DEFAULT_ORACLE!r}, which `snakemake --cores 1 {DEFAULT_ORACLE}` builds"
+    )
+    data, _ = load_npz(
+        oracle,
+        "car oracle",
+        required=("contexts", "theta", "logit_theta", "feature_norm", "lam"),
+        expect={"dataset": "car"},
+        advice=advice,
+    )
+    d = len(CLASSES) * CONTEXT_DIMENSION
+    if (
+        data["contexts"].ndim != 2
+        or data["contexts"].shape[1] != CONTEXT_DIMENSION
+        or data["theta"].shape != (d,)
+        or data["logit_theta"].shape != (d,)
+    ):
+        raise CorruptFileError(
+            f"{oracle}: car oracle has contexts {data['contexts'].shape}, theta "
+            f"{data['theta'].shape} and logit_theta {data['logit_theta'].shape}; expected "
+            f"(n, {CONTEXT_DIMENSION}), ({d},) and ({d},); {rebuild_advice(oracle, 'car oracle', advice)}"
+        )
+    return data
+
+
+def _check_costs(w: np.ndarray, reward_scale: str, score_scale: float, allow_negative_costs: bool) -> None:
+    """Refuse negative expected costs ``w`` unless ``allow_negative_costs`` asks for them."""
+    if w.min() < 0 and not allow_negative_costs:
+        raise ConfigError(
+            f"{key_path(ENVIRONMENT_PARAMS, 'reward_scale')}: {reward_scale!r} with score_scale "
+            f"{score_scale} gives negative expected costs (min {w.min():.3g}), which refund budget "
+            f"(outside Sec. 2's W: C x A -> R+); set "
+            f"{key_path(ENVIRONMENT_PARAMS, 'allow_negative_costs')}: true to run it anyway"
+        )
+
+
 @register("car_moderation")
 class CarModeration(_DuelKnapsack):
     """Online content moderation on UCI car evaluation (seed 004, Sec. 6).
@@ -605,41 +646,12 @@ class CarModeration(_DuelKnapsack):
             self.horizon,
         )
         v = np.asarray(cost_factors, dtype=float)
-        # a file the user supplies (no rule builds it): what to do names the parameter and the default's rule
-        advice = (
-            f"point the experiment's {key_path(ENVIRONMENT_PARAMS, 'oracle')} at a car oracle, e.g. the default "
-            f"{DEFAULT_ORACLE!r}, which `snakemake --cores 1 {DEFAULT_ORACLE}` builds"
-        )
-        data, _ = load_npz(
-            oracle,
-            "car oracle",
-            required=("contexts", "theta", "logit_theta", "feature_norm", "lam"),
-            expect={"dataset": "car"},
-            advice=advice,
-        )
-        d = len(CLASSES) * CONTEXT_DIMENSION
-        if (
-            data["contexts"].ndim != 2
-            or data["contexts"].shape[1] != CONTEXT_DIMENSION
-            or data["theta"].shape != (d,)
-            or data["logit_theta"].shape != (d,)
-        ):
-            raise CorruptFileError(
-                f"{oracle}: car oracle has contexts {data['contexts'].shape}, theta "
-                f"{data['theta'].shape} and logit_theta {data['logit_theta'].shape}; expected "
-                f"(n, {CONTEXT_DIMENSION}), ({d},) and ({d},); {rebuild_advice(oracle, 'car oracle', advice)}"
-            )
+        data = _car_oracle(oracle)
         phi = action_features(data["contexts"], feature_norm=float(data["feature_norm"]))
         score = phi @ data["logit_theta"]
         r = car_rewards(score, reward_scale, score_scale)
         w = v[None, :] * r
-        if w.min() < 0 and not allow_negative_costs:
-            raise ConfigError(
-                f"{key_path(ENVIRONMENT_PARAMS, 'reward_scale')}: {reward_scale!r} with score_scale "
-                f"{score_scale} gives negative expected costs (min {w.min():.3g}), which refund budget "
-                f"(outside Sec. 2's W: C x A -> R+); set "
-                f"{key_path(ENVIRONMENT_PARAMS, 'allow_negative_costs')}: true to run it anyway"
-            )
+        _check_costs(w, reward_scale, score_scale, allow_negative_costs)
         n = len(r)
         self.reward_scale, self.score_scale, self.cost_factors = reward_scale, float(score_scale), v
         self.oracle_scale = {
