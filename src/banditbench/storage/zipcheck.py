@@ -83,9 +83,9 @@ def _sizes(csize: int, usize: int, zip64: tuple[int, ...], offset: int | None = 
     return (csize, usize, *rest)
 
 
-def check_layout(fh: BinaryIO, size: int) -> list[Entry] | None:
-    """Check the layout of the zip file open as ``fh`` (``size`` bytes); a :class:`zipfile.BadZipFile`
-    says what is wrong.  Returns its members, or ``None`` for a file with a zip64 end record (not checked)."""
+def _end_record(fh: BinaryIO, size: int) -> tuple[int, int, int] | None:
+    """The end record's entry count and the central directory's size and offset, the record checked;
+    ``None`` for a zip64 end record (over 4 GiB: not checked here)."""
     if size < _END.size:
         raise BadZipFile(f"{size} bytes: too short for a zip file")
     fh.seek(size - _END.size)
@@ -93,7 +93,7 @@ def check_layout(fh: BinaryIO, size: int) -> list[Entry] | None:
     if sig != b"PK\x05\x06":
         raise BadZipFile("no end-of-central-directory record at the end of the file (truncated or appended to?)")
     if _MAX32 in (cd_size, cd_offset) or _MAX16 in (here, total):
-        return None  # a zip64 end record (over 4 GiB): not checked here
+        return None
     if (disk, disk_cd, comment) != (0, 0, 0) or here != total:
         raise BadZipFile(f"end record garbled (disks {disk}/{disk_cd}, entries {here}/{total}, comment {comment})")
     if cd_offset + cd_size != size - _END.size:
@@ -101,6 +101,34 @@ def check_layout(fh: BinaryIO, size: int) -> list[Entry] | None:
             f"central directory at {cd_offset} of {cd_size} bytes does not end where the end "
             f"record starts ({size - _END.size})"
         )
+    return total, cd_size, cd_offset
+
+
+def _check_local_header(
+    fh: BinaryIO, what: str, entry: bytes, name: bytes, rest: bytes, offset: int, sizes: tuple[int, int]
+) -> int:
+    """Check the local header at ``offset`` against its central-directory ``entry`` (its ``name``, extra
+    records other than zip64 ``rest``, and (compressed, uncompressed) ``sizes``); returns where its data starts."""
+    fh.seek(offset)
+    local = fh.read(_LOCAL.size)
+    if len(local) != _LOCAL.size or local[:4] != b"PK\x03\x04":
+        raise BadZipFile(f"local header of {what}: bad signature")
+    _, lcsize, lusize, lname_len, lextra_len = struct.unpack("<L2L2H", local[14:])
+    lname = fh.read(lname_len)
+    lzip64, lrest = _split_extra(fh.read(lextra_len))
+    # version, flags, compression, time, date and CRC: the same bytes in both headers
+    if local[4:18] != entry[6:20] or lname != name or lrest != rest or _sizes(lcsize, lusize, lzip64) != sizes:
+        raise BadZipFile(f"local header of {what} disagrees with the central directory")
+    return offset + _LOCAL.size + lname_len + lextra_len
+
+
+def check_layout(fh: BinaryIO, size: int) -> list[Entry] | None:
+    """Check the layout of the zip file open as ``fh`` (``size`` bytes); a :class:`zipfile.BadZipFile`
+    says what is wrong.  Returns its members, or ``None`` for a file with a zip64 end record (not checked)."""
+    end = _end_record(fh, size)
+    if end is None:
+        return None  # a zip64 end record (over 4 GiB): not checked here
+    total, cd_size, cd_offset = end
     fh.seek(cd_offset)
     directory = fh.read(cd_size)
     pos = expected = 0
@@ -148,22 +176,7 @@ def check_layout(fh: BinaryIO, size: int) -> list[Entry] | None:
         csize, usize, offset = _sizes(csize, usize, zip64, offset)
         if offset != expected:
             raise BadZipFile(f"{what} starts at {offset}, not at {expected} where the previous member ends")
-        fh.seek(offset)
-        local = fh.read(_LOCAL.size)
-        if len(local) != _LOCAL.size or local[:4] != b"PK\x03\x04":
-            raise BadZipFile(f"local header of {what}: bad signature")
-        _, lcsize, lusize, lname_len, lextra_len = struct.unpack("<L2L2H", local[14:])
-        lname = fh.read(lname_len)
-        lzip64, lrest = _split_extra(fh.read(lextra_len))
-        # version, flags, compression, time, date and CRC: the same bytes in both headers
-        if (
-            local[4:18] != entry[6:20]
-            or lname != name
-            or lrest != rest
-            or _sizes(lcsize, lusize, lzip64) != (csize, usize)
-        ):
-            raise BadZipFile(f"local header of {what} disagrees with the central directory")
-        data_offset = offset + _LOCAL.size + lname_len + lextra_len
+        data_offset = _check_local_header(fh, what, entry, name, rest, offset, (csize, usize))
         entries.append(
             Entry(name.decode("utf-8" if flags & _UTF8 else "cp437"), method, crc, csize, usize, data_offset)
         )
