@@ -23,7 +23,7 @@ import errno
 import os
 import re
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from ..errors import ConfigError, CorruptFileError
 from ..storage.resultio import identity_from_path, load_result
@@ -129,6 +129,47 @@ def _save(cache: Cache) -> None:
         pass
 
 
+#: moves a corrupt file aside: (path, the error, its kind) -> whether it could be moved
+_Move = Callable[[Path, Exception, str], bool]
+
+
+def _check_raw(raw_dir: str, checksums: Mapping[str, str] | None, cache: Cache, move: _Move) -> None:
+    """Verify every registered raw file present under ``raw_dir`` (one without a published checksum only if
+    ``checksums`` pins one); ``move`` each corrupt one aside."""
+    for dataset in DATASETS.values():
+        if dataset.pinned and dataset.name not in (checksums or {}):
+            continue  # nothing to check it against; it is not read without a pin
+        for remote in dataset.files:
+            path = Path(raw_dir) / remote.path
+            if path.is_file():
+                try:
+                    verify_raw(path, cache, checksums)
+                except CorruptFileError as err:
+                    move(path, err, "raw")
+
+
+def _check_results(results: Iterable[str], move: _Move, moved_results: list[str] | None) -> None:
+    """Verify every existing result file of ``results`` (cached by absolute path); ``move`` each corrupt one
+    aside, appending those moved to ``moved_results``."""
+    checked = Cache(RESULTS_CACHE, key=lambda path: os.path.abspath(path))
+    for name in dict.fromkeys(results):
+        path = Path(name)
+        try:
+            checked.get(path, "verified", lambda: verify_result(name) or "ok")
+        except FileNotFoundError:
+            continue  # not run yet
+        except NotADirectoryError:
+            blocking = next(p for p in reversed(path.parents) if p.is_file())
+            raise ConfigError(
+                f"{blocking} is a file where the pipeline keeps a folder of results ({name} goes under it): "
+                f"move it away or remove it, then run again"
+            ) from None
+        except CorruptFileError as err:
+            if move(path, err, "result") and moved_results is not None:
+                moved_results.append(name)
+    _save(checked)
+
+
 def quarantine_corrupt(
     data_files: Iterable[str],
     raw_dir: str = "data/raw",
@@ -155,16 +196,7 @@ def quarantine_corrupt(
             return False
 
     cache = Cache()
-    for dataset in DATASETS.values():
-        if dataset.pinned and dataset.name not in (checksums or {}):
-            continue  # nothing to check it against; it is not read without a pin
-        for remote in dataset.files:
-            path = Path(raw_dir) / remote.path
-            if path.is_file():
-                try:
-                    verify_raw(path, cache, checksums)
-                except CorruptFileError as err:
-                    move(path, err, "raw")
+    _check_raw(raw_dir, checksums, cache, move)
     for name in dict.fromkeys(data_files):
         path = Path(name)
         if not path.is_file():
@@ -174,23 +206,7 @@ def quarantine_corrupt(
         except (CorruptFileError, ConfigError) as err:
             move(path, err, "prepared")
     _save(cache)
-    checked = Cache(RESULTS_CACHE, key=lambda path: os.path.abspath(path))
-    for name in dict.fromkeys(results):
-        path = Path(name)
-        try:
-            checked.get(path, "verified", lambda: verify_result(name) or "ok")
-        except FileNotFoundError:
-            continue  # not run yet
-        except NotADirectoryError:
-            blocking = next(p for p in reversed(path.parents) if p.is_file())
-            raise ConfigError(
-                f"{blocking} is a file where the pipeline keeps a folder of results ({name} goes under it): "
-                f"move it away or remove it, then run again"
-            ) from None
-        except CorruptFileError as err:
-            if move(path, err, "result") and moved_results is not None:
-                moved_results.append(name)
-    _save(checked)
+    _check_results(results, move, moved_results)
     if unmovable:
         raise Unmovable(unmovable, messages)
     return messages
