@@ -189,16 +189,7 @@ def describe(hint: Any) -> str:
     if hint is type(None) or hint is None:
         return "null"
     if origin is Annotated:
-        base, marks = args[0], args[1:]
-        text = describe(base)
-        for mark in marks:
-            if isinstance(mark, Range):
-                text += f" {mark}"
-            elif isinstance(mark, OneOf):
-                text = f"one of {list(mark.values)}"
-            elif isinstance(mark, DataFile):
-                text = f"a path to {mark.kind} inside the project or the data root"
-        return text
+        return _describe_annotated(args[0], args[1:])
     if origin is Literal:
         return f"one of {list(args)}" if len(args) > 1 else repr(args[0])
     if origin in (typing.Union, types.UnionType):
@@ -218,6 +209,19 @@ def describe(hint: Any) -> str:
     return getattr(hint, "__name__", str(hint))
 
 
+def _describe_annotated(base: Any, marks: tuple) -> str:
+    """:func:`describe` of ``Annotated[base, *marks]``: the base in words, narrowed by its marks."""
+    text = describe(base)
+    for mark in marks:
+        if isinstance(mark, Range):
+            text += f" {mark}"
+        elif isinstance(mark, OneOf):
+            text = f"one of {list(mark.values)}"
+        elif isinstance(mark, DataFile):
+            text = f"a path to {mark.kind} inside the project or the data root"
+    return text
+
+
 def _plural(text: str) -> str:
     for single, plural in (("a finite number", "finite numbers"), ("an integer", "integers"), ("a string", "strings")):
         if text.startswith(single):
@@ -233,14 +237,7 @@ def conforms(value: Any, hint: Any) -> bool:
     if hint is type(None) or hint is None:
         return value is None
     if origin is Annotated:
-        if not conforms(value, args[0]):
-            return False
-        for mark in args[1:]:
-            if isinstance(mark, Range) and not mark.holds(value):
-                return False
-            if isinstance(mark, OneOf) and value not in mark.values:
-                return False
-        return True
+        return _conforms_annotated(value, args[0], args[1:])
     if origin is Literal:
         return any(value == a and type(value) is type(a) for a in args)
     if origin in (typing.Union, types.UnionType):
@@ -262,6 +259,18 @@ def conforms(value: Any, hint: Any) -> bool:
         return isinstance(value, dict)
     if isinstance(hint, type):
         return isinstance(value, hint)
+    return True
+
+
+def _conforms_annotated(value: Any, base: Any, marks: tuple) -> bool:
+    """:func:`conforms` to ``Annotated[base, *marks]``: to the base, within its ranges and choices."""
+    if not conforms(value, base):
+        return False
+    for mark in marks:
+        if isinstance(mark, Range) and not mark.holds(value):
+            return False
+        if isinstance(mark, OneOf) and value not in mark.values:
+            return False
     return True
 
 
