@@ -294,6 +294,15 @@ class SkippedInBlock(RuntimeError):
     block cannot play the round in lockstep (:class:`Declined`), and its seeds run one at a time."""
 
 
+def _stop_diverged(batched, stopped: dict[int, int], logs: Sequence[_TruthLog], t: int) -> None:
+    """Stop the members of a block whose scores stopped being finite at round ``t``
+    (``batched.diverged``): their error's ``round`` set, ``stopped`` gains them, their logs flushed to ``t - 1``."""
+    for s, err in batched.diverged.items():
+        if s not in stopped:
+            err.round, stopped[s] = t, t - 1
+            logs[s].flush(t - 1)
+
+
 def simulate_block(
     envs: Sequence[Environment],
     batched,
@@ -333,10 +342,7 @@ def simulate_block(
             batched.observe_all(t, arrived)
             actions = batched.act_all(t, [context(t) if context else None for context in contexts])
             if len(batched.diverged) > len(stopped):  # a member's scores stopped being finite: stop playing it
-                for s, err in batched.diverged.items():
-                    if s not in stopped:
-                        err.round, stopped[s] = t, t - 1
-                        logs[s].flush(t - 1)
+                _stop_diverged(batched, stopped, logs, t)
                 if len(stopped) == S:
                     break
             for s in range(S):
