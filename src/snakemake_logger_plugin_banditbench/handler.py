@@ -386,40 +386,52 @@ class ConsoleHandler(LogHandlerBase):
             return
         message = record.getMessage()
         if record.levelno >= logging.ERROR:
-            exception = getattr(record, "exception", None)
-            if exception == "LockException":
-                self._flush_pending()
-                self._write_once(lock_line() or self._cut_lines(message))
-                return
-            if (self.running or self.finished) and (
-                message.strip() == EXITING or (exception == "WorkflowError" and message.strip().endswith(RUN_FAILED))
-            ):
-                return  # the last line says that the run stopped, and why
-            if (
-                event == LogEvent.ERROR
-                and self.running
-                and (exception == "RuleException" or (exception == "WorkflowError" and os_error(message)))
-            ):
-                # a failed job's exception (its shell command and exit status, or Snakemake's failed write of
-                # its benchmark file): folded into its block or line next
-                self.pending.append(message)
-                return
+            self._emit_error(record, event, message)
+        elif record.levelno >= logging.WARNING:
+            self._emit_warning(message)
+        else:
+            self._emit_info(message)
+
+    def _emit_error(self, record: logging.LogRecord, event: Any, message: str) -> None:
+        """An error: a lock refusal in one line; the run's own stop left to the last line; a failed job's
+        exception held to be folded into its block; any other written in red (a storage problem in one line)."""
+        exception = getattr(record, "exception", None)
+        if exception == "LockException":
             self._flush_pending()
-            line = storage_line(message)
-            if line is not None:
-                self._write_storage(line)
-            else:
-                self._write(self._cut_lines(message), self.RED)
+            self._write_once(lock_line() or self._cut_lines(message))
             return
-        if record.levelno >= logging.WARNING:
-            self._flush_pending()
-            if message in self.warnings_seen:
-                self.repeated_warnings += 1
-                return
-            self.warnings_seen.add(message)
-            self._write(self._cut_lines(message), self.YELLOW)
+        if (self.running or self.finished) and (
+            message.strip() == EXITING or (exception == "WorkflowError" and message.strip().endswith(RUN_FAILED))
+        ):
+            return  # the last line says that the run stopped, and why
+        if (
+            event == LogEvent.ERROR
+            and self.running
+            and (exception == "RuleException" or (exception == "WorkflowError" and os_error(message)))
+        ):
+            # a failed job's exception (its shell command and exit status, or Snakemake's failed write of
+            # its benchmark file): folded into its block or line next
+            self.pending.append(message)
             return
-        # INFO without an event
+        self._flush_pending()
+        line = storage_line(message)
+        if line is not None:
+            self._write_storage(line)
+        else:
+            self._write(self._cut_lines(message), self.RED)
+
+    def _emit_warning(self, message: str) -> None:
+        """A warning, in yellow, once (repeats are counted)."""
+        self._flush_pending()
+        if message in self.warnings_seen:
+            self.repeated_warnings += 1
+            return
+        self.warnings_seen.add(message)
+        self._write(self._cut_lines(message), self.YELLOW)
+
+    def _emit_info(self, message: str) -> None:
+        """A message without an event: while running, a stop signal, the log file and the end are noted and
+        the rest is left to the full log; before, Snakemake's setup chatter is dropped and the rest written."""
         if self.running and message in STOPPING:
             self.signal = self.signal or STOPPING[message]
             return
