@@ -1,13 +1,18 @@
 """The docs' "Extending → Layout" block matches the package tree: every source file is named there,
-under its folder, and every file it names exists."""
+under its folder, and every file it names exists; and no function of the sources is longer than
+:data:`MAX_FUNCTION_LINES`."""
 
 from __future__ import annotations
 
+import ast
 import re
 
 from conftest import ROOT
 
 PACKAGE = ROOT / "src" / "banditbench"
+#: the most lines a function under src/ may take, from its ``def`` line to its last line, docstring included
+#: (tables of data are module constants, not functions; ruff's C901 and PLR0915 bound branches and statements)
+MAX_FUNCTION_LINES = 80
 
 
 def _package_block() -> dict[str, str]:
@@ -62,3 +67,25 @@ def test_the_tests_mirror_the_package():
     assert outside == []
     names = [p.name for p in tests.rglob("test_*.py")]
     assert len(names) == len(set(names)) and len(names) > 40
+
+
+def _functions(node: ast.AST, prefix: str = ""):
+    """(qualified name, node) of every function and method in ``node``, nested ones too."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            name = prefix + child.name
+            if not isinstance(child, ast.ClassDef):
+                yield name, child
+            yield from _functions(child, name + ".")
+        else:
+            yield from _functions(child, prefix)
+
+
+def test_no_function_under_src_is_longer_than_the_limit():
+    too_long = []
+    for path in sorted((ROOT / "src").rglob("*.py")):
+        for name, node in _functions(ast.parse(path.read_text(), str(path))):
+            lines = node.end_lineno - node.lineno + 1
+            if lines > MAX_FUNCTION_LINES:
+                too_long.append(f"{path.relative_to(ROOT)}:{node.lineno} {name} ({lines} lines)")
+    assert too_long == [], f"split these functions (at most {MAX_FUNCTION_LINES} lines each):\n" + "\n".join(too_long)
