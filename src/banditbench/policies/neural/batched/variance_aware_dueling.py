@@ -1,6 +1,6 @@
 """The seed-batched engine of NVLDB / NLDB: :class:`BatchedNeuralLinearDueling`.
 
-Reference: ``banditbench.policies.neural.variance_dueling._NeuralLinearDueling`` (NVLDB/NLDB).  Must
+Reference: ``banditbench.policies.neural.variance_aware_dueling._NeuralLinearDueling`` (NVLDB/NLDB).  Must
 match: in float64 the same pairs up to near ties (rel 1e-6); in float32 the mean regret over 8 seeds
 within 35 %; a seed's file bit-identical alone and in a block.  Checked by: the NVLDB tests of
 ``tests/policies/neural/batched/test_batched_neural.py``.

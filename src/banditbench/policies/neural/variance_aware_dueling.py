@@ -106,7 +106,7 @@ from ...numerics.sigmoid import sigmoid
 from ...params import Doc, NonNegative, OneOf, Positive, PositiveInt, Range
 from ..linalg import InverseGram, fit_logistic
 from ..pair_selection import CSYM_SAMPLES, check_strategy, pair_widths, select_pair
-from .batched.variance_dueling import BatchedNeuralLinearDueling
+from .batched.variance_aware_dueling import BatchedNeuralLinearDueling
 from .batched.ops import DEVICES, check_device
 from .nets import INITS, MLP, check_network, configure_torch, generator_from
 from .training import Trainer
