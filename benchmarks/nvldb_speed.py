@@ -51,7 +51,7 @@ from banditbench.simulation.delays import make_delay  # noqa: E402
 from banditbench.envs.dueling import SyntheticDueling  # noqa: E402
 from banditbench.policies.neural.neural_dueling import NDBUCB  # noqa: E402
 from banditbench.policies.neural.training import Trainer  # noqa: E402
-from banditbench.policies.neural.variance_dueling import NVLDBUcbAsym  # noqa: E402
+from banditbench.policies.neural.variance_aware_dueling import NVLDBUcbAsym  # noqa: E402
 from banditbench.simulation.runner import simulate  # noqa: E402
 from ndb_speed import Recorder  # noqa: E402  (benchmarks/ is on the path when run as a script)
 

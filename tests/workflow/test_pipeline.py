@@ -197,7 +197,7 @@ def test_plain_snakemake_loads_the_default_profile(project):
         ("policies/delayed_dueling.py", {"tiny": {"ldb_df"}}),  # one family: only its jobs
         ("policies/neural/nets.py", {"tiny": {"ndb_df", "nvldb"}, "tinylog": {"neurallog_ucb2"}}),  # every neural job
         ("policies/neural/delayed_dueling.py", {"tiny": {"ndb_df"}}),
-        ("policies/neural/variance_dueling.py", {"tiny": {"nvldb"}}),
+        ("policies/neural/variance_aware_dueling.py", {"tiny": {"nvldb"}}),
         ("policies/neural/batched/ops.py", {"tiny": {"ndb_df", "nvldb"}, "tinylog": {"neurallog_ucb2"}}),
         ("policies/neural/batched/logistic.py", {"tinylog": {"neurallog_ucb2"}}),
         ("policies/pair_selection.py", {"tiny": {"nvldb", "vacdb"}}),

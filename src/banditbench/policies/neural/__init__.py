@@ -5,6 +5,8 @@
   last-layer features;
 * :mod:`.training` — the warm-started trainer of the weighted logistic losses
   and its update schedule;
+* :mod:`.parameters` — the network and training parameters every family takes (their types, declared
+  once) and :class:`~.parameters.Network`, which builds the network and its trainer from them;
 * one module per algorithm family (e.g. :mod:`.delayed_dueling`), the reference implementation;
 * :mod:`.batched` — the seed-batched engines (a block of seeds in lockstep, what a simulate job
   runs): one module per family beside the reference of the same name, and :mod:`.batched.ops`,

@@ -54,15 +54,68 @@ import torch
 from ...api import Policy, Problem, SeedBatched, choose, register
 from ...errors import POLICY_PARAMS, ConfigError
 from ...feedback import PreferenceFeedback
-from ...params import Doc, NonNegative, OneOf, Positive, PositiveInt, Probability, Range
+from ...params import Doc, NonNegative, OneOf, Positive, Probability
 from ..delayed_labels import DuelHistory
 from ..linalg import ArmKernelGram, DiagonalGram, InverseGram
+from . import parameters
 from .batched.delayed_dueling import BatchedNeuralDueling
-from .batched.ops import DEVICES, check_device
-from .nets import DTYPE, INITS, MLP, check_network, configure_torch, generator_from, layer_shapes
-from .training import Trainer
+from .nets import DTYPE, generator_from, layer_shapes
+from .parameters import Network
 
 CONFIDENCES = ("full", "diagonal")
+
+# --- the family's parameters: what each value may be (the network's: :mod:`.parameters`) and what it means ---
+Width = Annotated[
+    parameters.Width,
+    Doc("hidden width ``m`` of the network ``h(x; theta)`` (even for the symmetric initialisation)."),
+]
+Depth = Annotated[parameters.Depth, Doc("number of layers ``L`` of the network.")]
+Init = Annotated[
+    parameters.Init,
+    Doc(
+        "initialisation of ``theta_0`` (:mod:`banditbench.policies.neural.nets`): ``symmetric`` makes "
+        "``h(x; theta_0) = 0`` (NTK)."
+    ),
+]
+Lam = Annotated[Positive, Doc("regularisation of the loss of eq. 7 and ``V_0 = (lam / kappa_mu) I`` (eq. 8).")]
+KappaMu = Annotated[Positive, Doc("lower bound on the link derivative (Assumption A2), as in the linear family.")]
+Nu = Annotated[
+    NonNegative | Literal["theory"],
+    Doc(
+        "exploration coefficient ``nu_T`` of eq. 10: a constant, or ``theory`` for eq. 11 with Lemma C.5's "
+        "``beta_T`` (needs ``effective_dimension``)."
+    ),
+]
+Delta = Annotated[Probability, Doc("failure probability of ``nu: theory`` (Lemma C.5).")]
+EffectiveDimension = Annotated[
+    Positive | None, Doc("``d_eff`` of Lemma C.5's ``beta_T``; required with ``nu: theory``, unused otherwise.")
+]
+NormBound = Annotated[NonNegative, Doc("``B`` of eq. 11 (``nu: theory`` only).")]
+LearningRate = Annotated[
+    parameters.LearningRate, Doc("Adam's learning rate (:mod:`banditbench.policies.neural.training`).")
+]
+TrainSteps = Annotated[
+    parameters.TrainSteps, Doc("full-batch Adam steps of each (warm-started) retraining on the loss of eq. 7.")
+]
+TrainEvery = Annotated[
+    parameters.TrainEvery,
+    Doc("retrain every this many rounds (Algorithm 2 line 7: every round); ``doubling`` at rounds 2, 4, 8, ..."),
+]
+Confidence = Annotated[
+    str,
+    OneOf(CONFIDENCES),
+    Doc(
+        "``full`` keeps ``V^-1`` exactly (Sherman-Morrison, p x p memory); ``diagonal`` is the diagonal "
+        "approximation of the public neural-bandit code."
+    ),
+]
+RegulariserScale = Annotated[
+    Literal["width", "one"],
+    Doc(
+        "``width`` regularises eq. 7 with ``(m lam / 2) ||theta - theta_0||^2`` (the NTK analogue of "
+        "LDB-DF's ridge); ``one`` takes eq. 7's ``lam / 2`` literally."
+    ),
+]
 
 
 class _NeuralDuelingBase(Policy):
@@ -88,84 +141,30 @@ class _NeuralDuelingBase(Policy):
         problem: Problem,
         rng: np.random.Generator,
         *,
-        width: Annotated[
-            int,
-            Range(ge=2),
-            Doc("hidden width ``m`` of the network ``h(x; theta)`` (even for the symmetric initialisation)."),
-        ] = 32,
-        depth: Annotated[int, Range(ge=2), Doc("number of layers ``L`` of the network.")] = 2,
-        init: Annotated[
-            str,
-            OneOf(INITS),
-            Doc(
-                "initialisation of ``theta_0`` (:mod:`banditbench.policies.neural.nets`): ``symmetric`` makes "
-                "``h(x; theta_0) = 0`` (NTK)."
-            ),
-        ] = "symmetric",
-        lam: Annotated[
-            Positive, Doc("regularisation of the loss of eq. 7 and ``V_0 = (lam / kappa_mu) I`` (eq. 8).")
-        ] = 1.0,
-        kappa_mu: Annotated[
-            Positive, Doc("lower bound on the link derivative (Assumption A2), as in the linear family.")
-        ] = 0.1,
-        nu: Annotated[
-            NonNegative | Literal["theory"],
-            Doc(
-                "exploration coefficient ``nu_T`` of eq. 10: a constant, or ``theory`` for eq. 11 with Lemma C.5's "
-                "``beta_T`` (needs ``effective_dimension``)."
-            ),
-        ] = 1.0,
-        delta: Annotated[Probability, Doc("failure probability of ``nu: theory`` (Lemma C.5).")] = 0.05,
-        effective_dimension: Annotated[
-            Positive | None, Doc("``d_eff`` of Lemma C.5's ``beta_T``; required with ``nu: theory``, unused otherwise.")
-        ] = None,
-        norm_bound: Annotated[NonNegative, Doc("``B`` of eq. 11 (``nu: theory`` only).")] = 1.0,
-        lr: Annotated[Positive, Doc("Adam's learning rate (:mod:`banditbench.policies.neural.training`).")] = 0.01,
-        train_steps: Annotated[
-            PositiveInt, Doc("full-batch Adam steps of each (warm-started) retraining on the loss of eq. 7.")
-        ] = 10,
-        train_every: Annotated[
-            PositiveInt | Literal["doubling"],
-            Doc(
-                "retrain every this many rounds (Algorithm 2 line 7: every round); ``doubling`` at rounds 2, 4, 8, ..."
-            ),
-        ] = 1,
-        confidence: Annotated[
-            str,
-            OneOf(CONFIDENCES),
-            Doc(
-                "``full`` keeps ``V^-1`` exactly (Sherman-Morrison, p x p memory); ``diagonal`` is the diagonal "
-                "approximation of the public neural-bandit code."
-            ),
-        ] = "full",
-        regulariser_scale: Annotated[
-            Literal["width", "one"],
-            Doc(
-                "``width`` regularises eq. 7 with ``(m lam / 2) ||theta - theta_0||^2`` (the NTK analogue of "
-                "LDB-DF's ridge); ``one`` takes eq. 7's ``lam / 2`` literally."
-            ),
-        ] = "width",
-        device: Annotated[
-            str,
-            OneOf(DEVICES),
-            Doc(
-                "where the seed-batched path (what a simulate job runs) keeps its tensors, ``cpu`` or ``cuda``; "
-                "the single-seed reference path always runs on the CPU."
-            ),
-        ] = "cpu",
+        width: Width = 32,
+        depth: Depth = 2,
+        init: Init = "symmetric",
+        lam: Lam = 1.0,
+        kappa_mu: KappaMu = 0.1,
+        nu: Nu = 1.0,
+        delta: Delta = 0.05,
+        effective_dimension: EffectiveDimension = None,
+        norm_bound: NormBound = 1.0,
+        lr: LearningRate = 0.01,
+        train_steps: TrainSteps = 10,
+        train_every: TrainEvery = 1,
+        confidence: Confidence = "full",
+        regulariser_scale: RegulariserScale = "width",
+        device: parameters.SeedBatchedDevice = "cpu",
     ):
-        where = POLICY_PARAMS
-        check_device(device, where)
-        configure_torch()
+        network = Network(width, depth, init, lr, train_steps, train_every, device)
         self.rng, self.device = rng, device
         self.d, self.horizon = int(problem["dimension"]), problem.horizon
         self.lam, self.kappa_mu = lam, kappa_mu
-        self.net = MLP(self.d, width, depth, init, generator_from(rng), where)
-        reg_weight = lam * (width if regulariser_scale == "width" else 1.0)
-        self.trainer = Trainer(
-            self.net.theta0, lam=reg_weight, lr=lr, steps=train_steps, every=train_every, where=where
-        )
-        self.nu = self._nu(nu, delta, effective_dimension, norm_bound, where)
+        self.net = network.mlp(self.d, generator_from(rng))
+        # eq. 7's regulariser (m lam / 2) ||theta - theta_0||^2, or lam / 2 with regulariser_scale: one
+        self.trainer = network.trainer(self.net.theta0, lam * (width if regulariser_scale == "width" else 1.0))
+        self.nu = self._nu(nu, delta, effective_dimension, norm_bound, POLICY_PARAMS)
         self.history = DuelHistory(self.horizon, problem.rho, problem.window)
         self.fixed_arms = bool(problem.info.get("fixed_arms", False))
         self.confidence = confidence
@@ -185,8 +184,7 @@ class _NeuralDuelingBase(Policy):
 
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
-        check_network(values)
-        check_device(values["device"], POLICY_PARAMS)
+        Network.check(values)
         if values["nu"] == "theory" and values["effective_dimension"] is None:
             raise ConfigError(
                 f"{POLICY_PARAMS}.effective_dimension: nu = 'theory' (eq. 11) needs a positive effective dimension"

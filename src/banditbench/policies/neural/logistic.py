@@ -122,12 +122,12 @@ from ...api import Policy, Problem, SeedBatched, choose, register
 from ...errors import POLICY_PARAMS, ConfigError
 from ...feedback import RewardFeedback
 from ...numerics.sigmoid import MU_DOT_MAX, sigmoid
-from ...params import Doc, NonNegative, OneOf, Positive, PositiveInt, Probability, Range
+from ...params import Doc, NonNegative, OneOf, Positive, PositiveInt, Probability
 from ..linalg import DiagonalGram, InverseGram
+from . import parameters
 from .batched.logistic import BatchedNeuralLogistic
-from .batched.ops import DEVICES, check_device
-from .nets import DTYPE, INITS, MLP, check_network, configure_torch, generator_from, layer_shapes
-from .training import Trainer
+from .nets import DTYPE, generator_from, layer_shapes
+from .parameters import Network
 
 #: upper bound of mu' for the logistic link (seed 002 Sec. 2: R <= 1/4)
 R = MU_DOT_MAX
@@ -141,6 +141,130 @@ CHOICES = {
     "effective_dimension": ("scaled", "app_a"),
     "optimizer": ("adam", "gd"),
 }
+
+# --- the family's parameters: what each value may be (the network's: :mod:`.parameters`) and what it means ---
+Width = Annotated[parameters.Width, Doc("hidden width ``m`` of the network ``f(x; theta)`` (App. A, Sec. 7: 20).")]
+Depth = Annotated[
+    parameters.Depth,
+    Doc("number of layers ``L`` of the network (Sec. 7: 2); enters ``lam: adaptive``'s ``lam_0``."),
+]
+Init = Annotated[
+    parameters.Init,
+    Doc(
+        "initialisation of ``theta_0`` (:mod:`banditbench.policies.neural.nets`); ``symmetric`` makes "
+        "``f(x; theta_0) = 0``."
+    ),
+]
+Nu = Annotated[
+    NonNegative,
+    Doc(
+        "exploration parameter multiplying the radius (Sec. 7: grid-searched over "
+        "{0.01, 0.1, 1, 10, 100}; default from our run of that search on h1)."
+    ),
+]
+#: NCBF-UCB's ``nu``
+NcbfNu = Annotated[
+    NonNegative,
+    Doc(
+        "exploration parameter multiplying Verma et al.'s radius (Sec. 7's grid search; default from our "
+        "run of it on h1)."
+    ),
+]
+Lam = Annotated[
+    Positive | Literal["adaptive"],
+    Doc(
+        "the regularisation ``lam_t``: a number fixes it (Sec. 7's grid search); ``adaptive`` is eq. 3 "
+        "with ``lam_0`` of Algorithm 1 line 0 (not for NCBF-UCB)."
+    ),
+]
+Kappa = Annotated[
+    Positive,
+    Doc(
+        "``kappa``, the inverse lower bound on ``mu'`` (Sec. 7: 10); scales ``V_t``'s ridge "
+        "``kappa lam_t`` and the radius."
+    ),
+]
+NormBound = Annotated[Positive, Doc("``S``, the bound on the parameter norm in the radius (Sec. 7: 1).")]
+Delta = Annotated[
+    Probability,
+    Doc(
+        "failure probability (our choice, not stated by the paper); enters only ``radius: theory`` and "
+        "``lam: adaptive``."
+    ),
+]
+Radius = Annotated[
+    str,
+    OneOf(CHOICES["radius"]),
+    Doc(
+        "``order`` keeps the theoretical radius's dependence on S, lam, kappa and ``d_t`` without "
+        "constants (App. A); ``theory`` evaluates eqs. 1, 2 and 4 as written."
+    ),
+]
+C1 = Annotated[Positive, Doc("the absolute constant ``C_1`` of ``radius: theory`` and ``lam: adaptive``'s ``lam_0``.")]
+CNu = Annotated[Positive, Doc("the absolute constants ``C_6 = C_7`` of ``radius: theory`` (eqs. 1 and 4).")]
+Mean = Annotated[
+    str,
+    OneOf(CHOICES["mean"]),
+    Doc(
+        "``algorithm`` takes each algorithm's mean estimate literally (NeuralLog-*-2: "
+        "``g(x)^T (theta - theta_0)``, Algorithm 2 line 2, eq. 5); ``network`` uses ``f(x; theta)``."
+    ),
+]
+GradientAt = Annotated[
+    str,
+    OneOf(CHOICES["gradient_at"]),
+    Doc("where the gradient features are taken: ``current`` at ``theta_{t-1}`` (Sec. 7), ``initial`` at ``theta_0``."),
+]
+GradientScale = Annotated[
+    str,
+    OneOf(CHOICES["gradient_scale"]),
+    Doc("``one`` uses ``phi = g`` (Sec. 7), ``inverse_sqrt_width`` ``phi = g / sqrt(m)``."),
+]
+Regulariser = Annotated[
+    str,
+    OneOf(CHOICES["regulariser"]),
+    Doc(
+        "``l2`` regularises training with ``lam ||theta||^2`` (Sec. 7), ``ntk`` with TrainNN's "
+        "``(m lam / 2) ||theta - theta_0||^2``."
+    ),
+]
+Confidence = Annotated[
+    str,
+    OneOf(CHOICES["confidence"]),
+    Doc(
+        "``diagonal`` keeps ``diag(M_t)`` (the paper's approximation, Sec. 7); ``full`` the exact "
+        "inverse and log-determinant (O(p^2) per round; refused above 2 GiB)."
+    ),
+]
+LearningRate = Annotated[parameters.LearningRate, Doc("learning rate of the training steps (Sec. 7: 0.01).")]
+TrainSteps = Annotated[parameters.TrainSteps, Doc("optimiser steps of each warm-started retraining (Sec. 7: 100).")]
+TrainEvery = Annotated[
+    parameters.TrainEvery,
+    Doc("retrain every this many rounds (App. A: 50); ``doubling`` at rounds 2, 4, 8, ..."),
+]
+EffectiveDimension = Annotated[
+    str,
+    OneOf(CHOICES["effective_dimension"]),
+    Doc(
+        "``scaled`` divides by the ridge, ``log det(I + (R / lam_0) sum phi phi^T)`` (eq. 2); ``app_a`` is "
+        "App. A's ``log det(sum R g g^T + I)`` (only with ``radius: order`` and a fixed lam)."
+    ),
+]
+Optimizer = Annotated[
+    str,
+    OneOf(CHOICES["optimizer"]),
+    Doc('``adam`` (moments kept across retrains) or ``gd`` (Sec. 7: "gradient descent steps").'),
+]
+Minibatch = Annotated[
+    PositiveInt | None, Doc("samples per training step; null is the full batch (App. J.1: batch size 50).")
+]
+Device = Annotated[
+    parameters.Device,
+    Doc(
+        "where the seed-batched path keeps its tensors, ``cpu`` or ``cuda`` (refused before any job where "
+        "torch sees no GPU); the single-seed path always runs on the CPU."
+    ),
+]
 
 
 class Design:
@@ -210,185 +334,77 @@ class _NeuralLogisticBase(Policy):
         problem: Problem,
         rng: np.random.Generator,
         *,
-        width: Annotated[
-            int, Range(ge=2), Doc("hidden width ``m`` of the network ``f(x; theta)`` (App. A, Sec. 7: 20).")
-        ] = 20,
-        depth: Annotated[
-            int,
-            Range(ge=2),
-            Doc("number of layers ``L`` of the network (Sec. 7: 2); enters ``lam: adaptive``'s ``lam_0``."),
-        ] = 2,
-        init: Annotated[
-            str,
-            OneOf(INITS),
-            Doc(
-                "initialisation of ``theta_0`` (:mod:`banditbench.policies.neural.nets`); ``symmetric`` makes "
-                "``f(x; theta_0) = 0``."
-            ),
-        ] = "symmetric",
-        nu: Annotated[
-            NonNegative,
-            Doc(
-                "exploration parameter multiplying the radius (Sec. 7: grid-searched over "
-                "{0.01, 0.1, 1, 10, 100}; default from our run of that search on h1)."
-            ),
-        ] = 0.01,
-        lam: Annotated[
-            Positive | Literal["adaptive"],
-            Doc(
-                "the regularisation ``lam_t``: a number fixes it (Sec. 7's grid search); ``adaptive`` is eq. 3 "
-                "with ``lam_0`` of Algorithm 1 line 0 (not for NCBF-UCB)."
-            ),
-        ] = 10.0,
-        kappa: Annotated[
-            Positive,
-            Doc(
-                "``kappa``, the inverse lower bound on ``mu'`` (Sec. 7: 10); scales ``V_t``'s ridge "
-                "``kappa lam_t`` and the radius."
-            ),
-        ] = 10.0,
-        norm_bound: Annotated[Positive, Doc("``S``, the bound on the parameter norm in the radius (Sec. 7: 1).")] = 1.0,
-        delta: Annotated[
-            Probability,
-            Doc(
-                "failure probability (our choice, not stated by the paper); enters only ``radius: theory`` and "
-                "``lam: adaptive``."
-            ),
-        ] = 0.05,
-        radius: Annotated[
-            str,
-            OneOf(CHOICES["radius"]),
-            Doc(
-                "``order`` keeps the theoretical radius's dependence on S, lam, kappa and ``d_t`` without "
-                "constants (App. A); ``theory`` evaluates eqs. 1, 2 and 4 as written."
-            ),
-        ] = "order",
-        c1: Annotated[
-            Positive, Doc("the absolute constant ``C_1`` of ``radius: theory`` and ``lam: adaptive``'s ``lam_0``.")
-        ] = 1.0,
-        c_nu: Annotated[
-            Positive, Doc("the absolute constants ``C_6 = C_7`` of ``radius: theory`` (eqs. 1 and 4).")
-        ] = 1.0,
-        mean: Annotated[
-            str,
-            OneOf(CHOICES["mean"]),
-            Doc(
-                "``algorithm`` takes each algorithm's mean estimate literally (NeuralLog-*-2: "
-                "``g(x)^T (theta - theta_0)``, Algorithm 2 line 2, eq. 5); ``network`` uses ``f(x; theta)``."
-            ),
-        ] = "network",
-        gradient_at: Annotated[
-            str,
-            OneOf(CHOICES["gradient_at"]),
-            Doc(
-                "where the gradient features are taken: ``current`` at ``theta_{t-1}`` (Sec. 7), ``initial`` at "
-                "``theta_0``."
-            ),
-        ] = "current",
-        gradient_scale: Annotated[
-            str,
-            OneOf(CHOICES["gradient_scale"]),
-            Doc("``one`` uses ``phi = g`` (Sec. 7), ``inverse_sqrt_width`` ``phi = g / sqrt(m)``."),
-        ] = "one",
-        regulariser: Annotated[
-            str,
-            OneOf(CHOICES["regulariser"]),
-            Doc(
-                "``l2`` regularises training with ``lam ||theta||^2`` (Sec. 7), ``ntk`` with TrainNN's "
-                "``(m lam / 2) ||theta - theta_0||^2``."
-            ),
-        ] = "l2",
-        confidence: Annotated[
-            str,
-            OneOf(CHOICES["confidence"]),
-            Doc(
-                "``diagonal`` keeps ``diag(M_t)`` (the paper's approximation, Sec. 7); ``full`` the exact "
-                "inverse and log-determinant (O(p^2) per round; refused above 2 GiB)."
-            ),
-        ] = "diagonal",
-        lr: Annotated[Positive, Doc("learning rate of the training steps (Sec. 7: 0.01).")] = 0.01,
-        train_steps: Annotated[
-            PositiveInt, Doc("optimiser steps of each warm-started retraining (Sec. 7: 100).")
-        ] = 100,
-        train_every: Annotated[
-            PositiveInt | Literal["doubling"],
-            Doc("retrain every this many rounds (App. A: 50); ``doubling`` at rounds 2, 4, 8, ..."),
-        ] = 50,
-        effective_dimension: Annotated[
-            str,
-            OneOf(CHOICES["effective_dimension"]),
-            Doc(
-                "``scaled`` divides by the ridge, ``log det(I + (R / lam_0) sum phi phi^T)`` (eq. 2); ``app_a`` is "
-                "App. A's ``log det(sum R g g^T + I)`` (only with ``radius: order`` and a fixed lam)."
-            ),
-        ] = "scaled",
-        optimizer: Annotated[
-            str,
-            OneOf(CHOICES["optimizer"]),
-            Doc('``adam`` (moments kept across retrains) or ``gd`` (Sec. 7: "gradient descent steps").'),
-        ] = "adam",
-        minibatch: Annotated[
-            PositiveInt | None, Doc("samples per training step; null is the full batch (App. J.1: batch size 50).")
-        ] = None,
-        device: Annotated[
-            str,
-            OneOf(DEVICES),
-            Doc(
-                "where the seed-batched path keeps its tensors, ``cpu`` or ``cuda`` (refused before any job where "
-                "torch sees no GPU); the single-seed path always runs on the CPU."
-            ),
-        ] = "cpu",
+        width: Width = 20,
+        depth: Depth = 2,
+        init: Init = "symmetric",
+        nu: Nu = 0.01,
+        lam: Lam = 10.0,
+        kappa: Kappa = 10.0,
+        norm_bound: NormBound = 1.0,
+        delta: Delta = 0.05,
+        radius: Radius = "order",
+        c1: C1 = 1.0,
+        c_nu: CNu = 1.0,
+        mean: Mean = "network",
+        gradient_at: GradientAt = "current",
+        gradient_scale: GradientScale = "one",
+        regulariser: Regulariser = "l2",
+        confidence: Confidence = "diagonal",
+        lr: LearningRate = 0.01,
+        train_steps: TrainSteps = 100,
+        train_every: TrainEvery = 50,
+        effective_dimension: EffectiveDimension = "scaled",
+        optimizer: Optimizer = "adam",
+        minibatch: Minibatch = None,
+        device: Device = "cpu",
     ):
-        where = POLICY_PARAMS
-        check_device(device, where)
-        self.device = device
-        self.radius = radius
-        app_a = effective_dimension == "app_a"
+        network = Network(width, depth, init, lr, train_steps, train_every, device)
         self._check_relations(radius, lam, effective_dimension)
-        literal = mean == "algorithm"
-        self.mean_kind = "latent" if self.mean == "linearised" and not literal else self.mean
-        self.gradient_at = gradient_at
-        self.regulariser = regulariser
-        full = confidence == "full"
-        scale = gradient_scale
-        self.nu = float(nu)
-        self.kappa, self.S = float(kappa), float(norm_bound)
+        self.device, self.radius, self.gradient_at, self.regulariser = device, radius, gradient_at, regulariser
+        self.mean_kind = "latent" if self.mean == "linearised" and mean != "algorithm" else self.mean
+        self.nu, self.kappa, self.S = float(nu), float(kappa), float(norm_bound)
         self.c1, self.c_nu = float(c1), float(c_nu)
         self.delta, self.depth = float(delta), depth
         self.adaptive = lam == "adaptive"
-        if self.adaptive:
-            if self.radius_kind == "ncbf":
-                raise ConfigError(f"{where}.lam: NCBF-UCB uses a constant lam (Verma et al.); got 'adaptive'")
-            self.lam0 = 8.0 * math.sqrt(2.0) * self.c1 * math.sqrt(depth) * math.log(4.0 / self.delta) / self.S
-        else:
-            self.lam0 = float(lam)
-        self.lam_t = self.lam0
-
-        configure_torch()
+        self.lam0 = self.lam_t = self._initial_lam(lam)
         self.rng, self.horizon = rng, problem.horizon
-        self.net = MLP(int(problem["dimension"]), width, depth, init, generator_from(rng), where)
-        self.phi_scale = 1.0 if scale == "one" else 1.0 / math.sqrt(width)
-        ntk = self.regulariser == "ntk"
+        self.net = network.mlp(int(problem["dimension"]), generator_from(rng))
+        self.phi_scale = 1.0 if gradient_scale == "one" else 1.0 / math.sqrt(width)
         # a minibatch stream only when asked for: the default runs draw nothing more from rng
-        self.trainer = Trainer(
+        self.trainer = network.trainer(
             self.net.theta0,
-            lam=self._loss_weight(),
-            lr=lr,
-            steps=train_steps,
-            every=train_every,
-            centre="init" if ntk else "zero",
-            where=where,
+            self._loss_weight(),
+            centre="init" if regulariser == "ntk" else "zero",
             optimizer=optimizer,
             batch=minibatch,
             generator=generator_from(rng) if minibatch is not None else None,
         )
+        self._designs(confidence == "full", effective_dimension == "app_a")
+        self.X = torch.zeros(self.horizon, int(problem["dimension"]), dtype=DTYPE)
+        self.y = torch.zeros(self.horizon, dtype=DTYPE)
+        self.n = 0  # observations absorbed
+        self.pending: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.arrived: list[tuple[np.ndarray, np.ndarray, float]] = []
+        self.conf_radius = self._radius()
+        self._trained_at = 0
+
+    def _initial_lam(self, lam: float | str) -> float:
+        """``lam_0``: a fixed ``lam``, or with ``lam: adaptive`` Algorithm 1 line 0's (eq. 3 then moves ``lam_t``)."""
+        if lam != "adaptive":
+            return float(lam)
+        self._check_lam(lam)
+        return 8.0 * math.sqrt(2.0) * self.c1 * math.sqrt(self.depth) * math.log(4.0 / self.delta) / self.S
+
+    def _designs(self, full: bool, app_a: bool) -> None:
+        """``M_t`` (:attr:`matrix`) and the design of the effective dimension's log-determinant (module
+        docstring: ``effective_dimension``); full matrices above 2 GiB are refused."""
         p = self.net.n_params
         if full:
             n_matrices = self._n_matrices(self.adaptive, app_a)
             gib = n_matrices * p * p * 8 / 2**30
             if gib > 2:
                 raise ConfigError(
-                    f"{where}.confidence: 'full' keeps {n_matrices} p x p matrices, {gib:.1f} GiB for "
+                    f"{POLICY_PARAMS}.confidence: 'full' keeps {n_matrices} p x p matrices, {gib:.1f} GiB for "
                     f"p = {p:,} parameters; use 'diagonal' (or a narrower network)"
                 )
         self.matrix = Design(p, self._ridge(), full, movable=self.adaptive)
@@ -399,20 +415,11 @@ class _NeuralLogisticBase(Policy):
             self.log_det_design = self.matrix  # d_t = log det(I + sum phi phi^T / (kappa lam))
         else:
             self.log_det_design = Design(p, self.lam0 / R, full)  # eq. 2: log det(I + (R / lam_0) sum phi phi^T)
-        self.X = torch.zeros(self.horizon, int(problem["dimension"]), dtype=DTYPE)
-        self.y = torch.zeros(self.horizon, dtype=DTYPE)
-        self.n = 0  # observations absorbed
-        self.pending: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self.arrived: list[tuple[np.ndarray, np.ndarray, float]] = []
-        self.conf_radius = self._radius()
-        self._trained_at = 0
 
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
-        check_network(values)
-        check_device(values["device"], POLICY_PARAMS)
-        if values["lam"] == "adaptive" and cls.radius_kind == "ncbf":
-            raise ConfigError(f"{POLICY_PARAMS}.lam: NCBF-UCB uses a constant lam (Verma et al.); got 'adaptive'")
+        Network.check(values)
+        cls._check_lam(values["lam"])
         cls._check_relations(values["radius"], values["lam"], values["effective_dimension"])
 
     @classmethod
@@ -424,6 +431,11 @@ class _NeuralLogisticBase(Policy):
         if first.radius != "order" or first.adaptive or first.matrix.full:
             return None
         return BatchedNeuralLogistic(policies)
+
+    @classmethod
+    def _check_lam(cls, lam) -> None:
+        if lam == "adaptive" and cls.radius_kind == "ncbf":
+            raise ConfigError(f"{POLICY_PARAMS}.lam: NCBF-UCB uses a constant lam (Verma et al.); got 'adaptive'")
 
     @staticmethod
     def _check_relations(radius, lam, effective_dimension) -> None:
@@ -601,13 +613,7 @@ class NCBFUCB(_NeuralLogisticBase):
         problem: Problem,
         rng: np.random.Generator,
         *,
-        nu: Annotated[
-            NonNegative,
-            Doc(
-                "exploration parameter multiplying Verma et al.'s radius (Sec. 7's grid search; default from our "
-                "run of it on h1)."
-            ),
-        ] = 0.1,
+        nu: NcbfNu = 0.1,
         **params,
     ):
         super().__init__(problem, rng, nu=nu, **params)

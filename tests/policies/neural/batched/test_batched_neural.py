@@ -28,7 +28,7 @@ from banditbench.errors import ConfigError
 from banditbench.numerics.logistic_mle import fit_logistic
 from banditbench.policies.linalg import sherman_morrison
 from banditbench.policies.neural.batched import ops as B
-from banditbench.policies.neural import variance_dueling as vd
+from banditbench.policies.neural import variance_aware_dueling as vd
 from banditbench.policies.neural.training import adam_step
 from banditbench.policies.pair_selection import pair_scores
 from banditbench.storage.resultio import save_result

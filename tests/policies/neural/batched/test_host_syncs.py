@@ -24,7 +24,7 @@ from banditbench.policies.neural import delayed_dueling as dd
 from banditbench.policies.neural.batched import ops as B
 from banditbench.policies.neural.batched.delayed_dueling import BatchedNeuralDueling
 from banditbench.policies.neural.batched.logistic import BatchedNeuralLogistic
-from banditbench.policies.neural.batched.variance_dueling import BatchedNeuralLinearDueling
+from banditbench.policies.neural.batched.variance_aware_dueling import BatchedNeuralLinearDueling
 from banditbench.feedback import PreferenceFeedback
 from banditbench.simulation.job import run_block
 from test_batched_neural import NVLDB

@@ -34,7 +34,7 @@ NVLDB / NLDB 1 plus one per Newton step of the refit of ``theta``; checked by
 ``tests/policies/neural/batched/test_host_syncs.py``.
 
 * :mod:`.ops` — the pieces the families share;
-* :mod:`.delayed_dueling`, :mod:`.logistic`, :mod:`.variance_dueling` — one engine per family, each the
+* :mod:`.delayed_dueling`, :mod:`.logistic`, :mod:`.variance_aware_dueling` — one engine per family, each the
   batched mirror of the reference module of the same name in :mod:`banditbench.policies.neural`.
 
 This file holds only this docstring: a job that imports one engine depends on its own files only.

@@ -14,14 +14,14 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from ....api import BatchedPolicy, Policy
+from ....api import Policy
 from ....errors import ConfigError, Diverged
 from ....feedback import PreferenceFeedback
 from ..nets import DTYPE
 from . import ops as B
 
 
-class BatchedNeuralDueling(BatchedPolicy):
+class BatchedNeuralDueling(B.NetworkBlock):
     """Algorithm 2 of seed 000 (and NDB-UCB / NDB-TS) for a block of S seeds in lockstep (:mod:`.batched`):
     the batched mirror of :class:`_NeuralDuelingBase`, line for line.
 
@@ -46,11 +46,8 @@ class BatchedNeuralDueling(BatchedPolicy):
     other orders, so the two paths make the same decisions except near ties."""
 
     def __init__(self, policies: Sequence[Policy]):
-        first = policies[0]
-        self.policies = list(policies)
-        self.S = S = len(policies)
-        self.device = dev = torch.device(first.device)
-        self.net, self.trainer = first.net, first.trainer
+        super().__init__(policies)
+        first, S, dev = policies[0], self.S, self.device
         # each member's delay strategy (its class's: the lockstep family mixes NDB-DF, -Ignore, -Heuristic, ...)
         strategies = [pol.delay_strategy for pol in policies]
         self.strategies = {
@@ -60,15 +57,11 @@ class BatchedNeuralDueling(BatchedPolicy):
         self.reg = first.lam / first.kappa_mu  # V_0 = (lam / kappa_mu) I
         self.rho, self.window = first.history.rho, first.history.window
         T, p, f = first.horizon, self.net.n_params, dict(dtype=DTYPE, device=dev)
-        self.params = torch.stack([pol.trainer.current for pol in policies]).to(dev).clone()
-        self.centre = torch.stack([pol.trainer.centre for pol in policies]).to(dev)  # theta_0 (eq. 7)
         # the symmetric input [x; x] / sqrt(2) folded into the first layer (:meth:`_mats`), and V kept on the
         # subspace of the gradient features it makes (:meth:`_arm_features`)
         self.folded = self.net.symmetric
         self.halved = self.folded and self.confidence == "full"
-        self.mats0 = self._mats(self.centre)
-        self.m, self.v = torch.zeros_like(self.params), torch.zeros_like(self.params)
-        self.k = torch.zeros(S, dtype=torch.int64, device=dev)
+        self.mats0 = self._mats(self.centre)  # the centre is theta_0 (eq. 7)
         self.y = torch.zeros(S, T, **f)
         self.arrived = torch.zeros(S, T, dtype=torch.bool, device=dev)
         self._y_np, self._arrived_np = np.zeros((S, T)), np.zeros((S, T), dtype=bool)
@@ -192,7 +185,7 @@ class BatchedNeuralDueling(BatchedPolicy):
         lam = self.trainer.lam
         for _ in range(self.trainer.steps):
             grad = self._gradient(self.params, x, n, labels, w) + lam * (self.params - self.centre)
-            B.adam_step(self.params, grad, self.m, self.v, self.k, self.trainer.lr, mask)
+            self.adam_step(grad, mask)
 
     # --- selection --------------------------------------------------------------------
     def _start_fixed_arms(self, contexts: Sequence[np.ndarray]) -> None:

@@ -12,7 +12,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from ....api import BatchedPolicy, Policy
+from ....api import Policy
 from ....feedback import RewardFeedback
 from ....numerics.sigmoid import MU_DOT_MAX as R
 from ....numerics.sigmoid import sigmoid
@@ -20,7 +20,7 @@ from ..nets import DTYPE
 from . import ops as B
 
 
-class BatchedNeuralLogistic(BatchedPolicy):
+class BatchedNeuralLogistic(B.NetworkBlock):
     """The family's loop (:class:`_NeuralLogisticBase`) for a block of S seeds in lockstep (:mod:`.batched`),
     for the order radius, a fixed ``lam`` and the diagonal ``M_t`` (the paper's forms; :meth:`~_NeuralLogisticBase.batch`).
     The members may also differ in ``nu`` and ``lam`` (:func:`banditbench.simulation.job.run_members`, Sec. 7's grid
@@ -46,17 +46,10 @@ class BatchedNeuralLogistic(BatchedPolicy):
     other orders than the reference's, so the two paths make the same decisions except near ties."""
 
     def __init__(self, policies: Sequence[Policy]):
-        first = policies[0]
-        self.policies = list(policies)
-        self.S = S = len(policies)
-        self.first, self.net, self.trainer = first, first.net, first.trainer
-        T, d = first.horizon, self.net.input_dim
-        self.device = dev = torch.device(first.device)
-        self.params = torch.stack([pol.trainer.current for pol in policies]).clone().to(dev)
+        super().__init__(policies)
+        self.first = first = policies[0]
+        S, dev, T, d = self.S, self.device, first.horizon, self.net.input_dim
         self.theta0 = torch.stack([pol.net.theta0 for pol in policies]).to(dev)
-        self.centre = torch.stack([pol.trainer.centre for pol in policies]).to(dev)
-        self.m, self.v = torch.zeros_like(self.params), torch.zeros_like(self.params)
-        self.k = torch.zeros(S, dtype=torch.int64, device=dev)
         self.X = torch.zeros(S, T, d, dtype=DTYPE, device=dev)
         self.y = torch.zeros(S, T, dtype=DTYPE, device=dev)
         self.n = [0] * S
@@ -185,7 +178,7 @@ class BatchedNeuralLogistic(BatchedPolicy):
             if trainer.optimizer_kind == "gd":
                 self.params.copy_(torch.where(mask[:, None], self.params - trainer.lr * grad, self.params))
             else:
-                B.adam_step(self.params, grad, self.m, self.v, self.k, trainer.lr, mask)
+                self.adam_step(grad, mask)
 
     # --- selection ------------------------------------------------------------------
     def act_all(self, t: int, contexts: Sequence[np.ndarray]) -> list[int]:

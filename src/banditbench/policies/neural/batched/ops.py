@@ -23,7 +23,9 @@ share, each the batched mirror of a single-seed function (tested against it in
   (the p x p inverses of NDB);
 * :func:`fit_logistic` — :func:`banditbench.numerics.logistic_mle.fit_logistic` (damped Newton) for all
   seeds at once, each seed stopping by its own criterion (one host read per Newton step);
-* :func:`to_host` — the host's one read of a round: several ``[S, ...]`` tensors in one copy.
+* :func:`to_host` — the host's one read of a round: several ``[S, ...]`` tensors in one copy;
+* :class:`NetworkBlock` — what every family's engine keeps of its members' networks: their parameters
+  stacked on the seed axis and Adam's state for them.
 
 What a block is and the rules of block independence: :mod:`banditbench.policies.neural.batched`;
 the interface, :class:`banditbench.api.BatchedPolicy`.
@@ -38,6 +40,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from ....api import BatchedPolicy, Policy
 from ....numerics.logistic_mle import LOSS_RESOLUTION
 from ..training import ADAM_BETAS, ADAM_EPS
 
@@ -238,6 +241,28 @@ def adam_step(
     m.copy_(torch.where(rows, m_new, m))
     v.copy_(torch.where(rows, v_new, v))
     k.copy_(k_new)
+
+
+class NetworkBlock(BatchedPolicy):
+    """The members' networks of a block, the base of every family's engine: the member ``policies``, the
+    network and trainer they share the settings of (the first member's), the ``device`` (the members'
+    ``device`` parameter), and stacked on the seed axis each member's current parameters ``params`` ``[S, p]``
+    (a copy), its regulariser's centre ``centre``, and Adam's moments ``m``, ``v`` and step counts ``k`` (zero)."""
+
+    def __init__(self, policies: Sequence[Policy]):
+        first = policies[0]
+        self.policies = list(policies)
+        self.S = len(policies)
+        self.device = torch.device(first.device)
+        self.net, self.trainer = first.net, first.trainer
+        self.params = torch.stack([pol.trainer.current for pol in policies]).to(self.device).clone()
+        self.centre = torch.stack([pol.trainer.centre for pol in policies]).to(self.device)
+        self.m, self.v = torch.zeros_like(self.params), torch.zeros_like(self.params)
+        self.k = torch.zeros(self.S, dtype=torch.int64, device=self.device)
+
+    def adam_step(self, grad: torch.Tensor, mask: torch.Tensor) -> None:
+        """One Adam step (:func:`adam_step`) on ``params`` for the members in ``mask``, at the trainer's ``lr``."""
+        adam_step(self.params, grad, self.m, self.v, self.k, self.trainer.lr, mask)
 
 
 def sherman_morrison(inverse: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, mask: torch.Tensor) -> None:

@@ -106,14 +106,105 @@ from ...numerics.sigmoid import sigmoid
 from ...params import Doc, NonNegative, OneOf, Positive, PositiveInt, Range
 from ..linalg import InverseGram, fit_logistic
 from ..pair_selection import CSYM_SAMPLES, check_strategy, pair_widths, select_pair
-from .batched.variance_dueling import BatchedNeuralLinearDueling
-from .batched.ops import DEVICES, check_device
-from .nets import INITS, MLP, check_network, configure_torch, generator_from
-from .training import Trainer
+from . import parameters
+from .batched.variance_aware_dueling import BatchedNeuralLinearDueling
+from .nets import generator_from
+from .parameters import Network
 
 GRAMS = ("incremental", "rebuild", "reset")
 BACKPROPS = ("manual", "autograd")
 PRECISIONS = {"float32": torch.float32, "float64": torch.float64}
+
+# --- the family's parameters: what each value may be (the network's: :mod:`.parameters`) and what it means ---
+Width = Annotated[parameters.Width, Doc("hidden width ``m`` of ``phi(x; W)`` (App. E.2.1: 32; Sec. 6: 100).")]
+Depth = Annotated[
+    parameters.Depth,
+    Doc(
+        'weight matrices of ``phi`` (eq. 2): App. E.2.1\'s "two hidden layers of 32 units" is depth 3 '
+        "(Sec. 6's L = 3)."
+    ),
+]
+FeatureDim = Annotated[
+    PositiveInt | None,
+    Doc(
+        "the feature dimension D of ``phi(x; W)`` in R^D; null is d, the arm dimension (eq. 2's ``W^L`` in R^{d x m})."
+    ),
+]
+Init = Annotated[
+    parameters.Init,
+    Doc(
+        "initialisation of ``W_0``: ``block`` applies eq. 3's draws to the raw input, ``independent`` is "
+        "He-style (``symmetric`` is refused: its ReLU features vanish)."
+    ),
+]
+Lam = Annotated[Positive, Doc("regularisation ``lam/2 ||theta - theta_0||^2`` of eq. 4 and ``V_0 = lam I`` (eq. 6).")]
+A = Annotated[NonNegative, Doc("the exploration coefficient ``a_t`` of the pair rules (Sec. 4.2; App. E.2.1: 1).")]
+Epsilon = Annotated[
+    float,
+    Range(gt=0, le=0.5),
+    Doc(
+        "floor of NVLDB's ``zeta_t = max(sigma_t, epsilon)`` (eq. 5; not reported, Theorem 1 asks "
+        "``O(1/sqrt(d))``); the weights ``1/zeta^2`` lie in ``[4, 1/epsilon^2]``."
+    ),
+]
+Zeta = Annotated[
+    Annotated[float, Range(gt=0, le=1)] | None,
+    Doc(
+        "NLDB only: the constant ``zeta_t`` of the variance-agnostic variants; null is 1 (Corollary 1).  "
+        "NVLDB refuses it."
+    ),
+]
+LearningRate = Annotated[
+    parameters.LearningRate, Doc("Adam's learning rate on eq. 4 (App. E.2.1: 0.01; Sec. 6 says 1e-3).")
+]
+TrainSteps = Annotated[
+    parameters.TrainSteps, Doc("Adam steps of ``(theta, W)`` on eq. 4 per training (line 9; App. E.2.1: 20).")
+]
+EpisodeLength = Annotated[PositiveInt, Doc("``H``: the network trains every ``H`` rounds (App. E.2.1: 1).")]
+RefitTheta = Annotated[
+    bool,
+    Doc(
+        "after the gradient steps, refit ``theta`` alone to the minimiser of eq. 4 with ``W`` fixed by "
+        "Newton's method (line 10)."
+    ),
+]
+NewtonSteps = Annotated[PositiveInt, Doc("Newton steps of the refit of ``theta`` (line 10).")]
+Gram = Annotated[
+    str,
+    OneOf(GRAMS),
+    Doc(
+        "``incremental`` is eq. 6 / line 13's V; ``reset`` and ``rebuild`` are the two readings of "
+        'App. E.2.1\'s "reinitialize the parameter set V_{t-1}" (module docstring).'
+    ),
+]
+CsymSample = Annotated[
+    str,
+    OneOf(CSYM_SAMPLES),
+    Doc("TS-CSYM's draw, by Sec. 4.2.2's equation or by Listing 4 (:mod:`banditbench.policies.pair_selection`)."),
+]
+Precision = Annotated[
+    str,
+    OneOf(tuple(PRECISIONS)),
+    Doc(
+        "floating-point type of the network (``float32``, PyTorch's default and the authors'); V, the "
+        "refit and the selection rules work in float64."
+    ),
+]
+Backprop = Annotated[
+    str,
+    OneOf(BACKPROPS),
+    Doc(
+        "how line 9's gradient steps are computed: ``manual`` (a numpy backward pass and Adam) or "
+        "``autograd`` (PyTorch); the same iterates up to rounding."
+    ),
+]
+DistinctPair = Annotated[
+    bool,
+    Doc(
+        "ours, not the paper's: the pair rule's best pair of two different arms, so that no round is a "
+        "self-duel (false, as Listings 2-3, allows ``k1 = k2``)."
+    ),
+]
 
 
 class _NeuralLinearDueling(Policy):
@@ -139,140 +230,41 @@ class _NeuralLinearDueling(Policy):
         problem: Problem,
         rng: np.random.Generator,
         *,
-        width: Annotated[
-            int, Range(ge=2), Doc("hidden width ``m`` of ``phi(x; W)`` (App. E.2.1: 32; Sec. 6: 100).")
-        ] = 32,
-        depth: Annotated[
-            int,
-            Range(ge=2),
-            Doc(
-                'weight matrices of ``phi`` (eq. 2): App. E.2.1\'s "two hidden layers of 32 units" is depth 3 '
-                "(Sec. 6's L = 3)."
-            ),
-        ] = 3,
-        feature_dim: Annotated[
-            PositiveInt | None,
-            Doc(
-                "the feature dimension D of ``phi(x; W)`` in R^D; null is d, the arm dimension (eq. 2's "
-                "``W^L`` in R^{d x m})."
-            ),
-        ] = None,
-        init: Annotated[
-            str,
-            OneOf(INITS),
-            Doc(
-                "initialisation of ``W_0``: ``block`` applies eq. 3's draws to the raw input, ``independent`` is "
-                "He-style (``symmetric`` is refused: its ReLU features vanish)."
-            ),
-        ] = "block",
-        lam: Annotated[
-            Positive, Doc("regularisation ``lam/2 ||theta - theta_0||^2`` of eq. 4 and ``V_0 = lam I`` (eq. 6).")
-        ] = 1.0,
-        a: Annotated[
-            NonNegative, Doc("the exploration coefficient ``a_t`` of the pair rules (Sec. 4.2; App. E.2.1: 1).")
-        ] = 1.0,
-        epsilon: Annotated[
-            float,
-            Range(gt=0, le=0.5),
-            Doc(
-                "floor of NVLDB's ``zeta_t = max(sigma_t, epsilon)`` (eq. 5; not reported, Theorem 1 asks "
-                "``O(1/sqrt(d))``); the weights ``1/zeta^2`` lie in ``[4, 1/epsilon^2]``."
-            ),
-        ] = 0.05,
-        zeta: Annotated[
-            Annotated[float, Range(gt=0, le=1)] | None,
-            Doc(
-                "NLDB only: the constant ``zeta_t`` of the variance-agnostic variants; null is 1 (Corollary 1).  "
-                "NVLDB refuses it."
-            ),
-        ] = None,
-        lr: Annotated[Positive, Doc("Adam's learning rate on eq. 4 (App. E.2.1: 0.01; Sec. 6 says 1e-3).")] = 0.01,
-        train_steps: Annotated[
-            PositiveInt, Doc("Adam steps of ``(theta, W)`` on eq. 4 per training (line 9; App. E.2.1: 20).")
-        ] = 20,
-        episode_length: Annotated[
-            PositiveInt, Doc("``H``: the network trains every ``H`` rounds (App. E.2.1: 1).")
-        ] = 1,
-        refit_theta: Annotated[
-            bool,
-            Doc(
-                "after the gradient steps, refit ``theta`` alone to the minimiser of eq. 4 with ``W`` fixed by "
-                "Newton's method (line 10)."
-            ),
-        ] = True,
-        newton_steps: Annotated[PositiveInt, Doc("Newton steps of the refit of ``theta`` (line 10).")] = 50,
-        gram: Annotated[
-            str,
-            OneOf(GRAMS),
-            Doc(
-                "``incremental`` is eq. 6 / line 13's V; ``reset`` and ``rebuild`` are the two readings of "
-                'App. E.2.1\'s "reinitialize the parameter set V_{t-1}" (module docstring).'
-            ),
-        ] = "incremental",
-        csym_sample: Annotated[
-            str,
-            OneOf(CSYM_SAMPLES),
-            Doc(
-                "TS-CSYM's draw, by Sec. 4.2.2's equation or by Listing 4 (:mod:`banditbench.policies.pair_selection`)."
-            ),
-        ] = "equation",
-        precision: Annotated[
-            str,
-            OneOf(tuple(PRECISIONS)),
-            Doc(
-                "floating-point type of the network (``float32``, PyTorch's default and the authors'); V, the "
-                "refit and the selection rules work in float64."
-            ),
-        ] = "float32",
-        backprop: Annotated[
-            str,
-            OneOf(BACKPROPS),
-            Doc(
-                "how line 9's gradient steps are computed: ``manual`` (a numpy backward pass and Adam) or "
-                "``autograd`` (PyTorch); the same iterates up to rounding."
-            ),
-        ] = "manual",
-        device: Annotated[
-            str,
-            OneOf(DEVICES),
-            Doc(
-                "where the seed-batched path (what a simulate job runs) keeps its tensors, ``cpu`` or ``cuda``; "
-                "the single-seed reference path always runs on the CPU."
-            ),
-        ] = "cpu",
-        distinct_pair: Annotated[
-            bool,
-            Doc(
-                "ours, not the paper's: the pair rule's best pair of two different arms, so that no round is a "
-                "self-duel (false, as Listings 2-3, allows ``k1 = k2``)."
-            ),
-        ] = False,
+        width: Width = 32,
+        depth: Depth = 3,
+        feature_dim: FeatureDim = None,
+        init: Init = "block",
+        lam: Lam = 1.0,
+        a: A = 1.0,
+        epsilon: Epsilon = 0.05,
+        zeta: Zeta = None,
+        lr: LearningRate = 0.01,
+        train_steps: TrainSteps = 20,
+        episode_length: EpisodeLength = 1,
+        refit_theta: RefitTheta = True,
+        newton_steps: NewtonSteps = 50,
+        gram: Gram = "incremental",
+        csym_sample: CsymSample = "equation",
+        precision: Precision = "float32",
+        backprop: Backprop = "manual",
+        device: parameters.SeedBatchedDevice = "cpu",
+        distinct_pair: DistinctPair = False,
     ):
-        where = POLICY_PARAMS
-        check_device(device, where)
-        check_strategy(self.strategy, csym_sample, where)
-        self.zeta_const = self._constant_zeta(zeta, where)
+        network = Network(width, depth, init, lr, train_steps, episode_length, device)
+        check_strategy(self.strategy, csym_sample, POLICY_PARAMS)
+        self.zeta_const = self._constant_zeta(zeta, POLICY_PARAMS)
         d, T = int(problem["dimension"]), problem.horizon
         D = d if feature_dim is None else feature_dim
-        configure_torch()
         self.rng, self.a, self.lam, self.epsilon = rng, float(a), lam, epsilon
         self.gram_mode, self.csym_sample = gram, csym_sample
         self.refit_theta, self.newton_steps, self.backprop = refit_theta, newton_steps, backprop
         self.device, self.distinct_pair = device, distinct_pair
         gen = generator_from(rng)
         self.dtype = PRECISIONS[precision]
-        self.net = MLP(d, width, depth, init, gen, where, outputs=D, output_relu=True, dtype=self.dtype)
+        self.net = network.mlp(d, gen, outputs=D, output_relu=True, dtype=self.dtype)
         theta0 = (torch.randn(D, generator=gen, dtype=torch.float64) / math.sqrt(D)).to(self.dtype)  # eq. 3
         self.last = slice(self.net.n_params, None)  # theta within [W; theta]
-        self.trainer = Trainer(
-            torch.cat([self.net.theta0, theta0]),
-            lam=lam,
-            lr=lr,
-            steps=train_steps,
-            every=episode_length,
-            penalised=self.last,
-            where=where,
-        )
+        self.trainer = network.trainer(torch.cat([self.net.theta0, theta0]), lam, penalised=self.last)
         self.theta0 = theta0.numpy().astype(np.float64)
         self.gram = InverseGram(D, lam, keep_matrix=False)  # V_0 = lam I
         self.x_first = torch.zeros(T, d, dtype=self.dtype)
@@ -286,8 +278,7 @@ class _NeuralLinearDueling(Policy):
 
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
-        check_network(values, output_relu=True)
-        check_device(values["device"], POLICY_PARAMS)
+        Network.check(values, output_relu=True)
         cls._constant_zeta(values["zeta"], POLICY_PARAMS)
 
     @classmethod

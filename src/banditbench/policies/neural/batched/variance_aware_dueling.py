@@ -1,6 +1,6 @@
 """The seed-batched engine of NVLDB / NLDB: :class:`BatchedNeuralLinearDueling`.
 
-Reference: ``banditbench.policies.neural.variance_dueling._NeuralLinearDueling`` (NVLDB/NLDB).  Must
+Reference: ``banditbench.policies.neural.variance_aware_dueling._NeuralLinearDueling`` (NVLDB/NLDB).  Must
 match: in float64 the same pairs up to near ties (rel 1e-6); in float32 the mean regret over 8 seeds
 within 35 %; a seed's file bit-identical alone and in a block.  Checked by: the NVLDB tests of
 ``tests/policies/neural/batched/test_batched_neural.py``.
@@ -13,14 +13,14 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from ....api import BatchedPolicy, Policy
+from ....api import Policy
 from ....errors import Diverged
 from ....feedback import PreferenceFeedback
 from ...pair_selection import pair_widths, select_pair
 from . import ops as B
 
 
-class BatchedNeuralLinearDueling(BatchedPolicy):
+class BatchedNeuralLinearDueling(B.NetworkBlock):
     """Algorithm 1 for a block of S seeds in lockstep (:mod:`.batched`): the batched mirror of
     :class:`_NeuralLinearDueling`, line for line.
 
@@ -43,14 +43,11 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
     of its own class)."""
 
     def __init__(self, policies: Sequence[Policy]):
-        first = policies[0]
-        self.policies = list(policies)
-        self.S = S = len(policies)
-        self.device = dev = torch.device(first.device)
-        self.dtype, self.net = first.dtype, first.net
-        self.gram_mode = first.gram_mode
+        super().__init__(policies)
+        first, S, dev = policies[0], self.S, self.device
+        self.dtype, self.gram_mode = first.dtype, first.gram_mode
         self.refit_theta, self.newton_steps = first.refit_theta, first.newton_steps
-        self.lam, self.trainer, self.last = first.lam, first.trainer, first.last
+        self.lam, self.last = first.lam, first.last
         # per member (the family's lockstep variants, ``SeedBatched.family``): the pair rule and its settings
         # (read on the host from each member's policy), eq. 5's weighting and its floor, the weighted loss
         self.variance_aware = torch.tensor([p.variance_aware for p in policies], device=dev)
@@ -62,11 +59,7 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
         D = len(first.theta0)
         d_in = self.net.shapes[0][1]
         f = dict(device=dev)
-        self.params = torch.stack([p.trainer.current for p in policies]).to(dev).clone()
-        self.centre = torch.stack([p.trainer.centre for p in policies]).to(dev)
         self.theta0 = torch.from_numpy(np.stack([p.theta0 for p in policies])).to(dev)  # float64
-        self.m, self.v = torch.zeros_like(self.params), torch.zeros_like(self.params)
-        self.k = torch.zeros(S, dtype=torch.int64, **f)
         self.inverse = torch.eye(D, dtype=torch.float64, **f).repeat(S, 1, 1) / self.lam  # V_0^{-1}
         self.reset_inverse = np.linalg.inv(self.lam * np.eye(D))  # gram: reset
         self.x_first = torch.zeros(S, T, d_in, dtype=self.dtype, **f)  # embedded arms
@@ -128,7 +121,7 @@ class BatchedNeuralLinearDueling(BatchedPolicy):
         for _ in range(self.trainer.steps):
             grad = self._gradient(self.params, x, labels, w)
             grad[:, last] += lam * (self.params[:, last] - self.centre[:, last])
-            B.adam_step(self.params, grad, self.m, self.v, self.k, self.trainer.lr, mask)
+            self.adam_step(grad, mask)
         if self.refit_theta:
             X = self._pair_features(self.params, n).double()
             theta = B.fit_logistic(

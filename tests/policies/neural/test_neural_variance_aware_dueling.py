@@ -14,7 +14,7 @@ from banditbench.feedback import PreferenceFeedback
 from banditbench.numerics.sigmoid import sigmoid
 from banditbench.policies.neural.nets import MLP, generator_from
 from banditbench.policies.neural.training import Trainer
-from banditbench.policies.neural.variance_dueling import NLDBUcbAsym, NVLDBTsOsym, NVLDBUcbAsym
+from banditbench.policies.neural.variance_aware_dueling import NLDBUcbAsym, NVLDBTsOsym, NVLDBUcbAsym
 from banditbench.policies.pair_selection import candidates, pair_scores, pair_widths, select_pair
 from banditbench.simulation.job import run_cell
 from conftest import ROOT
@@ -199,7 +199,7 @@ def test_default_v_is_algorithm_1s_accumulated_matrix():
 def test_constant_weight_control_keeps_its_weight_in_the_loss_the_refit_and_v(monkeypatch):
     """NLDB with ``zeta = 0.5``: every weight 1/zeta^2 is 4 — in V (eq. 6), in the Adam steps' loss and in
     the Newton refit of line 10 — whatever the outcomes; NVLDB refuses a constant zeta."""
-    from banditbench.policies.neural import variance_dueling as vd
+    from banditbench.policies.neural import variance_aware_dueling as vd
 
     refit_weights, grad_weights = [], []
     real_fit, real_grad = vd.fit_logistic, vd._NeuralLinearDueling._gradient
@@ -408,16 +408,18 @@ def test_job_sources_of_the_new_modules():
     """NVLDB jobs depend on the shared neural code and the selection rules, not on seed 000's modules;
     NDB jobs on seed 000's machinery; the linear baselines on no torch module."""
     nvldb = {p.name for p in registry.job_sources("synthetic_dueling", "nvldb_ts_osym")}
-    assert {"variance_dueling.py", "nets.py", "training.py", "pair_selection.py", "linalg.py"} <= nvldb
+    assert {"variance_aware_dueling.py", "nets.py", "training.py", "pair_selection.py", "linalg.py"} <= nvldb
     assert not {"delayed_dueling.py", "delayed_labels.py", "neural_dueling.py"} & nvldb
     nvldb_paths = {
         p.relative_to(registry.PACKAGE_DIR).as_posix()
         for p in registry.job_sources("synthetic_dueling", "nvldb_ts_osym")
     }
-    assert "policies/neural/batched/variance_dueling.py" in nvldb_paths
-    assert "policies/neural/batched/delayed_dueling.py" not in nvldb_paths
+    assert {"policies/neural/variance_aware_dueling.py", "policies/neural/batched/variance_aware_dueling.py"} <= (
+        nvldb_paths
+    )
+    assert not {"policies/variance_aware_dueling.py", "policies/neural/batched/delayed_dueling.py"} & nvldb_paths
     ndb = {p.name for p in registry.job_sources("synthetic_dueling", "ndb_ts")}
-    assert {"neural_dueling.py", "delayed_dueling.py", "nets.py"} <= ndb and "variance_dueling.py" not in ndb
+    assert {"neural_dueling.py", "delayed_dueling.py", "nets.py"} <= ndb and "variance_aware_dueling.py" not in ndb
     for name in ("colstim", "maxinp"):
         paths = registry.job_sources("synthetic_dueling", name)
         assert not any("neural" in p.parts for p in paths)
