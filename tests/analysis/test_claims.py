@@ -178,6 +178,12 @@ def test_the_claims_command_prints_the_table(tmp_path, capsys):
     )
     assert err.strip() == "Claims: 1 supported, 1 not run, 1 untestable"
     assert list(pd.read_csv(tmp_path / "c.csv")["verdict"]) == ["supported", "not run", "untestable"]
+    differences = tmp_path / "c.differences.csv"
+    assert main(["claims", str(config), "--results", str(tmp_path / "results"), "--differences", str(differences)]) == 0
+    capsys.readouterr()
+    written = pd.read_csv(differences)
+    assert list(written.columns) == ["claim", "seed", "difference"] and len(written) == 200
+    assert list(written["seed"]) == list(range(200)) and written["difference"].mean() == pytest.approx(-6, abs=0.1)
     tables = read_tables(["duel", "other"], tmp_path / "results/c")
     assert tables["other"] is None and len(tables["duel"]) == 400
     assert markdown(evaluate(load_grid(_config()).claims, tables, 0.05)).startswith("Claims: 1 supported")
