@@ -159,7 +159,9 @@ def outside_range(series: dict[str, np.ndarray], ranges: dict[str, tuple[float, 
         slack = RANGE_TOLERANCE * max(hi - lo, 1.0)
         bad = np.flatnonzero((values < lo - slack) | (values > hi + slack))
         if len(bad):
-            wrong.append(f"round {bad[0] + 1}'s {name} {float(values[bad[0]])!r} is outside its declared [{lo:g}, {hi:g}]")
+            wrong.append(
+                f"round {bad[0] + 1}'s {name} {float(values[bad[0]])!r} is outside its declared [{lo:g}, {hi:g}]"
+            )
     return wrong
 
 
