@@ -209,8 +209,11 @@ def test_until_decided_adds_seeds_only_to_undecided_claims_and_reuses_finished_o
     experiment = config["experiments"]["duel"]
     experiment.update(horizon=60, table_horizons=[60], seeds=3, seeds_per_job=3, paired=False)
     experiment["delays"] = {"none": {"kind": "none"}}
+    # the separating claim opts into the Gaussian t-CS (it decides within 8 seeds; the betting CS on the range of
+    # 60 rounds' regret would need more): this test is about the looks, test_sequential about the intervals
+    reason = "the looks' mechanics under test"
     config["claims"] = {
-        "ldb_beats_random": {**CLAIMS["ldb_beats_random"], "delay": "none"},
+        "ldb_beats_random": {**CLAIMS["ldb_beats_random"], "delay": "none", "method": "gaussian-t", "reason": reason},
         "twins_differ": {"paper": "-", "where": "-", "quote": "two copies of one policy differ",
                          "experiment": "duel", "metric": "cumulative_regret", "a": "random", "b": "twin",
                          "relation": "less"},
@@ -398,9 +401,10 @@ def test_the_per_seed_differences_of_every_judged_claim_in_seed_order():
 
 
 def test_until_decided_reads_every_verdict_at_the_last_look(tmp_path, monkeypatch):
-    """The looks (Snakemake replaced by a table that shows the seeds the look asked for): the claim that
-    separates is decided at look 3 of 5 and the identical twins run to the cap; both verdicts are read at the last
-    look, on all the seeds their comparison has then (the running intersection over every seed)."""
+    """The looks (Snakemake replaced by a table that holds, as a sliced run's does, only the algorithms the look ran,
+    at the seeds it asked for): the claim that separates is decided at look 3 of 5, the identical twins run to the
+    cap; both verdicts are read at the last look, each on all the seeds its comparison has (the decided claim's
+    algorithms keep the seeds of the last table that had them)."""
     import yaml
 
     from banditbench.analysis import claims as module
@@ -416,17 +420,23 @@ def test_until_decided_reads_every_verdict_at_the_last_look(tmp_path, monkeypatc
     })  # fmt: skip
     config["experiments"]["duel"]["algorithms"]["twin2"] = {"policy": "random_pair"}
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    shown = {"seeds": 3}
-    monkeypatch.setattr(module, "read_tables", lambda names, folder: {"duel": full[full.seed < shown["seeds"]]})
-    monkeypatch.setattr(
-        module._Looks, "run_snakemake", lambda self, grow, *args: shown.update(seeds=self.seeds["duel"])
-    )
+    shown = {"seeds": 3, "algorithms": {"ldb", "random", "twin", "twin2"}}
+
+    def read_tables(names, folder):
+        return {"duel": full[(full.seed < shown["seeds"]) & full.algorithm.isin(shown["algorithms"])]}
+
+    def run_snakemake(self, grow, open_claims, *args):
+        algorithms = {s.algorithm for c in open_claims for s in (c.a, c.b)}
+        shown.update(seeds=self.seeds["duel"], algorithms=algorithms)
+
+    monkeypatch.setattr(module, "read_tables", read_tables)
+    monkeypatch.setattr(module._Looks, "run_snakemake", run_snakemake)
     lines = []
     results = module.until_decided(tmp_path / "c.yaml", n, 60, results_dir=tmp_path / "results", say=lines.append)
     decided = [int(re.match(r"look \d+: (\d) of 2", line).group(1)) for line in lines]
     assert decided == [0, 0, 1, 1, 1] and results.attrs["seeds"] == {"duel": n} and results.attrs["looks"] == 5
     rows = results.set_index("claim")
-    assert rows.loc["separates", "verdict"] == "supported" and rows.loc["separates", "n"] == n
+    assert rows.loc["separates", "verdict"] == "supported" and rows.loc["separates", "n"] == 120  # decided at 120
     assert rows.loc["twins", "verdict"] == "not separated" and rows.loc["twins", "n"] == n
     differences = results.attrs["differences"]
-    assert len(differences) == 2 * n and list(differences["seed"][:3]) == [0, 1, 2]
+    assert len(differences) == 120 + n and list(differences["seed"][:3]) == [0, 1, 2]

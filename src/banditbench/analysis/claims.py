@@ -82,11 +82,23 @@ def differences(claim: Claim, table: pd.DataFrame | Mapping[tuple, pd.Series]) -
     return paired(claim, cells).to_numpy()
 
 
-def differences_table(claims: Mapping[str, Claim], tables: Mapping[str, pd.DataFrame | None]) -> pd.DataFrame:
+#: an experiment's per-seed table, or its :func:`cell_values`, or None where it has no results yet
+Tables = Mapping[str, "pd.DataFrame | Mapping[tuple, pd.Series] | None"]
+
+
+def _indexed(tables: Tables) -> dict[str, Mapping[tuple, pd.Series]]:
+    return {
+        name: cell_values(table) if isinstance(table, pd.DataFrame) else table
+        for name, table in tables.items()
+        if table is not None
+    }
+
+
+def differences_table(claims: Mapping[str, Claim], tables: Tables) -> pd.DataFrame:
     """Every testable claim's per-seed differences (:data:`DIFFERENCE_COLUMNS`: claim id, seed, ``A - B``), each
     claim's rows in seed order: what its verdict was read from, so that it can be re-judged or calibrated
     (``banditbench claims calibrate``) without re-simulating."""
-    indexed = {name: cell_values(table) for name, table in tables.items() if table is not None}
+    indexed = _indexed(tables)
     frames = []
     for claim in claims.values():
         if claim.untestable or claim.skipped or claim.experiment not in indexed:
@@ -114,10 +126,11 @@ def judge(claim: Claim, d: np.ndarray, alpha: float) -> dict:
     }  # fmt: skip
 
 
-def evaluate(claims: Mapping[str, Claim], tables: Mapping[str, pd.DataFrame | None], alpha: float) -> pd.DataFrame:
-    """One row per claim (:data:`COLUMNS`); ``tables`` maps an experiment to its per-seed table (None: not run)."""
+def evaluate(claims: Mapping[str, Claim], tables: Tables, alpha: float) -> pd.DataFrame:
+    """One row per claim (:data:`COLUMNS`); ``tables`` maps an experiment to its per-seed table or its
+    :func:`cell_values` (None: not run)."""
     rows = []
-    indexed = {name: cell_values(table) for name, table in tables.items() if table is not None}
+    indexed = _indexed(tables)
     for claim in claims.values():
         row = {
             "claim": claim.id, "paper": claim.paper, "where": claim.where, "quote": claim.quote,
@@ -287,9 +300,7 @@ def until_decided(
     grid, cpu0, look = looks.grid, resource.getrusage(resource.RUSAGE_CHILDREN), 0
     while True:
         look += 1
-        tables = read_tables(grid.claim_experiments(), Path(results_dir) / looks.run)
-        tables.update({name: None for name in looks.rebuild})
-        looks.rebuild = set()
+        tables = looks.read(results_dir)
         results = evaluate(grid.claims, tables, grid.claims_alpha)
         open_claims = [
             grid.claims[cid]
@@ -314,10 +325,12 @@ def until_decided(
 
 class _Looks:
     """The state of :func:`until_decided` between looks: the config, its grid, the looks' run, the seeds per
-    experiment, and the experiments whose tables must first be rebuilt for their starting seeds."""
+    experiment, the experiments whose tables must first be rebuilt for their starting seeds, and every cell's
+    values so far (:meth:`read`)."""
 
     def __init__(self, config, grid, run: str, env: dict, seeds: dict[str, int], rebuild: set[str]):
         self.config, self.grid, self.run, self.env, self.seeds, self.rebuild = config, grid, run, env, seeds, rebuild
+        self.cells: dict[str, dict[tuple, pd.Series]] = {}
 
     @classmethod
     def start(cls, config_path, results_dir, only_experiments, only_algorithms, start_seeds) -> "_Looks":
@@ -345,6 +358,18 @@ class _Looks:
             seeds = {name: min(n, start_seeds) for name, n in seeds.items()}
             rebuild = set(grid.claim_experiments())
         return cls(config, grid, run, env, seeds, rebuild)
+
+    def read(self, results_dir) -> dict[str, dict | None]:
+        """Each claim experiment's cells (:func:`cell_values`) as of this look, None where it has no results yet: a
+        look's table holds only the algorithms that look ran (a sliced config), so each cell keeps its values from
+        the last table that had it (the cells of a decided claim's algorithms stop growing there)."""
+        tables = read_tables(self.grid.claim_experiments(), Path(results_dir) / self.run)
+        tables.update({name: None for name in self.rebuild})
+        self.rebuild = set()
+        for name, table in tables.items():
+            if table is not None:
+                self.cells.setdefault(name, {}).update(cell_values(table))
+        return {name: self.cells.get(name) for name in tables}
 
     def grow(self, open_claims, tables, max_seeds: int, step: int) -> set[str]:
         """The experiments the next look runs (none: the looking ends): those of open claims without results
