@@ -7,6 +7,9 @@ CS (PrPl-EB) and, for reference, the Gaussian t-CS (which does not use the range
 
     .venv/bin/python benchmarks/claims_widths.py --repetitions 200
 
+and ``--seed-001-calibration 2000`` instead calibrates (:mod:`banditbench.analysis.calibrate`) seed 001's 24 measured
+NVLDB - NLDB pairs, each method's false-separation rates of a zero mean under looks up to 10, 40 and 200 seeds.
+
 Shapes, on the range [-1, 1] (width W = 2): normal differences whose standard deviation is 0.03 %, 0.5 % and 2 %
 of W (the 25th, 50th and 90th percentiles over the committed docs/runs claims, their Gaussian half-widths read
 back to a standard deviation, on the ranges the environments declare), 10 % of W (a noisy per-round metric), and
@@ -61,11 +64,45 @@ def widths(x: np.ndarray, method: str, truncation: float = 0.5, alpha: float = 0
     return out
 
 
+def seed_001_calibration(resamples: int) -> None:
+    """``banditbench claims calibrate`` on seed 001's measured Statlog differences (24 NVLDB - NLDB pairs: four
+    Statlog readings x six variants, per-round average regret at T = 200, 20 seeds, range [-s, s]), under looks up
+    to 10, 40 and 200 seeds: each method's false-separation rates over the pairs."""
+    from banditbench.analysis.calibrate import calibrate
+
+    data = pd.read_csv(ROOT / "docs/papers/seed-001-measured.csv")
+    data = data[(data.metric == "per_round_average_regret") & data.experiment.str.startswith("vdb_uci_statlog")]
+    s = math.log(0.7 / 0.3)
+    claims, differences = [], []
+    for experiment, rows in data.groupby("experiment"):
+        table = rows.pivot_table(index="seed", columns="algorithm", values="value")
+        for variant in [c.removeprefix("NVLDB-") for c in table.columns if c.startswith("NVLDB-")]:
+            d = (table[f"NVLDB-{variant}"] - table[f"NLDB-{variant}"]).dropna()
+            claim = f"{experiment}: {variant}"
+            claims.append({"claim": claim, "alpha": 0.05, "method": "", "range_low": -s, "range_high": s})
+            differences += [{"claim": claim, "seed": int(k), "difference": float(v)} for k, v in d.items()]
+    tolerance = 0.05 + 3 * math.sqrt(0.05 * 0.95 / resamples)
+    for n_max in (10, 40, 200):
+        rates = calibrate(pd.DataFrame(claims), pd.DataFrame(differences), n_max, resamples)
+        for method in sequential.METHODS:
+            r = rates[method]
+            print(
+                f"up to {n_max} seeds, {method}: mean {r.mean():.4f}, max {r.max():.4f}, "
+                f"{int((r > tolerance).sum())} of {len(r)} pairs above {tolerance:.4f}"
+            )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repetitions", type=int, default=200)
     parser.add_argument("--seed", type=int, default=47)
+    parser.add_argument(
+        "--seed-001-calibration", type=int, metavar="RESAMPLES", help="instead, calibrate seed 001's 24 pairs"
+    )
     args = parser.parse_args(argv)
+    if args.seed_001_calibration:
+        seed_001_calibration(args.seed_001_calibration)
+        return 0
     rng = np.random.default_rng(args.seed)
     methods = [
         ("betting, c = 1/2", sequential.BETTING, 0.5),
