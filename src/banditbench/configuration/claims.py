@@ -25,7 +25,10 @@ value at another delay, budget or horizon), and the relation claimed for ``A - B
 Each seed's difference ``d_s = A_s - B_s`` pairs the same seed of both sides (same environment draws,
 same delays: :mod:`banditbench.configuration.comparisons`), and :mod:`banditbench.analysis.claims`
 judges the mean with an anytime-valid interval, so that adding seeds until a verdict is reached keeps
-its error rate (``claims_alpha``, default 0.05 per claim).  Every name is checked before any job; an
+its error rate (``claims_alpha``, default 0.05 per claim).  The interval is distribution-free on the range of
+``A - B`` that the environment's declared metric range gives (:func:`metric_range`; a claim's ``bounds`` replace
+it), with the claim's ``method`` (default ``betting``); ``method: gaussian-t`` needs a ``reason``, and a metric
+whose environment declares no range is refused unless the claim states ``bounds`` or opts into it.  Every name is checked before any job; an
 error names ``claims.<id>.<key>``.  A claim whose experiment or algorithm a slicing key cut is dropped
 with it (:mod:`banditbench.configuration.slicing`).
 """
