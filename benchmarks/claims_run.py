@@ -1,4 +1,6 @@
-"""A claims run for the docs: ``banditbench claims CONFIG --until-decided`` recorded as ``docs/runs/NAME.{csv,json}``.
+"""A claims run for the docs: ``banditbench claims CONFIG --until-decided`` recorded as ``docs/runs/NAME.{csv,json}``,
+with each claim's per-seed paired differences in ``docs/runs/NAME.differences.csv`` (claim, seed, difference; what
+``banditbench claims calibrate NAME`` resamples, and what any verdict can be re-judged from without re-simulating).
 
 The docs show a committed run with the marker ``<!-- claims run: NAME -->`` (docs/hooks.py renders the CSV), so
 the claims tables on the pages are generated from a named run, never typed::
@@ -26,7 +28,7 @@ RUNS = Path(__file__).resolve().parents[1] / "docs" / "runs"
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("name", help="the run's name: docs/runs/<name>.{csv,json}")
+    parser.add_argument("name", help="the run's name: docs/runs/<name>.{csv,differences.csv,json}")
     parser.add_argument("config")
     parser.add_argument("--max-seeds", type=int, required=True)
     parser.add_argument("--step", type=int, default=4)
@@ -50,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     state = git_state(Path.cwd())
     RUNS.mkdir(exist_ok=True)
     results.to_csv(RUNS / f"{args.name}.csv", index=False)
+    results.attrs["differences"].to_csv(RUNS / f"{args.name}.differences.csv", index=False)
     meta = {
         "command": command,
         "recorded_by": "benchmarks/claims_run.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])),
@@ -62,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpu_s": round(results.attrs["cpu_s"], 1),
     }
     (RUNS / f"{args.name}.json").write_text(json.dumps(meta, indent=2) + "\n")
-    print(f"wrote {RUNS / args.name}.csv and .json ({meta['looks']} looks)")
+    print(f"wrote {RUNS / args.name}.csv, .differences.csv and .json ({meta['looks']} looks)")
     return 0
 
 

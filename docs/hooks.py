@@ -616,7 +616,8 @@ def parameter_types_table() -> str:
 
 #: where a page shows a committed claims run (:func:`claims_run`): ``<!-- claims run: default -->``
 CLAIMS_RUN = re.compile(r"<!-- claims run: ([\w.-]+) -->")
-#: the committed claims runs: ``<name>.csv`` (``banditbench claims --csv``) and ``<name>.json`` (how it was made)
+#: the committed claims runs: ``<name>.csv`` (``banditbench claims --csv``), ``<name>.json`` (how it was made) and
+#: ``<name>.differences.csv`` (the per-seed differences, :mod:`banditbench.analysis.calibrate`)
 CLAIMS_RUNS = Path(__file__).resolve().parent / "runs"
 
 
@@ -635,6 +636,12 @@ def claims_run(name: str) -> str:
         f"seeds per experiment: {seeds}; {meta['cpu_s']:.0f} s of CPU in the Snakemake runs). From the committed "
         f"`docs/runs/{name}.csv`."
     )
+    if not (CLAIMS_RUNS / f"{name}.differences.csv").is_file():  # recorded before the runs kept them
+        head += (
+            " Recorded before the distribution-free default (Claims, The verdict): its rows use the "
+            "Gaussian t-CS, each verdict is the one of the look that decided it, and it keeps no per-seed "
+            "differences; it is to be re-recorded."
+        )
     return head + "\n\n" + markdown(results)
 
 

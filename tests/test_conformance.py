@@ -11,7 +11,7 @@ import pytest
 from banditbench import registry
 from banditbench.api import INTERFACES, BatchedPolicy, Policy, SeedBatched
 from banditbench.cli import main
-from banditbench.conformance import DESCRIBED, bad_values, check_policy
+from banditbench.conformance import DESCRIBED, RANGES, bad_values, check_policy
 from banditbench.params import Doc, Positive
 from banditbench.policies.lipschitz import DelayedZooming
 from banditbench.policies.neural.logistic import NeuralLogUCB1
@@ -28,6 +28,7 @@ def test_every_registered_algorithm_passes_the_conformance_checks(policy):
         "late and lost feedback",
         "bad parameters refused",
         DESCRIBED,
+        RANGES,
     } <= names
     cls = registry.get("policy", policy).load()
     assert ("a seed's result does not depend on its block" in names) == ("seed-batched" in cls.engines)
@@ -185,6 +186,31 @@ def test_each_check_fails_on_the_policy_that_breaks_it(broken, cls, check, detai
     if cls not in (_Batched, _OffByOne):  # (the environment cannot play a missing arm in any run)
         # the other checks still pass (an unannotated parameter has no description either)
         assert list(failed) == [check] + ([DESCRIBED] if cls is _Unannotated else [])
+
+
+def test_a_metric_outside_the_environments_declared_range_fails_the_check(broken, monkeypatch):
+    """The environment, not the policy, keeps the metrics: an environment whose declared range is narrower than what
+    it records fails every policy's run on it, naming the metric and round."""
+    from banditbench.envs.dueling import SyntheticDueling
+
+    narrow = {"regret": (0.0, 1e-3), "self_duel": (0.0, 1.0)}
+    monkeypatch.setattr(SyntheticDueling, "metric_ranges", classmethod(lambda cls, values: narrow))
+    failed = _failed(broken(_Dueller))
+    assert (
+        list(failed) == [RANGES]
+        and "'s regret " in failed[RANGES]
+        and "outside its declared [0, 0.001]" in failed[RANGES]
+    )
+
+
+def test_metrics_without_a_declared_range_are_named_and_pass(broken, monkeypatch):
+    from banditbench.envs.dueling import SyntheticDueling
+
+    monkeypatch.setattr(SyntheticDueling, "metric_ranges", classmethod(lambda cls, values: {}))
+    outcome = next(o for o in check_policy(broken(_Dueller), horizon=10) if o.check == RANGES)
+    assert outcome.passed and "no range declared for ['regret', 'average_regret', 'weak_regret', 'self_duel']" in (
+        outcome.detail
+    )
 
 
 def test_bad_values_are_of_the_wrong_type_or_just_outside_the_range():

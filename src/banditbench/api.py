@@ -134,6 +134,11 @@ class Problem:
             raise KeyError(f"the environment does not publish {key!r}; it publishes {sorted(self.info)}") from None
 
 
+#: how far, relative to a declared metric range's width, a recorded value may lie outside it (the rounding of the
+#: metric's arithmetic): the conformance check allows it and a claim's range of ``A - B`` is widened by it
+RANGE_TOLERANCE = 1e-9
+
+
 class Environment(abc.ABC):
     """A bandit environment.
 
@@ -224,6 +229,17 @@ class Environment(abc.ABC):
         """A lower bound on the bytes of the arrays this environment allocates for a run of ``horizon``
         rounds (those whose size the config fixes); checked against ``resources.mem_mb``."""
         return 0
+
+    @classmethod
+    def metric_ranges(cls, values: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+        """The range ``(lo, hi)`` of every round's value of each metric of ``metrics`` that the parameters alone
+        bound (``values``, as for :meth:`known_facts`; no data): ``regret`` of a utility in ``[0, 1]`` duelled
+        twice lies in ``(0.0, 2.0)``.  A claim's interval is distribution-free on the range of ``A - B`` these
+        give (:mod:`banditbench.configuration.claims`), and the conformance checks fail a run that records a
+        value outside (:mod:`banditbench.conformance`).  A metric left out has no declared range (e.g. a cost
+        with Gaussian noise): a claim on it is refused unless it opts into the Gaussian t interval
+        (``method: gaussian-t`` with a ``reason``).  Default: none declared."""
+        return {}
 
     def summary(self) -> dict[str, float]:
         """Scalar facts about the whole run (e.g. a stopping time), stored with the result."""

@@ -13,9 +13,9 @@ Run one cell of a config interactively (progress bar on a terminal)::
         --algorithm ldb_df --delay geometric_mean50_M20 --seed 0
 
 Run the conformance checks every algorithm passes (:mod:`banditbench.conformance`: same seed, same
-bytes; actions in the action space; late and lost feedback; bad parameters refused; a seed's result
-independent of its block; an engine's decisions the reference loop's) on one registered policy, or on
-all of them; exit 1 when one fails::
+bytes; actions in the action space; late and lost feedback; metrics in their declared ranges; bad parameters
+refused; a seed's result independent of its block; an engine's decisions the reference loop's) on one registered
+policy, or on all of them; exit 1 when one fails::
 
     banditbench check nvldb_ucb_asym
     banditbench check --all
@@ -336,11 +336,12 @@ def _check(args) -> int:
 def _claims(args) -> int:
     from pathlib import Path
 
-    from .analysis.claims import brief, counts_line, evaluate, markdown, read_tables, until_decided
+    from .analysis.claims import brief, counts_line, differences_table, evaluate, markdown, read_tables, until_decided
     from .configuration.grid import load_config_file, load_grid
 
-    if args.csv:
-        _output_file(args.csv, "--csv", folder_must_exist=True)
+    for option in ("csv", "differences"):
+        if getattr(args, option):
+            _output_file(getattr(args, option), f"--{option}", folder_must_exist=True)
     if args.until_decided:
         if args.max_seeds is None:
             raise ConfigError("claims --until-decided needs --max-seeds")
@@ -378,12 +379,39 @@ def _claims(args) -> int:
                 f"{folder}: no such folder: run {run!r} of {args.config} has no results under {args.results} "
                 f"(run `snakemake --configfile {args.config}` first, or give --results)"
             )
-        results = evaluate(grid.claims, read_tables(grid.claim_experiments(), folder), grid.claims_alpha)
+        tables = read_tables(grid.claim_experiments(), folder)
+        results = evaluate(grid.claims, tables, grid.claims_alpha)
+        results.attrs["differences"] = differences_table(grid.claims, tables)
     print((brief if args.brief else markdown)(results), end="")
     if args.csv:
         results.to_csv(Path(args.csv), index=False)
+    if args.differences:
+        results.attrs["differences"].to_csv(Path(args.differences), index=False)
     print(counts_line(results), file=sys.stderr)
     return 0
+
+
+def _claims_calibrate(args) -> int:
+    from .analysis.calibrate import calibrate_run
+
+    print(calibrate_run(args.run, args.runs, args.resamples, args.seed)[1], end="")
+    return 0
+
+
+def _claims_calibrate_parser() -> argparse.ArgumentParser:
+    """``banditbench claims calibrate RUN`` (a parser of its own: ``claims`` takes a config as its first word)."""
+    cal = argparse.ArgumentParser(
+        prog="banditbench claims calibrate",
+        description="false-separation rate of each claim of a committed claims run, per method: its per-seed "
+        "differences recentred to a zero mean and resampled under the run's look schedule "
+        "(banditbench.analysis.calibrate)",
+    )
+    cal.add_argument("run", help="the run's name: RUNS/RUN.{json,csv,differences.csv} (benchmarks/claims_run.py)")
+    cal.add_argument("--runs", default="docs/runs", help="the folder of the committed runs (default docs/runs)")
+    cal.add_argument("--resamples", type=_count(10, "--resamples"), default=2000, help="per claim (default 2000)")
+    cal.add_argument("--seed", type=_count(0, "--seed"), default=0, help="of the resampling (default 0)")
+    cal.set_defaults(func=_claims_calibrate, command="claims calibrate")
+    return cal
 
 
 def _new_algorithm(args) -> int:
@@ -398,6 +426,30 @@ def _new_algorithm(args) -> int:
     test, config = (shlex.quote(str(p)) for p in paths[1:])
     print(f"next: pytest {test}   (then: snakemake --cores 2 --configfile {config})")
     return 0
+
+
+#: ``banditbench claims --help``: what a verdict says and how it is reached (docs/claims.md)
+CLAIMS_HELP = """judge the config's claims on the results (docs/claims.md)
+
+Each claim compares A with B on one experiment; its per-seed differences A - B (the seeds both have, in seed
+order) are judged with an anytime-valid confidence sequence for their mean, at the error rate claims_alpha (the
+config key, default 0.05, per claim), read on the running intersection of its intervals over all the seeds:
+  supported       the interval lies on the claimed side of 0
+  contradicted    it lies on the other side
+  not separated   it contains 0 ('detectable' is its half-width)
+  not run         no results, or fewer than two paired seeds
+  untestable      the grids cannot test it (the reason is given)
+The interval (the row's method): by default the betting (hedged-capital) confidence sequence on the range of
+A - B that the environment's declared metric range gives (horizon x per-round range for a cumulative metric),
+valid for any distribution there; a claim may name method: empirical-bernstein, or method: gaussian-t with a
+reason (it assumes Gaussian differences; the row names it). With --until-decided, seeds are added to the
+undecided claims' cells look by look until each is decided or has --max-seeds; every verdict is read at the last
+look, which the intersection keeps valid. The family_wise column: Holm's step-down over each paper's claims of
+the table, on the anytime p-values.
+
+banditbench claims calibrate RUN [--resamples N] [--runs DIR]: for a committed run (docs/runs/RUN.json, .csv,
+.differences.csv), each claim's false-separation rate per method, its differences recentred to a zero mean and
+resampled under the run's look schedule."""
 
 
 def _add_run_one(sub) -> None:
@@ -544,6 +596,8 @@ def _add_claims(sub) -> None:
         "claims",
         help="judge the config's claims on the results (anytime-valid paired intervals); "
         "--until-decided adds seeds until each is decided",
+        description=CLAIMS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     cl.add_argument("config", help="config file (YAML) with a claims section")
     cl.add_argument(
@@ -553,6 +607,9 @@ def _add_claims(sub) -> None:
         "--until-decided, its looks' tables go to results/<run>.claims/)",
     )
     cl.add_argument("--csv", help="also write every field to this CSV file")
+    cl.add_argument(
+        "--differences", help="also write each claim's per-seed differences A - B (claim, seed, difference) to this CSV"
+    )
     cl.add_argument("--brief", action="store_true", help="one line per claim, without the quoted sentences")
     cl.add_argument(
         "--until-decided",
@@ -618,7 +675,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    calibrate = argv[:2] == ["claims", "calibrate"]
+    args = _claims_calibrate_parser().parse_args(argv[2:]) if calibrate else build_parser().parse_args(argv)
     try:
         return args.func(args)
     except ConfigError as exc:

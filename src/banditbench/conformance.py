@@ -8,6 +8,10 @@
   knapsack environment's null action; a point of the unit cube, a number in one dimension);
 * ``late and lost feedback`` — a run whose feedback arrives late and partly never (a geometric delay
   cut by a window) plays every round and logs finite metrics;
+* ``metrics in their declared ranges`` — every round's value of every metric the environment declares a range
+  for (:meth:`~banditbench.api.Environment.metric_ranges`, the ranges the claims' distribution-free intervals
+  rest on) lies in it, up to :data:`~banditbench.api.RANGE_TOLERANCE` times its width (at least 1: rounding);
+  metrics without a declared range are named;
 * ``bad parameters refused`` — for every parameter, a value of the wrong type, and a number outside
   a declared range, is refused before any run, the message naming ``policy.params.<key>``;
 * ``every parameter has a description`` — every parameter's annotation carries a non-empty
@@ -47,7 +51,7 @@ import numpy as np
 
 from . import params as param_checks
 from . import registry
-from .api import ENGINES
+from .api import ENGINES, RANGE_TOLERANCE
 from .errors import POLICY_PARAMS, ConfigError
 from .interfaces import INTERFACES, Interface
 from .simulation.job import SEED_BATCHED, engine, run_block, run_cell
@@ -146,6 +150,33 @@ def _late_and_lost(policy: str, horizon: int) -> Outcome:
     )
 
 
+def outside_range(series: dict[str, np.ndarray], ranges: dict[str, tuple[float, float]]) -> list[str]:
+    """Each metric of ``series`` with a value outside its declared range (beyond :data:`~banditbench.api.RANGE_TOLERANCE`),
+    naming the first such round."""
+    wrong = []
+    for name, (lo, hi) in ranges.items():
+        values = np.asarray(series.get(name, ()), dtype=float)
+        slack = RANGE_TOLERANCE * max(hi - lo, 1.0)
+        bad = np.flatnonzero((values < lo - slack) | (values > hi + slack))
+        if len(bad):
+            wrong.append(
+                f"round {bad[0] + 1}'s {name} {float(values[bad[0]])!r} is outside its declared [{lo:g}, {hi:g}]"
+            )
+    return wrong
+
+
+def _in_declared_ranges(policy: str, horizon: int) -> Outcome:
+    cell = cell_for(policy, horizon)
+    env_cls = registry.get("environment", cell["environment"]["name"]).load()
+    ranges = env_cls.metric_ranges(registry.values(env_cls, cell["environment"]["params"]))
+    series = run_cell(cell)[0]
+    wrong = outside_range(series, ranges)
+    undeclared = [m for m in series if m not in ranges]
+    found = ", ".join(f"{m} in [{lo:g}, {hi:g}]" for m, (lo, hi) in ranges.items()) or "no ranges declared"
+    found += f"; no range declared for {undeclared}" if undeclared else ""
+    return Outcome(RANGES, not wrong, "; ".join(wrong) if wrong else found)
+
+
 def _members(hint: Any) -> list[Any]:
     origin = typing.get_origin(hint)
     return (
@@ -207,6 +238,7 @@ def _block_independent(policy: str, horizon: int) -> Outcome | None:
     return Outcome(BLOCK, not differ, f"{differ} differ" if differ else "seed 1 alone and in a block of 2")
 
 
+RANGES = "metrics in their declared ranges"
 BLOCK = "a seed's result does not depend on its block"
 DESCRIBED = "every parameter has a description"
 ENGINE = "engine matches the reference"
@@ -297,6 +329,7 @@ CHECKS: tuple[tuple[str, Callable[[str, int], Outcome | None]], ...] = (
     ("same seed, same bytes", _same_bytes),
     ("actions in the action space", _actions_in_space),
     ("late and lost feedback", _late_and_lost),
+    (RANGES, _in_declared_ranges),
     ("bad parameters refused", _bad_parameters),
     (DESCRIBED, _described),
     (BLOCK, _block_independent),

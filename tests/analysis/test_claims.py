@@ -52,6 +52,10 @@ def test_claims_resolve_with_their_defaults():
     assert claims["no_data"].untestable == "not public" and claims["no_data"].a is None
     assert grid.claim_experiments() == ["duel"]
     assert from_params(as_params(claims, 0.05)) == (claims, 0.05)
+    # the default interval: the betting CS on the range of A - B that synthetic_dueling's regret in [0, 4] gives
+    assert beats.method == "betting" and beats.reason == ""
+    assert beats.bounds == pytest.approx((-160.0, 160.0), rel=1e-8)  # cumulative regret at T = 40 on both sides
+    assert grows.bounds == pytest.approx((-80.0, 160.0), rel=1e-8)  # at T = 40 against at T = 20
 
 
 @pytest.mark.parametrize("change, message", [
@@ -69,6 +73,9 @@ def test_claims_resolve_with_their_defaults():
     ({"value": 1.0}, r"^claims\.ldb_beats_random\.value: a constant B takes no b"),
     ({"b": "ldb"}, r"^claims\.ldb_beats_random: A and B are the same results"),
     ({"bounds": [1, -1]}, r"^claims\.ldb_beats_random\.bounds: must be two finite numbers lo < hi"),
+    ({"method": "gaussian-t"}, r"^claims\.ldb_beats_random\.reason: method gaussian-t assumes Gaussian differences"),
+    ({"reason": "why"}, r"^claims\.ldb_beats_random\.reason: only method gaussian-t takes a reason"),
+    ({"method": "bootstrap"}, r"claims\.ldb_beats_random\.method: 'bootstrap' is not one of"),
     ({"relation": "fewer"}, r"claims\.ldb_beats_random\.relation: 'fewer' is not one of"),
     ({"untestable": "why", "a": "ldbb"}, r"^claims\.ldb_beats_random\.a: 'ldbb' is not an algorithm"),
     ({"quote": None}, r"claims\.ldb_beats_random: 'quote' is a required property"),
@@ -107,8 +114,10 @@ def _table(values: dict[tuple[str, str, int], list[float]]) -> pd.DataFrame:
 
 
 def test_verdicts_follow_the_paired_differences():
+    """On the betting CS over the declared range of A - B ([-160, 160] for cumulative regret at T = 40): 200 seeds
+    separate a difference of 5 (its half-width is about 2.4 W / n)."""
     rng = np.random.default_rng(0)
-    n = 30
+    n = 200
     ldb = rng.normal(10, 1, n)
     table = _table({
         ("ldb", "none", 40): ldb, ("random", "none", 40): ldb + 5 + rng.normal(0, 0.5, n),
@@ -120,6 +129,9 @@ def test_verdicts_follow_the_paired_differences():
     results = evaluate(grid.claims, {"duel": table}, 0.05).set_index("claim")
     assert results.loc["ldb_beats_random", "verdict"] == "supported" and results.loc["ldb_beats_random", "n"] == n
     assert results.loc["ldb_beats_random", "high"] < 0
+    row = results.loc["ldb_beats_random"]
+    assert row["method"] == "betting CS (hedged capital) on [-160, 160]"
+    assert (row["range_low"], row["range_high"]) == pytest.approx((-160.0, 160.0), rel=1e-8)
     assert results.loc["random_grows", "verdict"] == "supported"
     assert results.loc["no_data", "verdict"] == "untestable" and results.loc["no_data", "reason"] == "not public"
     # the other side: contradicted; no difference: not separated, with the detectable effect
@@ -151,23 +163,29 @@ def test_the_claims_command_prints_the_table(tmp_path, capsys):
     import yaml
 
     rng = np.random.default_rng(1)
-    ldb = rng.normal(10, 1, 20)
+    ldb = rng.normal(10, 1, 200)
     (tmp_path / "results/c/tables").mkdir(parents=True)  # the tables of config c.yaml's run
-    _table({("ldb", "none", 40): ldb, ("random", "none", 40): ldb + 4 + rng.normal(0, 0.3, 20)}).to_parquet(
+    _table({("ldb", "none", 40): ldb, ("random", "none", 40): ldb + 6 + rng.normal(0, 0.3, 200)}).to_parquet(
         tmp_path / "results/c/tables/duel.parquet"
     )
     config = tmp_path / "c.yaml"
     config.write_text(yaml.safe_dump(_config(), sort_keys=False))
     assert main(["claims", str(config), "--results", str(tmp_path / "results"), "--csv", str(tmp_path / "c.csv")]) == 0
     out, err = capsys.readouterr()
-    assert re.search(r"\| ldb_beats_random \| 000 \| Sec\. 5 \| \*\*supported\*\* \| ldb < random .*n = 20", out)
+    assert re.search(r"\| ldb_beats_random \| 000 \| Sec\. 5 \| \*\*supported\*\* \| ldb < random .*n = 200", out)
     assert (
         "| random_grows | 000 | Sec. 5 | **not run** |" in out and "no results yet" not in out.split("random_grows")[0]
     )
     assert err.strip() == "Claims: 1 supported, 1 not run, 1 untestable"
     assert list(pd.read_csv(tmp_path / "c.csv")["verdict"]) == ["supported", "not run", "untestable"]
+    differences = tmp_path / "c.differences.csv"
+    assert main(["claims", str(config), "--results", str(tmp_path / "results"), "--differences", str(differences)]) == 0
+    capsys.readouterr()
+    written = pd.read_csv(differences)
+    assert list(written.columns) == ["claim", "seed", "difference"] and len(written) == 200
+    assert list(written["seed"]) == list(range(200)) and written["difference"].mean() == pytest.approx(-6, abs=0.1)
     tables = read_tables(["duel", "other"], tmp_path / "results/c")
-    assert tables["other"] is None and len(tables["duel"]) == 40
+    assert tables["other"] is None and len(tables["duel"]) == 400
     assert markdown(evaluate(load_grid(_config()).claims, tables, 0.05)).startswith("Claims: 1 supported")
     assert main(["claims", str(config), "--results", str(tmp_path / "results"), "--only-experiments", "dual"]) == 2
     assert "only_experiments: 'dual' is not an experiment of this config" in capsys.readouterr().err
@@ -191,8 +209,11 @@ def test_until_decided_adds_seeds_only_to_undecided_claims_and_reuses_finished_o
     experiment = config["experiments"]["duel"]
     experiment.update(horizon=60, table_horizons=[60], seeds=3, seeds_per_job=3, paired=False)
     experiment["delays"] = {"none": {"kind": "none"}}
+    # the separating claim opts into the Gaussian t-CS (it decides within 8 seeds; the betting CS on the range of
+    # 60 rounds' regret would need more): this test is about the looks, test_sequential about the intervals
+    reason = "the looks' mechanics under test"
     config["claims"] = {
-        "ldb_beats_random": {**CLAIMS["ldb_beats_random"], "delay": "none"},
+        "ldb_beats_random": {**CLAIMS["ldb_beats_random"], "delay": "none", "method": "gaussian-t", "reason": reason},
         "twins_differ": {"paper": "-", "where": "-", "quote": "two copies of one policy differ",
                          "experiment": "duel", "metric": "cumulative_regret", "a": "random", "b": "twin",
                          "relation": "less"},
@@ -309,10 +330,113 @@ def test_an_evaluated_claim_carries_its_anytime_pvalue():
     from banditbench.analysis.sequential import anytime_pvalue
 
     rng = np.random.default_rng(0)
-    ldb = rng.normal(10, 1, 30)
-    table = _table({("ldb", "none", 40): ldb, ("random", "none", 40): ldb + 5 + rng.normal(0, 0.5, 30)})
-    row = evaluate(load_grid(_config()).claims, {"duel": table}, 0.05).set_index("claim").loc["ldb_beats_random"]
-    assert row["p_anytime"] == pytest.approx(
-        anytime_pvalue(differences(load_grid(_config()).claims["ldb_beats_random"], table))
-    )
-    assert row["p_anytime"] < 1e-6 and row["family_wise"] == "supported"
+    ldb = rng.normal(10, 1, 200)
+    table = _table({("ldb", "none", 40): ldb, ("random", "none", 40): ldb + 8 + rng.normal(0, 0.5, 200)})
+    claim = load_grid(_config()).claims["ldb_beats_random"]
+    row = evaluate({claim.id: claim}, {"duel": table}, 0.05).set_index("claim").loc["ldb_beats_random"]
+    d = differences(claim, table)
+    assert row["p_anytime"] == pytest.approx(anytime_pvalue(d, method="betting", bounds=claim.bounds, alpha=0.05))
+    assert row["p_anytime"] < 0.01 and row["family_wise"] == "supported"
+
+
+def test_the_range_of_a_minus_b_follows_from_the_metric_the_statistic_and_the_horizons():
+    """synthetic_dueling (linear utility, sphere theta): regret in [0, 4], weak regret in [0, 2], self-duels in
+    [0, 1] per round; a cumulative statistic scales with its horizon, a running average does not."""
+    against_a_value = {k: v for k, v in CLAIMS["ldb_beats_random"].items() if k != "b"}
+    claims = {
+        "per_round": {**CLAIMS["ldb_beats_random"], "metric": "per_round_self_duel"},
+        "against_a_value": {**against_a_value, "value": 10.0, "horizon": 20},
+        "weak": {**CLAIMS["ldb_beats_random"], "metric": "cumulative_weak_regret", "horizon": 20},
+        "stated": {**CLAIMS["ldb_beats_random"], "bounds": [-30, 10]},
+    }
+    grid = load_grid(_config(claims))
+    ranges = {cid: c.bounds for cid, c in grid.claims.items()}
+    assert ranges["per_round"] == pytest.approx((-1.0, 1.0), rel=1e-8)
+    assert ranges["against_a_value"] == pytest.approx((-10.0, 70.0), rel=1e-8)  # 20 rounds of [0, 4], minus 10
+    assert ranges["weak"] == pytest.approx((-40.0, 40.0), rel=1e-8)
+    assert ranges["stated"] == (-30.0, 10.0)  # the claim's own bounds replace the derived range
+
+
+def test_a_metric_without_a_declared_range_needs_bounds_or_the_gaussian_opt_in(monkeypatch):
+    from banditbench.envs.dueling import SyntheticDueling
+
+    monkeypatch.setattr(SyntheticDueling, "metric_ranges", classmethod(lambda cls, values: {"self_duel": (0.0, 1.0)}))
+    with pytest.raises(ConfigError, match=(
+        r"^claims\.ldb_beats_random\.metric: environment 'synthetic_dueling' declares no range for the per-round "
+        r"metric of 'cumulative_regret' \(Environment\.metric_ranges; declared: \['self_duel'\]\)"
+    )):  # fmt: skip
+        load_grid(_config())
+    reason = "each seed's cumulative regret sums 40 rounds; read as Gaussian"
+    claims = {"ldb_beats_random": {**CLAIMS["ldb_beats_random"], "method": "gaussian-t", "reason": reason}}
+    claim = load_grid(_config(claims)).claims["ldb_beats_random"]
+    assert (claim.method, claim.reason, claim.bounds) == ("gaussian-t", reason, None)
+    rng = np.random.default_rng(2)
+    ldb = rng.normal(10, 1, 10)
+    table = _table({("ldb", "none", 40): ldb, ("random", "none", 40): ldb + 5 + rng.normal(0, 0.5, 10)})
+    row = evaluate({claim.id: claim}, {"duel": table}, 0.05).iloc[0]
+    assert row["verdict"] == "supported" and row["method"] == f"Gaussian t-CS (opt-in: {reason})"
+    assert np.isnan(row["range_low"]) and row["p_anytime"] < 0.05
+    assert f"Gaussian t-CS (opt-in: {reason})" in markdown(evaluate({claim.id: claim}, {"duel": table}, 0.05))
+
+
+def test_differences_outside_the_range_are_not_judged_and_say_why():
+    claims = {"ldb_beats_random": {**CLAIMS["ldb_beats_random"], "bounds": [-1, 1]}}
+    grid = load_grid(_config(claims))
+    table = _table({("ldb", "none", 40): [1.0, 2.0, 3.0], ("random", "none", 40): [9.0, 9.0, 9.0]})
+    row = evaluate(grid.claims, {"duel": table}, 0.05).set_index("claim").loc["ldb_beats_random"]
+    assert row["verdict"] == "not run" and "outside the declared bounds (-1.0, 1.0)" in row["reason"]
+    assert row["reason"].endswith("the range of A - B does not hold")
+
+
+def test_the_per_seed_differences_of_every_judged_claim_in_seed_order():
+    from banditbench.analysis.claims import DIFFERENCE_COLUMNS, differences_table
+
+    grid = load_grid(_config())
+    table = _table({("ldb", "none", 40): [1.0, 2.0, 3.0], ("random", "none", 40): [1.5, 1.0, 4.0]})
+    out = differences_table(grid.claims, {"duel": table})
+    assert list(out.columns) == list(DIFFERENCE_COLUMNS)
+    # random_grows has no seeds at T = 20 here; no_data is untestable
+    assert out.to_dict("list") == {"claim": ["ldb_beats_random"] * 3, "seed": [0, 1, 2], "difference": [-0.5, 1, -1]}
+    assert differences_table(grid.claims, {"duel": None}).empty
+
+
+def test_until_decided_reads_every_verdict_at_the_last_look(tmp_path, monkeypatch):
+    """The looks (Snakemake replaced by a table that holds, as a sliced run's does, only the algorithms the look ran,
+    at the seeds it asked for): the claim that separates is decided at look 3 of 5, the identical twins run to the
+    cap; both verdicts are read at the last look, each on all the seeds its comparison has (the decided claim's
+    algorithms keep the seeds of the last table that had them)."""
+    import yaml
+
+    from banditbench.analysis import claims as module
+
+    rng = np.random.default_rng(3)
+    n = 240
+    ldb, random = rng.normal(10, 1, n), rng.normal(10, 1, n)
+    full = _table({("ldb", "none", 40): ldb, ("random", "none", 40): ldb + 8 + rng.normal(0, 0.5, n),
+                   ("twin", "none", 40): random, ("twin2", "none", 40): random + rng.normal(0, 0.5, n)})  # fmt: skip
+    config = _config({
+        "separates": {**CLAIMS["ldb_beats_random"], "delay": "none"},
+        "twins": {**CLAIMS["ldb_beats_random"], "a": "twin", "b": "twin2", "delay": "none"},
+    })  # fmt: skip
+    config["experiments"]["duel"]["algorithms"]["twin2"] = {"policy": "random_pair"}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    shown = {"seeds": 3, "algorithms": {"ldb", "random", "twin", "twin2"}}
+
+    def read_tables(names, folder):
+        return {"duel": full[(full.seed < shown["seeds"]) & full.algorithm.isin(shown["algorithms"])]}
+
+    def run_snakemake(self, grow, open_claims, *args):
+        algorithms = {s.algorithm for c in open_claims for s in (c.a, c.b)}
+        shown.update(seeds=self.seeds["duel"], algorithms=algorithms)
+
+    monkeypatch.setattr(module, "read_tables", read_tables)
+    monkeypatch.setattr(module._Looks, "run_snakemake", run_snakemake)
+    lines = []
+    results = module.until_decided(tmp_path / "c.yaml", n, 60, results_dir=tmp_path / "results", say=lines.append)
+    decided = [int(re.match(r"look \d+: (\d) of 2", line).group(1)) for line in lines]
+    assert decided == [0, 0, 1, 1, 1] and results.attrs["seeds"] == {"duel": n} and results.attrs["looks"] == 5
+    rows = results.set_index("claim")
+    assert rows.loc["separates", "verdict"] == "supported" and rows.loc["separates", "n"] == 120  # decided at 120
+    assert rows.loc["twins", "verdict"] == "not separated" and rows.loc["twins", "n"] == n
+    differences = results.attrs["differences"]
+    assert len(differences) == 120 + n and list(differences["seed"][:3]) == [0, 1, 2]

@@ -1,16 +1,19 @@
 """The claims report: every claim of the config (:mod:`banditbench.configuration.claims`) judged on the results.
 
 For a claim on experiment E the per-seed table ``results/<run>/tables/E.parquet`` (:mod:`banditbench.analysis.seedtable`)
-gives A's and B's metric per seed; the seeds both have are paired, ``d_s = A_s - B_s`` (or ``A_s - value``),
-and :func:`banditbench.analysis.sequential.verdict` judges the mean with an anytime-valid interval at the
-config's ``claims_alpha``: *supported* (the interval lies on the claimed side of 0), *contradicted* (on
-the other side) or *not separated* (it contains 0; ``detectable`` is the interval's half-width, the smallest
-effect these seeds could have separated).  The interval stays valid however many times seeds were added
-before this look (``banditbench claims --until-decided``).  Claims that cannot be tested say why
-(``untestable``), as do claims whose results are missing (``not run``).
+gives A's and B's metric per seed; the seeds both have are paired, ``d_s = A_s - B_s`` (or ``A_s - value``), in
+increasing seed order (the order ``--until-decided`` adds them), and :func:`banditbench.analysis.sequential.verdict`
+judges the mean at the config's ``claims_alpha`` on the running intersection of the claim's confidence sequence
+over all its seeds: by default the distribution-free betting CS on the range of ``A - B`` that the environment's
+declared metric range gives (the claim's ``method`` and ``bounds`` may say otherwise; a Gaussian t-CS is an opt-in
+with a reason, named in the row's ``method``).  *supported*: the interval lies on the claimed side of 0;
+*contradicted*: on the other side; *not separated*: it contains 0 (``detectable`` is its half-width, the smallest
+effect these seeds could have separated).  The interval stays valid however the seeds were added and whenever the
+looking stopped (``banditbench claims --until-decided``).  Claims that cannot be tested say why (``untestable``), as
+do claims whose results are missing (``not run``).
 
 One row per claim, written as ``results/<run>/claims/claims.csv`` (every field), ``.md`` (the table people read)
-and ``.html`` (the report's Claims page).
+and ``.html`` (the report's Claims page); :func:`differences_table` gives the per-seed differences behind them.
 """
 
 from __future__ import annotations
@@ -31,8 +34,10 @@ VERDICTS = ("supported", "contradicted", "not separated", "not run", "untestable
 #: the CSV's columns
 COLUMNS = (
     "claim", "paper", "where", "quote", "experiment", "comparison", "verdict", "n", "mean", "low", "high",
-    "detectable", "alpha", "method", "p_anytime", "family_wise", "reason",
+    "detectable", "alpha", "method", "range_low", "range_high", "p_anytime", "family_wise", "reason",
 )  # fmt: skip
+#: the columns of the per-seed differences (:func:`differences_table`), rows in each claim's seed order
+DIFFERENCE_COLUMNS = ("claim", "seed", "difference")
 
 
 #: the columns that name one cell's metric at one horizon in a per-seed table
@@ -54,10 +59,9 @@ def cell_values(table: pd.DataFrame) -> dict[tuple, pd.Series]:
     }
 
 
-def differences(claim: Claim, table: pd.DataFrame | Mapping[tuple, pd.Series]) -> np.ndarray:
-    """The claim's paired differences ``A_s - B_s``, seeds in increasing order (the order they are added), from
-    an experiment's per-seed table or its :func:`cell_values`."""
-    cells = cell_values(table) if isinstance(table, pd.DataFrame) else table
+def paired(claim: Claim, cells: Mapping[tuple, pd.Series]) -> pd.Series:
+    """The claim's paired differences ``A_s - B_s`` indexed by seed, increasing (the order they are added), from
+    an experiment's :func:`cell_values`."""
     empty = pd.Series(dtype=float)
 
     def values(side: Side) -> pd.Series:
@@ -65,16 +69,68 @@ def differences(claim: Claim, table: pd.DataFrame | Mapping[tuple, pd.Series]) -
 
     a = values(claim.a)
     if claim.b.value is not None:
-        return (a - claim.b.value).to_numpy()
+        return a - claim.b.value
     b = values(claim.b)
     seeds = a.index.intersection(b.index)
-    return (a.loc[seeds] - b.loc[seeds]).to_numpy()
+    return a.loc[seeds] - b.loc[seeds]
 
 
-def evaluate(claims: Mapping[str, Claim], tables: Mapping[str, pd.DataFrame | None], alpha: float) -> pd.DataFrame:
-    """One row per claim (:data:`COLUMNS`); ``tables`` maps an experiment to its per-seed table (None: not run)."""
+def differences(claim: Claim, table: pd.DataFrame | Mapping[tuple, pd.Series]) -> np.ndarray:
+    """The claim's paired differences ``A_s - B_s``, seeds in increasing order (the order they are added), from
+    an experiment's per-seed table or its :func:`cell_values`."""
+    cells = cell_values(table) if isinstance(table, pd.DataFrame) else table
+    return paired(claim, cells).to_numpy()
+
+
+#: an experiment's per-seed table, or its :func:`cell_values`, or None where it has no results yet
+Tables = Mapping[str, "pd.DataFrame | Mapping[tuple, pd.Series] | None"]
+
+
+def _indexed(tables: Tables) -> dict[str, Mapping[tuple, pd.Series]]:
+    return {
+        name: cell_values(table) if isinstance(table, pd.DataFrame) else table
+        for name, table in tables.items()
+        if table is not None
+    }
+
+
+def differences_table(claims: Mapping[str, Claim], tables: Tables) -> pd.DataFrame:
+    """Every testable claim's per-seed differences (:data:`DIFFERENCE_COLUMNS`: claim id, seed, ``A - B``), each
+    claim's rows in seed order: what its verdict was read from, so that it can be re-judged or calibrated
+    (``banditbench claims calibrate``) without re-simulating."""
+    indexed = _indexed(tables)
+    frames = []
+    for claim in claims.values():
+        if claim.untestable or claim.skipped or claim.experiment not in indexed:
+            continue
+        d = paired(claim, indexed[claim.experiment])
+        frames.append(pd.DataFrame({"claim": claim.id, "seed": d.index.astype(int), "difference": d.to_numpy()}))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(DIFFERENCE_COLUMNS))
+
+
+def judge(claim: Claim, d: np.ndarray, alpha: float) -> dict:
+    """A testable claim's fields on its differences ``d`` (at least 2): the verdict of its method on the running
+    intersection, the interval, the range of ``A - B`` and the anytime p-value; differences outside the range
+    (an environment that breaks its declared metric range, or a claim's wrong ``bounds``) are *not run*, saying so."""
+    lo, hi = claim.bounds if claim.bounds is not None else (np.nan, np.nan)
+    fields = {"n": len(d), "range_low": lo, "range_high": hi, "reason": claim.note}
+    try:
+        v = verdict(d, claim.relation, alpha, claim.bounds, method=claim.method or None, reason=claim.reason)
+        p = anytime_pvalue(d, method=claim.method or None, bounds=claim.bounds, alpha=alpha)
+    except ValueError as err:
+        return {**fields, "verdict": "not run", "reason": f"{err}: the range of A - B does not hold"}
+    note = "; ".join(x for x in (v.note, claim.note) if x)
+    return {
+        **fields, "verdict": v.verdict, "mean": v.mean, "low": v.low, "high": v.high, "detectable": v.detectable,
+        "method": v.method, "p_anytime": p, "reason": note,
+    }  # fmt: skip
+
+
+def evaluate(claims: Mapping[str, Claim], tables: Tables, alpha: float) -> pd.DataFrame:
+    """One row per claim (:data:`COLUMNS`); ``tables`` maps an experiment to its per-seed table or its
+    :func:`cell_values` (None: not run)."""
     rows = []
-    indexed = {name: cell_values(table) for name, table in tables.items() if table is not None}
+    indexed = _indexed(tables)
     for claim in claims.values():
         row = {
             "claim": claim.id, "paper": claim.paper, "where": claim.where, "quote": claim.quote,
@@ -92,20 +148,15 @@ def evaluate(claims: Mapping[str, Claim], tables: Mapping[str, pd.DataFrame | No
             reason = "no results yet" if cells is None else f"{len(d)} paired seed(s) in the results; 2 are needed"
             rows.append({**row, "verdict": "not run", "n": len(d), "reason": reason})
             continue
-        v = verdict(d, claim.relation, alpha, claim.bounds)
-        p = anytime_pvalue(d) if claim.bounds is None else np.nan
-        rows.append({
-            **row, "verdict": v.verdict, "n": v.n, "mean": v.mean, "low": v.low, "high": v.high,
-            "detectable": v.detectable, "method": v.method, "p_anytime": p, "reason": claim.note,
-        })  # fmt: skip
+        rows.append({**row, **judge(claim, d, alpha)})
     return family_wise(pd.DataFrame(rows, columns=list(COLUMNS)))
 
 
 def family_wise(results: pd.DataFrame) -> pd.DataFrame:
-    """``family_wise``: each paper's claims judged together, Holm's step-down on their anytime p-values
-    (:func:`banditbench.analysis.sequential.holm`) at the claims' alpha: a claim keeps its verdict where Holm
-    rejects a zero mean (family-wise error <= alpha per paper), else *not separated*; empty for claims without
-    a p-value (untestable, not run, or judged with a bounded interval, for which Bonferroni's alpha/m applies)."""
+    """``family_wise``: each paper's claims of this table judged together, Holm's step-down on their anytime
+    p-values (:func:`banditbench.analysis.sequential.holm`) at the claims' alpha: a claim keeps its verdict where
+    Holm rejects a zero mean (family-wise error <= alpha over the paper's claims in this table), else *not
+    separated*; empty for claims without a p-value (untestable, not run)."""
     out = results.copy()
     out["family_wise"] = ""
     judged = out["p_anytime"].notna()
@@ -160,17 +211,23 @@ def markdown(results: pd.DataFrame) -> str:
             stats = r.reason
         else:
             stats = f"{_number(r.mean)} [{_number(r.low)}, {_number(r.high)}], n = {int(r.n)}"
+            method = str(getattr(r, "method", "") or "")
+            stats += f"; {method}" if method and not method.startswith("betting") else ""
         cells = [r.claim, r.paper, r.where, f"**{r.verdict}**", r.comparison, stats, _number(r.detectable), r.quote]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
     alpha = results["alpha"].iloc[0] if len(results) else 0.05
     lines += [
         "",
-        f"Each interval is an anytime-valid {100 * (1 - alpha):g} % confidence sequence for the mean paired difference "
-        f"A - B over seeds (banditbench.analysis.sequential: it stays valid when seeds are added until a verdict); "
+        f"Each interval is the running intersection, over the seeds so far, of an anytime-valid "
+        f"{100 * (1 - alpha):g} % confidence sequence for the mean paired difference A - B "
+        f"(banditbench.analysis.sequential): it stays valid however seeds were added and whenever the looking "
+        f"stopped, so the verdict is read at the last look. Unless a row names another method, it is the betting "
+        f"(hedged-capital) confidence sequence on the range of A - B that the environment's declared metric range "
+        f"gives, valid for any distribution there; a Gaussian t interval is a claim's opt-in, named with its reason. "
         f"supported: on the claimed side of 0; contradicted: on the other side; not separated: it contains 0, and "
         f"'detectable' is its half-width, the smallest difference these seeds could have separated. Error rate "
-        f"{alpha:g} per claim; the family-wise line judges each paper's claims together (Holm's step-down on the "
-        f"anytime-valid p-values: family-wise error <= {alpha:g} per paper; the CSV's family_wise column).",
+        f"{alpha:g} per claim; the family-wise line judges each paper's claims of this table together (Holm's "
+        f"step-down on the anytime-valid p-values: family-wise error <= {alpha:g}; the CSV's family_wise column).",
     ]
     return "\n".join(lines) + "\n"
 
@@ -202,72 +259,6 @@ def read_tables(experiments, results_dir: str | Path = "results") -> dict[str, p
 DECIDED = ("supported", "contradicted", "untestable")
 
 
-def _looks_run(config: dict, config_path: str | Path, results_dir: str | Path) -> tuple[str, dict]:
-    """The run the looks write their tables to, ``<config's run>.claims``, checked to belong to the config; and
-    the environment that names that owner to the looks' Snakemake runs."""
-    import json
-    import os
-
-    from ..configuration.runs import OWNER_VAR, check_owner, owner, run_name
-
-    # every look writes its tables to one run of its own, results/<config's run>.claims (given on the command
-    # line: the looks' slices differ, their namespace does not)
-    run = f"{run_name(config, [config_path], {})}.claims"
-    # the looks run sliced copies of the config: the run belongs to the config itself
-    looks_owner = owner([config_path], {})
-    check_owner(run, looks_owner, results_dir)
-    return run, {**os.environ, OWNER_VAR: json.dumps(looks_owner)}
-
-
-def _judge_look(grid, decided: dict[str, dict], tables) -> tuple[pd.DataFrame, list[Claim]]:
-    """One look: the claims not yet decided judged on ``tables`` (``decided`` gains the rows of those it decides),
-    the others keeping the row of the look that decided them; and the claims still open."""
-    pending = {cid: c for cid, c in grid.claims.items() if cid not in decided}
-    current = evaluate(pending, tables, grid.claims_alpha)
-    decided.update({r["claim"]: r for r in current.to_dict("records") if r["verdict"] in DECIDED})
-    rows = {**{r["claim"]: r for r in current.to_dict("records")}, **decided}
-    results = pd.DataFrame([rows[cid] for cid in grid.claims], columns=list(COLUMNS))
-    open_claims = [grid.claims[cid] for cid in grid.claims if cid not in decided and not grid.claims[cid].skipped]
-    return results, open_claims
-
-
-def _sliced_config(config: dict, open_claims: list[Claim], grow: set[str], seeds: dict[str, int], step: int) -> dict:
-    """The config of a look's run: only the experiments that grow, at their new seed counts, and only the
-    algorithms their open claims compare."""
-    algorithms = sorted(
-        {s.algorithm for c in open_claims if c.experiment in grow for s in (c.a, c.b) if s.algorithm is not None}
-    )
-    sliced = {**config, "only_experiments": sorted(grow), "only_algorithms": algorithms}
-    sliced["experiments"] = {
-        name: {**spec, "seeds": list(range(seeds[name])), "seeds_per_job": step} if name in grow else spec
-        for name, spec in config["experiments"].items()
-    }
-    sliced.pop("seeds", None)
-    return sliced
-
-
-def _run_look(look: int, sliced: dict, targets: list[str], run: str, cores: int, snakemake_args, env) -> None:
-    """Snakemake makes ``targets`` from the sliced config (written to a temporary file in the working directory)."""
-    import subprocess
-    import sys
-    import tempfile
-
-    import yaml
-
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", dir=".", prefix=".claims-look-", delete=False) as f:
-        yaml.safe_dump(sliced, f, sort_keys=False)
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "snakemake", *targets, "--cores", str(cores), "--configfile", f.name,
-             "--config", f"run={run}", *snakemake_args],
-            capture_output=True, text=True, env=env,
-        )  # fmt: skip
-    finally:
-        Path(f.name).unlink()
-    if done.returncode != 0:
-        raise RuntimeError(f"look {look}: snakemake failed:\n{(done.stdout + done.stderr)[-3000:]}")
-
-
 def until_decided(
     config_path: str | Path,
     max_seeds: int,
@@ -282,61 +273,141 @@ def until_decided(
 ) -> pd.DataFrame:
     """Add seeds to the cells of undecided claims until every claim is decided or has ``max_seeds`` seeds.
 
-    Each look reads the per-seed tables and judges every claim not yet decided (:func:`evaluate`; a claim's
-    verdict is the one of the look that decided it, where its looking stopped); the experiments of the
-    claims still *not separated* or *not run* get ``step`` more seeds (their total rounded up to a multiple of
-    ``step``, at most ``max_seeds``), and Snakemake runs just those experiments' simulations and tables, with
-    only the algorithms those claims compare (a sliced copy of the config: ``only_experiments`` and
-    ``only_algorithms``, and ``seeds_per_job = step``).  Finished seeds are reused (a seed's file does not
-    depend on the blocking), so the verdicts do not depend on how many looks were taken; the intervals
-    are anytime-valid, so the looks cost no error rate.  An experiment whose results are not there yet is first
-    run with its configured seeds; ``start_seeds`` starts every experiment at that many seeds instead (at most
-    its configured ones: a paper grid's 200 trials begun at 10), its tables rebuilt for them first.  ``only_experiments`` and ``only_algorithms`` restrict the looking to the claims of those experiments and
-    comparing only those algorithms (the slicing keys of the same names: a paper grid's cheap cells).  ``say`` gets one progress line per look.  The
-    table's ``attrs`` say how it was reached: ``looks``, ``seeds`` per experiment, ``cpu_s`` of the Snakemake runs.
+    The stopping rule.  Each look reads the per-seed tables and judges every claim (:func:`evaluate`) on the
+    running intersection of its confidence sequence over all its paired seeds so far; a claim is decided when
+    that interval lies on one side of 0 (or it is untestable).  The experiments of the claims still *not
+    separated* or *not run* get ``step`` more seeds (their total rounded up to a multiple of ``step``, at most
+    ``max_seeds``), and Snakemake runs just those experiments' simulations and tables, with only the algorithms
+    those claims compare (a sliced copy of the config: ``only_experiments`` and ``only_algorithms``, and
+    ``seeds_per_job = step``); the looking ends when no claim is open or every open claim's experiment has
+    ``max_seeds``.  The verdicts are those of the last look, each on all the seeds its comparison has then
+    (seeds added for other claims of the same algorithms included): the running intersection is a confidence
+    sequence too, valid at this data-dependent stopping time, and it only narrows, so a claim decided at an
+    earlier look keeps its side (unless the intersection empties, a miss of probability at most alpha, which
+    reads *not separated*).  Finished seeds are reused (a seed's file does not depend on the blocking).
+
+    An experiment whose results are not there yet is first run with its configured seeds; ``start_seeds`` starts
+    every experiment at that many seeds instead (at most its configured ones: a paper grid's 200 trials begun at
+    10), its tables rebuilt for them first.  ``only_experiments`` and ``only_algorithms`` restrict the looking to
+    the claims of those experiments and comparing only those algorithms (the slicing keys of the same names: a
+    paper grid's cheap cells).  ``say`` gets one progress line per look.  The table's ``attrs`` say how it was
+    reached: ``looks``, ``seeds`` per experiment, ``cpu_s`` of the Snakemake runs, and ``differences``, the
+    per-seed differences of the last look (:func:`differences_table`).
     """
     import resource
 
-    from ..configuration.grid import load_config_file, load_grid
-
-    config = load_config_file(config_path)
-    run, look_env = _looks_run(config, config_path, results_dir)
-    for key, names in (("only_experiments", only_experiments), ("only_algorithms", only_algorithms)):
-        if names:
-            config[key] = list(names)
-    grid = load_grid(config)
-    seeds = {name: len(exp.seeds) for name, exp in grid.experiments.items()}
-    rebuild = set()  # experiments whose tables must first be rebuilt for their starting seeds
-    if start_seeds is not None:
-        seeds = {name: min(n, start_seeds) for name, n in seeds.items()}
-        rebuild = set(grid.claim_experiments())
-    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    look = 0
-    decided: dict[str, dict] = {}  # a claim's row at the look that decided it: looking stops there
+    looks = _Looks.start(config_path, results_dir, only_experiments, only_algorithms, start_seeds)
+    grid, cpu0, look = looks.grid, resource.getrusage(resource.RUSAGE_CHILDREN), 0
     while True:
         look += 1
-        tables = read_tables(grid.claim_experiments(), Path(results_dir) / run)
-        tables.update({name: None for name in rebuild})
-        rebuild = set()
-        results, open_claims = _judge_look(grid, decided, tables)
+        tables = looks.read(results_dir)
+        results = evaluate(grid.claims, tables, grid.claims_alpha)
+        open_claims = [
+            grid.claims[cid]
+            for cid, v in zip(results["claim"], results["verdict"])
+            if v not in DECIDED and not grid.claims[cid].skipped
+        ]
         cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
         spent = max(0.0, cpu.ru_utime + cpu.ru_stime - cpu0.ru_utime - cpu0.ru_stime)
-        shown = ", ".join(f"{name} {seeds[name]}" for name in grid.claim_experiments())
+        shown = ", ".join(f"{name} {looks.seeds[name]}" for name in grid.claim_experiments())
         say(
             f"look {look}: {len(results) - len(open_claims)} of {len(results)} claims decided; "
             f"seeds: {shown}; CPU {spent:.0f} s"
         )
-        missing = {c.experiment for c in open_claims if tables[c.experiment] is None}
-        more = {c.experiment for c in open_claims if seeds[c.experiment] < max_seeds} - missing
-        grow = missing | more
+        grow = looks.grow(open_claims, tables, max_seeds, step)
         if not grow:
             break
-        for name in more:
-            seeds[name] = min(max_seeds, -(-(seeds[name] + 1) // step) * step)
-        targets = [f"{results_dir}/{run}/tables/{name}.parquet" for name in sorted(grow)]
-        _run_look(
-            look, _sliced_config(config, open_claims, grow, seeds, step), targets, run, cores, snakemake_args, look_env
-        )
-    results = family_wise(results)
-    results.attrs.update(looks=look, seeds={name: seeds[name] for name in grid.claim_experiments()}, cpu_s=spent)
+        looks.run_snakemake(grow, open_claims, step, cores, results_dir, snakemake_args, look)
+    seeds = {name: looks.seeds[name] for name in grid.claim_experiments()}
+    results.attrs.update(looks=look, seeds=seeds, cpu_s=spent, differences=differences_table(grid.claims, tables))
     return results
+
+
+class _Looks:
+    """The state of :func:`until_decided` between looks: the config, its grid, the looks' run, the seeds per
+    experiment, the experiments whose tables must first be rebuilt for their starting seeds, and every cell's
+    values so far (:meth:`read`)."""
+
+    def __init__(self, config, grid, run: str, env: dict, seeds: dict[str, int], rebuild: set[str]):
+        self.config, self.grid, self.run, self.env, self.seeds, self.rebuild = config, grid, run, env, seeds, rebuild
+        self.cells: dict[str, dict[tuple, pd.Series]] = {}
+
+    @classmethod
+    def start(cls, config_path, results_dir, only_experiments, only_algorithms, start_seeds) -> "_Looks":
+        import json
+        import os
+
+        from ..configuration.grid import load_config_file, load_grid
+        from ..configuration.runs import OWNER_VAR, check_owner, owner, run_name
+
+        config = load_config_file(config_path)
+        # every look writes its tables to one run of its own, results/<config's run>.claims (given on the command
+        # line: the looks' slices differ, their namespace does not)
+        run = f"{run_name(config, [config_path], {})}.claims"
+        # the looks run sliced copies of the config: the run belongs to the config itself
+        looks_owner = owner([config_path], {})
+        check_owner(run, looks_owner, results_dir)
+        env = {**os.environ, OWNER_VAR: json.dumps(looks_owner)}
+        for key, names in (("only_experiments", only_experiments), ("only_algorithms", only_algorithms)):
+            if names:
+                config[key] = list(names)
+        grid = load_grid(config)
+        seeds = {name: len(exp.seeds) for name, exp in grid.experiments.items()}
+        rebuild = set()
+        if start_seeds is not None:
+            seeds = {name: min(n, start_seeds) for name, n in seeds.items()}
+            rebuild = set(grid.claim_experiments())
+        return cls(config, grid, run, env, seeds, rebuild)
+
+    def read(self, results_dir) -> dict[str, dict | None]:
+        """Each claim experiment's cells (:func:`cell_values`) as of this look, None where it has no results yet: a
+        look's table holds only the algorithms that look ran (a sliced config), so each cell keeps its values from
+        the last table that had it (the cells of a decided claim's algorithms stop growing there)."""
+        tables = read_tables(self.grid.claim_experiments(), Path(results_dir) / self.run)
+        tables.update({name: None for name in self.rebuild})
+        self.rebuild = set()
+        for name, table in tables.items():
+            if table is not None:
+                self.cells.setdefault(name, {}).update(cell_values(table))
+        return {name: self.cells.get(name) for name in tables}
+
+    def grow(self, open_claims, tables, max_seeds: int, step: int) -> set[str]:
+        """The experiments the next look runs (none: the looking ends): those of open claims without results
+        yet, at their seeds, and those below ``max_seeds``, with ``step`` more."""
+        missing = {c.experiment for c in open_claims if tables[c.experiment] is None}
+        more = {c.experiment for c in open_claims if self.seeds[c.experiment] < max_seeds} - missing
+        for name in more:
+            self.seeds[name] = min(max_seeds, -(-(self.seeds[name] + 1) // step) * step)
+        return missing | more
+
+    def run_snakemake(self, grow, open_claims, step, cores, results_dir, snakemake_args, look: int) -> None:
+        """Snakemake on a sliced copy of the config: the ``grow`` experiments' tables at their seeds, with only
+        the algorithms the open claims compare; a failure raises ``RuntimeError`` with the output's tail."""
+        import subprocess
+        import sys
+        import tempfile
+
+        import yaml
+
+        algorithms = sorted(
+            {s.algorithm for c in open_claims if c.experiment in grow for s in (c.a, c.b) if s.algorithm is not None}
+        )
+        sliced = {**self.config, "only_experiments": sorted(grow), "only_algorithms": algorithms}
+        sliced["experiments"] = {
+            name: {**spec, "seeds": list(range(self.seeds[name])), "seeds_per_job": step} if name in grow else spec
+            for name, spec in self.config["experiments"].items()
+        }
+        sliced.pop("seeds", None)
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", dir=".", prefix=".claims-look-", delete=False) as f:
+            yaml.safe_dump(sliced, f, sort_keys=False)
+        try:
+            targets = [f"{results_dir}/{self.run}/tables/{name}.parquet" for name in sorted(grow)]
+            done = subprocess.run(
+                [sys.executable, "-m", "snakemake", *targets, "--cores", str(cores), "--configfile", f.name,
+                 "--config", f"run={self.run}", *snakemake_args],
+                capture_output=True, text=True, env=self.env,
+            )  # fmt: skip
+        finally:
+            Path(f.name).unlink()
+        if done.returncode != 0:
+            raise RuntimeError(f"look {look}: snakemake failed:\n{(done.stdout + done.stderr)[-3000:]}")

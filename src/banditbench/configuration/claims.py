@@ -25,7 +25,10 @@ value at another delay, budget or horizon), and the relation claimed for ``A - B
 Each seed's difference ``d_s = A_s - B_s`` pairs the same seed of both sides (same environment draws,
 same delays: :mod:`banditbench.configuration.comparisons`), and :mod:`banditbench.analysis.claims`
 judges the mean with an anytime-valid interval, so that adding seeds until a verdict is reached keeps
-its error rate (``claims_alpha``, default 0.05 per claim).  Every name is checked before any job; an
+its error rate (``claims_alpha``, default 0.05 per claim).  The interval is distribution-free on the range of
+``A - B`` that the environment's declared metric range gives (:func:`metric_range`; a claim's ``bounds`` replace
+it), with the claim's ``method`` (default ``betting``); ``method: gaussian-t`` needs a ``reason``, and a metric
+whose environment declares no range is refused unless the claim states ``bounds`` or opts into it.  Every name is checked before any job; an
 error names ``claims.<id>.<key>``.  A claim whose experiment or algorithm a slicing key cut is dropped
 with it (:mod:`banditbench.configuration.slicing`).
 """
@@ -77,7 +80,11 @@ class Claim:
     relation: str = ""
     a: Side | None = None
     b: Side | None = None
+    #: the range of ``A - B``: the claim's ``bounds``, else the one the environment's metric range gives
     bounds: tuple[float, float] | None = None
+    #: the interval (:data:`banditbench.analysis.sequential.METHODS`) and, for the Gaussian t-CS, why
+    method: str = ""
+    reason: str = ""
 
     def statement(self) -> str:
         """The comparison in words: ``ldb_df < ldb_ignore (cumulative_regret, T = 5000, delay ...)``."""
@@ -192,8 +199,74 @@ def _claim(cid: str, c: dict[str, Any], experiments: Mapping[str, Any], shortene
             raise ConfigError(
                 f"{where}: A and B are the same results ({a.algorithm}, delay {a.delay}, T = {a.horizon})"
             )
-    bounds = _bounds(c, where)
-    return Claim(cid, experiment=exp.name, metric=metric, relation=c["relation"], a=a, b=b, bounds=bounds, **text)
+    method, reason, bounds = _interval(c, exp, metric, a, b, where)
+    return Claim(
+        cid, experiment=exp.name, metric=metric, relation=c["relation"], a=a, b=b, bounds=bounds, method=method,
+        reason=reason, **text,
+    )  # fmt: skip
+
+
+def metric_range(exp: Any, metric: str, a: Side, b: Side) -> tuple[float, float] | None:
+    """The range of ``A - B`` that the environment's declared range ``[lo, hi]`` of the per-round metric gives
+    (:meth:`banditbench.api.Environment.metric_ranges`), None where it declares none: a ``cumulative_<m>`` at
+    horizon T lies in ``[T lo, T hi]``, a ``per_round_<m>`` (the running average) in ``[lo, hi]``, a constant B is
+    itself; so ``A - B`` lies in ``[A_lo - B_hi, A_hi - B_lo]``, widened by
+    :data:`~banditbench.api.RANGE_TOLERANCE` of its width for the rounding of the sums."""
+    from ..api import RANGE_TOLERANCE
+
+    cumulative = metric.startswith("cumulative_")
+    base = metric.removeprefix("cumulative_") if cumulative else metric.removeprefix("per_round_")
+    declared = exp.metric_ranges().get(base)
+    if declared is None or not all(math.isfinite(float(v)) for v in declared):
+        return None
+    lo, hi = float(declared[0]), float(declared[1])
+
+    def side(s: Side) -> tuple[float, float]:
+        if s.value is not None:
+            return s.value, s.value
+        scale = s.horizon if cumulative else 1
+        return scale * lo, scale * hi
+
+    (a_lo, a_hi), (b_lo, b_hi) = side(a), side(b)
+    low, high = a_lo - b_hi, a_hi - b_lo
+    pad = RANGE_TOLERANCE * max(high - low, 1.0)
+    return low - pad, high + pad
+
+
+def _interval(
+    c: Mapping[str, Any], exp: Any, metric: str, a: Side, b: Side, where: str
+) -> tuple[str, str, tuple[float, float] | None]:
+    """The claim's interval: its ``method`` (default :data:`~banditbench.analysis.sequential.DEFAULT_METHOD`), the
+    ``reason`` a Gaussian t interval needs, and the range of ``A - B`` (``bounds``, or the one the environment's
+    declared metric range gives, :func:`metric_range`); a bounded method without a range is refused."""
+    from ..analysis.sequential import DEFAULT_METHOD, GAUSSIAN
+
+    method = c.get("method", DEFAULT_METHOD)
+    reason = str(c.get("reason", "")).strip()
+    if method == GAUSSIAN and not reason:
+        raise ConfigError(
+            f"{key_path(where, 'reason')}: method {GAUSSIAN} assumes Gaussian differences; state why they are "
+            f"(the reason is printed on the claim's row)"
+        )
+    if reason and method != GAUSSIAN:
+        raise ConfigError(
+            f"{key_path(where, 'reason')}: only method {GAUSSIAN} takes a reason (this claim's: {method})"
+        )
+    if "bounds" in c:
+        lo, hi = (float(v) for v in c["bounds"])
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise ConfigError(f"{key_path(where, 'bounds')}: must be two finite numbers lo < hi, got {c['bounds']!r}")
+        return method, reason, (lo, hi)
+    bounds = metric_range(exp, metric, a, b)
+    if bounds is None and method != GAUSSIAN:
+        env = exp.spec["environment"]["name"]
+        raise ConfigError(
+            f"{key_path(where, 'metric')}: environment {env!r} declares no range for the per-round metric of "
+            f"{metric!r} (Environment.metric_ranges; declared: {sorted(exp.metric_ranges())}), and the "
+            f"{method} interval needs one: declare it, state the claim's bounds: [lo, hi], or give method: "
+            f"{GAUSSIAN} with a reason"
+        )
+    return method, reason, bounds
 
 
 def _check_sides(c: Mapping[str, Any], exp: Any, where: str) -> None:
@@ -211,16 +284,6 @@ def _check_sides(c: Mapping[str, Any], exp: Any, where: str) -> None:
         raise ConfigError(f"{key_path(where, 'value')}: must be a finite number, got {c['value']!r}")
     if not any(k in c for k in ("b", "value", "b_delay", "b_budget", "b_horizon")):
         raise ConfigError(f"{where}: nothing to compare A with: give b, value, b_delay, b_budget or b_horizon")
-
-
-def _bounds(c: Mapping[str, Any], where: str) -> tuple[float, float] | None:
-    """The claim's ``bounds`` on each seed's difference, two finite numbers lo < hi; None when it gives none."""
-    if "bounds" not in c:
-        return None
-    lo, hi = (float(v) for v in c["bounds"])
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ConfigError(f"{key_path(where, 'bounds')}: must be two finite numbers lo < hi, got {c['bounds']!r}")
-    return (lo, hi)
 
 
 def _check_metric(metric: str, exp: Any, where: str) -> None:

@@ -239,6 +239,12 @@ class Experiment:
                         f"{where}: experiment {self.name!r} has no {metric!r}{hint} (its {kind}: {list(names)})"
                     )
 
+    def metric_ranges(self) -> dict[str, tuple[float, float]]:
+        """The environment's declared range of each per-round metric under this experiment's parameters
+        (:meth:`banditbench.api.Environment.metric_ranges`)."""
+        env_cls = self.env_class()
+        return dict(env_cls.metric_ranges(registry.values(env_cls, self.spec["environment"].get("params", {}))))
+
     @property
     def resources(self) -> dict[str, int]:
         """Snakemake resources of the experiment's simulate jobs (``mem_mb``, ``runtime`` in minutes)."""

@@ -222,6 +222,11 @@ class ClassificationBandit(KeptRegretReward, _Classification):
         self._keep_truth(len(self.rows))
 
     @classmethod
+    def metric_ranges(cls, values: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+        """A reward of 0 or 1 and a regret in probability units: both in ``[0, 1]``."""
+        return {"regret": (0.0, 1.0), "reward": (0.0, 1.0)}
+
+    @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
         return super().memory_bytes(values, horizon) + 2 * 8 * horizon  # and its regret and reward
 
@@ -279,6 +284,11 @@ class ClassificationDueling(KeptDuelMetrics, DuelingEnvironment, _Classification
         self.scale, self.preference = float(utility_scale), preference
         self._index_utilities = (self.scale * np.arange(self.n_arms) / max(self.n_arms - 1, 1)).tolist()
         self._keep_truth(len(self.rows))
+
+    @classmethod
+    def utility_range(cls, values: Mapping[str, Any]) -> tuple[float, float]:
+        """Every preference model's utilities lie in ``[0, s]`` (``s = utility_scale``)."""
+        return 0.0, float(values["utility_scale"])
 
     @staticmethod
     def check_preference(preference: str, utility: str) -> None:

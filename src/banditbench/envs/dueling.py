@@ -121,6 +121,21 @@ class SyntheticDueling(KeptDuelMetrics, DuelingEnvironment):
         return {"dimension": values["dimension"], "n_arms": values["n_arms"]}
 
     @classmethod
+    def utility_range(cls, values: Mapping[str, Any]) -> tuple[float, float]:
+        """The arms have unit norm, so ``|theta^T x| <= ||theta|| = b``, with ``b = 1`` for a ``sphere`` theta
+        and ``sqrt(d)`` for a ``cube`` one: linear ``[-b, b]``, quadratic and quadratic_form ``[0, b^2]``, cubic
+        ``[-b^3, b^3]``, square ``[0, 10 b^2]``, cosine ``[-1, 1]``."""
+        b = 1.0 if values["theta_distribution"] == "sphere" else float(np.sqrt(values["dimension"]))
+        return {
+            "linear": (-b, b),
+            "quadratic": (0.0, b**2),
+            "cubic": (-(b**3), b**3),
+            "cosine": (-1.0, 1.0),
+            "square": (0.0, 10 * b**2),
+            "quadratic_form": (0.0, b**2),
+        }[values["utility"]]
+
+    @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
         # a block of raw and normalised arms, of their utilities and of outcome uniforms; every round's three
         # kept truth values

@@ -212,6 +212,30 @@ class _DuelKnapsack(Environment):
         self.horizon, self.budget, self.noise, self.noise_std = int(horizon), float(budget), noise, float(noise_std)
 
     @classmethod
+    def reward_range(cls, values: Mapping[str, Any]) -> tuple[float, float] | None:
+        """The range of one action's expected reward ``r(c, a)`` from the parameters alone (None: it depends on
+        data); each variant declares its own."""
+        return None
+
+    @classmethod
+    def metric_ranges(cls, values: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+        """With one action's expected reward in ``[r0, r1]`` (:meth:`reward_range`), a round's ``reward`` (a duel's
+        two, or 0 for the null action and after the stop) lies in ``[lo, hi] = [min(0, 2 r0), max(0, 2 r1)]`` and
+        ``regret = v* - reward`` in ``[-hi, hi - lo]`` (``0 <= v* <= hi``: the null action is in the LP); ``cost``
+        in ``[0, 2]`` for Bernoulli costs, ``[lo, hi]`` for ``bernoulli_factor`` (``W = V_a r``), none for Gaussian
+        noise; ``active`` in ``[0, 1]``."""
+        out = {"active": (0.0, 1.0)}
+        reward = cls.reward_range(values)
+        if reward is not None:
+            lo, hi = min(0.0, 2 * float(reward[0])), max(0.0, 2 * float(reward[1]))
+            out.update(reward=(lo, hi), regret=(-hi, hi - lo))
+            if values["noise"] == "bernoulli_factor":
+                out["cost"] = (lo, hi)
+        if values["noise"] == "bernoulli":
+            out["cost"] = (0.0, 2.0)
+        return out
+
+    @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
         # every round's context, outcome and two cost draws, three truth values, two costs and two rewards
         return 11 * 8 * horizon
@@ -447,6 +471,10 @@ class SyntheticPbBwK(_DuelKnapsack):
                 f"{key_path(ENVIRONMENT_PARAMS, 'noise')}: 'bernoulli' needs rewards and costs in "
                 f"[0, 1], got {rewards} and {costs}"
             )
+
+    @classmethod
+    def reward_range(cls, values: Mapping[str, Any]) -> tuple[float, float]:
+        return float(min(values["rewards"])), float(max(values["rewards"]))
 
     @classmethod
     def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -712,6 +740,11 @@ class CarModeration(_DuelKnapsack):
                 f"set {key_path(ENVIRONMENT_PARAMS, 'allow_negative_costs')}: true to run this "
                 f"variant explicitly"
             )
+
+    @classmethod
+    def reward_range(cls, values: Mapping[str, Any]) -> tuple[float, float] | None:
+        """``[0, 1]`` for ``unit_interval``; the logit scales follow the oracle's scores (data): none."""
+        return (0.0, 1.0) if values["reward_scale"] == "unit_interval" else None
 
     @classmethod
     def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:

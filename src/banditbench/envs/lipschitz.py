@@ -71,6 +71,15 @@ SCALAR: dict[str, Callable[..., float]] = {
 }
 
 
+#: the least ``mu`` of each function on ``[0, 1]^d``: triangle and two_dim are concave, so their minimum is at
+#: a vertex of the cube; sine's ``|sin|`` is 0 at x = 0
+MU_MIN: dict[str, float] = {
+    "triangle": min(FUNCTIONS["triangle"].formula((v,), math) for v in (0.0, 1.0)),
+    "sine": 0.0,
+    "two_dim": min(FUNCTIONS["two_dim"].formula(v, math) for v in ((0.0, 0.0), (0.0, 1.0), (1.0, 0.0), (1.0, 1.0))),
+}
+
+
 #: the functions' codes in the compiled loop (:func:`banditbench.policies.lipschitz_compiled.mean_reward`)
 FUNCTION_CODES = {"triangle": 0, "sine": 1, "two_dim": 2}
 
@@ -131,6 +140,13 @@ class LipschitzEnv(Environment):
         self.noise = self.noise_sigma * np.random.default_rng(noise_seq).standard_normal(horizon)
         self._noise = self.noise.tolist()  # the per-round path reads Python floats
         self._mu = [0.0] * horizon  # mu(x_t) of every round played
+
+    @classmethod
+    def metric_ranges(cls, values: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+        """``expected_reward`` in ``[min mu, mu*]`` (:data:`MU_MIN`) and ``regret`` in ``[0, mu* - min mu]``
+        (the noise enters neither)."""
+        low, top = MU_MIN[values["function"]], FUNCTIONS[values["function"]].mu_star
+        return {"regret": (0.0, top - low), "expected_reward": (low, top)}
 
     @classmethod
     def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:

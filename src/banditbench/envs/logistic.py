@@ -149,6 +149,11 @@ class SyntheticLogistic(KeptRegretReward, Environment):
             )
 
     @classmethod
+    def metric_ranges(cls, values: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+        """A Bernoulli reward and a regret in probability units: both in ``[0, 1]``."""
+        return {"regret": (0.0, 1.0), "reward": (0.0, 1.0)}
+
+    @classmethod
     def known_facts(cls, values: Mapping[str, Any]) -> dict[str, Any]:
         return {"dimension": values["dimension"], "n_arms": values["n_arms"]}
 

@@ -20,7 +20,7 @@ a rate near 1 there means the learner has locked onto one arm and stopped learni
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -46,6 +46,27 @@ class DuelingEnvironment(Environment):
     primary_metric = "regret"
     #: metrics every experiment also tabulates as running rates (``per_round_<metric>``)
     rate_metrics = ("self_duel",)
+
+    @classmethod
+    def utility_range(cls, values: Mapping[str, Any]) -> tuple[float, float] | None:
+        """The range ``(lo, hi)`` of the utilities ``f`` the metrics are computed from, from the parameters
+        alone (None: not bounded by them); each dueling environment declares its own."""
+        return None
+
+    @classmethod
+    def metric_ranges(cls, values: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+        """From :meth:`utility_range`, of span ``s = hi - lo``: ``regret`` in ``[0, 2 s]``, ``average_regret``
+        and ``weak_regret`` in ``[0, s]``; ``self_duel`` in ``[0, 1]`` whatever the utilities."""
+        utilities = cls.utility_range(values)
+        if utilities is None:
+            return {"self_duel": (0.0, 1.0)}
+        span = float(utilities[1]) - float(utilities[0])
+        return {
+            "regret": (0.0, 2 * span),
+            "average_regret": (0.0, span),
+            "weak_regret": (0.0, span),
+            "self_duel": (0.0, 1.0),
+        }
 
 
 class KeptDuelMetrics:

@@ -178,6 +178,12 @@ class PromptDueling(KeptDuelMetrics, DuelingEnvironment):
                 check_installed(options["embedding"], key_path(ENVIRONMENT_PARAMS, "arms", "embedding"))
 
     @classmethod
+    def utility_range(cls, values: Mapping[str, Any]) -> tuple[float, float]:
+        """The metrics are in accuracy units (measured accuracies, or the oracle's predictions clipped to
+        ``[0, 1]``): ``[0, 1]``."""
+        return 0.0, 1.0
+
+    @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
         return 3 * 8 * horizon  # every round's regret, weak regret and self-duel
 

@@ -48,6 +48,11 @@ class OBDReplay(Environment):
     metrics = ("reward",)
     primary_metric = "reward"
 
+    @classmethod
+    def metric_ranges(cls, values: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+        """A logged click: ``reward`` in ``[0, 1]``."""
+        return {"reward": (0.0, 1.0)}
+
     def __init__(
         self,
         seed_seq: np.random.SeedSequence,
