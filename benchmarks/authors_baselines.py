@@ -13,6 +13,7 @@ Usage (from the project root)::
     python benchmarks/authors_baselines.py render           # MEASURED + the reference -> the block of PAGE
     python benchmarks/authors_baselines.py check            # exit 1 when PAGE's block is not that rendering
     python benchmarks/authors_baselines.py table            # print the table
+    python benchmarks/authors_baselines.py ablate [T] [SEEDS]  # one parameter at a time: what decides; 2000 10
 
 ``run`` at the full size takes about 10 CPU minutes.  The agreement rule (:func:`agreement`) is the differential
 test's (``tests/policies/test_authors_baselines.py``): the 95 % two-sample (Welch) interval of the difference
@@ -85,6 +86,59 @@ def agreement(ours: np.ndarray, authors: np.ndarray) -> dict:
         "agrees": contains or within,
         "why": "interval contains 0" if contains else ("within 10 %" if within else "no"),
     }
+
+
+def ablations(d: int, horizon: int) -> dict[str, dict[str, dict]]:
+    """Per policy, parameter sets between the two presets: one of the authors' values at a time on ours, or one
+    of ours on the authors' preset."""
+    import math
+
+    width = 2 * math.sqrt(d * math.log(horizon))  # MaxInP's beta and CoLSTIM's challenger width under `authors`
+    mle = {"mle_ridge": 2e-4, "mle_loss": "mean", "mle_solver": "bfgs", "mle_tolerance": 1e-4}
+    authors = {"preset": "authors"}
+    return {
+        "maxinp": {
+            "ours": {},
+            "ours, authors' beta": {"beta": width},
+            "ours, authors' lam (V_0 and our MLE's ridge)": {"lam": 0.001},
+            "ours, authors' MLE (mean loss, ridge 2e-4, BFGS)": mle,
+            "ours, authors' beta and lam": {"beta": width, "lam": 0.001},
+            "authors": authors,
+            "authors, our beta": {**authors, "beta": 1.0},
+            "authors, Newton to 1e-8": {**authors, "mle_solver": "newton", "mle_tolerance": 1e-8},
+        },
+        "colstim": {
+            "ours": {},
+            "ours, authors' challenger width": {"confidence_width": width},
+            "ours, authors' coin": {"shared_perturbation": "coin"},
+            "ours, no random first rounds": {"exploration_rounds": 0},
+            "ours, authors' lam and MLE": {"lam": 0.001, **mle},
+            "authors": authors,
+            "authors, no coin": {**authors, "shared_perturbation": "never"},
+            "authors, Newton to 1e-8": {**authors, "mle_solver": "newton", "mle_tolerance": 1e-8},
+        },
+    }
+
+
+def ablate(horizon: int = 2000, seeds: int = 10) -> None:
+    """Print, per policy and parameter set of :func:`ablations`, the mean ± standard error of the cumulative regret
+    at T and the self-duels per run, on the authors' task."""
+    from banditbench.simulation.job import run_cell
+
+    print(f"| policy | parameters | cumulative regret at T = {horizon:,} | self-duels per run |")
+    print("|---|---|---|---|")
+    for policy, variants in ablations(5, horizon).items():
+        for name, given in variants.items():
+            regret, selfs = [], []
+            for seed in range(seeds):
+                c = cell(policy, "ours", seed, horizon)
+                c["policy"]["params"] = given
+                series = run_cell(c)[0]
+                regret.append(series["regret"].sum())
+                selfs.append(series["self_duel"].sum())
+            x = np.array(regret)
+            se = x.std(ddof=1) / np.sqrt(seeds)
+            print(f"| {policy} | {name} | {x.mean():,.0f} ± {se:,.0f} | {np.mean(selfs):,.0f} |", flush=True)
 
 
 def run(horizon: int = 2000, seeds: int = 20) -> None:
@@ -183,6 +237,8 @@ def main(argv: list[str]) -> int:
     what = argv[0] if argv else ""
     if what == "run":
         run(*(int(a) for a in argv[1:3]))
+    elif what == "ablate":
+        ablate(*(int(a) for a in argv[1:3]))
     elif what == "table":
         measured, reference, _ = load()
         print("\n".join(table(measured, reference)))
