@@ -122,6 +122,13 @@ class LinearLogitDueling(KeptDuelMetrics, DuelingEnvironment):
         return {"dimension": values["dimension"], "n_arms": values["n_arms"]}
 
     @classmethod
+    def utility_range(cls, values: Mapping[str, Any]) -> tuple[float, float]:
+        """theta*/scale is unit-norm and non-negative on ``s = min(support, d)`` coordinates, so its L1 norm is at
+        most sqrt(s); each arm coordinate lies in ``[-1 - w, 1]``: utilities in ``[-(1 + w) sqrt(s), sqrt(s)]``."""
+        root = float(np.sqrt(min(values["support"], values["dimension"])))
+        return -(1.0 + values["disturbance"]) * root, root
+
+    @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int) -> int:
         return 8 * UNIFORM_BLOCK + 3 * 8 * horizon  # outcome uniforms; every round's three kept truth values
 
