@@ -15,7 +15,7 @@ seed, every budget) the job runs twice through :func:`banditbench.simulation.run
 The harness share is ``time(2) / time(1)``.  A policy that plays the whole run in compiled
 code (:meth:`banditbench.api.Policy.run_compiled`: the Lipschitz family) is timed that way in
 (1), as a job runs it, and (2) is the same compiled loop, environment step and queue playing the
-recorded points (:func:`banditbench.policies.lipschitz_compiled.replay_run`; the points are
+recorded points (:func:`banditbench.policies.lipschitz.compiled.replay_run`; the points are
 recorded on the Python loop, which makes the same decisions, and the replay must give the
 run's ``mu(x_t)`` bit for bit); the floor column then reads ``compiled``.  A third run replays the actions against an
 environment that answers every round with the same item and keeps nothing, without delay:
@@ -96,7 +96,7 @@ class Replay(Policy):
 
 def compiled_replay(env, points: np.ndarray, delay, horizon: int, delay_rng) -> dict[str, np.ndarray]:
     """What :func:`simulate` does for a compiled run, with the recorded ``points`` played instead of a policy."""
-    from banditbench.policies.lipschitz_compiled import arrival_table, replay_run
+    from banditbench.policies.lipschitz.compiled import arrival_table, replay_run
 
     arrival = delay.arrival_rounds(delay.sample(delay_rng, horizon), horizon)
     function, noise = env.compiled_step()

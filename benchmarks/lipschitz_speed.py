@@ -6,7 +6,7 @@ against a straightforward pure-Python reference run in the same script.
 For each scenario the package policy runs all ``--horizon`` rounds through
 ``banditbench.simulation.runner.simulate`` (single thread) twice: on the Python loop, its time inside
 ``observe`` + ``act`` recorded per round (wrapping them makes ``simulate`` take that loop),
-and as a job runs it, the whole run compiled (:mod:`banditbench.policies.lipschitz_compiled`,
+and as a job runs it, the whole run compiled (:mod:`banditbench.policies.lipschitz.compiled`,
 checked to give the same regret series).  The reference — plain lists and loops, the
 textbook algorithm: an exact *global* coverage test of the whole space every
 round (1-d: sort-and-sweep; 2-d: every elementary cell against every ball),

@@ -10,7 +10,7 @@ instances, noise draws and the regret bookkeeping are identical; a peer
 algorithm is wrapped in a thin :class:`~banditbench.api.Policy` adapter (one call into
 the library per ``act`` and per arriving reward) and runs on the Python loop.  Our
 Lipschitz policies run as a job runs them, the whole run compiled
-(:mod:`banditbench.policies.lipschitz_compiled`), and again on the Python loop
+(:mod:`banditbench.policies.lipschitz.compiled`), and again on the Python loop
 (``, Python loop``; the same choices and regret).  Rounds per second are measured in CPU
 time of this process (``time.process_time``), which a loaded shared machine distorts
 far less than wall-clock time; each figure is the median over ``--seeds``, and the

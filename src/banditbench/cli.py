@@ -305,7 +305,7 @@ def _provenance(args) -> int:
 def _precompile(args) -> int:
     import time
 
-    from .policies.lipschitz_compiled import precompile
+    from .policies.lipschitz.compiled import precompile
 
     start = time.perf_counter()
     used = precompile()

@@ -80,7 +80,7 @@ MU_MIN: dict[str, float] = {
 }
 
 
-#: the functions' codes in the compiled loop (:func:`banditbench.policies.lipschitz_compiled.mean_reward`)
+#: the functions' codes in the compiled loop (:func:`banditbench.policies.lipschitz.compiled.mean_reward`)
 FUNCTION_CODES = {"triangle": 0, "sine": 1, "two_dim": 2}
 
 
@@ -196,7 +196,7 @@ class LipschitzEnv(Environment):
 
     def compiled_step(self) -> tuple[int, np.ndarray]:
         """What a compiled loop needs to play this environment's rounds itself
-        (:mod:`banditbench.policies.lipschitz_compiled`): the reward function's code
+        (:mod:`banditbench.policies.lipschitz.compiled`): the reward function's code
         (:data:`FUNCTION_CODES`) and the noise of every round."""
         return FUNCTION_CODES[self.function], self.noise
 

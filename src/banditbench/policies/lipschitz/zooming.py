@@ -55,7 +55,7 @@ Choices where the paper is open (parameters):
   phase ends as soon as ``B_m^+`` is empty.
 
 Speed: :func:`~banditbench.simulation.runner.simulate` plays whole runs of both algorithms in compiled code
-(:mod:`.lipschitz_compiled`, :meth:`DelayedZooming.run_compiled`, :meth:`DLPP.run_compiled`), which
+(:mod:`.compiled`, :meth:`DelayedZooming.run_compiled`, :meth:`DLPP.run_compiled`), which
 makes the decisions of the classes below bit for bit; the classes are the round-by-round form
 (subclasses, step-by-step callers).  There a round works on Python numbers (per-arm lists and
 tuples): with the few dozen to few hundred arms of the paper's settings, numpy's per-call overhead on tiny arrays costs
@@ -81,10 +81,10 @@ from typing import Annotated, Any, Mapping, Sequence
 
 import numpy as np
 
-from ..api import Compiled, Policy, Problem, register
-from ..errors import ConfigError
-from ..feedback import RewardFeedback
-from ..params import Doc, OneOf, Positive, PositiveInt, Probability
+from ...api import Compiled, Policy, Problem, register
+from ...errors import ConfigError
+from ...feedback import RewardFeedback
+from ...params import Doc, OneOf, Positive, PositiveInt, Probability
 from .metric_space import ACTIVATION_RULES, ball_boxes, cover_box, grid_uncovered, split_box
 
 LAZY_RULES = ("count", "radius")
@@ -154,12 +154,12 @@ class _LipschitzPolicy(Policy):
         return 6 * 8 * horizon
 
     def _compiled_step(self, env, cls: type, fresh: bool, horizon: int) -> tuple[int, np.ndarray] | None:
-        """What :mod:`.lipschitz_compiled` needs of ``env`` (:meth:`LipschitzEnv.compiled_step`) when it can
+        """What :mod:`.compiled` needs of ``env`` (:meth:`LipschitzEnv.compiled_step`) when it can
         play this run: the policy is exactly ``cls`` (a subclass may change any step) with nothing
         played yet (``fresh``) and its methods not replaced, the environment exactly
         :class:`LipschitzEnv`.  Two dimensions need CPython 3.11, whose ``math.hypot`` the compiled
         step reproduces."""
-        from ..envs.lipschitz import LipschitzEnv
+        from ...envs.lipschitz import LipschitzEnv
 
         if (
             type(self) is not cls
@@ -539,13 +539,13 @@ class DelayedZooming(_LipschitzPolicy):
         return i
 
     def run_compiled(self, env, arrival: np.ndarray, horizon: int) -> bool:
-        """The whole run in :func:`.lipschitz_compiled.zooming_run` (the same decisions and draws); the
+        """The whole run in :func:`.compiled.zooming_run` (the same decisions and draws); the
         state is then as after the Python loop, except that the covering check's caches (face
         records and summaries) start empty."""
         step = self._compiled_step(env, DelayedZooming, self.n_arms == 0 and self.arm_of_round[0] == -1, horizon)
         if step is None:
             return False
-        from . import lipschitz_compiled as compiled
+        from .compiled import arrival_table, zooming_run
 
         (
             n,
@@ -565,7 +565,7 @@ class DelayedZooming(_LipschitzPolicy):
             mu,
             queue,
             activated,
-        ) = compiled.zooming_run(
+        ) = zooming_run(
             horizon,
             self.d,
             self.scale,
@@ -573,7 +573,7 @@ class DelayedZooming(_LipschitzPolicy):
             self.activation == "uniform",
             self.rng,
             *step,
-            *compiled.arrival_table(arrival, horizon),
+            *arrival_table(arrival, horizon),
             self.index.shape[0],
         )
         self.n_arms, d = n, self.d
@@ -714,11 +714,11 @@ class DLPP(_LipschitzPolicy):
             self._end_phase()
 
     def run_compiled(self, env, arrival: np.ndarray, horizon: int) -> bool:
-        """The whole run in :func:`.lipschitz_compiled.dlpp_run` (the same decisions and draws)."""
+        """The whole run in :func:`.compiled.dlpp_run` (the same decisions and draws)."""
         step = self._compiled_step(env, DLPP, self.ball_of_round[0] == -1 and self.phase_start == 0, horizon)
         if step is None:
             return False
-        from . import lipschitz_compiled as compiled
+        from .compiled import arrival_table, dlpp_run
 
         (
             n,
@@ -737,14 +737,14 @@ class DLPP(_LipschitzPolicy):
             mu,
             eliminated,
             rest,
-        ) = compiled.dlpp_run(
+        ) = dlpp_run(
             horizon,
             self.d,
             self.v_scale,
             self.freeze,
             self.rng,
             *step,
-            *compiled.arrival_table(arrival, horizon),
+            *arrival_table(arrival, horizon),
             self.centers[: self.n_balls].copy(),
             self.phase,
         )

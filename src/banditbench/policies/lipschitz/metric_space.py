@@ -32,7 +32,7 @@ import itertools
 
 import numpy as np
 
-from ..errors import ConfigError
+from ...errors import ConfigError
 
 #: how :func:`find_uncovered` picks a point in the uncovered part of the region
 ACTIVATION_RULES = ("uniform", "midpoint")

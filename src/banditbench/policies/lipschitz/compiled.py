@@ -21,7 +21,7 @@ Zooming's covering check: a queued shell is tested face by face, exactly
 (:func:`_face_covered`), as the Python path's records end up deciding; the Python path's
 face records and summaries are caches that only speed that decision up, so they are not
 kept.  Everything else (:func:`_check_exactly`) follows the Python oracle step by step,
-including the box splits and the grid of :func:`~banditbench.policies.metric_space.grid_uncovered`.
+including the box splits and the grid of :func:`.metric_space.grid_uncovered`.
 
 numba compiles each function once per machine and caches it next to this file
 (``cache=True``; ``NUMBA_CACHE_DIR`` moves the cache), so a Snakemake job loads the
@@ -36,7 +36,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..envs.lipschitz import X1, X2
+from ...envs.lipschitz import X1, X2
 
 _T27 = 134217729.0  # 2^27 + 1 (Veltkamp splitting)
 #: a queued box met by more balls than this is split before the exact check (the Python path's value)
@@ -175,7 +175,7 @@ def _cuts(a: float, b: float, blo: np.ndarray, bhi: np.ndarray) -> np.ndarray:
 
 @njit(cache=True)
 def grid_uncovered(rlo: np.ndarray, rhi: np.ndarray, blo: np.ndarray, bhi: np.ndarray, rng, uniform: bool):
-    """:func:`banditbench.policies.metric_space.grid_uncovered` for ``d <= 2``, the same cells, counts,
+    """:func:`.metric_space.grid_uncovered` for ``d <= 2``, the same cells, counts,
     volumes, draws and arithmetic: ``(True, x, y)`` for a point of the box ``[rlo, rhi]`` in none of
     the clipped boxes ``[blo_i, bhi_i]``, ``(False, 0, 0)`` if they cover it."""
     d = rlo.shape[0]
@@ -578,7 +578,7 @@ def zooming_run(
 
 @njit(cache=True)
 def cover_box(lo: np.ndarray, hi: np.ndarray, r: float) -> np.ndarray:
-    """:func:`banditbench.policies.metric_space.cover_box` for ``d <= 2``, the same arithmetic."""
+    """:func:`.metric_space.cover_box` for ``d <= 2``, the same arithmetic."""
     d = lo.shape[0]
     counts = np.ones(2, dtype=np.int64)
     for a in range(d):
@@ -762,7 +762,7 @@ def precompile() -> list[str]:
     decide what numba compiles.  ``make install`` calls it (``banditbench precompile``), so that the
     first grid's jobs load machine code instead of each compiling it.  Returns the run functions
     used; raises ``RuntimeError`` if a run did not take the compiled path."""
-    from ..simulation.runner import build, simulate
+    from ...simulation.runner import build, simulate
 
     used = []
     for policy, run in (("delayed_zooming", "zooming_run"), ("dlpp", "dlpp_run")):

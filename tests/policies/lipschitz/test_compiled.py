@@ -1,4 +1,4 @@
-"""The compiled Lipschitz runs (policies/lipschitz_compiled.py) make the Python loop's decisions, bit for bit."""
+"""The compiled Lipschitz runs (policies/lipschitz/compiled.py) make the Python loop's decisions, bit for bit."""
 
 from __future__ import annotations
 
@@ -14,9 +14,7 @@ import pytest
 from banditbench.api import Problem
 from banditbench.simulation.delays import make_delay
 from banditbench.envs.lipschitz import FUNCTION_CODES, FUNCTIONS, SCALAR, LipschitzEnv
-from banditbench.policies import lipschitz_compiled as compiled
-from banditbench.policies import metric_space
-from banditbench.policies.lipschitz import DLPP
+from banditbench.policies.lipschitz import DLPP, compiled, metric_space
 from banditbench.simulation.runner import build, simulate
 
 
@@ -116,7 +114,7 @@ def test_compiled_dlpp_makes_the_python_loops_decisions(function, delay, params)
 
 def test_compiled_zooming_splits_crowded_boxes_like_the_python_oracle(monkeypatch):
     """At a tiny sigma many balls meet a queued box, which the oracle splits before the exact check."""
-    import banditbench.policies.lipschitz as module
+    import banditbench.policies.lipschitz.zooming as module
 
     splits = []
     monkeypatch.setattr(module, "split_box", lambda lo, hi: splits.append(1) or metric_space.split_box(lo, hi))
@@ -236,7 +234,7 @@ def test_compiled_grid_oracle_and_covering_match_metric_space(d, uniform):
 JOB_PROCESS = """
 import json, sys
 from numba.core.registry import CPUDispatcher
-from banditbench.policies import lipschitz_compiled as compiled
+from banditbench.policies.lipschitz import compiled
 from banditbench.simulation.runner import build, simulate
 for c in json.loads(sys.argv[1]):
     env, pol, delay, delay_rng = build(c)

@@ -15,7 +15,14 @@ from banditbench.simulation.delays import make_delay
 from banditbench.errors import ConfigError
 from banditbench.envs.lipschitz import FUNCTIONS, LipschitzEnv, mean_reward
 from banditbench.policies.lipschitz import DLPP, DelayedZooming, log_term
-from banditbench.policies.metric_space import ball_boxes, cover_box, find_uncovered, in_balls, linf_distance, split_box
+from banditbench.policies.lipschitz.metric_space import (
+    ball_boxes,
+    cover_box,
+    find_uncovered,
+    in_balls,
+    linf_distance,
+    split_box,
+)
 from banditbench.simulation.job import run_cell
 from banditbench.simulation.runner import build, simulate
 from conftest import ROOT
@@ -175,7 +182,7 @@ class RecordingZooming(DelayedZooming):
 def test_zooming_activates_exactly_when_the_space_is_not_covered(
     function, delay, sigma, lazy_rule, min_arms, monkeypatch
 ):
-    import banditbench.policies.lipschitz as module
+    import banditbench.policies.lipschitz.zooming as module
 
     splits = []
     monkeypatch.setattr(module, "split_box", lambda lo, hi: splits.append(1) or split_box(lo, hi))
