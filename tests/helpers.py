@@ -1,5 +1,5 @@
 """Shared by tests of several folders: a small instrumented environment/policy pair for testing the simulation
-loop; building a policy on an environment; the car data's path in the mirror."""
+loop; building a policy on an environment; the car data's path in the mirror; a Lipschitz cell."""
 
 from __future__ import annotations
 
@@ -55,3 +55,20 @@ CAR_DATA = MIRROR / "uci" / "car" / "car.data"
 def make(policy_cls, env, seed=0, **params):
     problem = Problem(horizon=env.horizon, info=env.public_info())
     return policy_cls(problem, np.random.default_rng(seed), **params)
+
+
+def lipschitz_cell(
+    function="triangle", policy="delayed_zooming", delay=None, horizon=2000, seed=0, noise_sigma=1.0, **params
+):
+    """A resolved cell of ``policy`` on the Lipschitz environment (no delay unless ``delay``)."""
+    return {
+        "experiment": "x",
+        "algorithm": policy,
+        "seed": seed,
+        "horizon": horizon,
+        "budget": None,
+        "delay_label": "test",
+        "environment": {"name": "lipschitz", "params": {"function": function, "noise_sigma": noise_sigma}},
+        "policy": {"name": policy, "params": params},
+        "delay": delay or {"kind": "none"},
+    }

@@ -7,6 +7,7 @@ import math
 import subprocess
 import sys
 from collections import deque
+from functools import partial
 
 import numpy as np
 import pytest
@@ -16,20 +17,11 @@ from banditbench.simulation.delays import make_delay
 from banditbench.envs.lipschitz import FUNCTION_CODES, FUNCTIONS, SCALAR, LipschitzEnv
 from banditbench.policies.lipschitz import DLPP, compiled, metric_space
 from banditbench.simulation.runner import build, simulate
+from helpers import lipschitz_cell
 
 
-def cell(function, policy="delayed_zooming", delay=None, horizon=2000, seed=0, noise_sigma=0.1, **params):
-    return {
-        "experiment": "x",
-        "algorithm": policy,
-        "delay_label": "d",
-        "budget": None,
-        "horizon": horizon,
-        "seed": seed,
-        "delay": delay or {"kind": "none"},
-        "environment": {"name": "lipschitz", "params": {"function": function, "noise_sigma": noise_sigma}},
-        "policy": {"name": policy, "params": params},
-    }
+#: the cells of these tests: noise 0.1 unless given
+cell = partial(lipschitz_cell, noise_sigma=0.1)
 
 
 def run(c, compiled_run: bool):
