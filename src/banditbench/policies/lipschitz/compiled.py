@@ -5,8 +5,8 @@ numba function.
 A Lipschitz round is a few microseconds of Python arithmetic on a handful of numbers, so
 in the Python loop of :func:`banditbench.simulation.runner.simulate` the calls between loop, policy and
 environment cost a fifth of it.  Here one compiled function runs all rounds: the policy
-(:func:`zooming_run`, :func:`dlpp_run`, or :func:`replay_run`, which plays recorded points
-and learns nothing, for measuring the harness), the environment step (:func:`mean_reward`,
+(:func:`zooming_run`, whose rounds are :func:`_zooming_rounds`, :func:`dlpp_run`, or :func:`replay_run`, which
+plays recorded points and learns nothing, for measuring the harness), the environment step (:func:`mean_reward`,
 the noise drawn up front by the environment) and the queue (the rounds whose feedback
 arrives at the start of round ``t``, :func:`arrival_table`).  It makes the same decisions as
 the Python classes of :mod:`banditbench.policies.lipschitz`, bit for bit (tested on every
@@ -22,6 +22,12 @@ Zooming's covering check: a queued shell is tested face by face, exactly
 face records and summaries are caches that only speed that decision up, so they are not
 kept.  Everything else (:func:`_check_exactly`) follows the Python oracle step by step,
 including the box splits and the grid of :func:`.metric_space.grid_uncovered`.
+
+What every round runs stays in that one function: a call per round into another compiled function costs a
+measurable part of a round, even one that numba inlines (``inline="always"``: its arrays' reference counts), so
+the run functions hand out only what runs once per run or seldom (allocating and growing the arrays, an
+activation, a cache flush, the end of a phase, the exact covering check); the pieces of the seldom-run functions
+are inlined into them.
 
 numba compiles each function once per machine and caches it next to this file
 (``cache=True``; ``NUMBA_CACHE_DIR`` moves the cache), so a Snakemake job loads the
@@ -173,31 +179,27 @@ def _cuts(a: float, b: float, blo: np.ndarray, bhi: np.ndarray) -> np.ndarray:
     return c[:m]
 
 
-@njit(cache=True)
-def grid_uncovered(rlo: np.ndarray, rhi: np.ndarray, blo: np.ndarray, bhi: np.ndarray, rng, uniform: bool):
-    """:func:`.metric_space.grid_uncovered` for ``d <= 2``, the same cells, counts,
-    volumes, draws and arithmetic: ``(True, x, y)`` for a point of the box ``[rlo, rhi]`` in none of
-    the clipped boxes ``[blo_i, bhi_i]``, ``(False, 0, 0)`` if they cover it."""
-    d = rlo.shape[0]
-    c0 = _cuts(rlo[0], rhi[0], blo[:, 0], bhi[:, 0])
-    c1 = _cuts(rlo[1], rhi[1], blo[:, 1], bhi[:, 1]) if d == 2 else np.zeros(2)
-    n0, n1 = c0.shape[0] - 1, c1.shape[0] - 1
-    k = blo.shape[0]
-    cov0 = np.empty((k, n0), dtype=np.bool_)
-    cov1 = np.ones((k, n1), dtype=np.bool_)
-    for i in range(n0):
-        mid = 0.5 * (c0[i] + c0[i + 1])
+@njit(cache=True, inline="always")
+def _spans(c: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``out[b, i]``: does ``[lo_b, hi_b]`` hold the middle of the cell ``[c_i, c_{i+1}]`` (one axis)?"""
+    k, cells = lo.shape[0], c.shape[0] - 1
+    out = np.empty((k, cells), dtype=np.bool_)
+    for i in range(cells):
+        mid = 0.5 * (c[i] + c[i + 1])
         for b in range(k):
-            cov0[b, i] = blo[b, 0] <= mid and mid <= bhi[b, 0]
-    if d == 2:
-        for i in range(n1):
-            mid = 0.5 * (c1[i] + c1[i + 1])
-            for b in range(k):
-                cov1[b, i] = blo[b, 1] <= mid and mid <= bhi[b, 1]
+            out[b, i] = lo[b] <= mid and mid <= hi[b]
+    return out
+
+
+@njit(cache=True, inline="always")
+def _free_cells(cov0: np.ndarray, cov1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The cells ``(i, j)`` in no box (no ``b`` with ``cov0[b, i]`` and ``cov1[b, j]``), in C order, as
+    ``np.flatnonzero(count.ravel())``: their ``i`` and their ``j``."""
+    k, n0, n1 = cov0.shape[0], cov0.shape[1], cov1.shape[1]
     cells0 = np.empty(n0 * n1, dtype=np.int64)
     cells1 = np.empty(n0 * n1, dtype=np.int64)
     m = 0
-    for i in range(n0):  # C order, as np.flatnonzero(count.ravel())
+    for i in range(n0):
         for j in range(n1):
             covered = False
             for b in range(k):
@@ -207,17 +209,13 @@ def grid_uncovered(rlo: np.ndarray, rhi: np.ndarray, blo: np.ndarray, bhi: np.nd
             if not covered:
                 cells0[m], cells1[m] = i, j
                 m += 1
-    if m == 0:
-        return False, 0.0, 0.0
-    vol = np.empty(m)
-    for q in range(m):
-        vol[q] = 1.0 * (c0[cells0[q] + 1] - c0[cells0[q]])
-        if d == 2:
-            vol[q] = vol[q] * (c1[cells1[q] + 1] - c1[cells1[q]])
-    if not uniform:  # "midpoint": centre of the largest cell
-        q = int(np.argmax(vol))
-        i, j = cells0[q], cells1[q]
-        return True, c0[i] + 0.5 * (c0[i + 1] - c0[i]), (c1[j] + 0.5 * (c1[j + 1] - c1[j])) if d == 2 else 0.0
+    return cells0[:m], cells1[:m]
+
+
+@njit(cache=True, inline="always")
+def _draw_in_cells(c0, c1, cells0, cells1, vol, d: int, rng) -> tuple[float, float]:
+    """A point drawn uniformly from the cells of volumes ``vol`` (the ``"uniform"`` rule, the same draws)."""
+    m = vol.shape[0]
     cum = np.cumsum(vol)
     while True:
         target = _draw_open01(rng) * cum[m - 1]
@@ -231,7 +229,34 @@ def grid_uncovered(rlo: np.ndarray, rhi: np.ndarray, blo: np.ndarray, bhi: np.nd
             y = c1[j] + _draw_open01(rng) * (c1[j + 1] - c1[j])
             inside = inside and c1[j] < y < c1[j + 1]
         if inside:
-            return True, x, y
+            return x, y
+
+
+@njit(cache=True)
+def grid_uncovered(rlo: np.ndarray, rhi: np.ndarray, blo: np.ndarray, bhi: np.ndarray, rng, uniform: bool):
+    """:func:`.metric_space.grid_uncovered` for ``d <= 2``, the same cells, counts,
+    volumes, draws and arithmetic: ``(True, x, y)`` for a point of the box ``[rlo, rhi]`` in none of
+    the clipped boxes ``[blo_i, bhi_i]``, ``(False, 0, 0)`` if they cover it."""
+    d = rlo.shape[0]
+    c0 = _cuts(rlo[0], rhi[0], blo[:, 0], bhi[:, 0])
+    c1 = _cuts(rlo[1], rhi[1], blo[:, 1], bhi[:, 1]) if d == 2 else np.zeros(2)
+    cov0 = _spans(c0, blo[:, 0], bhi[:, 0])
+    cov1 = _spans(c1, blo[:, 1], bhi[:, 1]) if d == 2 else np.ones((blo.shape[0], 1), dtype=np.bool_)
+    cells0, cells1 = _free_cells(cov0, cov1)
+    m = cells0.shape[0]
+    if m == 0:
+        return False, 0.0, 0.0
+    vol = np.empty(m)
+    for q in range(m):
+        vol[q] = 1.0 * (c0[cells0[q] + 1] - c0[cells0[q]])
+        if d == 2:
+            vol[q] = vol[q] * (c1[cells1[q] + 1] - c1[cells1[q]])
+    if not uniform:  # "midpoint": centre of the largest cell
+        q = int(np.argmax(vol))
+        i, j = cells0[q], cells1[q]
+        return True, c0[i] + 0.5 * (c0[i + 1] - c0[i]), (c1[j] + 0.5 * (c1[j + 1] - c1[j])) if d == 2 else 0.0
+    x, y = _draw_in_cells(c0, c1, cells0, cells1, vol, d, rng)
+    return True, x, y
 
 
 # a queued box, 11 floats: (lo_0, lo_1, hi_0, hi_1, inner lo_0, inner lo_1, inner hi_0, inner hi_1, has inner, arm,
@@ -357,6 +382,82 @@ def _shell_covered(entry, d: int, lo: np.ndarray, hi: np.ndarray, n: int) -> boo
     )
 
 
+@njit(cache=True, inline="always")
+def _meeting(rlo: np.ndarray, rhi: np.ndarray, lo: np.ndarray, hi: np.ndarray, n: int) -> np.ndarray:
+    """The balls among the first ``n`` that meet the open box ``(rlo, rhi)``."""
+    meet = np.empty(n, dtype=np.int64)
+    k = 0
+    for j in range(n):
+        ok = True
+        for a in range(rlo.shape[0]):
+            if not (lo[j, a] < rhi[a] and hi[j, a] > rlo[a]):
+                ok = False
+        if ok:
+            meet[k] = j
+            k += 1
+    return meet[:k]
+
+
+@njit(cache=True, inline="always")
+def _one_holds(meet: np.ndarray, rlo: np.ndarray, rhi: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> bool:
+    """Does one of the balls ``meet`` hold the whole box ``[rlo, rhi]``?"""
+    for j in meet:
+        ok = True
+        for a in range(rlo.shape[0]):
+            if not (lo[j, a] <= rlo[a] and hi[j, a] >= rhi[a]):
+                ok = False
+        if ok:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _shell_covered_1d(entry, meet: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> bool:
+    """The cheap 1-d shell test (``_shell_covered_1d`` of the Python path): each of the two pieces of the queued
+    box outside its inner box lies in one ball."""
+    a, b, c, e = entry[0], entry[4], entry[6], entry[2]
+    left, right = b <= a, c >= e
+    for j in meet:
+        left = left or (lo[j, 0] <= a and hi[j, 0] >= b)
+        right = right or (lo[j, 0] <= c and hi[j, 0] >= e)
+    return left and right
+
+
+@njit(cache=True, inline="always")
+def _split_crowded(rlo: np.ndarray, rhi: np.ndarray, meet: np.ndarray, lo: np.ndarray, hi: np.ndarray, pending) -> bool:
+    """Split the box ``[rlo, rhi]`` in ``2^d`` halves, queued first, if it is wider than the smallest ball
+    meeting it; whether it was split."""
+    d = rlo.shape[0]
+    widest, smallest = -math.inf, math.inf
+    for a in range(d):
+        widest = max(widest, rhi[a] - rlo[a])
+        for j in meet:
+            smallest = min(smallest, hi[j, a] - lo[j, a])
+    if not widest > smallest:
+        return False
+    mid = 0.5 * (rlo + rhi)
+    empty = np.zeros(d)
+    for corner in range(2**d):  # itertools.product order, each to the front
+        upper = np.array([(corner >> (d - 1 - a)) & 1 for a in range(d)]) == 1
+        pending.insert(
+            0,
+            _entry(np.where(upper, mid, rlo), np.where(upper, rhi, mid), empty, empty, NO_INNER, NO_ARM, ZERO),
+        )
+    return True
+
+
+@njit(cache=True, inline="always")
+def _clipped(meet: np.ndarray, lo: np.ndarray, hi: np.ndarray, rlo: np.ndarray, rhi: np.ndarray):
+    """The boxes of the balls ``meet`` clipped to ``[rlo, rhi]``."""
+    k, d = meet.shape[0], rlo.shape[0]
+    blo, bhi = np.empty((k, d)), np.empty((k, d))
+    for q in range(k):
+        for a in range(d):
+            blo[q, a] = max(lo[meet[q], a], rlo[a])
+            bhi[q, a] = min(hi[meet[q], a], rhi[a])
+    return blo, bhi
+
+
 @njit(cache=True)
 def _check_exactly(entry, d: int, lo: np.ndarray, hi: np.ndarray, n: int, pending, rng, uniform: bool):
     """The exact line-11 test of one queued box (``_check_exactly`` of the Python path): ``(True, x, y)``
@@ -364,53 +465,14 @@ def _check_exactly(entry, d: int, lo: np.ndarray, hi: np.ndarray, n: int, pendin
     :data:`MAX_BOXES_PER_CHECK` balls is split in ``2^d`` halves, queued first."""
     rlo = np.array([entry[0], entry[1]])[:d]
     rhi = np.array([entry[2], entry[3]])[:d]
-    meet = np.empty(n, dtype=np.int64)
-    k = 0
-    for j in range(n):
-        ok = True
-        for a in range(d):
-            if not (lo[j, a] < rhi[a] and hi[j, a] > rlo[a]):
-                ok = False
-        if ok:
-            meet[k] = j
-            k += 1
-    meet = meet[:k]
-    for j in meet:  # one ball holds the whole box
-        ok = True
-        for a in range(d):
-            if not (lo[j, a] <= rlo[a] and hi[j, a] >= rhi[a]):
-                ok = False
-        if ok:
-            return False, 0.0, 0.0
-    if entry[8] and d == 1:  # the cheap 1-d shell test
-        a, b, c, e = entry[0], entry[4], entry[6], entry[2]
-        left, right = b <= a, c >= e
-        for j in meet:
-            left = left or (lo[j, 0] <= a and hi[j, 0] >= b)
-            right = right or (lo[j, 0] <= c and hi[j, 0] >= e)
-        if left and right:
-            return False, 0.0, 0.0
-    if k > MAX_BOXES_PER_CHECK:
-        widest, smallest = -math.inf, math.inf
-        for a in range(d):
-            widest = max(widest, rhi[a] - rlo[a])
-            for j in meet:
-                smallest = min(smallest, hi[j, a] - lo[j, a])
-        if widest > smallest:
-            mid = 0.5 * (rlo + rhi)
-            empty = np.zeros(d)
-            for corner in range(2**d):  # itertools.product order, each to the front
-                upper = np.array([(corner >> (d - 1 - a)) & 1 for a in range(d)]) == 1
-                pending.insert(
-                    0,
-                    _entry(np.where(upper, mid, rlo), np.where(upper, rhi, mid), empty, empty, NO_INNER, NO_ARM, ZERO),
-                )
-            return False, 0.0, 0.0
-    blo, bhi = np.empty((k, d)), np.empty((k, d))
-    for q in range(k):
-        for a in range(d):
-            blo[q, a] = max(lo[meet[q], a], rlo[a])
-            bhi[q, a] = min(hi[meet[q], a], rhi[a])
+    meet = _meeting(rlo, rhi, lo, hi, n)
+    if _one_holds(meet, rlo, rhi, lo, hi):  # one ball holds the whole box
+        return False, 0.0, 0.0
+    if entry[8] and d == 1 and _shell_covered_1d(entry, meet, lo, hi):  # the cheap 1-d shell test
+        return False, 0.0, 0.0
+    if meet.shape[0] > MAX_BOXES_PER_CHECK and _split_crowded(rlo, rhi, meet, lo, hi, pending):
+        return False, 0.0, 0.0
+    blo, bhi = _clipped(meet, lo, hi, rlo, rhi)
     found, x, y = grid_uncovered(rlo, rhi, blo, bhi, rng, uniform)
     if found:
         pending.insert(0, entry)  # re-check next round
@@ -441,37 +503,75 @@ def _grown(a: np.ndarray, cap: int) -> np.ndarray:
 
 
 @njit(cache=True)
-def zooming_run(
-    horizon: int,
-    d: int,
-    scale: float,
-    count_rule: bool,
-    uniform: bool,
-    rng,
-    function: int,
-    noise: np.ndarray,
-    rounds: np.ndarray,
-    start: np.ndarray,
-    capacity: int,
-):
-    """Delayed Zooming for ``horizon`` rounds from its initial state (nothing played, the whole space
-    queued): the loop of :func:`banditbench.simulation.runner.simulate` with :meth:`DelayedZooming.observe` /
-    :meth:`~DelayedZooming.act` and :meth:`LipschitzEnv.play`.  Returns the arms' state, the played
-    arm and ``mu(x_t)`` of every round, and the queue."""
-    c, lo, hi = np.zeros((capacity, d)), np.zeros((capacity, d)), np.zeros((capacity, d))
-    v, cache_n = np.zeros(capacity, np.int64), np.zeros(capacity, np.int64)
-    v_at_pull, v_after_pull = np.zeros(capacity, np.int64), np.zeros(capacity, np.int64)
-    version, touched = np.zeros(capacity, np.int64), np.zeros(capacity, np.int64)
-    sums, radius, index, cache_sum = np.zeros(capacity), np.zeros(capacity), np.zeros(capacity), np.zeros(capacity)
-    old_lo, old_hi = np.zeros((capacity, d)), np.zeros((capacity, d))
-    arm_of_round = np.full(horizon, -1, dtype=np.int64)
-    reward, mu = np.empty(horizon), np.empty(horizon)
-    order = np.empty(capacity, dtype=np.int64)  # arms using rewards in one batch, in order
-    pending = [_entry(np.zeros(d), np.ones(d), np.zeros(d), np.zeros(d), NO_INNER, NO_ARM, ZERO)]
+def _grown_arms(cap: int, arms):
+    """The arms' arrays with ``cap`` rows, the new ones zero (``DelayedZooming._alloc``), in three groups: boxes
+    ``(arms, d)`` (centre, box, box before this round's shrink); counts (``v``, ``cache_n``, ``v_at_pull``,
+    ``v_after_pull``, ``version``, the round of an arm's last saved box, the order of this round's shrinks); floats
+    (``sums``, ``radius``, ``index``, ``cache_sum``)."""
+    (c, lo, hi, old_lo, old_hi), counts, (sums, radius, index, cache_sum) = arms
+    v, cache_n, v_at_pull, v_after_pull, version, touched, order = counts
+    return (
+        (_grown(c, cap), _grown(lo, cap), _grown(hi, cap), _grown(old_lo, cap), _grown(old_hi, cap)),
+        (
+            _grown(v, cap),
+            _grown(cache_n, cap),
+            _grown(v_at_pull, cap),
+            _grown(v_after_pull, cap),
+            _grown(version, cap),
+            _grown(touched, cap),
+            _grown(order, cap),
+        ),
+        (_grown(sums, cap), _grown(radius, cap), _grown(index, cap), _grown(cache_sum, cap)),
+    )
+
+
+@njit(cache=True)
+def _arms(capacity: int, d: int):
+    """The arms' arrays for ``capacity`` arms, zero (the groups of :func:`_grown_arms`)."""
+    b, k, f = np.zeros((0, d)), np.zeros(0, np.int64), np.zeros(0)
+    return _grown_arms(capacity, ((b, b, b, b, b), (k, k, k, k, k, k, k), (f, f, f, f)))
+
+
+@njit(cache=True)
+def _activate(i: int, x: float, y: float, d: int, scale: float, arms):
+    """Line 12: arm ``i`` activated at the point ``(x)`` or ``(x, y)``, its radius, index and box from no rewards;
+    the arms' arrays (doubled first if they were full)."""
+    if i == arms[0][0].shape[0]:
+        arms = _grown_arms(2 * i, arms)
+    (c, lo, hi, _, _), (v, _, _, _, version, _, _), (sums, radius, index, _) = arms
+    c[i, 0] = x
+    if d == 2:
+        c[i, 1] = y
+    _refresh(i, d, scale, c, lo, hi, v, sums, radius, index, version)
+    return arms
+
+
+@njit(cache=True)
+def _flush(i: int, d: int, scale: float, c, lo, hi, v, sums, radius, index, version, cache_n, cache_sum, pending):
+    """Lines 17-18: the pulled arm ``i`` uses its cached rewards; its old box is queued."""
+    before_lo, before_hi = lo[i].copy(), hi[i].copy()
+    v[i] += cache_n[i]
+    sums[i] += cache_sum[i]
+    cache_n[i] = 0
+    cache_sum[i] = 0.0
+    _refresh(i, d, scale, c, lo, hi, v, sums, radius, index, version)
+    pending.append(_entry(before_lo, before_hi, lo[i], hi[i], INNER, i, version[i]))
+
+
+@njit(cache=True)
+def _zooming_rounds(horizon, d, scale, count_rule, uniform, rng, function, noise, rounds, start, arms, pending):
+    """The rounds of :func:`zooming_run`, in one function (the module docstring says why): the
+    arms' arrays (the groups of :func:`_grown_arms`), the played arms, ``mu(x_t)`` and whether the last round
+    activated an arm."""
+    (
+        (c, lo, hi, old_lo, old_hi),
+        (v, cache_n, v_at_pull, v_after_pull, version, touched, order),
+        (sums, radius, index, cache_sum),
+    ) = arms
+    arm_of_round, reward, mu = np.full(horizon, -1, dtype=np.int64), np.empty(horizon), np.empty(horizon)
     n, activated = ZERO, False
     for t in range(1, horizon + 1):
-        # feedback (Alg. 1 lines 4-10)
-        m = 0
+        m = 0  # feedback (Alg. 1 lines 4-10)
         for q in range(start[t], start[t + 1]):
             s = rounds[q]
             i = arm_of_round[s - 1]
@@ -492,8 +592,7 @@ def zooming_run(
             i = order[q]
             _refresh(i, d, scale, c, lo, hi, v, sums, radius, index, version)
             pending.append(_entry(old_lo[i], old_hi[i], lo[i], hi[i], INNER, i, version[i]))
-        # covering oracle (line 11), then activation or selection
-        found, x, y = False, 0.0, 0.0
+        found, x, y = False, 0.0, 0.0  # covering oracle (line 11), then activation or selection
         while len(pending):
             entry = pending.pop(0)
             if entry[8] and version[int(entry[9])] == entry[10] and _shell_covered(entry, d, lo, hi, n):
@@ -503,55 +602,61 @@ def zooming_run(
                 break
         activated = found
         if found:
-            if n == c.shape[0]:
-                cap = 2 * n
-                c, lo, hi, old_lo, old_hi = (
-                    _grown(c, cap),
-                    _grown(lo, cap),
-                    _grown(hi, cap),
-                    _grown(old_lo, cap),
-                    _grown(old_hi, cap),
-                )
-                v, cache_n, v_at_pull, v_after_pull = (
-                    _grown(v, cap),
-                    _grown(cache_n, cap),
-                    _grown(v_at_pull, cap),
-                    _grown(v_after_pull, cap),
-                )
-                version, touched, order = _grown(version, cap), _grown(touched, cap), _grown(order, cap)
-                sums, radius, index, cache_sum = (
-                    _grown(sums, cap),
-                    _grown(radius, cap),
-                    _grown(index, cap),
-                    _grown(cache_sum, cap),
-                )
+            arms = _activate(n, x, y, d, scale, arms)
+            (
+                (c, lo, hi, old_lo, old_hi),
+                (v, cache_n, v_at_pull, v_after_pull, version, touched, order),
+                (sums, radius, index, cache_sum),
+            ) = arms
             i = n
             n += 1
-            c[i, 0] = x
-            if d == 2:
-                c[i, 1] = y
-            _refresh(i, d, scale, c, lo, hi, v, sums, radius, index, version)
         else:
             i = int(np.argmax(index[:n]))
         arm_of_round[t - 1] = i
         v_at_pull[i] = v[i]  # line 16: record v_s
         if cache_n[i]:  # lines 17-18: flush the cache
-            before_lo, before_hi = lo[i].copy(), hi[i].copy()
-            v[i] += cache_n[i]
-            sums[i] += cache_sum[i]
-            cache_n[i] = 0
-            cache_sum[i] = 0.0
-            _refresh(i, d, scale, c, lo, hi, v, sums, radius, index, version)
-            pending.append(_entry(before_lo, before_hi, lo[i], hi[i], INNER, i, version[i]))
+            _flush(i, d, scale, c, lo, hi, v, sums, radius, index, version, cache_n, cache_sum, pending)
         v_after_pull[i] = v[i]
-        # the environment's step
-        mean = mean_reward(function, c[i, 0], c[i, 1] if d == 2 else 0.0)
-        mu[t - 1] = mean
-        reward[t - 1] = mean + noise[t - 1]
+        mu[t - 1] = mean_reward(function, c[i, 0], c[i, 1] if d == 2 else 0.0)  # the environment's step
+        reward[t - 1] = mu[t - 1] + noise[t - 1]
+    return n, arms, arm_of_round, mu, activated
+
+
+@njit(cache=True, inline="always")
+def _queue(pending) -> np.ndarray:
+    """The queued boxes, one row of 11 floats each."""
     queue = np.empty((len(pending), 11))
     for q in range(len(pending)):
         for a in range(11):
             queue[q, a] = pending[q][a]
+    return queue
+
+
+@njit(cache=True)
+def zooming_run(
+    horizon: int,
+    d: int,
+    scale: float,
+    count_rule: bool,
+    uniform: bool,
+    rng,
+    function: int,
+    noise: np.ndarray,
+    rounds: np.ndarray,
+    start: np.ndarray,
+    capacity: int,
+):
+    """Delayed Zooming for ``horizon`` rounds from its initial state (nothing played, the whole space
+    queued): the loop of :func:`banditbench.simulation.runner.simulate` with :meth:`DelayedZooming.observe` /
+    :meth:`~DelayedZooming.act` and :meth:`LipschitzEnv.play`.  Returns the arms' state, the played
+    arm and ``mu(x_t)`` of every round, and the queue."""
+    pending = [_entry(np.zeros(d), np.ones(d), np.zeros(d), np.zeros(d), NO_INNER, NO_ARM, ZERO)]
+    arms = _arms(capacity, d)
+    n, arms, arm_of_round, mu, activated = _zooming_rounds(
+        horizon, d, scale, count_rule, uniform, rng, function, noise, rounds, start, arms, pending
+    )
+    (c, lo, hi, _, _), (v, cache_n, v_at_pull, v_after_pull, version, _, _), floats = arms
+    sums, radius, index, cache_sum = floats
     return (
         n,
         c,
@@ -568,7 +673,7 @@ def zooming_run(
         version,
         arm_of_round,
         mu,
-        queue,
+        _queue(pending),
         activated,
     )
 
@@ -599,9 +704,11 @@ def cover_box(lo: np.ndarray, hi: np.ndarray, r: float) -> np.ndarray:
 
 
 @njit(cache=True)
-def _new_phase(centers, r, phase, n_balls, c, lo, hi, phase_of, v, sums, mean, in_plus):
+def _new_phase(centers, r, phase, n_balls, balls):
     """Balls ``B(x, r)`` of phase ``phase`` for the new covering ``centers``, ``v = mu_hat = 0``, after the
-    ``n_balls`` balls there are (``DLPP._start_phase``); the arrays, grown if needed."""
+    ``n_balls`` balls there are (``DLPP._start_phase``); the balls' arrays (centres, ``lo``, ``hi``, ``phase_of``,
+    ``v``, ``sums``, ``mean``, ``in_plus``), grown if needed."""
+    c, lo, hi, phase_of, v, sums, mean, in_plus = balls
     d, k = centers.shape[1], centers.shape[0]
     need = n_balls + k
     if need > c.shape[0]:
@@ -616,6 +723,38 @@ def _new_phase(centers, r, phase, n_balls, c, lo, hi, phase_of, v, sums, mean, i
             hi[b, a] = min(centers[q, a] + r, 1.0)
         phase_of[b], v[b], sums[b], mean[b], in_plus[b] = phase, 0, 0.0, 0.0, True
     return c, lo, hi, phase_of, v, sums, mean, in_plus
+
+
+@njit(cache=True)
+def _first_phase(centers, phase, d):
+    """The balls' arrays (those of :func:`_new_phase`) with the balls of phase ``phase`` at ``centers``."""
+    cap = max(16, centers.shape[0])
+    f, k, b = np.zeros((cap, d)), np.zeros(cap, np.int64), np.zeros(cap)
+    balls = (f, f.copy(), f.copy(), k, k.copy(), b, b.copy(), np.zeros(cap, dtype=np.bool_))
+    return _new_phase(centers, 2.0 ** (-phase), phase, ZERO, balls)
+
+
+@njit(cache=True)
+def _pruned_covering(lo, hi, mean, phase_start: int, n_balls: int, r: float, eliminated) -> np.ndarray:
+    """Line 15, elimination at ``4 r_m`` (how many: appended to ``eliminated``), and line 16: the centres of the
+    ``r_m / 2``-coverings of the phase's surviving balls, in their order (``DLPP._end_phase``)."""
+    d = lo.shape[1]
+    best = -math.inf
+    for b in range(phase_start, n_balls):
+        best = max(best, mean[b])
+    dropped, parts, total = 0, [np.zeros((0, d))], 0
+    for b in range(phase_start, n_balls):
+        if best - mean[b] < 4.0 * r:
+            parts.append(cover_box(lo[b], hi[b], r / 2.0))
+            total += parts[-1].shape[0]
+        else:
+            dropped += 1
+    eliminated.append(dropped)
+    children, row = np.empty((total, d)), 0
+    for part in parts:
+        children[row : row + part.shape[0]] = part
+        row += part.shape[0]
+    return children
 
 
 @njit(cache=True)
@@ -636,25 +775,16 @@ def dlpp_run(
     played): the loop of :func:`banditbench.simulation.runner.simulate` with :meth:`DLPP.observe` / :meth:`DLPP.act`
     and :meth:`LipschitzEnv.play`.  Returns the balls' state, the played ball and ``mu(x_t)`` of every
     round, the eliminations per phase and what is left of the round-robin pass."""
-    cap = max(16, centers.shape[0])
-    c, lo, hi = np.zeros((cap, d)), np.zeros((cap, d)), np.zeros((cap, d))
-    phase_of, v = np.zeros(cap, np.int64), np.zeros(cap, np.int64)
-    sums, mean = np.zeros(cap), np.zeros(cap)
-    in_plus = np.zeros(cap, dtype=np.bool_)
+    c, lo, hi, phase_of, v, sums, mean, in_plus = _first_phase(centers, phase, d)
     r = 2.0 ** (-phase)
     v_target = v_scale / r**2
-    c, lo, hi, phase_of, v, sums, mean, in_plus = _new_phase(
-        centers, r, phase, ZERO, c, lo, hi, phase_of, v, sums, mean, in_plus
-    )
     phase_start, n_balls, n_plus = 0, centers.shape[0], centers.shape[0]
-    ball_of_round = np.full(horizon, -1, dtype=np.int64)
-    reward, mu = np.empty(horizon), np.empty(horizon)
+    ball_of_round, reward, mu = np.full(horizon, -1, dtype=np.int64), np.empty(horizon), np.empty(horizon)
     eliminated = [0]  # eliminated[1:]: per phase
-    turn = np.empty(cap, dtype=np.int64)  # the round-robin pass: turn[head:tail]
+    turn = np.empty(c.shape[0], dtype=np.int64)  # the round-robin pass: turn[head:tail]
     head = tail = 0
     for t in range(1, horizon + 1):
-        # feedback (lines 8-11)
-        for q in range(start[t], start[t + 1]):
+        for q in range(start[t], start[t + 1]):  # feedback (lines 8-11)
             s = rounds[q]
             b = ball_of_round[s - 1]
             if phase_of[b] != phase or (freeze and not in_plus[b]):
@@ -666,31 +796,15 @@ def dlpp_run(
                 in_plus[b] = False  # line 10
                 n_plus -= 1
         if start[t + 1] > start[t] and not n_plus:  # line 15 elimination, line 16 re-covering
-            best = -math.inf
-            for b in range(phase_start, n_balls):
-                best = max(best, mean[b])
-            dropped, parts, total = 0, [np.zeros((0, d))], 0
-            for b in range(phase_start, n_balls):
-                if best - mean[b] < 4.0 * r:
-                    parts.append(cover_box(lo[b], hi[b], r / 2.0))
-                    total += parts[-1].shape[0]
-                else:
-                    dropped += 1
-            eliminated.append(dropped)
-            children, row = np.empty((total, d)), 0
-            for part in parts:
-                children[row : row + part.shape[0]] = part
-                row += part.shape[0]
+            children = _pruned_covering(lo, hi, mean, phase_start, n_balls, r, eliminated)
             phase += 1
             r = 2.0 ** (-phase)
             v_target = v_scale / r**2
-            c, lo, hi, phase_of, v, sums, mean, in_plus = _new_phase(
-                children, r, phase, n_balls, c, lo, hi, phase_of, v, sums, mean, in_plus
-            )
-            phase_start, n_balls, n_plus = n_balls, n_balls + total, total
+            balls = _new_phase(children, r, phase, n_balls, (c, lo, hi, phase_of, v, sums, mean, in_plus))
+            c, lo, hi, phase_of, v, sums, mean, in_plus = balls
+            phase_start, n_balls, n_plus = n_balls, n_balls + children.shape[0], children.shape[0]
             head = tail = 0
-        # round-robin sampling (lines 5-7)
-        while head < tail and not in_plus[turn[head]]:
+        while head < tail and not in_plus[turn[head]]:  # round-robin sampling (lines 5-7)
             head += 1
         if head == tail:
             if turn.shape[0] < n_balls - phase_start:
@@ -703,28 +817,18 @@ def dlpp_run(
         b = turn[head]
         head += 1
         ball_of_round[t - 1] = b
-        if d == 1:
-            x, y = lo[b, 0] + (hi[b, 0] - lo[b, 0]) * rng.random(), 0.0
-        else:
-            u0 = rng.random()
-            u1 = rng.random()
-            x, y = lo[b, 0] + (hi[b, 0] - lo[b, 0]) * u0, lo[b, 1] + (hi[b, 1] - lo[b, 1]) * u1
-        mean_t = mean_reward(function, x, y)
-        mu[t - 1] = mean_t
-        reward[t - 1] = mean_t + noise[t - 1]
+        u = rng.random()  # uniform on the ball
+        x = lo[b, 0] + (hi[b, 0] - lo[b, 0]) * u
+        y = lo[b, 1] + (hi[b, 1] - lo[b, 1]) * rng.random() if d == 2 else 0.0
+        mu[t - 1] = mean_reward(function, x, y)  # the environment's step
+        reward[t - 1] = mu[t - 1] + noise[t - 1]
+    balls = (c, lo, hi, phase_of, v, sums, mean, in_plus)
     return (
         n_balls,
         phase,
         phase_start,
         n_plus,
-        c,
-        lo,
-        hi,
-        phase_of,
-        v,
-        sums,
-        mean,
-        in_plus,
+        balls,
         ball_of_round,
         mu,
         np.array(eliminated[1:], dtype=np.int64),

@@ -140,24 +140,7 @@ class DLPP(_LipschitzPolicy):
             return False
         from .compiled import arrival_table, dlpp_run
 
-        (
-            n,
-            self.phase,
-            self.phase_start,
-            self.n_plus,
-            self.centers,
-            self.lo,
-            self.hi,
-            self.phase_of,
-            self.v,
-            self.sums,
-            self.mean,
-            self.in_plus,
-            played,
-            mu,
-            eliminated,
-            rest,
-        ) = dlpp_run(
+        n, self.phase, self.phase_start, self.n_plus, balls, played, mu, eliminated, rest = dlpp_run(
             horizon,
             self.d,
             self.v_scale,
@@ -168,6 +151,7 @@ class DLPP(_LipschitzPolicy):
             self.centers[: self.n_balls].copy(),
             self.phase,
         )
+        self.centers, self.lo, self.hi, self.phase_of, self.v, self.sums, self.mean, self.in_plus = balls
         self.n_balls = n
         self.r = 2.0 ** (-self.phase)
         self.v_target = self.v_scale / self.r**2

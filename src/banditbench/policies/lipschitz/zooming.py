@@ -281,20 +281,8 @@ class DelayedZooming(_LipschitzPolicy):
         if self._version[arm] != version or self.d > 2:
             return False
         nlo, nhi = inner
-        versions = self._version
-        summary = self._summary[arm]
-        if summary is not None:
-            limits, balls, vers = summary
-            if (
-                nlo[0] <= limits[0]
-                and nhi[0] >= limits[1]
-                and (self.d == 1 or (nlo[1] <= limits[2] and nhi[1] >= limits[3]))
-            ):
-                for j, k in zip(balls, vers):
-                    if versions[j] != k:
-                        break
-                else:
-                    return True
+        if self._summary_settles(arm, nlo, nhi):
+            return True
         records = self._face_records[arm]
         candidates = None
         limits, relied, relied_versions = [], [], []
@@ -304,16 +292,7 @@ class DelayedZooming(_LipschitzPolicy):
                 if limits is not None:  # empty while the inner box keeps this side
                     limits.append(q if low else p)
                 continue
-            record = records[k]
-            if record is not None:
-                balls, vers, tlo, thi, slo, shi = record
-                if not (tlo <= p and q <= thi and (span is None or (slo <= span[0] and span[1] <= shi))):
-                    record = None  # the face left the part they covered
-                else:
-                    for j, v in zip(balls, vers):
-                        if versions[j] != v:  # one shrank: chain them again
-                            record = self._rechain(balls, axis, p, q, span)
-                            break
+            record = self._kept_record(records[k], axis, p, q, span)
             if record is None:
                 if candidates is None:
                     n = self.n_arms
@@ -332,6 +311,39 @@ class DelayedZooming(_LipschitzPolicy):
                 relied_versions += record[1]
         self._summary[arm] = None if limits is None else (tuple(limits), tuple(relied), tuple(relied_versions))
         return True
+
+    def _summary_settles(self, arm: int, nlo: tuple, nhi: tuple) -> bool:
+        """Does the arm's summary settle the shell of inner box ``[nlo, nhi]``: the inner box within its limits
+        and every ball it relied on unchanged?"""
+        summary = self._summary[arm]
+        if summary is None:
+            return False
+        limits, balls, vers = summary
+        if not (
+            nlo[0] <= limits[0]
+            and nhi[0] >= limits[1]
+            and (self.d == 1 or (nlo[1] <= limits[2] and nhi[1] >= limits[3]))
+        ):
+            return False
+        versions = self._version
+        for j, k in zip(balls, vers):
+            if versions[j] != k:
+                return False
+        return True
+
+    def _kept_record(self, record: tuple | None, axis: int, p: float, q: float, span) -> tuple | None:
+        """A face's record (:meth:`_cover_face`) if its balls still cover the face ``[p, q]`` (chained again if
+        one of them shrank), else ``None``."""
+        if record is None:
+            return None
+        balls, vers, tlo, thi, slo, shi = record
+        if not (tlo <= p and q <= thi and (span is None or (slo <= span[0] and span[1] <= shi))):
+            return None  # the face left the part they covered
+        versions = self._version
+        for j, v in zip(balls, vers):
+            if versions[j] != v:  # one shrank: chain them again
+                return self._rechain(balls, axis, p, q, span)
+        return record
 
     def _faces(self, rlo: tuple, rhi: tuple, nlo: tuple, nhi: tuple) -> list[tuple]:
         """The faces ``(axis, p, q, span)`` of the shell ``[rlo, rhi]`` minus ``[nlo, nhi]``: ``[p, q]`` across
