@@ -1,6 +1,6 @@
 """Widths of the claims' confidence sequences on the project's shapes of paired differences.
 
-The default interval of a claim (:mod:`banditbench.analysis.sequential`) is chosen by this table: the median
+The default interval of a claim (:mod:`banditbench.numerics.sequential`) is chosen by this table: the median
 width, as a share of the range of ``A - B``, of the running intersection after n seeds, over ``--repetitions``
 sequences per shape, for the hedged-capital betting CS (truncation c = 1/2 and 3/4), the empirical-Bernstein
 CS (PrPl-EB) and, for reference, the Gaussian t-CS (which does not use the range)::
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from banditbench.analysis import sequential
+from banditbench.numerics import sequential
 
 ROOT = Path(__file__).resolve().parents[1]
 LOOKS = (5, 10, 20, 50, 100, 200)

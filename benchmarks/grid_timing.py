@@ -43,7 +43,7 @@ import yaml
 from job_overhead import make_project, prepare_data, project_env  # benchmarks/, the script's folder
 
 from banditbench.configuration.grid import load_grid
-from banditbench.configuration.runs import RESULT_PATH
+from banditbench.storage.cells import RESULT_PATH
 from banditbench.storage.resultio import load_result
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -38,7 +38,7 @@ from pathlib import Path
 import yaml
 
 from banditbench.configuration.grid import load_grid
-from banditbench.configuration.runs import RESULT_PATH
+from banditbench.storage.cells import RESULT_PATH
 
 ROOT = Path(__file__).resolve().parents[1]
 

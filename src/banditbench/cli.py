@@ -122,7 +122,9 @@ def _run_one(args) -> int:
         missing = [k for k in ("experiment", "algorithm", "delay") if getattr(args, k) is None]
         if missing:
             raise ConfigError(f"run-one with --config needs --{' --'.join(missing)}")
-        cell = job.config_cell(
+        from .configuration.grid import config_cell
+
+        cell = config_cell(
             args.config, args.experiment, args.algorithm, args.delay, args.budget, args.seed, args.horizon
         )
     if args.output:

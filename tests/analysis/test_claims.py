@@ -327,7 +327,7 @@ def test_family_wise_verdicts_follow_holm_per_paper():
 
 
 def test_an_evaluated_claim_carries_its_anytime_pvalue():
-    from banditbench.analysis.sequential import anytime_pvalue
+    from banditbench.numerics.sequential import anytime_pvalue
 
     rng = np.random.default_rng(0)
     ldb = rng.normal(10, 1, 200)

@@ -2,7 +2,8 @@ import copy
 
 import pytest
 
-from banditbench.configuration.grid import block_label, load_config_file, load_grid
+from banditbench.configuration.grid import load_config_file, load_grid
+from banditbench.storage.cells import block_label
 from banditbench.errors import ConfigError
 from conftest import ROOT
 

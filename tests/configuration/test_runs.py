@@ -6,15 +6,14 @@ import json
 import pytest
 
 from banditbench.configuration.runs import (
-    cell_digest,
-    cell_dir,
     check_owner,
     owner,
     record_owner,
     run_base,
     run_name,
 )
-from banditbench.storage import resultio
+from banditbench.storage import cells, resultio
+from banditbench.storage.cells import cell_digest, cell_dir
 from banditbench.errors import ConfigError
 
 
@@ -92,7 +91,7 @@ def test_a_cell_folder_changes_with_every_setting_and_not_with_how_a_default_is_
 
 def test_the_result_format_is_part_of_the_address(monkeypatch):
     base = cell_digest(_cell())
-    monkeypatch.setattr(resultio, "RESULT_FORMAT", resultio.RESULT_FORMAT + 1)
+    monkeypatch.setattr(cells, "RESULT_FORMAT", resultio.RESULT_FORMAT + 1)
     assert cell_digest(_cell()) != base
 
 

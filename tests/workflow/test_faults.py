@@ -40,7 +40,7 @@ import snakemake_logger_plugin_banditbench as plugin
 from banditbench import cli
 from banditbench.analysis.timing import job_table, write_timing
 from banditbench.configuration.grid import load_grid
-from banditbench.configuration.runs import RESULT_PATH
+from banditbench.storage.cells import RESULT_PATH
 from banditbench.data import quarantine, verify
 from banditbench.data.catalog import DATASETS
 from banditbench.data.fetch import DataFetchError, fetch

@@ -33,7 +33,7 @@ from banditbench import registry
 from banditbench.analysis.aggregate import aggregate_runs, read_tidy
 from banditbench.cli import main
 from banditbench.configuration.grid import load_config_file, load_grid
-from banditbench.configuration.runs import cell_dir
+from banditbench.storage.cells import cell_dir
 from banditbench.data import quarantine, verify
 from banditbench.data.files import save_npz
 from banditbench.data.paths import processed_path

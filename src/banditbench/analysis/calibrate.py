@@ -17,7 +17,7 @@ error ``sqrt(r (1 - r) / resamples)``.
 
 The bounded methods use the claim's range shifted with the data (``[lo - mean, hi - mean]``: the recentred
 differences lie there, a range of the same width), so the rate is the method's on the claim's shape.  Methods:
-``betting`` (the default), ``empirical-bernstein`` and ``gaussian-t`` (:mod:`banditbench.analysis.sequential`).
+``betting`` (the default), ``empirical-bernstein`` and ``gaussian-t`` (:mod:`banditbench.numerics.sequential`).
 A valid method stays at or below ``alpha`` up to the Monte-Carlo error on every claim; the Gaussian t-CS exceeds it
 where the differences are skewed or bimodal at few seeds.
 """
@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ConfigError
-from .sequential import BETTING, EMPIRICAL_BERNSTEIN, GAUSSIAN, METHODS, confidence_sequence
+from ..numerics.sequential import BETTING, EMPIRICAL_BERNSTEIN, GAUSSIAN, METHODS, confidence_sequence
 
 #: where the committed claims runs are (relative to the working directory)
 RUNS = Path("docs") / "runs"
@@ -107,7 +107,7 @@ def calibrate(
     results: pd.DataFrame, differences: pd.DataFrame, n_max: int, resamples: int = RESAMPLES, seed: int = 0
 ) -> pd.DataFrame:
     """One row per claim with at least 2 differences: its n, alpha, method and each method's false-separation rate
-    (columns :data:`~banditbench.analysis.sequential.METHODS`)."""
+    (columns :data:`~banditbench.numerics.sequential.METHODS`)."""
     rows = []
     by_claim = {cid: group["difference"].to_numpy() for cid, group in differences.groupby("claim", sort=False)}
     for i, r in enumerate(results.itertuples(index=False)):

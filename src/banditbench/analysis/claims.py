@@ -2,7 +2,7 @@
 
 For a claim on experiment E the per-seed table ``results/<run>/tables/E.parquet`` (:mod:`banditbench.analysis.seedtable`)
 gives A's and B's metric per seed; the seeds both have are paired, ``d_s = A_s - B_s`` (or ``A_s - value``), in
-increasing seed order (the order ``--until-decided`` adds them), and :func:`banditbench.analysis.sequential.verdict`
+increasing seed order (the order ``--until-decided`` adds them), and :func:`banditbench.numerics.sequential.verdict`
 judges the mean at the config's ``claims_alpha`` on the running intersection of the claim's confidence sequence
 over all its seeds: by default the distribution-free betting CS on the range of ``A - B`` that the environment's
 declared metric range gives (the claim's ``method`` and ``bounds`` may say otherwise; a Gaussian t-CS is an opt-in
@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..configuration.claims import Claim, Side
 from .seedtable import diverged_runs
-from .sequential import anytime_pvalue, holm, verdict
+from ..numerics.sequential import anytime_pvalue, holm, verdict
 
 #: the verdicts a claim can get, in the order the tables count them
 VERDICTS = ("supported", "contradicted", "not separated", "not run", "untestable")
@@ -154,7 +154,7 @@ def evaluate(claims: Mapping[str, Claim], tables: Tables, alpha: float) -> pd.Da
 
 def family_wise(results: pd.DataFrame) -> pd.DataFrame:
     """``family_wise``: each paper's claims of this table judged together, Holm's step-down on their anytime
-    p-values (:func:`banditbench.analysis.sequential.holm`) at the claims' alpha: a claim keeps its verdict where
+    p-values (:func:`banditbench.numerics.sequential.holm`) at the claims' alpha: a claim keeps its verdict where
     Holm rejects a zero mean (family-wise error <= alpha over the paper's claims in this table), else *not
     separated*; empty for claims without a p-value (untestable, not run)."""
     out = results.copy()
@@ -220,7 +220,7 @@ def markdown(results: pd.DataFrame) -> str:
         "",
         f"Each interval is the running intersection, over the seeds so far, of an anytime-valid "
         f"{100 * (1 - alpha):g} % confidence sequence for the mean paired difference A - B "
-        f"(banditbench.analysis.sequential): it stays valid however seeds were added and whenever the looking "
+        f"(banditbench.numerics.sequential): it stays valid however seeds were added and whenever the looking "
         f"stopped, so the verdict is read at the last look. Unless a row names another method, it is the betting "
         f"(hedged-capital) confidence sequence on the range of A - B that the environment's declared metric range "
         f"gives, valid for any distribution there; a Gaussian t interval is a claim's opt-in, named with its reason. "

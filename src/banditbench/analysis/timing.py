@@ -29,7 +29,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ..configuration.grid import block_label
+from ..storage.cells import block_label
 from ..storage.resultio import atomic_write_bytes, load_result
 from ..storage.reuse import kept_benchmark
 from .pages import html_page

@@ -82,7 +82,7 @@ class Claim:
     b: Side | None = None
     #: the range of ``A - B``: the claim's ``bounds``, else the one the environment's metric range gives
     bounds: tuple[float, float] | None = None
-    #: the interval (:data:`banditbench.analysis.sequential.METHODS`) and, for the Gaussian t-CS, why
+    #: the interval (:data:`banditbench.numerics.sequential.METHODS`) and, for the Gaussian t-CS, why
     method: str = ""
     reason: str = ""
 
@@ -236,10 +236,10 @@ def metric_range(exp: Any, metric: str, a: Side, b: Side) -> tuple[float, float]
 def _interval(
     c: Mapping[str, Any], exp: Any, metric: str, a: Side, b: Side, where: str
 ) -> tuple[str, str, tuple[float, float] | None]:
-    """The claim's interval: its ``method`` (default :data:`~banditbench.analysis.sequential.DEFAULT_METHOD`), the
+    """The claim's interval: its ``method`` (default :data:`~banditbench.numerics.sequential.DEFAULT_METHOD`), the
     ``reason`` a Gaussian t interval needs, and the range of ``A - B`` (``bounds``, or the one the environment's
     declared metric range gives, :func:`metric_range`); a bounded method without a range is refused."""
-    from ..analysis.sequential import DEFAULT_METHOD, GAUSSIAN
+    from ..numerics.sequential import DEFAULT_METHOD, GAUSSIAN
 
     method = c.get("method", DEFAULT_METHOD)
     reason = str(c.get("reason", "")).strip()

@@ -36,11 +36,12 @@ from . import claims
 from . import comparisons as paired_checks
 from .. import params as param_checks
 from .. import registry
-from . import devices, runs, slicing, strict_yaml
+from . import devices, slicing, strict_yaml
 from ..api import feedback_kinds
 from ..simulation.delays import delay_schema, make_delay
 from ..data.catalog import PIN_KEY, check_checksums
 from ..errors import ConfigError, component_path, did_you_mean, key_path, rerooting
+from ..storage import cells
 from ..storage.resultio import budget_label
 
 #: the JSON schema of a config, shipped inside the package (package data)
@@ -556,7 +557,7 @@ class ExperimentGrid:
     # --- jobs -------------------------------------------------------------
     def jobs(self, experiment: str) -> Iterator[dict[str, str]]:
         """Every run (one seed, one result file) of an experiment, as wildcard values (``cell``: the digest
-        folder of its per-seed results, :func:`banditbench.configuration.runs.cell_digest`)."""
+        folder of its per-seed results, :func:`banditbench.storage.cells.cell_digest`)."""
         exp = self.experiments[experiment]
         for alg in exp.algorithms:
             for delay in exp.delays:
@@ -573,16 +574,18 @@ class ExperimentGrid:
                         }
 
     def cell_digest(self, experiment: str, algorithm: str, delay: str, budget: str) -> str:
-        """The ``{cell}`` folder of a cell's per-seed results (:func:`banditbench.configuration.runs.cell_digest`)."""
+        """The ``{cell}`` folder of a cell's per-seed results (:func:`banditbench.storage.cells.cell_digest`)."""
         key = (experiment, algorithm, delay, budget)
         if key not in self._digests:
-            self._digests[key] = runs.cell_digest(self.cell(experiment, algorithm, delay, budget, None))
+            self._digests[key] = cells.cell_digest(self.cell(experiment, algorithm, delay, budget, None))
         return self._digests[key]
 
     def cell_dir(self, experiment: str, algorithm: str, delay: str, budget: str) -> str:
-        """The folder of a cell's per-seed result files (:data:`banditbench.configuration.runs.CELL_DIR`)."""
+        """The folder of a cell's per-seed result files (:data:`banditbench.storage.cells.CELL_DIR`)."""
         digest = self.cell_digest(experiment, algorithm, delay, budget)
-        return runs.CELL_DIR.format(experiment=experiment, algorithm=algorithm, delay=delay, budget=budget, cell=digest)
+        return cells.CELL_DIR.format(
+            experiment=experiment, algorithm=algorithm, delay=delay, budget=budget, cell=digest
+        )
 
     def seed_blocks(self) -> dict[tuple[int, ...], list[str]]:
         """Each distinct block of seeds that one simulate job of one algorithm runs, with the experiments cutting
@@ -762,15 +765,6 @@ def _distinct_labels(labels: list[str], where: str) -> None:
             )
 
 
-def block_label(seeds: tuple[int, ...]) -> str:
-    """File-name label of a block of seeds: ``seed_3``, ``seeds_0-19`` (contiguous) or ``seeds_0_3_7``."""
-    if len(seeds) == 1:
-        return f"seed_{seeds[0]}"
-    if list(seeds) == list(range(seeds[0], seeds[0] + len(seeds))):
-        return f"seeds_{seeds[0]}-{seeds[-1]}"
-    return "seeds_" + "_".join(map(str, seeds))
-
-
 def load_config_file(path: str | Path) -> dict[str, Any]:
     """A config file's mapping; a YAML error names the file and line, a duplicate key is an error, and
     ``1e-3`` is a number (YAML 1.2: :mod:`banditbench.configuration.strict_yaml`)."""
@@ -817,3 +811,13 @@ def load_grid(config: Mapping[str, Any]) -> ExperimentGrid:
     validate_schema(config)
     registry.use_plugins(config.get("plugins", []))
     return ExperimentGrid(devices.apply(slicing.apply(config)))
+
+
+def config_cell(
+    config_file: str, experiment: str, algorithm: str, delay: str, budget: str, seed: int, horizon: int | None = None
+) -> dict:
+    """The resolved cell of ``config_file`` that these labels and seed pick (``horizon``: its horizon overridden)."""
+    config = load_config_file(config_file)
+    if horizon is not None:
+        config["horizon"] = horizon
+    return load_grid(config).cell(experiment, algorithm, delay, budget, seed)

@@ -2,7 +2,7 @@
 
 Before results were addressed by their content, a cell's results lay in
 ``results/runs/<experiment>/<algorithm>/<delay>/<budget>/<seed>.npz``; now they lie one folder deeper, in the
-cell's digest folder (:data:`banditbench.configuration.runs.CELL_DIR`).  :func:`migrate` reads each older
+cell's digest folder (:data:`banditbench.storage.cells.CELL_DIR`).  :func:`migrate` reads each older
 file's cell from its own metadata, computes its folder and moves it there (a rename: the bytes and the
 modification time stay, so Snakemake sees a finished job and re-runs nothing), with the benchmark file of the
 job that wrote it (copied where one job's seeds now lie in two cell folders, as when a slice with another
@@ -20,8 +20,7 @@ from pathlib import Path
 
 from ..errors import ConfigError, CorruptFileError
 from ..storage.resultio import IDENTITY, load_result, load_run, save_result
-from .grid import block_label
-from .runs import cell_dir, describe_cell
+from ..storage.cells import block_label, cell_dir, describe_cell
 
 
 @dataclass

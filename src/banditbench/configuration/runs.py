@@ -1,15 +1,7 @@
 """Where results go: per-seed result files addressed by their content, run namespaces owned by one config.
 
-**Per-seed results** (:data:`CELL_DIR`): ``results/runs/<experiment>/<algorithm>/<delay>/<budget>/<cell>/<seed>.npz``,
-where ``<cell>`` is :func:`cell_digest`, 12 hex digits of the sha256 of everything that determines a result's
-bytes but its seed: the environment and policy with every parameter's value (defaults filled in), the delay,
-budget, horizon, experiment and algorithm labels, the plugins the cell loads, and :data:`RESULT_FORMAT`.  The
-labels before it keep the path readable; the cell's ``cell.json`` beside its results says in full what it is.
-So two configs, slices or horizons that differ in any setting never share a file (a smoke slice with
-``horizon=200`` writes beside a paper run's results, never over them), and two that agree share every file
-(nothing is recomputed).  The seed-block job that writes them has the same folder in its output, log and
-benchmark paths.  Results of the older layout (no ``<cell>`` folder) are moved into place, not recomputed, by
-``banditbench migrate-results`` (:mod:`banditbench.configuration.migrate`).
+**Per-seed results** are addressed by their cell (:mod:`banditbench.storage.cells`); :func:`grid_cells` lists
+a grid's cell folders.
 
 **Run namespaces**: every table, paired comparison, plot, curve, timing summary, claims table, summary table and
 the run information of one run go under ``results/<run>/`` (``tables/``, ``paired/``, ``plots/``, ``curves/``,
@@ -50,15 +42,6 @@ SLICE_KEYS = ("only_experiments", "only_algorithms", "override", "seeds", "horiz
 RESERVED = frozenset({"runs"})
 #: the run of the default config, ``config.yaml`` (Snakemake's ``configfile``), rather than its stem
 DEFAULT_CONFIG, DEFAULT_RUN = "config.yaml", "default"
-#: the folder of one cell's per-seed result files (and its jobs' benchmark files), shared by every run that
-#: holds the cell; ``{cell}`` is :func:`cell_digest`
-CELL_DIR = "results/runs/{experiment}/{algorithm}/{delay}/{budget}/{cell}"
-#: one per-seed result file (:meth:`banditbench.configuration.grid.ExperimentGrid.jobs` gives its fields)
-RESULT_PATH = CELL_DIR + "/{seed}.npz"
-#: the ``{cell}`` folder name: 12 hex digits
-DIGEST = re.compile(r"[0-9a-f]{12}\Z")
-#: a cell folder's description of what its results hold (:func:`describe_cell`)
-CELL_FILE = "cell.json"
 #: a run folder's record of the config files and slice that own it (:func:`record_owner`)
 OWNER_FILE = "run.json"
 #: the environment variable in which a process that runs Snakemake for a run it owns names that owner
@@ -70,59 +53,8 @@ _SLICE = ".slice-"
 # --- per-seed results, addressed by content ---------------------------------------------------------------
 
 
-def canonical_cell(cell: Mapping[str, Any]) -> dict[str, Any]:
-    """The cell as what determines its results' bytes: without its seed, the environment's and policy's
-    parameters with every default filled in (``lam: 1.0`` written out or left to the default is one cell),
-    as JSON values (tuples as lists)."""
-    from .. import registry
-
-    registry.use_plugins(cell.get("plugins", ()), add=True)
-    out = {key: value for key, value in cell.items() if key != "seed"}
-    for part in ("environment", "policy"):
-        cls = registry.get(part, cell[part]["name"]).load()
-        out[part] = {"name": cell[part]["name"], "params": registry.values(cls, cell[part].get("params", {}))}
-    return json.loads(json.dumps(out, sort_keys=True, default=str))
-
-
-def cell_digest(cell: Mapping[str, Any]) -> str:
-    """12 hex digits of the sha256 of :func:`canonical_cell` and the result format
-    (:data:`banditbench.storage.resultio.RESULT_FORMAT`): the ``{cell}`` folder of its per-seed results."""
-    from ..storage.resultio import RESULT_FORMAT
-
-    text = json.dumps({"cell": canonical_cell(cell), "format": RESULT_FORMAT}, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
-def cell_dir(cell: Mapping[str, Any]) -> str:
-    """The folder of a cell's per-seed result files (:data:`CELL_DIR`)."""
-    from ..storage.resultio import budget_label
-
-    return CELL_DIR.format(
-        experiment=cell["experiment"],
-        algorithm=cell["algorithm"],
-        delay=cell["delay_label"],
-        budget=budget_label(cell["budget"]),
-        cell=cell_digest(cell),
-    )
-
-
-def describe_cell(folder: str | os.PathLike, cell: Mapping[str, Any]) -> None:
-    """Write ``<folder>/cell.json`` (the readable index of a cell folder: its canonical cell and the result
-    format) unless it is there; a job that cannot write it still writes its results."""
-    from ..storage.resultio import RESULT_FORMAT, atomic_write_bytes
-
-    path = Path(folder) / CELL_FILE
-    if path.is_file():
-        return
-    text = json.dumps({"cell": canonical_cell(cell), "format": RESULT_FORMAT}, sort_keys=True, indent=1)
-    try:
-        atomic_write_bytes(path, (text + "\n").encode())
-    except OSError:  # a full or read-only folder: the results' own writes name it
-        pass
-
-
 def grid_cells(grid) -> Iterable[tuple[str, dict]]:
-    """Each cell's result folder (:data:`CELL_DIR`) and the cell a run of ``grid`` simulates there."""
+    """Each cell's result folder (:data:`~banditbench.storage.cells.CELL_DIR`) and the cell a run of ``grid`` simulates there."""
     for name, exp in grid.experiments.items():
         for algorithm, delay, budget in itertools.product(exp.algorithms, exp.delays, exp.budget_labels):
             yield (

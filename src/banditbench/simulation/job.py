@@ -1,7 +1,8 @@
 """A simulate job, from its cells to its result files: ``banditbench run-one`` and ``run-block`` (and the tuning's
 blocks) run through here; the simulation itself is :mod:`banditbench.simulation.runner`'s.
 
-* its cells: a resolved cell given as JSON (:func:`cell_argument`) or picked from a config (:func:`config_cell`);
+* its cells: a resolved cell given as JSON (:func:`cell_argument`), or picked from a config
+  (:func:`banditbench.configuration.grid.config_cell`);
   a block's members are its cells, each with each of its seeds, cell by cell;
 * the engine that plays them (:func:`engine`, the one place that decides): the seed-batched engine for members
   whose policy declares it, the compiled one for a run whose policy declares that, the reference loop otherwise.
@@ -52,18 +53,6 @@ def cell_argument(text: str) -> dict:
     if missing:
         raise ConfigError(f"--cell: the cell lacks {missing}")
     return cell
-
-
-def config_cell(
-    config_file: str, experiment: str, algorithm: str, delay: str, budget: str, seed: int, horizon: int | None = None
-) -> dict:
-    """The resolved cell of ``config_file`` that these labels and seed pick (``horizon``: its horizon overridden)."""
-    from ..configuration.grid import load_config_file, load_grid
-
-    config = load_config_file(config_file)
-    if horizon is not None:
-        config["horizon"] = horizon
-    return load_grid(config).cell(experiment, algorithm, delay, budget, seed)
 
 
 # --- the engine -------------------------------------------------------------------------------------------
@@ -182,7 +171,7 @@ def block_job(cells: Sequence[dict], seeds: Sequence[int], outputs: Sequence[str
     hold: ``lockstep_variants``), one result file each in ``outputs`` (cell by cell), from the data files
     ``inputs``.  The job's log names the code that ran; outputs whose kept copies were computed from the same cell,
     sources and data bytes are put back (:func:`_put_back`), the others simulated and saved (:func:`_save`)."""
-    from ..configuration.grid import block_label
+    from ..storage.cells import block_label
     from ..data.files import use_inputs
     from ..storage import reuse
     from ..storage.logs import provenance
@@ -244,7 +233,7 @@ def _save(output: str, result: Result, made_from: Mapping, seeds: Sequence[int],
     """Save one result of a block with its provenance (``made_from``: the sources and data it was computed from),
     its timing naming the block and, for a job of several cells, the job's ``benchmark`` file; then the cell
     folder's readable index, ``cell.json``.  A failed write that names no file (a full disk) names ``output``."""
-    from ..configuration.runs import describe_cell
+    from ..storage.cells import describe_cell
     from ..storage.provenance import collect
     from ..storage.resultio import save_result
 

@@ -46,7 +46,7 @@ VARYING = (TIMING, PROVENANCE, RUN_CHECKSUM)
 #: the cell keys that say which run a result is (with the budget as its label)
 IDENTITY = ("experiment", "algorithm", "delay", "budget", "seed")
 #: the version of what a result file holds and how: part of every per-seed result's address
-#: (:func:`banditbench.configuration.runs.cell_digest`), so a new version never reads or replaces an older one's
+#: (:func:`banditbench.storage.cells.cell_digest`), so a new version never reads or replaces an older one's
 #: results.  2: results addressed by their content (``<budget>/<cell>/<seed>.npz``)
 RESULT_FORMAT = 2
 
@@ -128,7 +128,7 @@ def run_identity(cell: Mapping[str, Any]) -> dict[str, str]:
 
 def identity_from_path(path: str | os.PathLike) -> dict[str, str]:
     """The run a result path names: ``.../<experiment>/<algorithm>/<delay>/<budget>/<cell>/<seed>.npz``
-    (:data:`banditbench.configuration.runs.CELL_DIR`; the ``<cell>`` digest says no label)."""
+    (:data:`banditbench.storage.cells.CELL_DIR`; the ``<cell>`` digest says no label)."""
     parts = Path(path).with_suffix("").parts[-6:]
     return dict(zip(IDENTITY, parts[:4] + parts[5:]))
 

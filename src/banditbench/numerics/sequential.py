@@ -4,7 +4,7 @@ A paper's comparative claim ("A has lower cumulative regret than B at T") is che
 differences ``d_s = x_A,s - x_B,s`` (:mod:`banditbench.analysis.paired`).  When seeds are added until a
 verdict is reached, a fixed-n interval (Student-t) loses its level: looking after every seed from 5 to
 200 and stopping at the first interval that excludes 0, the t interval at 95 % misses the true mean in
-about 40 % of the runs for normal differences (tests/analysis/test_sequential.py).  A *confidence sequence*
+about 40 % of the runs for normal differences (tests/numerics/test_sequential.py).  A *confidence sequence*
 (CS) ``C_n`` covers the mean at every n at once, ``P(exists n: mu not in C_n) <= alpha``, so it covers it at
 whatever n the looking stopped, and so does the running intersection ``C_1 ∩ ... ∩ C_n`` (``running=True``),
 on which a claim's verdict is read.
@@ -61,7 +61,7 @@ Three CSs (``method``):
   for normal differences at every n >= 2, and in simulations valid for heavy-tailed symmetric ones (t with
   3 degrees of freedom), but NOT for skewed or bimodal ones at small n: a lock-in that one seed in five
   shows is missing from five seeds with probability 0.33, and the CS then excludes the mean
-  (tests/analysis/test_sequential.py measures its miss rate there; Bahadur & Savage 1956: no interval is
+  (tests/numerics/test_sequential.py measures its miss rate there; Bahadur & Savage 1956: no interval is
   valid for every distribution with a finite variance, only a bound helps).  ``c^2``
   (``prior_precision``) 0.5 gives a finite interval from n = 4 and, from n = 5 to 200, a width within 15 %
   of the best ``c^2``'s.  ``1/max_{k<=n} G_k(0)`` is its anytime p-value.
@@ -86,7 +86,7 @@ and whose bound adds the variance term), hence the default.  What the range cost
 half-width is about 2.4 W / n, so a mean difference of 2 % of W needs about 120 seeds to separate, 1 % about
 240; the Gaussian t-CS separates such differences at a few seeds, but only where the differences are Gaussian.
 
-Validity under optional stopping (tests/analysis/test_sequential.py): looking after every seed from 2 to 200,
+Validity under optional stopping (tests/numerics/test_sequential.py): looking after every seed from 2 to 200,
 the running intersection of each bounded CS misses the mean of bimodal 1-in-5 lock-in and capped exponential
 differences in at most alpha of the runs, where the Gaussian t-CS, a fixed-n t interval at alpha/10 and the
 t-CS built at alpha^1.5 miss far more often.

@@ -1,4 +1,4 @@
-"""Anytime-valid verdicts on paired differences (banditbench.analysis.sequential).
+"""Anytime-valid verdicts on paired differences (banditbench.numerics.sequential).
 
 The coverage tests measure *anytime* miscoverage under a look schedule: a researcher looks after every seed
 from 2 to 200, and an interval misses when it excludes the true mean at any of those looks (so the running
@@ -16,9 +16,9 @@ sequences).
 import numpy as np
 import pytest
 
-from banditbench.analysis import sequential
+from banditbench.numerics import sequential
 from banditbench.analysis.aggregate import t_quantile
-from banditbench.analysis.sequential import (
+from banditbench.numerics.sequential import (
     BETTING,
     EMPIRICAL_BERNSTEIN,
     GAUSSIAN,
