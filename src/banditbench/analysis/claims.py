@@ -192,7 +192,7 @@ def comparison_of(experiment: str, statement: str) -> tuple[str, str] | None:
     except ValueError:
         pass
     flipped = ">" if m["sign"] == "<" else "<"
-    where = re.sub(r"(\S+) vs (\S+)", r"\2 vs \1", m["where"])
+    where = re.sub(r"([^\s,]+) vs ([^\s,]+)", r"\2 vs \1", m["where"])
     mirrored = f"{m['b']} {flipped} {m['a']} ({where})"
     return (str(experiment), min(words, mirrored))
 
@@ -223,7 +223,14 @@ def fold_restatements(results: pd.DataFrame) -> pd.DataFrame:
             first[key] = i
             continue
         keep = first[key]
-        entries = _also_entries(out.loc[keep]) + [
+        entries = _also_entries(out.loc[keep])
+        same = [e for e in entries if (e.get("where"), e.get("quote")) == (row.get("where"), row.get("quote"))]
+        if same:  # the restatement is in the claim's also already: say which row recorded it
+            same[0]["claim"] = row["claim"]
+            out.at[keep, "also"] = json.dumps(entries)
+            drop.append(i)
+            continue
+        entries += [
             {
                 "paper": row.get("paper", ""),
                 "where": row.get("where", ""),
