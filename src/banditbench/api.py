@@ -46,6 +46,7 @@ __all__ = [
     "Environment",
     "feedback_kinds",
     "Policy",
+    "self_duel_rule",
     "ENGINES",
     "BatchedPolicy",
     # the interfaces: what the runner hands each kind of policy, and how one is checked (banditbench.interfaces)
@@ -329,6 +330,19 @@ def _check_engines(cls: type["Policy"]) -> None:
             )
 
 
+def self_duel_rule(cls: type["Policy"], values: Mapping[str, Any]) -> str | None:
+    """What ``cls`` with the parameters ``values`` (defaults filled in) declares about self-duels
+    (:attr:`Policy.self_duels`), in words: ``self-duels allowed`` or ``no self-duels``, followed by the
+    parameter and its value where a parameter decides; None where the class states nothing."""
+    rule = getattr(cls, "self_duels", None)
+    if rule is None:
+        return None
+    if rule in ("allowed", "never"):
+        return "self-duels allowed" if rule == "allowed" else "no self-duels"
+    forbidden = bool(values.get(rule))
+    return f"{'no self-duels' if forbidden else 'self-duels allowed'} ({rule}: {str(forbidden).lower()})"
+
+
 class Policy(abc.ABC):
     """A bandit algorithm.  Constructed as ``Policy(problem, rng, **params)``.
 
@@ -357,6 +371,11 @@ class Policy(abc.ABC):
     #: ``{"seed-batched": SeedBatched(per_member=..., family=...)}`` (it implements :meth:`batch`).  Checked when
     #: the class is defined: a declared engine must be implemented, and an implemented one declared.
     engines: ClassVar[Mapping[str, Engine]] = MappingProxyType({})
+    #: for a policy that plays pairs: whether it may duel an arm with itself (a self-duel, which carries no
+    #: information to a learner driven by the two arms' difference): ``"allowed"``, ``"never"``, or the name of
+    #: its boolean parameter that forbids self-duels when true; None: not stated.  The paired tables'
+    #: self-duel lock-in line names it (:func:`self_duel_rule`)
+    self_duels: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

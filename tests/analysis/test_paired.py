@@ -332,3 +332,43 @@ def test_paired_tables_say_when_an_algorithm_locks_onto_self_duels(tmp_path):
     seeds = read_seeds(parquet)
     assert lock_in_note(seeds, ["B"]) is None  # B's mean late rate is 0.4
     assert lock_in_note(seeds[seeds.metric != "late_self_duel_rate"], ["A", "B"]) is None
+
+
+def test_the_lock_in_line_names_what_each_policy_states_about_self_duels(tmp_path):
+    """Issue 50: self-duels as a choice, never an accident: the line says whether the locked algorithm's policy
+    may duel an arm with itself (``Policy.self_duels``, the parameter that decides it)."""
+    from banditbench.analysis.paired import lock_in_note
+    from banditbench.configuration.comparisons import self_duel_statements
+
+    statements = self_duel_statements(
+        {
+            "A": {"policy": "maxinp", "params": {"preset": "authors"}},
+            "B": {"policy": "colstim", "params": {"distinct_arms": True}},
+            "R": {"policy": "random_pair"},
+            "L": {"policy": "ldb_df"},
+            "U": {"policy": "linucb"},
+        }
+    )
+    assert statements == {
+        "A": "self-duels allowed (distinct_arms: false)",
+        "B": "no self-duels (distinct_arms: true)",
+        "R": "no self-duels",
+        "L": "self-duels allowed",
+    }
+    runs = _write_late_self_duels(tmp_path, {"A": [1.0, 0.95, 0.85, 1.0], "B": [0.9, 0.2, 0.0, 0.5]})
+    parquet = tmp_path / "exp.parquet"
+    aggregate_experiment(
+        runs,
+        "exp",
+        [10],
+        tmp_path / "t.csv",
+        tmp_path / "t.md",
+        tmp_path / "t.tex",
+        tmp_path / "c.csv",
+        "cumulative_regret",
+        seeds_file=parquet,
+        workers=1,
+    )
+    assert lock_in_note(read_seeds(parquet), ["A", "B"], statements).startswith(
+        "Self-duel lock-in: A (95 %; 3 of 4 seeds above 90 %; self-duels allowed (distinct_arms: false)) played"
+    )

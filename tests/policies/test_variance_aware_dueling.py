@@ -5,7 +5,7 @@ import pytest
 
 from banditbench import params
 from banditbench import registry
-from banditbench.api import Problem
+from banditbench.api import Problem, self_duel_rule
 from banditbench.errors import ConfigError
 from banditbench.feedback import PreferenceFeedback
 from banditbench.numerics.sigmoid import sigmoid
@@ -168,3 +168,77 @@ def test_memory_bound_counts_the_history_and_one_inverse_per_layer():
     pol = VACDB(Problem(T, info={"dimension": d}), np.random.default_rng(0))
     arrays = sum(a.nbytes for a in (pol.inverse, pol.diffs, pol.weight2, pol.layer, pol.labels, pol.arrived))
     assert arrays <= VACDB.memory_bytes(values, T, {"dimension": d}) <= 1.01 * arrays
+
+
+# --- issue 50: the authors' code as a preset, self-duels ----------------------------------------------------
+
+
+def test_the_authors_preset_takes_the_codes_values_unless_the_config_sets_them():
+    pol = _policy(T=2000, d=5, preset="authors")
+    assert (pol.L, pol.alpha, pol.exploit_update, pol.mle_solver) == (5, 2**-5, "next_layer", "bfgs")
+    assert (pol.mle_tolerance, pol.mle_start, pol.distinct_arms) == (1e-4, "previous_layer", False)
+    assert pol.beta[0] == pytest.approx(np.sqrt(5 * np.log(2000)) / 4) and pol.kappa == 0.02
+    np.testing.assert_allclose(pol.start_beta, 0.05 * 2.0 ** (1 - np.arange(1, 6)))  # suplin.py line 29
+    ours = _policy(T=2000, d=5)
+    assert (ours.L, ours.alpha, ours.exploit_update, ours.mle_solver, ours.mle_start) == (
+        layer_count(2000**-1.5),
+        2000**-1.5,
+        "none",
+        "newton",
+        "own",
+    )
+    assert ours.start_beta is None
+    mixed = _policy(T=2000, preset="authors", layers=7, exploit_update="none")
+    assert (mixed.L, mixed.alpha, mixed.exploit_update) == (7, 2**-7, "none")  # alpha follows the configured L
+    VACDB.check_params({"preset": "authors", "alpha": "auto", "layers": "auto"}, 2000)
+    with pytest.raises(ConfigError, match="policy.params.layers"):
+        VACDB.check_params({"preset": "authors", "alpha": 0.01, "layers": "auto"}, 2000)  # 2^-5 > 0.01
+    assert VACDB.memory_bytes({"preset": "authors", "alpha": "auto", "layers": "auto"}, 100, {"dimension": 2}) == (
+        100 * (8 * 2 + 25) + 5 * 8 * 4
+    )
+
+
+def test_the_codes_start_radius_holds_until_a_layer_takes_its_first_round():
+    pol = _policy(beta=1.0, beta_start="code", layers=3, alpha=1 / 8)
+    assert [pol._radius(l) for l in range(3)] == [0.05, 0.025, 0.0125]
+    pol.act(1, ARMS)  # explores layer 1
+    assert pol._radius(0) == 1.0 and pol._radius(1) == 0.025
+
+
+def test_a_layer_still_at_zero_starts_its_mle_from_the_layer_below():
+    pol = _policy(mle_start="previous_layer", mle_solver="bfgs", mle_tolerance=0.01, layers=3, alpha=1 / 8)
+    pol.theta[0] = np.array([0.3, -0.2])
+    pol.diffs[0], pol.labels[0], pol.arrived[0], pol.layer[0], pol.weight2[0] = [1.0, 0.0], 1.0, True, 1, 1e-12
+    pol._fit(1, 2)  # a tiny weight and a coarse tolerance: BFGS stops where it starts
+    np.testing.assert_allclose(pol.theta[1], [0.3, -0.2], atol=1e-6)
+    own = _policy(mle_solver="bfgs", mle_tolerance=0.01, layers=3, alpha=1 / 8)
+    own.theta[0] = np.array([0.3, -0.2])
+    own.diffs[0], own.labels[0], own.arrived[0], own.layer[0], own.weight2[0] = [1.0, 0.0], 1.0, True, 1, 1e-12
+    own._fit(1, 2)
+    np.testing.assert_allclose(own.theta[1], [0.0, 0.0], atol=1e-6)
+
+
+def test_a_self_duel_joins_no_layer_where_the_code_divides_by_zero():
+    """The departure the module docstring names: one surviving arm, exploited with next_layer, adds nothing
+    (the code's weight 2^-l / 0 turns Sigma NaN: suplin.py lines 99 and 76)."""
+    pol = _policy(beta=1.0, alpha=0.01, layers=7, exploit_update="next_layer")
+    pol.inverse[0] = np.eye(2) * 0.01  # layer 1 certain: widths <= 0.2 <= 1/2
+    pol.theta[0] = np.array([10.0, 0.0])  # only arm 0 survives (2^-1 beta = 0.5)
+    pol.inverse[1] = np.eye(2) * 1e-6  # layer 2: the lone arm's only pair has width 0 <= alpha
+    assert pol.act(1, ARMS) == (0, 0)
+    assert pol.layer[0] == -1 and pol.weight2[0] == 0.0
+    pol.act(2, ARMS)
+    assert np.isfinite(pol.inverse).all()
+
+
+def test_distinct_arms_keeps_the_alpha_branch_off_self_duels():
+    pol = _policy(beta=0.5, alpha=0.01, layers=7, distinct_arms=True)
+    pol.inverse[:] = np.eye(2) * 1e-6
+    pol.theta[0] = np.array([0.2, 1.0])  # without distinct_arms: (1, 1), the test above
+    assert pol.act(1, ARMS) in ((1, 0), (0, 1))
+    lone = _policy(beta=1.0, alpha=0.01, layers=7, distinct_arms=True)
+    lone.inverse[0] = np.eye(2) * 0.01
+    lone.theta[0] = np.array([10.0, 0.0])
+    lone.inverse[1] = np.eye(2) * 1e-6
+    assert lone.act(1, ARMS) == (0, 2)  # the lone arm against the arm of largest width from it
+    assert self_duel_rule(VACDB, {"distinct_arms": False}) == "self-duels allowed (distinct_arms: false)"

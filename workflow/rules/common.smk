@@ -10,6 +10,7 @@ from pathlib import Path
 from snakemake.logging import logger
 from snakemake.settings.types import DeploymentMethod, SharedFSUsage
 
+from banditbench.configuration.comparisons import self_duel_statements
 from banditbench.configuration.grid import block_label, load_grid, unpinned_note
 from banditbench.configuration.runs import CELL_DIR, RESULT_PATH, check_owner, owner, record_owner, run_name
 from banditbench.data.quarantine import Unmovable, quarantine_corrupt
@@ -186,8 +187,14 @@ def experiment_resources(wildcards, key):
 
 def paired_spec(experiment):
     """The experiment's resolved paired comparisons (banditbench.configuration.comparisons), as the aggregate rule's params
-    (empty for an experiment without pairs)."""
-    return dict(GRID.experiments[experiment].paired or {})
+    (empty for an experiment without pairs), with what each pair-playing algorithm states about self-duels
+    (``self_duels``, which the lock-in line names)."""
+    spec = dict(GRID.experiments[experiment].paired or {})
+    if spec:
+        statements = self_duel_statements(GRID.experiments[experiment].spec["algorithms"])
+        if statements:
+            spec["self_duels"] = statements
+    return spec
 
 
 def aggregate_outputs(paired):

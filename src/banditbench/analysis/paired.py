@@ -252,10 +252,14 @@ DIVERGED_NOTE = (
 LOCK_IN_RATE = 0.9
 
 
-def lock_in_note(seeds: pd.DataFrame, algorithms: Sequence[str]) -> str | None:
+def lock_in_note(
+    seeds: pd.DataFrame, algorithms: Sequence[str], self_duels: Mapping[str, str] | None = None
+) -> str | None:
     """One line naming each of ``algorithms`` (per delay and budget setting, when there are several) that
     played an arm against itself in more than :data:`LOCK_IN_RATE` of its last ``LATE_SHARE`` of rounds
-    (the summary ``LATE_SUMMARY``, :mod:`banditbench.envs.preference`), on average over its seeds;
+    (the summary ``LATE_SUMMARY``, :mod:`banditbench.envs.preference`), on average over its seeds, with what
+    its policy states about self-duels where ``self_duels`` (label: statement,
+    :func:`banditbench.configuration.comparisons.self_duel_statements`) has it;
     None when none did or the experiment records no self-duels."""
     rates = seeds[(seeds["metric"] == LATE_SUMMARY) & seeds["algorithm"].isin(list(algorithms))]
     if rates.empty:
@@ -266,9 +270,10 @@ def lock_in_note(seeds: pd.DataFrame, algorithms: Sequence[str]) -> str | None:
         values = run["value"].to_numpy()
         if values.mean() > LOCK_IN_RATE:
             where = f", delay {delay}" + (f", budget {budget}" if str(budget) != "none" else "") if several else ""
+            stated = f"; {self_duels[alg]}" if self_duels and alg in self_duels else ""
             locked.append(
                 f"{alg} ({100 * values.mean():.0f} %{where}; {int((values > LOCK_IN_RATE).sum())} of "
-                f"{len(values)} seeds above {100 * LOCK_IN_RATE:.0f} %)"
+                f"{len(values)} seeds above {100 * LOCK_IN_RATE:.0f} %{stated})"
             )
     if not locked:
         return None
@@ -486,7 +491,7 @@ def write_paired(
     )
     table.attrs["resamples"] = curves.attrs["resamples"] = int(paired.get("resamples", 9999))
     text = caption(table, spread)
-    note = lock_in_note(seeds, [a for pair in paired["pairs"] for a in pair])
+    note = lock_in_note(seeds, [a for pair in paired["pairs"] for a in pair], paired.get("self_duels"))
     if note:
         text += "\n\n" + note
     if len(table) and table["diverged"].any():

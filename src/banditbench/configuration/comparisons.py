@@ -133,3 +133,20 @@ def resolve(
         "interval": interval,
         "resamples": int(resamples),
     }
+
+
+def self_duel_statements(algorithms: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Per algorithm label of an experiment (``{label: {policy, params}}``), what its policy states about
+    self-duels with its parameters (:func:`banditbench.api.self_duel_rule`), for the paired tables' lock-in
+    line; ``self-duels not stated`` for a pair-playing policy that states nothing, and no entry for a policy
+    that does not play pairs."""
+    from .. import registry
+    from ..api import self_duel_rule
+
+    out = {}
+    for label, spec in algorithms.items():
+        cls = registry.get("policy", spec["policy"]).load()
+        if getattr(cls, "action_kind", None) == "pair":
+            values = registry.values(cls, spec.get("params") or {})
+            out[label] = self_duel_rule(cls, values) or "self-duels not stated"
+    return out

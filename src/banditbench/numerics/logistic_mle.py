@@ -2,7 +2,9 @@
 
 ``fit_logistic`` minimises ``sum_s w_s [softplus(z_s) - a_s z_s] + lam/2 ||theta - c||^2``
 by damped Newton steps warm-started from the previous estimate, so a bandit round
-typically costs one or two O(n d^2) steps.  Neutral ground: the policies use it
+typically costs one or two O(n d^2) steps.  ``fit_logistic_bfgs`` minimises the same objective, its loss
+scaled (e.g. by ``1/n``, a mean), with scipy's BFGS to a gradient tolerance: the optimiser of public
+baseline code (the VACDB repository's ``vdb.py`` and ``suplin.py``), for the baselines' ``authors`` preset.  Neutral ground: the policies use it
 (through :mod:`banditbench.policies.linalg`) and so does the car oracle
 (:mod:`banditbench.data.car_oracle`), and neither layer imports the other.
 """
@@ -84,3 +86,31 @@ def fit_logistic(
             eta *= 0.5
         theta, loss = cand, new_loss
     return theta
+
+
+def fit_logistic_bfgs(
+    X: np.ndarray,
+    labels: np.ndarray,
+    lam: float,
+    theta0: np.ndarray,
+    weights: np.ndarray | None = None,
+    gtol: float = 1e-4,
+    loss_scale: float = 1.0,
+) -> np.ndarray:
+    """Minimise ``loss_scale * sum_s w_s [softplus(z_s) - a_s z_s] + lam/2 ||theta||^2`` by scipy's BFGS
+    started at ``theta0`` (its default inverse-Hessian start and line search), stopping when the max-norm
+    of that objective's gradient is below ``gtol`` (scipy's ``gtol``; a run that ends without meeting it
+    keeps its last iterate, as the public code does).  No data: zeros."""
+    from scipy.optimize import minimize
+
+    theta = np.array(theta0, dtype=float)
+    if X.shape[0] == 0:
+        return np.zeros_like(theta)
+    w = (np.ones(X.shape[0]) if weights is None else weights) * loss_scale
+
+    def objective(th: np.ndarray) -> tuple[float, np.ndarray]:
+        z = X @ th
+        value = float(w @ (softplus(z) - labels * z)) + 0.5 * lam * float(th @ th)
+        return value, X.T @ (w * (sigmoid(z) - labels)) + lam * th
+
+    return minimize(objective, theta, jac=True, method="BFGS", options={"gtol": gtol}).x

@@ -20,6 +20,7 @@ class RandomPair(Policy):
 
     feedback_kind = "preference"
     action_kind = "pair"
+    self_duels = "never"
 
     def __init__(self, problem: Problem, rng: np.random.Generator):
         self.rng, self.n_arms = rng, _arms_of_block_layout(self, problem)

@@ -59,6 +59,8 @@ class _LinearDuelingBase(Policy):
 
     feedback_kind = "preference"
     action_kind = "pair"
+    #: eq. 6's challenger is the arg-max over all arms, the first included
+    self_duels = "allowed"
     #: how delayed feedback enters the MLE (:data:`banditbench.policies.delayed_labels.STRATEGIES`)
     delay_strategy: ClassVar[str]
 

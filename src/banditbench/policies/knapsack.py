@@ -114,6 +114,8 @@ class _PrimalDualDuel(Policy):
     virtual queue (12).  Declares the family's shared parameters."""
 
     action_kind = "pair"
+    #: Algorithm 1's arg-max over x <= y includes x = y; Algorithm 2 draws x and y apart; the ideal duel is x = y
+    self_duels = "allowed"
 
     def __init__(
         self,
@@ -460,6 +462,9 @@ class ConstrainedDuelingEXP3(Policy):
     Delays: estimates of round ``s`` use ``q_s`` and ``lambda_s`` stored at play time and are
     added to ``G`` when its feedback arrives; the dual uses realised costs on arrival.
     """
+
+    #: both arms are drawn from the same distribution, independently
+    self_duels = "allowed"
 
     feedback_kind = "preference_cost"
     action_kind = "pair"
