@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import json
 import re
 import textwrap
 from functools import cache
@@ -616,42 +615,149 @@ def parameter_types_table() -> str:
 
 #: where a page shows a committed claims run (:func:`claims_run`): ``<!-- claims run: default -->``
 CLAIMS_RUN = re.compile(r"<!-- claims run: ([\w.-]+) -->")
+#: where a page shows the committed runs' summary across the papers (:func:`claims_summary`)
+CLAIMS_SUMMARY = "<!-- claims summary -->"
 #: the committed claims runs: ``<name>.csv`` (``banditbench claims --csv``), ``<name>.json`` (how it was made) and
 #: ``<name>.differences.csv`` (the per-seed differences, :mod:`banditbench.analysis.calibrate`)
 CLAIMS_RUNS = Path(__file__).resolve().parent / "runs"
+#: the checkout the configs of the runs' commands are read from (their claims_files are relative to it)
+ROOT = Path(__file__).resolve().parent.parent
 
 
-def claims_run(name: str) -> str:
-    """A committed claims run as a page shows it: how it was made (command, commit, date, machine, seeds, CPU),
-    then its table, rendered by :func:`banditbench.analysis.claims.markdown` from the committed CSV."""
-    import pandas as pd
+@cache
+def committed_runs() -> dict:
+    """Every committed claims run: name -> (its JSON, its CSV) (:func:`banditbench.analysis.claim_pages.read_runs`),
+    each claim's reading and restatements as its config states them now
+    (:func:`banditbench.analysis.claim_pages.with_config_text`)."""
+    from banditbench.analysis.claim_pages import read_runs, with_config_text
 
-    from banditbench.analysis.claims import markdown
+    return {
+        name: (meta, with_config_text(results, _config_claims(meta["command"])))
+        for name, (meta, results) in read_runs(CLAIMS_RUNS).items()
+    }
 
-    meta = json.loads((CLAIMS_RUNS / f"{name}.json").read_text())
-    results = pd.read_csv(CLAIMS_RUNS / f"{name}.csv", dtype={"paper": str})
+
+@cache
+def paper_families() -> dict:
+    """Every committed run's rows, one per comparison, with the family-wise verdict per paper across the runs
+    (:func:`banditbench.analysis.claim_pages.family_wise_per_paper`)."""
+    from banditbench.analysis.claim_pages import family_wise_per_paper
+
+    return family_wise_per_paper({name: results for name, (_, results) in committed_runs().items()})
+
+
+def recorded_before_default(name: str) -> bool:
+    """A run recorded before the distribution-free default: it keeps no per-seed differences."""
+    return not (CLAIMS_RUNS / f"{name}.differences.csv").is_file()
+
+
+@cache
+def _config_claims(command: str) -> dict:
+    """The claims a run's config states now (:func:`banditbench.analysis.claim_pages.config_claims`), read from the
+    checkout this file is in."""
+    import contextlib
+
+    from banditbench.analysis.claim_pages import config_claims
+
+    with contextlib.chdir(ROOT):
+        return config_claims(command)
+
+
+def _ids(ids: list[str]) -> str:
+    import html
+
+    return ", ".join(f"<code>{html.escape(c)}</code>" for c in ids)
+
+
+def run_changes(name: str) -> str:
+    """What changed in a run's config since it was recorded (empty when nothing did), as a block that opens on the
+    claim ids: the rows folded into another row's comparison, the claims dropped, the claims added or made testable
+    (:func:`banditbench.analysis.claim_pages.changes_since`)."""
+    from banditbench.analysis.claim_pages import changes_since
+
+    meta, results = committed_runs()[name]
+    changes = changes_since(results, _config_claims(meta["command"]))
+    words = {
+        "folded": "rows restate another row's comparison: folded into that claim, counted once",
+        "dropped": "claims are no longer in the config (folded into another claim's restatements, or replaced)",
+        "added": "claims of the config are not in this run (added, or made testable, since)",
+    }
+    present = [key for key in words if changes[key]]
+    if not present:
+        return ""
+    summary = "; ".join(f"{len(changes[key])} {words[key]}" for key in present)
+    items = "".join(f"<li>{words[key].split(':')[0].split(' (')[0]}: {_ids(changes[key])}</li>" for key in present)
+    return (
+        f'<details class="run-changes"><summary>Since it was recorded: {summary}.</summary><ul>{items}</ul></details>'
+    )
+
+
+def claims_run(name: str, page: str = "claims.md") -> str:
+    """A committed claims run as a page shows it: how it was made (command, commit, date, machine, seeds, CPU), what
+    changed since, the counts of its distinct comparisons and of their family-wise verdicts per paper across the
+    committed runs, then the narrow table (:func:`banditbench.analysis.claim_pages.claims_table_html`): each claim's
+    sentence, reading, restatements, method and family one click away."""
+    from banditbench.analysis.claim_pages import FAMILY, claims_table_html
+    from banditbench.analysis.claims import counts_line
+
+    meta, results = committed_runs()[name]
+    rows = paper_families()[name]
     seeds = ", ".join(f"{exp} {n}" for exp, n in meta["seeds"].items())
     head = (
         f"Measured by `{meta['command']}` at commit `{meta['commit'][:10]}` on {meta['date']} ({meta['machine']}; "
         f"seeds per experiment: {seeds}; {meta['cpu_s']:.0f} s of CPU in the Snakemake runs). From the committed "
         f"`docs/runs/{name}.csv`."
     )
-    if not (CLAIMS_RUNS / f"{name}.differences.csv").is_file():  # recorded before the runs kept them
+    if recorded_before_default(name):
         head += (
-            " Recorded before the distribution-free default (Claims, The verdict): its rows use the "
-            "Gaussian t-CS, each verdict is the one of the look that decided it, and it keeps no per-seed "
-            "differences; it is to be re-recorded."
+            f" Recorded before the distribution-free default ([the verdict]({_link(page, 'claims.md')}#the-verdict)): "
+            "its rows use "
+            "the Gaussian t-CS (marked t-CS), each verdict is the one of the look that decided it, and it keeps no "
+            "per-seed differences; it is to be re-recorded."
         )
-    return head + "\n\n" + markdown(results)
+    changes = run_changes(name)
+    judged = rows[rows[FAMILY] != ""]
+    several = rows["paper"].nunique() > 1
+    family = (
+        "Family-wise per paper within this run (it holds several papers' small-scale claims)"
+        if several
+        else f"Family-wise per paper across its committed runs ({judged['family_runs'].iloc[0]})"
+        if len(judged)
+        else "Family-wise per paper"
+    )
+    lines = [head, "", changes, "", counts_line(results) + " (distinct comparisons).", ""]
+    if len(judged):
+        lines += [counts_line(judged, FAMILY, family) + " (Holm on the anytime p-values).", ""]
+    lines += [
+        "Open a claim for its sentence, how it is read, the sentences that restate it, the interval's method and "
+        f"range, its anytime p-value and its family ([how to cite a verdict]({_link(page, 'claims.md')}"
+        "#how-to-cite-a-verdict)).",
+        "",
+        claims_table_html(rows, FAMILY),
+    ]
+    return "\n".join(line for line in lines if line is not None) + "\n"
+
+
+def claims_summary() -> str:
+    """The committed runs across the papers (:func:`banditbench.analysis.claim_pages.summary_markdown`), the pages
+    linked from ``claims-summary.md``."""
+    from banditbench.analysis.claim_pages import summary_markdown
+
+    papers = {n: (title, target) for n, (title, target) in SEED_PAPERS.items()}
+    before = {name for name in committed_runs() if recorded_before_default(name)}
+    return summary_markdown(committed_runs(), papers, before)
 
 
 def on_page_markdown(markdown, page, config, files, **kwargs):
     """``<!-- registered: seed 000 -->`` in a page: the table of that seed's registered classes;
     ``<!-- interfaces -->``: the table of what the runner hands a policy of each kind;
     ``<!-- parameter types -->``: the table of parameter annotations (:func:`parameter_types_table`);
-    ``<!-- claims run: NAME -->``: a committed claims run (:func:`claims_run`)."""
+    ``<!-- claims run: NAME -->``: a committed claims run (:func:`claims_run`); ``<!-- claims summary -->``: the
+    committed runs across the papers (:func:`claims_summary`, for a page at the top of docs/)."""
     markdown = MARKER.sub(lambda m: seed_table(m.group(1), page.file.src_uri), markdown)
-    markdown = CLAIMS_RUN.sub(lambda m: claims_run(m.group(1)), markdown)
+    markdown = CLAIMS_RUN.sub(lambda m: claims_run(m.group(1), page.file.src_uri), markdown)
+    if CLAIMS_SUMMARY in markdown:
+        markdown = markdown.replace(CLAIMS_SUMMARY, claims_summary())
     markdown = markdown.replace(INTERFACES_MARKER, interfaces_table())
     return markdown.replace(PARAMETER_TYPES, parameter_types_table()) if PARAMETER_TYPES in markdown else markdown
 

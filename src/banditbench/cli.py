@@ -446,8 +446,10 @@ A - B that the environment's declared metric range gives (horizon x per-round ra
 valid for any distribution there; a claim may name method: empirical-bernstein, or method: gaussian-t with a
 reason (it assumes Gaussian differences; the row names it). With --until-decided, seeds are added to the
 undecided claims' cells look by look until each is decided or has --max-seeds; every verdict is read at the last
-look, which the intersection keeps valid. The family_wise column: Holm's step-down over each paper's claims of
-the table, on the anytime p-values.
+look, which the intersection keeps valid. The family_wise column is per table: Holm's step-down over each
+paper's claims in this table, on the anytime p-values (the docs' paper pages use one family per paper across all
+its committed runs). Counts are of distinct comparisons; a claim's note and restating sentences (also) are in
+the CSV.
 
 banditbench claims calibrate RUN [--resamples N] [--runs DIR]: for a committed run (docs/runs/RUN.json, .csv,
 .differences.csv), each claim's false-separation rate per method, its differences recentred to a zero mean and

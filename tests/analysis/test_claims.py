@@ -252,11 +252,74 @@ def test_an_untestable_claim_may_name_the_comparison_it_would_be():
     assert results.loc["ldb_beats_random", "verdict"] == "untestable"
 
 
+@pytest.mark.parametrize("twin, mirrored", [
+    ({}, False),  # word for word
+    ({"horizon": 40}, False),  # the default horizon named
+    ({"a": "random", "b": "ldb", "relation": "greater"}, True),  # random > ldb is ldb < random
+])  # fmt: skip
+def test_two_claims_with_the_same_comparison_are_refused_naming_both(twin, mirrored):
+    """One comparison, one claim: the same experiment, metric, A side, B side and relation (as resolved, defaults
+    filled in), or the mirror (A and B swapped, the opposite relation), is refused in one line naming both claims
+    and the key of the second; a restating sentence goes into the first's ``also``."""
+    claims = copy.deepcopy(CLAIMS)
+    claims["restated"] = {**claims["ldb_beats_random"], "where": "Sec. 7", "quote": "LDB-DF wins", **twin}
+    with pytest.raises(ConfigError) as err:
+        load_grid(_config(claims))
+    message = str(err.value)
+    assert "\n" not in message and message.startswith("claims.restated: the same comparison as claims.ldb_beats_random")
+    assert ("mirrored (A and B swapped, the opposite relation)" in message) == mirrored
+    assert "claims.ldb_beats_random.also" in message
+    # an untestable claim that names the comparison it would be counts too
+    claims["restated"] = {**claims["restated"], "untestable": "why"}
+    with pytest.raises(ConfigError, match=r"^claims\.restated: the same comparison as claims\.ldb_beats_random"):
+        load_grid(_config(claims))
+
+
+@pytest.mark.parametrize("change", [
+    {"relation": "greater"},  # the opposite claim: a different comparison (one of the two is contradicted)
+    {"delay": "geo"},
+    {"horizon": 20},
+    {"b": "twin"},
+    {"metric": "cumulative_weak_regret"},
+])  # fmt: skip
+def test_claims_that_differ_in_any_part_of_the_comparison_are_distinct(change):
+    claims = copy.deepcopy(CLAIMS)
+    claims["other"] = {**claims["ldb_beats_random"], **change}
+    assert set(load_grid(_config(claims)).claims) == {*CLAIMS, "other"}
+
+
+def test_a_restatement_is_kept_in_also_and_checked_by_the_schema():
+    from banditbench.configuration.claims import Restatement
+
+    claims = copy.deepcopy(CLAIMS)
+    claims["ldb_beats_random"]["also"] = [
+        {"paper": "000", "where": "Sec. 7", "quote": "LDB-DF wins", "note": "the conclusion's summary"},
+        {"paper": "000", "where": "Sec. 1", "quote": "LDB-DF is better"},
+    ]
+    grid = load_grid(_config(claims))
+    also = grid.claims["ldb_beats_random"].also
+    assert also == (Restatement("000", "Sec. 7", "LDB-DF wins", "the conclusion's summary"),
+                    Restatement("000", "Sec. 1", "LDB-DF is better"))  # fmt: skip
+    assert from_params(as_params(grid.claims, 0.05)) == (grid.claims, 0.05)
+    row = evaluate(grid.claims, {"duel": None}, 0.05).set_index("claim").loc["ldb_beats_random"]
+    assert json.loads(row["also"])[1] == {"paper": "000", "where": "Sec. 1", "quote": "LDB-DF is better", "note": ""}
+    for bad, message in (
+        ("Sec. 7", r"claims\.ldb_beats_random\.also\.0: 'Sec\. 7' is not of type 'object'"),
+        ({"paper": "000", "where": "Sec. 7"}, r"claims\.ldb_beats_random\.also\.0: 'quote' is a required property"),
+        ({"paper": "000", "where": "Sec. 7", "quote": "x", "page": 3}, r"Additional properties are not allowed"),
+        ({"paper": "000", "where": "", "quote": "x"}, r"claims\.ldb_beats_random\.also\.0\.where"),
+    ):
+        claims["ldb_beats_random"]["also"] = [bad]
+        with pytest.raises(ConfigError, match=message):
+            load_grid(_config(claims))
+
+
 def test_claims_files_join_the_config_and_a_repeated_id_or_a_bad_file_is_refused(tmp_path, monkeypatch):
     import yaml
 
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "paper.yaml").write_text(yaml.safe_dump({"claims": {"more": CLAIMS["ldb_beats_random"]}}))
+    more = {**CLAIMS["ldb_beats_random"], "horizon": 20}  # another comparison: at T = 20
+    (tmp_path / "paper.yaml").write_text(yaml.safe_dump({"claims": {"more": more}}))
     grid = load_grid({**_config(), "claims_files": ["paper.yaml"]})
     assert list(grid.claims) == [*CLAIMS, "more"]
     with pytest.raises(ConfigError, match=r"^paper\.yaml: claims\.more is also given in claims$"):
@@ -285,9 +348,12 @@ def test_every_configs_claims_validate_and_quote_their_paper(config, monkeypatch
     seeds_text = {p.name[:3]: " ".join(p.read_text().split()) for p in (ROOT.parent / "shared" / "seeds").glob("*.txt")}
     for claim in grid.claims.values():
         assert claim.quote.strip() and claim.where.strip()
-        if claim.paper in seeds_text:  # each quoted piece is in the paper (shortened with "...")
-            for piece in (" ".join(p.split()) for p in claim.quote.replace("…", "...").split("...")):
-                assert piece.strip(" .,;\"'") in seeds_text[claim.paper] if len(piece.strip()) > 15 else True, (
+        # each quoted piece, the claim's and its restatements', is in the paper (shortened with "...")
+        for paper, quote in [(claim.paper, claim.quote), *((r.paper, r.quote) for r in claim.also)]:
+            if paper not in seeds_text:
+                continue
+            for piece in (" ".join(p.split()) for p in quote.replace("…", "...").split("...")):
+                assert piece.strip(" .,;\"'") in seeds_text[paper] if len(piece.strip()) > 15 else True, (
                     claim.id,
                     piece,
                 )
@@ -320,7 +386,7 @@ def test_family_wise_verdicts_follow_holm_per_paper():
     assert list(out["family_wise"]) == ["not separated", "not separated", "contradicted", ""]
     assert (
         family_wise_line(out.reset_index())
-        == "Family-wise per paper (Holm on the anytime p-values): 1 contradicted, 2 not separated"
+        == "Family-wise per paper within this table (Holm on the anytime p-values): 1 contradicted, 2 not separated"
     )
     results.loc[0, "p_anytime"] = 0.01  # now 0.01 <= 0.025 and then 0.03 <= 0.05
     assert list(family_wise(results)["family_wise"][:2]) == ["supported", "supported"]

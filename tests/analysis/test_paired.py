@@ -145,6 +145,9 @@ def test_paired_files_name_the_interval_and_the_seeds(tmp_path):
     )
     md = out["md"].read_text()
     assert "95 % Student-t interval of the mean paired difference over n = 4 seeds" in md
+    # the header says why a pair separated here may be "not separated" in the claims report
+    assert "Why these can differ from the claims report's verdicts" in md and "fixed-n intervals" in md
+    assert "anytime-valid confidence sequence" in md and "distribution-free" in md
     assert "| A − B | 1.75 ± 0.46 (0/4)" in md and "| A − C | 12.00 ± 3.44 (0/4)" in md
     assert r"Student-t" in out["tex"].read_text() and "n = 4 seeds" in out["html"].read_text()
     assert out["pdf"].read_bytes()[:4] == b"%PDF" and out["png"].read_bytes()[:4] == b"\x89PNG"

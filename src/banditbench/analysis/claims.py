@@ -12,13 +12,16 @@ effect these seeds could have separated).  The interval stays valid however the 
 looking stopped (``banditbench claims --until-decided``).  Claims that cannot be tested say why (``untestable``), as
 do claims whose results are missing (``not run``).
 
-One row per claim, written as ``results/<run>/claims/claims.csv`` (every field), ``.md`` (the table people read)
+One row per claim (one comparison: :mod:`banditbench.configuration.claims` refuses two claims with the same one;
+``also`` lists the sentences that restate it), written as ``results/<run>/claims/claims.csv`` (every field), ``.md`` (the table people read)
 and ``.html`` (the report's Claims page); :func:`differences_table` gives the per-seed differences behind them.
 """
 
 from __future__ import annotations
 
-import html
+import json
+import re
+from dataclasses import asdict
 from pathlib import Path
 from typing import Mapping
 
@@ -34,7 +37,7 @@ VERDICTS = ("supported", "contradicted", "not separated", "not run", "untestable
 #: the CSV's columns
 COLUMNS = (
     "claim", "paper", "where", "quote", "experiment", "comparison", "verdict", "n", "mean", "low", "high",
-    "detectable", "alpha", "method", "range_low", "range_high", "p_anytime", "family_wise", "reason",
+    "detectable", "alpha", "method", "range_low", "range_high", "p_anytime", "family_wise", "reason", "note", "also",
 )  # fmt: skip
 #: the columns of the per-seed differences (:func:`differences_table`), rows in each claim's seed order
 DIFFERENCE_COLUMNS = ("claim", "seed", "difference")
@@ -113,16 +116,15 @@ def judge(claim: Claim, d: np.ndarray, alpha: float) -> dict:
     intersection, the interval, the range of ``A - B`` and the anytime p-value; differences outside the range
     (an environment that breaks its declared metric range, or a claim's wrong ``bounds``) are *not run*, saying so."""
     lo, hi = claim.bounds if claim.bounds is not None else (np.nan, np.nan)
-    fields = {"n": len(d), "range_low": lo, "range_high": hi, "reason": claim.note}
+    fields = {"n": len(d), "range_low": lo, "range_high": hi, "reason": ""}
     try:
         v = verdict(d, claim.relation, alpha, claim.bounds, method=claim.method or None, reason=claim.reason)
         p = anytime_pvalue(d, method=claim.method or None, bounds=claim.bounds, alpha=alpha)
     except ValueError as err:
         return {**fields, "verdict": "not run", "reason": f"{err}: the range of A - B does not hold"}
-    note = "; ".join(x for x in (v.note, claim.note) if x)
     return {
         **fields, "verdict": v.verdict, "mean": v.mean, "low": v.low, "high": v.high, "detectable": v.detectable,
-        "method": v.method, "p_anytime": p, "reason": note,
+        "method": v.method, "p_anytime": p, "reason": v.note,
     }  # fmt: skip
 
 
@@ -134,7 +136,8 @@ def evaluate(claims: Mapping[str, Claim], tables: Tables, alpha: float) -> pd.Da
     for claim in claims.values():
         row = {
             "claim": claim.id, "paper": claim.paper, "where": claim.where, "quote": claim.quote,
-            "experiment": claim.experiment, "comparison": claim.statement(), "alpha": alpha,
+            "experiment": claim.experiment, "comparison": claim.statement(), "alpha": alpha, "note": claim.note,
+            "also": json.dumps([asdict(r) for r in claim.also]) if claim.also else "",
         }  # fmt: skip
         if claim.untestable:
             rows.append({**row, "verdict": "untestable", "reason": claim.untestable})
@@ -153,10 +156,12 @@ def evaluate(claims: Mapping[str, Claim], tables: Tables, alpha: float) -> pd.Da
 
 
 def family_wise(results: pd.DataFrame) -> pd.DataFrame:
-    """``family_wise``: each paper's claims of this table judged together, Holm's step-down on their anytime
-    p-values (:func:`banditbench.numerics.sequential.holm`) at the claims' alpha: a claim keeps its verdict where
-    Holm rejects a zero mean (family-wise error <= alpha over the paper's claims in this table), else *not
-    separated*; empty for claims without a p-value (untestable, not run)."""
+    """``family_wise``, per paper *per table*: each paper's claims of this table (one run, or the slice of a paper
+    grid it covered) judged together, Holm's step-down on their anytime p-values
+    (:func:`banditbench.numerics.sequential.holm`) at the claims' alpha: a claim keeps its verdict where Holm rejects
+    a zero mean (family-wise error <= alpha over the paper's claims in this table), else *not separated*; empty for
+    claims without a p-value (untestable, not run).  The docs' paper pages judge each paper's claims over all its
+    committed runs together (:func:`banditbench.analysis.claim_pages.family_wise_per_paper`)."""
     out = results.copy()
     out["family_wise"] = ""
     judged = out["p_anytime"].notna()
@@ -166,16 +171,93 @@ def family_wise(results: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+#: a row's comparison as :meth:`banditbench.configuration.claims.Claim.statement` words it
+_STATEMENT = re.compile(r"^(?P<a>\S+) (?P<sign>[<>]) (?P<b>\S+) \((?P<where>.*)\)$")
+
+
+def comparison_of(experiment: str, statement: str) -> tuple[str, str] | None:
+    """The comparison a row makes, from its experiment and its ``comparison`` words: the same for two rows that make
+    the same comparison, a mirrored one included (``B > A`` is ``A < B``: the labels swapped, the sign turned, every
+    ``x vs y`` of the settings swapped; the two wordings' first in sort order stands for both; a constant B is not
+    mirrored).  None for a row without one (untestable, not run at this horizon).  It reads the CSV of any run, one
+    recorded before restatements were folded included, as :func:`banditbench.configuration.claims.comparison_key`
+    reads resolved claims."""
+    m = _STATEMENT.match(str(statement))
+    if m is None:
+        return None
+    words = str(statement)
+    try:
+        float(m["b"])
+        return (str(experiment), words)  # against a constant
+    except ValueError:
+        pass
+    flipped = ">" if m["sign"] == "<" else "<"
+    where = re.sub(r"([^\s,]+) vs ([^\s,]+)", r"\2 vs \1", m["where"])
+    mirrored = f"{m['b']} {flipped} {m['a']} ({where})"
+    return (str(experiment), min(words, mirrored))
+
+
+def _also_entries(row) -> list[dict]:
+    text = row.get("also", "")
+    return json.loads(text) if isinstance(text, str) and text.strip() else []
+
+
+def fold_restatements(results: pd.DataFrame) -> pd.DataFrame:
+    """The rows with one row per comparison (:func:`comparison_of`): a row that makes the same comparison as an
+    earlier one (a run recorded before restatements were folded into ``also``) is dropped, its sentence (paper,
+    where, quote, and its claim id as ``claim``) added to the earlier row's ``also``; ``folded`` counts them
+    (``attrs["folded"]``).  A run whose claims are distinct is returned as it is, with ``also`` and ``note``
+    columns where it lacked them."""
+    out = results.copy()
+    for column in ("also", "note"):
+        if column not in out:
+            out[column] = ""
+    out["also"] = out["also"].fillna("")
+    first: dict[tuple[str, str], int] = {}
+    drop = []
+    for i, row in out.iterrows():
+        key = comparison_of(row.get("experiment", ""), row.get("comparison", ""))
+        if key is None:
+            continue
+        if key not in first:
+            first[key] = i
+            continue
+        keep = first[key]
+        entries = _also_entries(out.loc[keep])
+        same = [e for e in entries if (e.get("where"), e.get("quote")) == (row.get("where"), row.get("quote"))]
+        if same:  # the restatement is in the claim's also already: say which row recorded it
+            same[0]["claim"] = row["claim"]
+            out.at[keep, "also"] = json.dumps(entries)
+            drop.append(i)
+            continue
+        entries += [
+            {
+                "paper": row.get("paper", ""),
+                "where": row.get("where", ""),
+                "quote": row.get("quote", ""),
+                "claim": row["claim"],
+            }  # fmt: skip
+        ]
+        out.at[keep, "also"] = json.dumps(entries)
+        drop.append(i)
+    out = out.drop(index=drop).reset_index(drop=True)
+    out.attrs["folded"] = len(drop)
+    return out
+
+
 def counts_line(results: pd.DataFrame, column: str = "verdict", title: str = "Claims") -> str:
-    """``Claims: 12 supported, 3 contradicted, 5 not separated, 2 untestable`` (the verdicts present)."""
-    counts = results[column].value_counts()
+    """``Claims: 12 supported, 3 contradicted, 5 not separated, 2 untestable``: the verdicts present, counted over
+    distinct comparisons (:func:`fold_restatements`: a run recorded before restatements were folded counts each
+    comparison once)."""
+    counts = fold_restatements(results)[column].value_counts()
     return f"{title}: " + ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v in counts)
 
 
 def family_wise_line(results: pd.DataFrame) -> str:
-    """The family-wise verdicts' counts (:func:`family_wise`), of the claims with an anytime p-value."""
+    """The family-wise verdicts' counts (:func:`family_wise`, per paper within this table), of the claims with an
+    anytime p-value."""
     judged = results[results["family_wise"].fillna("") != ""]
-    return counts_line(judged, "family_wise", "Family-wise per paper (Holm on the anytime p-values)")
+    return counts_line(judged, "family_wise", "Family-wise per paper within this table (Holm on the anytime p-values)")
 
 
 def brief(results: pd.DataFrame) -> str:
@@ -226,8 +308,9 @@ def markdown(results: pd.DataFrame) -> str:
         f"gives, valid for any distribution there; a Gaussian t interval is a claim's opt-in, named with its reason. "
         f"supported: on the claimed side of 0; contradicted: on the other side; not separated: it contains 0, and "
         f"'detectable' is its half-width, the smallest difference these seeds could have separated. Error rate "
-        f"{alpha:g} per claim; the family-wise line judges each paper's claims of this table together (Holm's "
-        f"step-down on the anytime-valid p-values: family-wise error <= {alpha:g}; the CSV's family_wise column).",
+        f"{alpha:g} per claim; the family-wise line judges each paper's claims in this table together, per table "
+        f"(Holm's step-down on the anytime-valid p-values: family-wise error <= {alpha:g} over the paper's claims in "
+        f"this table; the CSV's family_wise column). Counts are of distinct comparisons.",
     ]
     return "\n".join(lines) + "\n"
 
@@ -237,12 +320,9 @@ def write_claims(results: pd.DataFrame, csv: str | Path, md: str | Path, html_fi
     results.to_csv(csv, index=False)
     Path(md).write_text(markdown(results))
     if html_file is not None:
-        body = results[["claim", "paper", "where", "verdict", "comparison", "n", "mean", "low", "high", "quote"]]
-        Path(html_file).write_text(
-            f"<html><body><h1>Claims</h1><p>{html.escape(counts_line(results))}</p>"
-            + body.to_html(index=False, na_rep="", float_format=lambda x: f"{x:.4g}")
-            + "</body></html>\n"
-        )
+        from .claim_pages import claims_page
+
+        Path(html_file).write_text(claims_page(results))
 
 
 def read_tables(experiments, results_dir: str | Path = "results") -> dict[str, pd.DataFrame | None]:

@@ -288,6 +288,16 @@ def _pair(row) -> str:
     return f"{row['a']} − {row['b']}"
 
 
+#: why a paired table and the claims report (:mod:`banditbench.analysis.claims`) can word one comparison differently
+WHY_NOT_CLAIMS = (
+    "Why these can differ from the claims report's verdicts on the same comparison: these are fixed-n intervals, "
+    "valid for these seeds looked at once (the Student-t one also assumes a near-Gaussian mean difference), while a "
+    "claim is judged with an anytime-valid confidence sequence, valid however seeds were added, and by default "
+    "distribution-free on the range the environment declares (it assumes no distribution of the differences), so "
+    "its interval is wider: a difference separated here may be not separated there."
+)
+
+
 def caption(table: pd.DataFrame, spread: str = "ci") -> str:
     """What the paired tables show: the difference, the spread (interval and level, or sd), the seeds."""
     row = table.iloc[0]
@@ -307,7 +317,7 @@ def caption(table: pd.DataFrame, spread: str = "ci") -> str:
     return (
         f"A − B: the per-seed difference of {metric} between algorithms A and B on the same seeds "
         f"({row['better']} is better, so a {favour} difference favours A); {spread_text}; in parentheses the "
-        f"seeds on which A is better (ties count for neither)."
+        f"seeds on which A is better (ties count for neither). {WHY_NOT_CLAIMS}"
     )
 
 

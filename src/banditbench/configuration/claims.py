@@ -16,11 +16,22 @@ value at another delay, budget or horizon), and the relation claimed for ``A - B
         a: ldb_df
         b: ldb_ignore                        # or value: 0.0, or b_delay / b_budget / b_horizon
         relation: less                       # A - B < 0; greater: A - B > 0
+        also:                                # the sentences that restate this comparison, folded into it
+          - {paper: "000", where: "Sec. 7 (Conclusion)", quote: "...consistently outperforming baselines..."}
       s003_dimension_free:
         paper: "003"
         where: "Sec. 7"
         quote: "..."
         untestable: "the grids log no running time"   # it may still name the comparison it would be
+
+One comparison, one claim.  Two claims make *the same comparison* when they name the same experiment and metric,
+the same A side and B side (algorithm or constant, delay, budget, horizon, as resolved: a delay or horizon left to
+its default counts as the one it defaults to) and the same relation, or when one is the other mirrored: A and B
+swapped and the opposite relation (``A < B`` is ``B > A``).  :func:`resolve` refuses two such claims, naming both
+(:func:`comparison_key`, :func:`check_distinct`): a sentence that restates a comparison already claimed (an
+introduction or conclusion repeating an experiment's result) is listed in that claim's ``also`` (paper, where,
+quote, and an optional note on how it reads onto the comparison), so that every verdict and every count is of one
+comparison.
 
 Each seed's difference ``d_s = A_s - B_s`` pairs the same seed of both sides (same environment draws,
 same delays: :mod:`banditbench.configuration.comparisons`), and :mod:`banditbench.analysis.claims`
@@ -63,6 +74,17 @@ class Side:
 
 
 @dataclass(frozen=True)
+class Restatement:
+    """A sentence that restates a claim's comparison (an entry of its ``also``): where it is and what it says, and
+    how it reads onto the comparison where that is not plain (a mirrored sentence: "B is more efficient than A")."""
+
+    paper: str
+    where: str
+    quote: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class Claim:
     """A resolved claim (:mod:`banditbench.configuration.claims`); an ``untestable`` claim has sides only where it
     names the comparison it would be."""
@@ -85,6 +107,8 @@ class Claim:
     #: the interval (:data:`banditbench.numerics.sequential.METHODS`) and, for the Gaussian t-CS, why
     method: str = ""
     reason: str = ""
+    #: the sentences that restate this comparison (``also``), folded into this claim
+    also: tuple[Restatement, ...] = ()
 
     def statement(self) -> str:
         """The comparison in words: ``ldb_df < ldb_ignore (cumulative_regret, T = 5000, delay ...)``."""
@@ -132,13 +156,51 @@ def resolve(
     (:class:`banditbench.configuration.grid.Experiment`); a :class:`ConfigError` names the key.
     ``shortened``: the config's top-level ``horizon`` cut every experiment short, so a claim at a horizon
     beyond the run is kept but marked ``skipped`` (it is not refused: the full run has it)."""
-    return {cid: _claim(cid, dict(c), experiments, shortened) for cid, c in (spec or {}).items()}
+    claims = {cid: _claim(cid, dict(c), experiments, shortened) for cid, c in (spec or {}).items()}
+    check_distinct(claims)
+    return claims
+
+
+def _side_key(side: Side) -> tuple:
+    return (side.algorithm or "", side.delay, side.budget, side.horizon, "" if side.value is None else side.value)
+
+
+def comparison_key(claim: Claim) -> tuple | None:
+    """What a claim compares, the same for two claims that make the same comparison (see the module docstring):
+    ``(experiment, metric, A side, B side, relation)`` with a mirrored claim (A and B swapped, the opposite
+    relation) turned round so that its A side is the one that sorts first; None for a claim that names no
+    comparison (untestable without one, or not run at this horizon)."""
+    if claim.a is None or claim.b is None:
+        return None
+    a, b, relation = _side_key(claim.a), _side_key(claim.b), claim.relation
+    if claim.b.value is None and b < a:
+        a, b, relation = b, a, ("greater" if relation == "less" else "less")
+    return (claim.experiment, claim.metric, a, b, relation)
+
+
+def check_distinct(claims: Mapping[str, Claim]) -> None:
+    """Refuse two claims that make the same comparison (:func:`comparison_key`), naming both: the second is a
+    restatement, to be folded into the first's ``also``."""
+    first: dict[tuple, str] = {}
+    for cid, claim in claims.items():
+        key = comparison_key(claim)
+        if key is None:
+            continue
+        if key in first:
+            mirrored = " mirrored (A and B swapped, the opposite relation)" if claims[first[key]].a != claim.a else ""
+            raise ConfigError(
+                f"{key_path('claims', cid)}: the same comparison as claims.{first[key]}{mirrored}: "
+                f"{claims[first[key]].statement()}; one comparison is one claim: list this sentence in "
+                f"claims.{first[key]}.also (paper, where, quote) and drop claims.{cid}"
+            )
+        first[key] = cid
 
 
 def _claim(cid: str, c: dict[str, Any], experiments: Mapping[str, Any], shortened: bool) -> Claim:
     """The claim ``claims.<cid>`` resolved against the experiments (see :func:`resolve`)."""
     where = key_path("claims", cid)
-    text = {k: str(c.get(k, "")) for k in ("paper", "where", "quote", "note")}
+    text: dict[str, Any] = {k: str(c.get(k, "")) for k in ("paper", "where", "quote", "note")}
+    text["also"] = tuple(Restatement(**{k: str(v) for k, v in r.items()}) for r in c.get("also") or ())
     comparison = [k for k in ("experiment", "metric", "a", "relation") if k in c]
     if "untestable" in c:
         if not comparison:
@@ -320,5 +382,6 @@ def from_params(params: Mapping[str, Any]) -> tuple[dict[str, Claim], float]:
     for c in params["claims"]:
         sides = {k: Side(**c[k]) if c[k] is not None else None for k in ("a", "b")}
         bounds = tuple(c["bounds"]) if c["bounds"] is not None else None
-        out[c["id"]] = Claim(**{**c, **sides, "bounds": bounds})
+        also = tuple(Restatement(**r) for r in c.get("also", ()))
+        out[c["id"]] = Claim(**{**c, **sides, "bounds": bounds, "also": also})
     return out, float(params["alpha"])
