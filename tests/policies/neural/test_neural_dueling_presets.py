@@ -206,3 +206,22 @@ def test_the_authors_preset_runs_on_fresh_arms_too_with_the_full_matrix():
     for confidence in ("diagonal", "full"):
         series = run_cell(_cell(T=25, env=SYNTHETIC, preset="authors", confidence=confidence))[0]
         assert np.isfinite(series["regret"]).all() and series["self_duel"].sum() == 0
+
+
+def test_the_diagonal_at_the_current_parameters_on_fresh_arms_is_the_gradients():
+    """On fresh arms (no ``fixed_arms``): the history's pairs' gradients at theta_t, from their factors, are
+    autograd's per-arm gradients."""
+    problem = Problem(12, rho=1.0, window=None, info={"dimension": 4, "n_arms": 6})
+    policy = NDBUCB(problem, np.random.default_rng(7), preset="authors", width=8)
+    rng = np.random.default_rng(8)
+    for t in range(1, 9):
+        policy.act(t, rng.standard_normal((6, 4)))
+    policy.trainer.theta.data += 0.01
+    theta, arms = policy.trainer.current, torch.from_numpy(rng.standard_normal((6, 4)))
+    g = policy.net.gradients(theta, arms).numpy()
+    u = (
+        policy.net.gradients(theta, policy.x_first[:8]).numpy()
+        - policy.net.gradients(theta, policy.x_second[:8]).numpy()
+    )
+    expected = np.sqrt(((g - g[2]) ** 2 / (0.1 + (u * u).sum(0))).sum(1))
+    np.testing.assert_allclose(policy._widths(arms, 2)[0], expected, rtol=1e-10)

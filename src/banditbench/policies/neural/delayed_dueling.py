@@ -92,6 +92,24 @@ TrainEvery = Annotated[
 ]
 
 
+def squared_differences(first: list, second: list, biases: bool) -> np.ndarray:
+    """``sum_s (g_{s,1} - g_{s,2})^2``, elementwise in the parameters' layout, from the rows' gradient factors
+    (:meth:`~.nets.MLP.gradient_factors` of the pairs' first and second arms): per layer, with ``g = outer(a, b)``,
+    ``sum_s (a_1 b_1^T - a_2 b_2^T)^2 = (a_1^2)^T b_1^2 - 2 (a_1 a_2)^T (b_1 b_2) + (a_2^2)^T b_2^2`` (three
+    products of n x r and n x c, never the n x p gradients)."""
+    weights, bias_terms = [], []
+    for (a1, b1), (a2, b2) in zip(first, second):
+        weights.append(((a1 * a1).T @ (b1 * b1) - 2.0 * (a1 * a2).T @ (b1 * b2) + (a2 * a2).T @ (b2 * b2)).ravel())
+        bias_terms.append(((a1 - a2) ** 2).sum(axis=0))
+    return np.concatenate(weights + (bias_terms if biases else []))
+
+
+def gradients_of(factors: list, biases: bool) -> np.ndarray:
+    """Every row's gradient (rows x p, the parameters' layout) from its factors (:func:`squared_differences`)."""
+    weights = [(a[:, :, None] * b[:, None, :]).reshape(len(a), -1) for a, b in factors]
+    return np.concatenate(weights + ([a for a, _ in factors] if biases else []), axis=1)
+
+
 def rebuilt_widths(differences: np.ndarray, rows: np.ndarray, reg: float, full: bool) -> np.ndarray:
     """``||r||_{V^{-1}}`` for every row r of ``rows`` with ``V = reg I + sum_s u_s u_s^T`` over the rows u_s of
     ``differences`` (n x p), built afresh: its diagonal, or (``full``) V itself, through the n x n kernel
@@ -376,8 +394,11 @@ class _NeuralDuelingBase(Policy):
 
     def _current_widths(self, x: torch.Tensor, first: int) -> np.ndarray:
         """The widths at the trained parameters: the features ``g(x; theta_t) / s``, and V rebuilt from every
-        pair played so far at them (the authors' ``select``, lines 319-363)."""
+        pair played so far at them (the authors' ``select``, lines 319-363); V's diagonal from the gradients'
+        factors (:func:`squared_differences`), the full V from the gradients."""
         theta, n = self.trainer.current, self.history.n_played
+        if self.confidence == "diagonal":
+            return self._current_diagonal_widths(x, first)
         phi = self.net.gradients(theta, x).numpy() / self.net.scale
         if self.fixed_arms or not n:
             u = phi[self.played[:n, 0]] - phi[self.played[:n, 1]] if n else phi[:0]
@@ -385,6 +406,23 @@ class _NeuralDuelingBase(Policy):
             both = self.net.gradients(theta, torch.cat([self.x_first[:n], self.x_second[:n]])).numpy()
             u = (both[:n] - both[n:]) / self.net.scale
         return rebuilt_widths(u, phi - phi[first], self.lam / self.kappa_mu, self.confidence == "full")
+
+    def _current_diagonal_widths(self, x: torch.Tensor, first: int) -> np.ndarray:
+        """:meth:`_current_widths` with V's diagonal, in numpy from the gradients' factors."""
+        theta, n, biases = self.trainer.current.numpy(), self.history.n_played, self.net.has_biases
+        arms = self.net.gradient_factors(theta, self.net.embed(x).numpy())
+        if self.fixed_arms:
+            rows = [self.played[:n, 0], self.played[:n, 1]]
+            ends = [[(a[r], b[r]) for a, b in arms] for r in rows]
+        else:
+            both = self.net.embed(torch.cat([self.x_first[:n], self.x_second[:n]])).numpy()
+            pairs = self.net.gradient_factors(theta, both)
+            ends = [[(a[:n], b[:n]) for a, b in pairs], [(a[n:], b[n:]) for a, b in pairs]]
+        scale2 = self.net.scale * self.net.scale
+        diagonal = self.lam / self.kappa_mu + squared_differences(*ends, biases) / scale2
+        phi = gradients_of(arms, biases)
+        rows = phi - phi[first]
+        return np.sqrt((rows * rows / diagonal).sum(axis=1) / scale2)
 
     def act(self, t: int, arms: np.ndarray) -> tuple[int, int]:
         if self.history.n_played and t > self.warmup_pairs and self.trainer.due(t):

@@ -254,6 +254,25 @@ class MLP:
 
         return self.scale * out, backward
 
+    def gradient_factors(self, theta: np.ndarray, x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per layer l, the factors of every row's gradient (numpy; a scalar output without ReLU): ``(delta_l,
+        input_l)`` (rows x r_l and rows x c_l) with ``d h(x_s) / d W_l = outer(delta_l[s], input_l[s])`` and
+        ``d h(x_s) / d b_l = delta_l[s]``, for the rows of the network's input ``x`` (:meth:`embed` applied)."""
+        mats = [theta[a:b].reshape(shape) for a, b, shape in zip(self.offsets[:-1], self.offsets[1:], self.shapes)]
+        bounds = self.bias_offsets.tolist()
+        biases = [theta[a:b] for a, b in zip(bounds[:-1], bounds[1:])] if self.has_biases else [None] * len(mats)
+        inputs = [x]
+        for W, b in zip(mats[:-1], biases[:-1]):
+            pre = inputs[-1] @ W.T
+            inputs.append(np.maximum(pre if b is None else pre + b, 0.0))
+        delta = np.full((len(x), 1), self.scale)
+        factors = []
+        for layer in range(len(mats) - 1, -1, -1):
+            factors.append((delta, inputs[layer]))
+            if layer:
+                delta = (delta @ mats[layer]) * (inputs[layer] > 0)
+        return factors[::-1]
+
     def _forward_one(self, theta: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         return self.forward(theta, x)
 
