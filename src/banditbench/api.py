@@ -339,7 +339,10 @@ def self_duel_rule(cls: type["Policy"], values: Mapping[str, Any]) -> str | None
         return None
     if rule in ("allowed", "never"):
         return "self-duels allowed" if rule == "allowed" else "no self-duels"
-    forbidden = bool(values.get(rule))
+    value = values.get(rule)
+    if value == "auto" and hasattr(cls, "preset_values"):  # the class's preset decides (e.g. the NDB family's)
+        value = cls.preset_values(values)[rule]
+    forbidden = bool(value)
     return f"{'no self-duels' if forbidden else 'self-duels allowed'} ({rule}: {str(forbidden).lower()})"
 
 

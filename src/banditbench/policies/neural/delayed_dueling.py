@@ -46,7 +46,7 @@ Choices seed 000 leaves open (all parameters of the family, declared once here):
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, ClassVar, Literal, Mapping, Sequence
+from typing import Annotated, Any, Callable, ClassVar, Literal, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -54,36 +54,31 @@ import torch
 from ...api import Policy, Problem, SeedBatched, choose, register
 from ...errors import POLICY_PARAMS, ConfigError
 from ...feedback import PreferenceFeedback
-from ...params import Doc, NonNegative, OneOf, Positive, Probability
+from ...numerics.sigmoid import sigmoid
+from ...params import Doc, NonNegative, Positive, Probability
 from ..delayed_labels import DuelHistory
 from ..linalg import ArmKernelGram, DiagonalGram, InverseGram
+from ..presets import AUTO
+from . import dueling_presets as P
 from . import parameters
 from .batched.delayed_dueling import BatchedNeuralDueling
 from .nets import DTYPE, generator_from, layer_shapes
 from .parameters import Network
+from .training import Trainer
 
-CONFIDENCES = ("full", "diagonal")
-
-# --- the family's parameters: what each value may be (the network's: :mod:`.parameters`) and what it means ---
+# --- the family's parameters: what each value may be (the network's: :mod:`.parameters`; those a preset sets,
+# ``auto`` by default: :mod:`.dueling_presets`) and what it means ---
 Width = Annotated[
     parameters.Width,
-    Doc("hidden width ``m`` of the network ``h(x; theta)`` (even for the symmetric initialisation)."),
-]
-Depth = Annotated[parameters.Depth, Doc("number of layers ``L`` of the network.")]
-Init = Annotated[
-    parameters.Init,
     Doc(
-        "initialisation of ``theta_0`` (:mod:`banditbench.policies.neural.nets`): ``symmetric`` makes "
-        "``h(x; theta_0) = 0`` (NTK)."
+        "hidden width ``m`` of the network ``h(x; theta)`` (even for the symmetric initialisation; 32 as the authors')."
     ),
 ]
-Lam = Annotated[Positive, Doc("regularisation of the loss of eq. 7 and ``V_0 = (lam / kappa_mu) I`` (eq. 8).")]
-KappaMu = Annotated[Positive, Doc("lower bound on the link derivative (Assumption A2), as in the linear family.")]
 Nu = Annotated[
     NonNegative | Literal["theory"],
     Doc(
         "exploration coefficient ``nu_T`` of eq. 10: a constant, or ``theory`` for eq. 11 with Lemma C.5's "
-        "``beta_T`` (needs ``effective_dimension``)."
+        "``beta_T`` (needs ``effective_dimension``); 1 as the authors' (``--nu 1``, ``run_dbandits_po.sh`` line 7)."
     ),
 ]
 Delta = Annotated[Probability, Doc("failure probability of ``nu: theory`` (Lemma C.5).")]
@@ -91,31 +86,45 @@ EffectiveDimension = Annotated[
     Positive | None, Doc("``d_eff`` of Lemma C.5's ``beta_T``; required with ``nu: theory``, unused otherwise.")
 ]
 NormBound = Annotated[NonNegative, Doc("``B`` of eq. 11 (``nu: theory`` only).")]
-LearningRate = Annotated[
-    parameters.LearningRate, Doc("Adam's learning rate (:mod:`banditbench.policies.neural.training`).")
-]
-TrainSteps = Annotated[
-    parameters.TrainSteps, Doc("full-batch Adam steps of each (warm-started) retraining on the loss of eq. 7.")
-]
 TrainEvery = Annotated[
     parameters.TrainEvery,
     Doc("retrain every this many rounds (Algorithm 2 line 7: every round); ``doubling`` at rounds 2, 4, 8, ..."),
 ]
-Confidence = Annotated[
-    str,
-    OneOf(CONFIDENCES),
-    Doc(
-        "``full`` keeps ``V^-1`` exactly (Sherman-Morrison, p x p memory); ``diagonal`` is the diagonal "
-        "approximation of the public neural-bandit code."
-    ),
-]
-RegulariserScale = Annotated[
-    Literal["width", "one"],
-    Doc(
-        "``width`` regularises eq. 7 with ``(m lam / 2) ||theta - theta_0||^2`` (the NTK analogue of "
-        "LDB-DF's ridge); ``one`` takes eq. 7's ``lam / 2`` literally."
-    ),
-]
+
+
+def squared_differences(first: list, second: list, biases: bool) -> np.ndarray:
+    """``sum_s (g_{s,1} - g_{s,2})^2``, elementwise in the parameters' layout, from the rows' gradient factors
+    (:meth:`~.nets.MLP.gradient_factors` of the pairs' first and second arms): per layer, with ``g = outer(a, b)``,
+    ``sum_s (a_1 b_1^T - a_2 b_2^T)^2 = (a_1^2)^T b_1^2 - 2 (a_1 a_2)^T (b_1 b_2) + (a_2^2)^T b_2^2`` (three
+    products of n x r and n x c, never the n x p gradients)."""
+    weights, bias_terms = [], []
+    for (a1, b1), (a2, b2) in zip(first, second):
+        weights.append(((a1 * a1).T @ (b1 * b1) - 2.0 * (a1 * a2).T @ (b1 * b2) + (a2 * a2).T @ (b2 * b2)).ravel())
+        bias_terms.append(((a1 - a2) ** 2).sum(axis=0))
+    return np.concatenate(weights + (bias_terms if biases else []))
+
+
+def gradients_of(factors: list, biases: bool) -> np.ndarray:
+    """Every row's gradient (rows x p, the parameters' layout) from its factors (:func:`squared_differences`)."""
+    weights = [(a[:, :, None] * b[:, None, :]).reshape(len(a), -1) for a, b in factors]
+    return np.concatenate(weights + ([a for a, _ in factors] if biases else []), axis=1)
+
+
+def rebuilt_widths(differences: np.ndarray, rows: np.ndarray, reg: float, full: bool) -> np.ndarray:
+    """``||r||_{V^{-1}}`` for every row r of ``rows`` with ``V = reg I + sum_s u_s u_s^T`` over the rows u_s of
+    ``differences`` (n x p), built afresh: its diagonal, or (``full``) V itself, through the n x n kernel
+    ``reg I + U U^T`` (Woodbury) while n < p."""
+    if not full:
+        diagonal = reg + (differences * differences).sum(axis=0)
+        return np.sqrt((rows * rows / diagonal).sum(axis=1))
+    n, p = differences.shape
+    if n < p:  # r^T V^{-1} r = (||r||^2 - (U r)^T (reg I + U U^T)^{-1} (U r)) / reg
+        projected = differences @ rows.T
+        solved = np.linalg.solve(reg * np.eye(n) + differences @ differences.T, projected)
+        quad = ((rows * rows).sum(axis=1) - (projected * solved).sum(axis=0)) / reg
+    else:
+        quad = (rows * np.linalg.solve(reg * np.eye(p) + differences.T @ differences, rows.T).T).sum(axis=1)
+    return np.sqrt(np.clip(quad, 0.0, None))
 
 
 class _NeuralDuelingBase(Policy):
@@ -123,11 +132,14 @@ class _NeuralDuelingBase(Policy):
 
     feedback_kind = "preference"
     action_kind = "pair"
+    #: eq. 10's challenger is the arg-max over all arms, the first included; ``distinct_arms`` (the authors'
+    #: rule, their preset's) excludes the first
+    self_duels = "distinct_arms"
     delay_strategy: ClassVar[str]
     #: NDB-DF, its delay baselines and NDB-UCB / NDB-TS share :class:`BatchedNeuralDueling`, which takes each
     #: member's delay strategy and second-arm rule, and these parameters (its ``nu_T``), per member; checked with
     #: the independent initialisation (the symmetric one scores every arm 0 in round 1: an exact tie that
-    #: rounding decides)
+    #: rounding decides).  It declines (:meth:`batch`) the authors' behaviours it does not implement.
     engines = {
         "seed-batched": SeedBatched(
             per_member=("nu", "delta", "effective_dimension", "norm_bound"),
@@ -141,34 +153,60 @@ class _NeuralDuelingBase(Policy):
         problem: Problem,
         rng: np.random.Generator,
         *,
+        preset: P.Preset = "ours",
         width: Width = 32,
-        depth: Depth = 2,
-        init: Init = "symmetric",
-        lam: Lam = 1.0,
-        kappa_mu: KappaMu = 0.1,
+        depth: P.Depth = AUTO,
+        init: P.Init = AUTO,
+        lam: P.Lam = AUTO,
+        kappa_mu: P.KappaMu = AUTO,
         nu: Nu = 1.0,
         delta: Delta = 0.05,
         effective_dimension: EffectiveDimension = None,
         norm_bound: NormBound = 1.0,
-        lr: LearningRate = 0.01,
-        train_steps: TrainSteps = 10,
+        lr: P.LearningRate = AUTO,
+        train_steps: P.TrainSteps = AUTO,
         train_every: TrainEvery = 1,
-        confidence: Confidence = "full",
-        regulariser_scale: RegulariserScale = "width",
+        confidence: P.Confidence = AUTO,
+        regulariser_scale: P.RegulariserScale = AUTO,
+        regulariser_centre: P.RegulariserCentre = AUTO,
+        loss_reduction: P.LossReduction = AUTO,
+        retrain: P.Retrain = AUTO,
+        warmup_pairs: P.WarmupPairs = AUTO,
+        biases: P.Biases = AUTO,
+        output_scale: P.OutputScale = AUTO,
+        gradient_at: P.GradientAt = AUTO,
+        bonus_factor: P.BonusFactor = AUTO,
+        distinct_arms: P.DistinctArms = AUTO,
         device: parameters.SeedBatchedDevice = "cpu",
     ):
-        network = Network(width, depth, init, lr, train_steps, train_every, device)
+        given = {name: value for name, value in locals().items() if name not in ("self", "problem", "rng")}
+        v = self.preset_values(given)
+        self.settings = v  # every parameter, presets resolved
+        self.network = Network(v["width"], v["depth"], v["init"], v["lr"], v["train_steps"], train_every, device)
         self.rng, self.device = rng, device
         self.d, self.horizon = int(problem["dimension"]), problem.horizon
-        self.lam, self.kappa_mu = lam, kappa_mu
-        self.net = network.mlp(self.d, generator_from(rng))
-        # eq. 7's regulariser (m lam / 2) ||theta - theta_0||^2, or lam / 2 with regulariser_scale: one
-        self.trainer = network.trainer(self.net.theta0, lam * (width if regulariser_scale == "width" else 1.0))
+        self.lam, self.kappa_mu = float(v["lam"]), float(v["kappa_mu"])
+        self.confidence, self.gradient_at = v["confidence"], v["gradient_at"]
+        self.warmup_pairs, self.distinct_arms = int(v["warmup_pairs"]), bool(v["distinct_arms"])
+        self.bonus_factor, self.retrain = v["bonus_factor"], v["retrain"]
+        self.net = self.network.mlp(
+            self.d, generator_from(rng), biases=bool(v["biases"]), output_scale=v["output_scale"]
+        )
+        self.trainer = self._trainer(0)
         self.nu = self._nu(nu, delta, effective_dimension, norm_bound, POLICY_PARAMS)
         self.history = DuelHistory(self.horizon, problem.rho, problem.window)
         self.fixed_arms = bool(problem.info.get("fixed_arms", False))
-        self.confidence = confidence
-        reg = lam / kappa_mu  # V_0 = (lam / kappa_mu) I
+        self._start_confidence()
+
+    @classmethod
+    def preset_values(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        """``values`` with the preset's value for every ``auto`` (:mod:`.dueling_presets`)."""
+        return P.resolved(values)
+
+    def _start_confidence(self) -> None:
+        """The played pairs' store and V (eq. 8, ``V_0 = (lam / kappa_mu) I``): with ``fixed_arms`` set in round 1
+        (:meth:`_start_fixed_arms`); at the current gradients V is rebuilt every round and none is kept."""
+        reg = self.lam / self.kappa_mu
         if self.fixed_arms:
             self.arm_set: np.ndarray | None = None  # set in round 1, with the arm kernel
             self.played = np.zeros((self.horizon, 2), dtype=np.int64)
@@ -177,31 +215,66 @@ class _NeuralDuelingBase(Policy):
             self.x_first = torch.zeros(self.horizon, self.d, dtype=DTYPE)
             self.x_second = torch.zeros(self.horizon, self.d, dtype=DTYPE)
             self.gram = (
-                InverseGram(self.net.n_params, reg, keep_matrix=False)
-                if confidence == "full"
+                None
+                if self.gradient_at == "current"
+                else InverseGram(self.net.n_params, reg, keep_matrix=False)
+                if self.confidence == "full"
                 else DiagonalGram(self.net.n_params, reg)
             )
 
+    def _trainer(self, n: int) -> Trainer:
+        """The trainer from ``theta_0`` with eq. 7's ridge for ``n`` training pairs: ``(m lam / 2) ||theta -
+        theta_0||^2`` (``regulariser_scale: width``), ``lam / 2`` (``one``) or ``lam / (2 (n + 50))`` (``decaying``),
+        centred at ``theta_0`` or 0."""
+        v, lam = self.settings, self.lam
+        ridge = {"width": lam * v["width"], "one": lam}.get(v["regulariser_scale"], lam / (n + P.DECAY_OFFSET))
+        options = {"centre": v["regulariser_centre"], "reduction": v["loss_reduction"]}
+        if options == {"centre": "init", "reduction": "sum"}:
+            return self.network.trainer(self.net.theta0, ridge)
+        return self.network.trainer(self.net.theta0, ridge, **options)
+
     @classmethod
     def check_params(cls, values: Mapping[str, Any], horizon: int) -> None:
+        values = cls.preset_values(values)
         Network.check(values)
         if values["nu"] == "theory" and values["effective_dimension"] is None:
             raise ConfigError(
                 f"{POLICY_PARAMS}.effective_dimension: nu = 'theory' (eq. 11) needs a positive effective dimension"
             )
 
+    #: the parameters' values the seed-batched engine implements (the others: :meth:`batch` declines)
+    BATCHED = {
+        "regulariser_scale": ("width", "one"),
+        "loss_reduction": ("sum",),
+        "retrain": ("warm",),
+        "warmup_pairs": (0,),
+        "biases": (False,),
+        "output_scale": ("sqrt_width",),
+        "gradient_at": ("init",),
+        "regulariser_centre": ("init",),
+    }
+
     @classmethod
-    def batch(cls, policies: Sequence["_NeuralDuelingBase"]) -> "BatchedNeuralDueling":
-        """The block's policies run in lockstep (:class:`BatchedNeuralDueling`)."""
+    def batch(cls, policies: Sequence["_NeuralDuelingBase"]) -> "BatchedNeuralDueling | None":
+        """The block's policies run in lockstep (:class:`BatchedNeuralDueling`), or None (each seed then runs on
+        the single-seed path) where a parameter takes a value of the authors' code that the engine does not
+        implement (:attr:`BATCHED`: all but ``distinct_arms``, ``bonus_factor``, ``init: normal`` and the
+        numbers)."""
+        settings = policies[0].settings
+        if any(settings[name] not in allowed for name, allowed in cls.BATCHED.items()):
+            return None
         return BatchedNeuralDueling(policies)
 
     @classmethod
     def memory_bytes(cls, values: Mapping[str, Any], horizon: int, facts: Mapping[str, Any]) -> int:
+        values = cls.preset_values(values)
         d = facts.get("dimension", 1)
         history = 9 * horizon
+        n_params = sum(r * c for r, c in layer_shapes(d, values["width"], values["depth"], values["init"]))
+        if values["gradient_at"] == "current":  # every played pair's gradients, every round
+            return history + 2 * 8 * horizon * (d + n_params)
         if facts.get("fixed_arms"):
             return history + 16 * horizon  # the played pairs
-        n_params = sum(r * c for r, c in layer_shapes(d, values["width"], values["depth"], values["init"]))
         gram = 8 * n_params * (n_params if values["confidence"] == "full" else 1)
         return history + 2 * 8 * horizon * d + gram  # both arms of every round, V^{-1}
 
@@ -236,62 +309,152 @@ class _NeuralDuelingBase(Policy):
                 return torch.sigmoid(self._logits(self.trainer.current, rows)).numpy()
 
         rows, labels = self.history.training_set(self.delay_strategy, t, predict)
-        if len(rows):
-            target = torch.from_numpy(np.ascontiguousarray(labels, dtype=np.float64))
-            self.trainer.fit(lambda theta: self._logits(theta, rows), target)
+        if not len(rows):
+            return
+        if self.retrain == "reinit":  # from theta_0 with a fresh Adam and the ridge of these pairs
+            self.trainer = self._trainer(len(rows))
+            self.trainer.fit_gradient(self._data_gradient(rows, np.asarray(labels, dtype=np.float64)))
+            return
+        if self.settings["regulariser_scale"] == "decaying":
+            self.trainer.lam = self.lam / (len(rows) + P.DECAY_OFFSET)
+        target = torch.from_numpy(np.ascontiguousarray(labels, dtype=np.float64))
+        self.trainer.fit(lambda theta: self._logits(theta, rows), target)
+
+    def _data_gradient(self, rows: np.ndarray, labels: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        """The gradient of eq. 7's data term on the played rounds ``rows`` (divided by their number with
+        ``loss_reduction: mean``), its backward pass written out (:meth:`~.nets.MLP.numpy_pass`): the re-initialised
+        training's many steps from ``theta_0`` (:meth:`~.training.Trainer.fit_gradient`) without autograd's
+        per-step overhead, the same iterates up to rounding."""
+        scale = 1.0 / len(rows) if self.settings["loss_reduction"] == "mean" else 1.0
+        n = len(rows)
+        if self.fixed_arms:
+            x = self.net.embed(self._arm_tensor).numpy()
+            first, second = self.played[rows, 0], self.played[rows, 1]
+        else:
+            idx = torch.from_numpy(rows)
+            x = self.net.embed(torch.cat([self.x_first[idx], self.x_second[idx]])).numpy()
+
+        def gradient(theta: np.ndarray) -> np.ndarray:
+            h, backward = self.net.numpy_pass(theta, x)
+            z = h[first] - h[second] if self.fixed_arms else h[:n] - h[n:]
+            dz = (sigmoid(z) - labels) * scale  # d/dz [softplus(z) - a z]
+            if self.fixed_arms:
+                return backward(np.bincount(first, dz, len(x)) - np.bincount(second, dz, len(x)))
+            return backward(np.concatenate([dz, -dz]))
+
+        return gradient
 
     # --- selection ------------------------------------------------------------
     def _start_fixed_arms(self, arms: np.ndarray) -> None:
         self.arm_set = arms
         self._arm_tensor = torch.tensor(arms, dtype=DTYPE)  # a copy: the arm set is read-only
-        features = self.net.gradients(self.net.theta0, self._arm_tensor).numpy() / math.sqrt(self.net.width)
+        if self.gradient_at == "current":
+            return
+        features = self.net.gradients(self.net.theta0, self._arm_tensor).numpy() / self.net.scale
         reg = self.lam / self.kappa_mu
         self.gram = ArmKernelGram(features, reg) if self.confidence == "full" else DiagonalGram(features.shape[1], reg)
         self._features = features
 
     def _bonus_scale(self) -> float:
+        if self.bonus_factor == "sqrt_nu":
+            return math.sqrt(self.nu)  # the authors' sqrt(nu) ||.||_{U^-1}
         return self.nu * math.sqrt(self.lam / self.kappa_mu)  # nu_T sigma (eqs. 10, 12)
 
     def _second_arm(self, scores: np.ndarray, first: int, norms: np.ndarray) -> int:
-        """The UCB challenger of eq. 10: ``argmax_x h(x; theta_t) + nu_T sigma_{t-1}(x, x_{t,1})``."""
-        return choose(scores + self._bonus_scale() * norms, "challenger UCB scores")
+        """The UCB challenger of eq. 10: ``argmax_x h(x; theta_t) + nu_T sigma_{t-1}(x, x_{t,1})`` (over the
+        arms other than the first with ``distinct_arms``)."""
+        index = scores + self._bonus_scale() * norms
+        if self.distinct_arms:
+            index[first] = -np.inf
+        return choose(index, "challenger UCB scores")
+
+    def _inputs(self, arms: np.ndarray) -> torch.Tensor:
+        """The round's arms as the network's input (with ``fixed_arms``, the arm set of round 1, checked)."""
+        if not self.fixed_arms:
+            return torch.tensor(arms, dtype=DTYPE)
+        if self.arm_set is None:
+            self._start_fixed_arms(arms)
+        elif arms is not self.arm_set and not np.array_equal(arms, self.arm_set):
+            raise ConfigError("environment: publishes fixed_arms but showed a different arm set")
+        return self._arm_tensor
+
+    def _features_at_init(self, x: torch.Tensor) -> np.ndarray:
+        """The gradient features ``g(x; theta_0) / s`` of eq. 12 (``s`` the output scale, ``sqrt(m)``)."""
+        return self.net.gradients(self.net.theta0, x).numpy() / self.net.scale
+
+    def _widths(self, x: torch.Tensor, first: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """``||phi(x) - phi(x_{t,1})||_{V_{t-1}^{-1}}`` of every arm (eq. 12 without its factor) and the features
+        (None where V does not need them)."""
+        if self.gradient_at == "current":
+            return self._current_widths(x, first), None
+        if self.fixed_arms and self.confidence == "full":
+            return self.gram.pair_norms(first), None
+        phi = self._features if self.fixed_arms else self._features_at_init(x)
+        return self.gram.norms(phi - phi[first]), phi
+
+    def _current_widths(self, x: torch.Tensor, first: int) -> np.ndarray:
+        """The widths at the trained parameters: the features ``g(x; theta_t) / s``, and V rebuilt from every
+        pair played so far at them (the authors' ``select``, lines 319-363); V's diagonal from the gradients'
+        factors (:func:`squared_differences`), the full V from the gradients."""
+        theta, n = self.trainer.current, self.history.n_played
+        if self.confidence == "diagonal":
+            return self._current_diagonal_widths(x, first)
+        phi = self.net.gradients(theta, x).numpy() / self.net.scale
+        if self.fixed_arms or not n:
+            u = phi[self.played[:n, 0]] - phi[self.played[:n, 1]] if n else phi[:0]
+        else:
+            both = self.net.gradients(theta, torch.cat([self.x_first[:n], self.x_second[:n]])).numpy()
+            u = (both[:n] - both[n:]) / self.net.scale
+        return rebuilt_widths(u, phi - phi[first], self.lam / self.kappa_mu, self.confidence == "full")
+
+    def _current_diagonal_widths(self, x: torch.Tensor, first: int) -> np.ndarray:
+        """:meth:`_current_widths` with V's diagonal, in numpy from the gradients' factors."""
+        theta, n, biases = self.trainer.current.numpy(), self.history.n_played, self.net.has_biases
+        arms = self.net.gradient_factors(theta, self.net.embed(x).numpy())
+        if self.fixed_arms:
+            rows = [self.played[:n, 0], self.played[:n, 1]]
+            ends = [[(a[r], b[r]) for a, b in arms] for r in rows]
+        else:
+            both = self.net.embed(torch.cat([self.x_first[:n], self.x_second[:n]])).numpy()
+            pairs = self.net.gradient_factors(theta, both)
+            ends = [[(a[:n], b[:n]) for a, b in pairs], [(a[n:], b[n:]) for a, b in pairs]]
+        scale2 = self.net.scale * self.net.scale
+        diagonal = self.lam / self.kappa_mu + squared_differences(*ends, biases) / scale2
+        phi = gradients_of(arms, biases)
+        rows = phi - phi[first]
+        return np.sqrt((rows * rows / diagonal).sum(axis=1) / scale2)
 
     def act(self, t: int, arms: np.ndarray) -> tuple[int, int]:
-        if self.history.n_played and self.trainer.due(t):
+        if self.history.n_played and t > self.warmup_pairs and self.trainer.due(t):
             self._train(t)
-        theta = self.trainer.current
-        if self.fixed_arms:
-            if self.arm_set is None:
-                self._start_fixed_arms(arms)
-            elif arms is not self.arm_set and not np.array_equal(arms, self.arm_set):
-                raise ConfigError("environment: publishes fixed_arms but showed a different arm set")
-            x = self._arm_tensor
+        x = self._inputs(arms)
+        if t <= self.warmup_pairs:  # a uniformly random pair of two different arms
+            first, second = (int(k) for k in self.rng.choice(len(x), 2, replace=False))
+            phi = self._features_at_init(x) if self.gram is not None and not self.fixed_arms else None
         else:
-            x = torch.tensor(arms, dtype=DTYPE)
-        with torch.no_grad():
-            scores = self.net.forward(theta, x).numpy()
-        first = choose(scores, "utility estimates")  # eq. 9
-        if self.fixed_arms and self.confidence == "full":
-            norms = self.gram.pair_norms(first)
-        else:
-            phi = (
-                self._features
-                if self.fixed_arms
-                else (self.net.gradients(self.net.theta0, x).numpy() / math.sqrt(self.net.width))
-            )
-            norms = self.gram.norms(phi - phi[first])
-        second = self._second_arm(scores, first, norms)  # eq. 10
+            with torch.no_grad():
+                scores = self.net.forward(self.trainer.current, x).numpy()
+            first = choose(scores, "utility estimates")  # eq. 9
+            norms, phi = self._widths(x, first)
+            second = self._second_arm(scores, first, norms)  # eq. 10
+        self._record(x, phi, first, second)
+        return first, second
+
+    def _record(self, x: torch.Tensor, phi: np.ndarray | None, first: int, second: int) -> None:
+        """The played pair, and V's update (eq. 8 / line 11) where V is kept."""
         row = self.history.record_play()
         if self.fixed_arms:
             self.played[row] = first, second
+            if self.gram is None:
+                return
             if self.confidence == "full":
                 self.gram.update_pair(first, second)
             else:
                 self.gram.update(self._features[first] - self._features[second])
         else:
             self.x_first[row], self.x_second[row] = x[first], x[second]
-            self.gram.update(phi[first] - phi[second])  # eq. 8 / line 11
-        return first, second
+            if self.gram is not None:
+                self.gram.update(phi[first] - phi[second])  # eq. 8 / line 11
 
 
 @register("ndb_df")

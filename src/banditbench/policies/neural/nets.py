@@ -22,6 +22,17 @@ Initialisation (``init``):
   output at ``theta_0`` is not zero.
 * ``"independent"`` — every entry drawn from N(0, 2/m) on the raw input
   (pre-activations of the same variance as above, ``h(x; theta_0) != 0``).
+* ``"normal"`` — every entry drawn from N(0, 1) on the raw input, the biases too
+  (``biases``): the initialisation of the NDB authors' code (``xqlin98/APOHF``,
+  ``Induction/experiments/LlamaForMLPRegression.py`` lines 268-271, ``torch.nn.init.normal_``
+  with std 1 on every weight and bias).
+
+Biases (``biases = True``; the NDB authors' ``nn.Linear`` layers, lines 262-265) add a vector
+``b_l`` to every layer, ``ReLU(W_l h + b_l)`` and ``W_L h + b_L``, kept after all the weights
+in the flat parameter vector (the weights' offsets are those of the network without biases);
+they are drawn N(0, 1) under ``init = "normal"`` and start at 0 otherwise.  ``output_scale``:
+``"sqrt_width"`` (default) multiplies the output by ``sqrt(m)`` as above; ``"one"`` does not
+(the authors' code, line 282).
 
 Outputs: ``outputs = 1`` (default) is the scalar network above.  ``outputs = D``
 with ``output_relu = True`` is seed 001's feature map
@@ -39,7 +50,7 @@ and deterministic kernels, so a job's result bytes depend only on its seed.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import torch
@@ -48,7 +59,11 @@ from torch.func import grad, vmap
 from ...errors import POLICY_PARAMS, ConfigError
 
 DTYPE = torch.float64
-INITS = ("symmetric", "block", "independent")
+INITS = ("symmetric", "block", "independent", "normal")
+#: the initialisations whose layers are built of paired halves (an even width)
+PAIRED_INITS = ("symmetric", "block")
+#: the output scalings of :class:`MLP`: ``sqrt(m)`` (NTK) or none
+OUTPUT_SCALES = ("sqrt_width", "one")
 
 
 def layer_shapes(input_dim: int, width: int, depth: int, init: str, outputs: int = 1) -> list[tuple[int, int]]:
@@ -62,7 +77,7 @@ def check_network(values: Mapping[str, Any], output_relu: bool = False, where: s
     """The relations :class:`MLP` requires of ``width`` and ``init``, on a policy's parameter values
     (defaults filled in), before any job (``check_params``)."""
     width, init = values["width"], values["init"]
-    if init != "independent" and width % 2:
+    if init in PAIRED_INITS and width % 2:
         raise ConfigError(f"{where}.width: need an even width for the {init} initialisation, got {width}")
     if output_relu and init == "symmetric":
         raise ConfigError(
@@ -92,12 +107,13 @@ class MLP:
     input_dim : arm feature dimension d.
     width : hidden width m (even for the paired initialisations).
     depth : number of weight matrices L.
-    init : ``"symmetric"``, ``"block"`` or ``"independent"`` (module docstring).
+    init : ``"symmetric"``, ``"block"``, ``"independent"`` or ``"normal"`` (module docstring).
     generator : the source of the initial weights.
     outputs, output_relu : output dimension D and whether the output layer is ReLU'd
         (seed 001's feature map, module docstring); :meth:`gradients` needs a scalar network.
     dtype : the parameters' precision (float64 by default; the initial draws are made in
         float64 and rounded, so they do not depend on it).
+    biases, output_scale : a bias per layer, and the output's scaling (module docstring).
     """
 
     def __init__(
@@ -111,12 +127,14 @@ class MLP:
         outputs: int = 1,
         output_relu: bool = False,
         dtype: torch.dtype = DTYPE,
+        biases: bool = False,
+        output_scale: str = "sqrt_width",
     ):
         if depth < 2:
             raise ConfigError(f"{where}.depth: the network needs depth >= 2, got {depth}")
         if init not in INITS:
             raise ConfigError(f"{where}.init: {init!r} is not one of {list(INITS)}")
-        if width < 2 or (init != "independent" and width % 2):
+        if width < 2 or (init in PAIRED_INITS and width % 2):
             raise ConfigError(f"{where}.width: need an even width >= 2 for the {init} initialisation, got {width}")
         if outputs < 1:
             raise ConfigError(f"{where}.feature_dim: must be a positive integer, got {outputs}")
@@ -125,6 +143,8 @@ class MLP:
                 f"{where}.init: with the symmetric initialisation a ReLU output layer is 0 with zero "
                 f"gradient at theta_0 and never trains; use 'block' or 'independent'"
             )
+        if output_scale not in OUTPUT_SCALES:
+            raise ConfigError(f"{where}.output_scale: {output_scale!r} is not one of {list(OUTPUT_SCALES)}")
         self.width, self.depth, self.init = width, depth, init
         self.outputs, self.output_relu = outputs, output_relu
         self.input_dim = input_dim
@@ -132,13 +152,24 @@ class MLP:
         self.shapes = layer_shapes(input_dim, width, depth, init, outputs)
         sizes = [r * c for r, c in self.shapes]
         self.offsets = np.concatenate([[0], np.cumsum(sizes)]).tolist()
-        self.n_params = int(self.offsets[-1])
-        self.scale = math.sqrt(width)
+        self.has_biases = biases
+        # the biases after all the weights: b_l at bias_offsets[l] .. bias_offsets[l + 1]
+        self.bias_offsets = np.concatenate(
+            [[self.offsets[-1]], self.offsets[-1] + np.cumsum([r for r, _ in self.shapes])]
+        )
+        self.n_params = int(self.bias_offsets[-1] if biases else self.offsets[-1])
+        self.scale = math.sqrt(width) if output_scale == "sqrt_width" else 1.0
         self.dtype = dtype
         self.theta0 = self._initial_parameters(generator).to(dtype)  # the same draws in any precision
         self._grad_one = vmap(grad(self._forward_one), in_dims=(None, 0))
 
     def _initial_parameters(self, gen: torch.Generator) -> torch.Tensor:
+        if self.init == "normal":  # each layer's weights, then its bias, all N(0, 1)
+            drawn = [
+                (torch.randn(r * c, generator=gen, dtype=DTYPE), torch.randn(r, generator=gen, dtype=DTYPE))
+                for r, c in self.shapes
+            ]
+            return torch.cat([w for w, _ in drawn] + ([b for _, b in drawn] if self.has_biases else []))
         m = self.width
         blocks = []
         for i, (rows, cols) in enumerate(self.shapes):
@@ -151,6 +182,8 @@ class MLP:
             else:
                 half = torch.randn(m // 2, cols // 2, generator=gen, dtype=DTYPE) * math.sqrt(4.0 / m)
                 blocks.append(torch.block_diag(half, half))
+        if self.has_biases:  # biases start at 0
+            blocks.append(torch.zeros(int(self.bias_offsets[-1] - self.bias_offsets[0]), dtype=DTYPE))
         return torch.cat([b.reshape(-1) for b in blocks])
 
     def embed(self, x: torch.Tensor) -> torch.Tensor:
@@ -164,9 +197,19 @@ class MLP:
     def weights(self, theta: torch.Tensor) -> list[torch.Tensor]:
         return [theta[a:b].view(shape) for a, b, shape in zip(self.offsets[:-1], self.offsets[1:], self.shapes)]
 
+    def biases(self, theta: torch.Tensor) -> list[torch.Tensor]:
+        """The biases ``b_l`` of ``theta`` (none without ``biases``)."""
+        if not self.has_biases:
+            return []
+        return [theta[a:b] for a, b in zip(self.bias_offsets[:-1].tolist(), self.bias_offsets[1:].tolist())]
+
     def hidden(self, theta: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         """Last hidden layer ``ReLU(W_{L-1} ... ReLU(W_1 x))`` of every row of ``x`` (shape ``(..., m)``)."""
         h = self.embed(x)
+        if self.has_biases:
+            for W, b in zip(self.weights(theta)[:-1], self.biases(theta)):
+                h = torch.relu(h @ W.T + b)
+            return h
         for W in self.weights(theta)[:-1]:
             h = torch.relu(h @ W.T)
         return h
@@ -174,12 +217,61 @@ class MLP:
     def forward(self, theta: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         """``h(x; theta)`` for every row of ``x``: shape ``x.shape[:-1]`` (one output) or ``(..., outputs)``."""
         W_L = self.weights(theta)[-1]
+        if self.has_biases:
+            out = self.scale * (self.hidden(theta, x) @ W_L.T + self.biases(theta)[-1])
+            out = torch.relu(out) if self.output_relu else out
+            return out[..., 0] if self.outputs == 1 else out
         if self.outputs == 1 and not self.output_relu:
             return self.scale * (self.hidden(theta, x) @ W_L[0])
         out = self.scale * (self.hidden(theta, x) @ W_L.T)
         if self.output_relu:
             out = torch.relu(out)
         return out[..., 0] if self.outputs == 1 else out
+
+    def numpy_pass(self, theta: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
+        """:meth:`forward` in numpy on the rows of the network's input ``x`` (:meth:`embed` applied; a scalar
+        output without ReLU), and the backward pass written out: the map from ``dL/dh`` (one value per row) to
+        ``dL/dtheta`` (p values, in ``theta``'s layout).  The same numbers as autograd's up to rounding, without
+        its per-call overhead (:meth:`~.training.Trainer.fit_gradient` on the tiny networks of the NDB authors)."""
+        mats = [theta[a:b].reshape(shape) for a, b, shape in zip(self.offsets[:-1], self.offsets[1:], self.shapes)]
+        bounds = self.bias_offsets.tolist()
+        biases = [theta[a:b] for a, b in zip(bounds[:-1], bounds[1:])] if self.has_biases else [None] * len(mats)
+        inputs = [x]  # the input of each layer
+        for W, b in zip(mats[:-1], biases[:-1]):
+            pre = inputs[-1] @ W.T
+            inputs.append(np.maximum(pre if b is None else pre + b, 0.0))
+        out = inputs[-1] @ mats[-1][0] + (0.0 if biases[-1] is None else biases[-1][0])
+
+        def backward(d_out: np.ndarray) -> np.ndarray:
+            delta = (self.scale * d_out)[:, None]  # dL / d(pre-activation) of the last layer
+            d_mats, d_biases = [], []
+            for layer in range(len(mats) - 1, -1, -1):
+                d_mats.append((delta.T @ inputs[layer]).ravel())
+                d_biases.append(delta.sum(axis=0))
+                if layer:
+                    delta = (delta @ mats[layer]) * (inputs[layer] > 0)
+            return np.concatenate(d_mats[::-1] + (d_biases[::-1] if self.has_biases else []))
+
+        return self.scale * out, backward
+
+    def gradient_factors(self, theta: np.ndarray, x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per layer l, the factors of every row's gradient (numpy; a scalar output without ReLU): ``(delta_l,
+        input_l)`` (rows x r_l and rows x c_l) with ``d h(x_s) / d W_l = outer(delta_l[s], input_l[s])`` and
+        ``d h(x_s) / d b_l = delta_l[s]``, for the rows of the network's input ``x`` (:meth:`embed` applied)."""
+        mats = [theta[a:b].reshape(shape) for a, b, shape in zip(self.offsets[:-1], self.offsets[1:], self.shapes)]
+        bounds = self.bias_offsets.tolist()
+        biases = [theta[a:b] for a, b in zip(bounds[:-1], bounds[1:])] if self.has_biases else [None] * len(mats)
+        inputs = [x]
+        for W, b in zip(mats[:-1], biases[:-1]):
+            pre = inputs[-1] @ W.T
+            inputs.append(np.maximum(pre if b is None else pre + b, 0.0))
+        delta = np.full((len(x), 1), self.scale)
+        factors = []
+        for layer in range(len(mats) - 1, -1, -1):
+            factors.append((delta, inputs[layer]))
+            if layer:
+                delta = (delta @ mats[layer]) * (inputs[layer] > 0)
+        return factors[::-1]
 
     def _forward_one(self, theta: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         return self.forward(theta, x)

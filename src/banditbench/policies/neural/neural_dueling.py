@@ -53,4 +53,6 @@ class NDBTS(_NeuralDuelingBase):
 
     def _second_arm(self, scores: np.ndarray, first: int, norms: np.ndarray) -> int:
         draws = scores - scores[first] + self._bonus_scale() * norms * self.rng.standard_normal(len(scores))
+        if self.distinct_arms:  # the best draw of the arms other than the first
+            draws[first] = -np.inf
         return choose(draws, "sampled challenger scores")

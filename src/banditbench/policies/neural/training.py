@@ -22,7 +22,9 @@ plain gradient-descent steps ``theta <- theta - lr grad L(theta)`` instead (seed
 updates).  ``batch=B`` (default None: full batch) computes each step's data term
 on ``B`` samples drawn uniformly without replacement from the ``n`` available
 (all of them while ``n <= B``) with the trainer's ``generator``; the ridge term
-is taken whole at every step (the batch's loss is not rescaled by ``n / B``).
+is taken whole at every step (the batch's loss is not rescaled by ``n / B``).  ``reduction="mean"``
+divides the data term by the number of its samples (the mean cross-entropy of the NDB authors' code,
+``F.binary_cross_entropy_with_logits``); the default ``"sum"`` is the sum above.
 The schedule ``every`` is a number of rounds H (train when ``(t - 1) % H == 0``)
 or ``"doubling"`` (train at t = 2, 4, 8, ...).
 
@@ -55,6 +57,8 @@ def check_schedule(every, where: str = "policy.params.train_every") -> None:
 ADAM_BETAS, ADAM_EPS = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults
 #: the optimisers a Trainer takes (module docstring)
 OPTIMIZERS = ("adam", "gd")
+#: the data term: the samples' sum or their mean (module docstring)
+REDUCTIONS = ("sum", "mean")
 
 
 def adam_step(theta: np.ndarray, grad: np.ndarray, m: np.ndarray, v: np.ndarray, k: int, lr: float) -> None:
@@ -85,6 +89,7 @@ class Trainer:
         optimizer: str = "adam",
         batch: int | None = None,
         generator: torch.Generator | None = None,
+        reduction: str = "sum",
     ):
         if not lam > 0:
             raise ConfigError(f"{where}.lam: must be positive, got {lam}")
@@ -97,12 +102,14 @@ class Trainer:
             raise ConfigError(f"{where}.regulariser_centre: must be 'init' or 'zero', got {centre!r}")
         if optimizer not in OPTIMIZERS:
             raise ConfigError(f"{where}.optimizer: {optimizer!r} is not one of {list(OPTIMIZERS)}")
+        if reduction not in REDUCTIONS:
+            raise ConfigError(f"{where}.loss_reduction: {reduction!r} is not one of {list(REDUCTIONS)}")
         if batch is not None:
             if not (isinstance(batch, int) and not isinstance(batch, bool) and batch >= 1):
                 raise ConfigError(f"{where}.minibatch: must be a positive integer or null, got {batch!r}")
             if generator is None:
                 raise ValueError("Trainer: minibatches need a torch.Generator (generator=...)")
-        self.optimizer_kind, self.batch, self.generator = optimizer, batch, generator
+        self.optimizer_kind, self.batch, self.generator, self.reduction = optimizer, batch, generator, reduction
         self.lam, self.lr, self.steps, self.every, self.penalised = lam, lr, steps, every, penalised
         self.centre = theta0.clone() if centre == "init" else torch.zeros_like(theta0)
         self.theta = theta0.clone().requires_grad_(True)
@@ -123,7 +130,8 @@ class Trainer:
         if weights is not None:
             per = per * weights
         gap = (self.theta - self.centre)[self.penalised]
-        return per.sum() + 0.5 * self.lam * gap.square().sum()
+        data = per.sum() if self.reduction == "sum" else per.mean()
+        return data + 0.5 * self.lam * gap.square().sum()
 
     def fit(
         self,
@@ -155,8 +163,9 @@ class Trainer:
 
     def fit_gradient(self, gradient: Callable[[np.ndarray], np.ndarray]) -> torch.Tensor:
         """Run ``steps`` Adam steps (:func:`adam_step`; plain ``theta -= lr grad`` with ``optimizer="gd"``) with
-        ``gradient(theta)`` the gradient of the data term ``sum_s w_s [softplus(z_s) - a_s z_s]`` at the numpy
-        view of the parameters (the ridge is added here).  Full batch only.  Returns theta (detached)."""
+        ``gradient(theta)`` the gradient of the data term ``sum_s w_s [softplus(z_s) - a_s z_s]`` (divided by the
+        samples' number with ``reduction="mean"``: the caller's to divide) at the numpy view of the parameters
+        (the ridge is added here).  Full batch only.  Returns theta (detached)."""
         if self.batch is not None:
             raise ValueError("Trainer.fit_gradient takes full-batch steps; use fit for minibatches")
         theta = self.theta.detach().numpy()  # shares the parameters' memory: updated in place

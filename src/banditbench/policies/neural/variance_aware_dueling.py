@@ -212,6 +212,9 @@ class _NeuralLinearDueling(Policy):
 
     feedback_kind = "preference"
     action_kind = "pair"
+    #: Listings 2-3 may pick k1 = k2 (ASYM's second arg-max, OSYM's and CSYM's pairs range over all pairs);
+    #: ``distinct_pair`` (ours) forbids it
+    self_duels = "distinct_pair"
     strategy: ClassVar[str]
     variance_aware: ClassVar[bool]
     #: the twelve NVLDB / NLDB variants share :class:`BatchedNeuralLinearDueling`, which takes each member's pair
