@@ -143,7 +143,7 @@ def test_the_page_table_is_narrow_with_each_claims_details_one_click_away():
 
 
 def test_the_reports_claims_page_is_styled_and_shows_the_details(tmp_path):
-    from banditbench.analysis.claims import write_claims
+    from banditbench.analysis.claim_pages import write_claims
 
     results = _table_rows()
     write_claims(results, tmp_path / "c.csv", tmp_path / "c.md", tmp_path / "c.html")

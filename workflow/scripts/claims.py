@@ -5,7 +5,8 @@ from banditbench.storage.logs import rule_log
 with rule_log(snakemake.log[0], snakemake.rule):
     import pandas as pd
 
-    from banditbench.analysis.claims import evaluate, write_claims
+    from banditbench.analysis.claim_pages import write_claims
+    from banditbench.analysis.claims import evaluate
     from banditbench.configuration.claims import from_params
 
     claims, alpha = from_params(snakemake.params.claims)

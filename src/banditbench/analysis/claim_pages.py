@@ -31,7 +31,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from .claims import VERDICTS, comparison_of, fold_restatements
+from .claims import VERDICTS, comparison_of, fold_restatements, markdown
 from .pages import html_page
 from ..numerics.sequential import holm
 
@@ -344,3 +344,11 @@ def _methods(results: pd.DataFrame) -> str:
     """The intervals a run's rows used, by name (``Gaussian t-CS``, ``betting CS (hedged capital)``)."""
     names = sorted({str(m).split(" (opt-in")[0].split(" on [")[0] for m in results["method"].dropna()})
     return ", ".join(names) or "no interval"
+
+
+def write_claims(results: pd.DataFrame, csv: str | Path, md: str | Path, html_file: str | Path | None = None) -> None:
+    """The claims table as CSV (every field), Markdown and, for the report, HTML (:func:`claims_page`)."""
+    results.to_csv(csv, index=False)
+    Path(md).write_text(markdown(results))
+    if html_file is not None:
+        Path(html_file).write_text(claims_page(results))

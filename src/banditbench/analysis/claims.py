@@ -315,16 +315,6 @@ def markdown(results: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_claims(results: pd.DataFrame, csv: str | Path, md: str | Path, html_file: str | Path | None = None) -> None:
-    """The claims table as CSV (every field), Markdown and, for the report, HTML."""
-    results.to_csv(csv, index=False)
-    Path(md).write_text(markdown(results))
-    if html_file is not None:
-        from .claim_pages import claims_page
-
-        Path(html_file).write_text(claims_page(results))
-
-
 def read_tables(experiments, results_dir: str | Path = "results") -> dict[str, pd.DataFrame | None]:
     """Each experiment's per-seed table from ``results_dir/tables`` (a run's folder, ``results/<run>``; None
     where it is not there yet)."""
