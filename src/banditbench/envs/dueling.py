@@ -53,6 +53,15 @@ def sample_arms(rng: np.random.Generator, n: int, d: int, distribution: str, rou
     return x / np.linalg.norm(x, axis=-1, keepdims=True)
 
 
+def sample_theta(rng: np.random.Generator, d: int, distribution: str) -> np.ndarray:
+    """The hidden ``theta``: uniform on the unit ``sphere`` (a normalised Gaussian, seed 000) or U([-1,1]^d)
+    (``cube``, seed 001)."""
+    if distribution == "sphere":
+        theta = rng.standard_normal(d)
+        return theta / np.linalg.norm(theta)
+    return rng.uniform(-1.0, 1.0, d)
+
+
 #: arms are drawn (and normalised) for as many rounds at once as make about this many numbers (a
 #: block that stays in the CPU cache); each round takes the next from the block, so the stream
 #: gives every round the numbers a draw per round would
@@ -101,11 +110,7 @@ class SyntheticDueling(KeptDuelMetrics, DuelingEnvironment):
     ):
         instance_seq, context_seq, outcome_seq = seed_seq.spawn(3)
         inst = np.random.default_rng(instance_seq)
-        if theta_distribution == "sphere":
-            theta = inst.standard_normal(dimension)
-            self.theta = theta / np.linalg.norm(theta)
-        else:
-            self.theta = inst.uniform(-1.0, 1.0, dimension)
+        self.theta = sample_theta(inst, dimension, theta_distribution)
         self.utility, self.dimension, self.n_arms = utility, dimension, n_arms
         self.arm_distribution = arm_distribution
         # contexts and outcomes have their own streams: the contexts of a seed are

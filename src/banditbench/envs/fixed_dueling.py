@@ -22,7 +22,15 @@ from ..feedback import PreferenceFeedback, new_feedback
 from ..numerics.sigmoid import sigmoid_of
 from ..params import Doc, OneOf, PositiveInt, Range
 from .draws import UNIFORM_BLOCK, uniforms
-from .dueling import ARM_DISTRIBUTIONS, THETA_DISTRIBUTIONS, UTILITIES, SyntheticDueling, _utility, sample_arms
+from .dueling import (
+    ARM_DISTRIBUTIONS,
+    THETA_DISTRIBUTIONS,
+    UTILITIES,
+    SyntheticDueling,
+    _utility,
+    sample_arms,
+    sample_theta,
+)
 from .preference import DuelingEnvironment, KeptDuelMetrics
 
 
@@ -55,11 +63,7 @@ class FixedArmDueling(KeptDuelMetrics, DuelingEnvironment):
     ):
         instance_seq, outcome_seq = seed_seq.spawn(2)
         inst = np.random.default_rng(instance_seq)
-        if theta_distribution == "sphere":
-            theta = inst.standard_normal(dimension)
-            self.theta = theta / np.linalg.norm(theta)
-        else:
-            self.theta = inst.uniform(-1.0, 1.0, dimension)
+        self.theta = sample_theta(inst, dimension, theta_distribution)
         self.arms = sample_arms(inst, n_arms, dimension, arm_distribution)
         self.arms.setflags(write=False)  # the context of every round
         self.utility, self.dimension, self.n_arms = utility, dimension, n_arms
