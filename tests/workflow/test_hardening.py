@@ -190,7 +190,7 @@ BAD_CONFIGS = [
     (
         "ndb-confidence",
         lambda c: _params(c, NDB, "ndb_df").update(confidence="low-rank"),
-        f"experiments.{NDB}.algorithms.ndb_df.params.confidence: must be one of ['full', 'diagonal']",
+        f"experiments.{NDB}.algorithms.ndb_df.params.confidence: must be one of ['full', 'diagonal', 'auto'], got 'low-rank'",
     ),
     # --- environment parameter values ------------------------------------------------------------------
     (
