@@ -93,7 +93,6 @@ ABLATIONS = {
     "authors, self-duels allowed": {"preset": "authors", "distinct_arms": False},
     "authors, gradients at theta_0": {"preset": "authors", "gradient_at": "init"},
     "authors, warm-started training": {"preset": "authors", "retrain": "warm"},
-    "authors, 1000 steps per round (the scripts')": {"preset": "authors", "train_steps": 1000},
 }
 
 
