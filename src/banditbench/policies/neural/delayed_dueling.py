@@ -41,6 +41,17 @@ Choices seed 000 leaves open (all parameters of the family, declared once here):
 * ``device``: where the seed-batched path (:class:`BatchedNeuralDueling`, what a simulate
   job runs) keeps its tensors, ``"cpu"`` (default) or ``"cuda"``; the single-seed path
   (``run_cell``, the reference) always runs on the CPU.
+
+``preset: authors`` (:mod:`.dueling_presets`; docs/baselines.md) runs the family as the NDB authors' group's
+public ``NeuralDBDiag`` runs (xqlin98/APOHF): every parameter above and below that its code sets otherwise takes
+``auto``, the preset's value — a second arm other than the first (``distinct_arms``), the gradient features at the
+trained parameters with V rebuilt every round from all pairs played (``gradient_at: current``), V's diagonal, the
+network re-initialised and retrained every round (``retrain: reinit``; Adam at 1e-3, 30 steps, the mean loss and
+the ridge ``lam / (n + 50)`` centred at 0), biases and N(0, 1) weights, no ``sqrt(m)``, depth 3, ``lam = 0.1``,
+``kappa_mu = 1``, the factor ``sqrt(nu)`` and 5 random first pairs.  ``preset: ours`` (the default) is the
+behaviour described above.  Under the authors' values the seed-batched engine declines (:meth:`_NeuralDuelingBase.batch`)
+and the reference engine runs the seeds; its re-initialised training takes its steps on the gradient written out
+(:meth:`~.nets.MLP.numpy_pass`).
 """
 
 from __future__ import annotations

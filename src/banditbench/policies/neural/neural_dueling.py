@@ -21,7 +21,11 @@ Both run seed-batched as NDB-DF does (:class:`~.batched.delayed_dueling.BatchedN
 draw on each seed's own stream).
 
 These are our re-implementations of Verma et al.'s algorithms (seed 001 Sec. 6 ran the
-official code "without modification"); tables label them ``NDB-*-reimpl``.
+official code "without modification"); tables label them ``NDB-*-reimpl``.  ``preset: authors``
+(:mod:`.dueling_presets`) runs them as the public ``NeuralDBDiag`` of the authors' group does
+(xqlin98/APOHF; the differential test against it: docs/baselines.md); that class has no Thompson
+sampling, so NDB-TS under the preset takes its network, training, confidence and distinct second arm
+with its own draw (over the arms other than the first).
 ``config/variance_dueling.yaml`` gives them NVLDB's network and training budget (depth 3,
 NVLDB's width and learning rate, 20 Adam steps per round) and the exploration coefficient
 App. E.2.1 says it adopts from Verma et al., ``a_t = 1``: Listing 2's bonus
