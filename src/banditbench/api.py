@@ -235,7 +235,8 @@ class Environment(abc.ABC):
     def metric_ranges(cls, values: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
         """The range ``(lo, hi)`` of every round's value of each metric of ``metrics`` that the parameters alone
         bound (``values``, as for :meth:`known_facts`; no data): ``regret`` of a utility in ``[0, 1]`` duelled
-        twice lies in ``(0.0, 2.0)``.  A claim's interval is distribution-free on the range of ``A - B`` these
+        twice lies in ``(0.0, 2.0)``; and of each run summary of :meth:`summary` they bound (a dueling run's
+        ``late_regret_rate``).  A claim's interval is distribution-free on the range of ``A - B`` these
         give (:mod:`banditbench.configuration.claims`), and the conformance checks fail a run that records a
         value outside (:mod:`banditbench.conformance`).  A metric left out has no declared range (e.g. a cost
         with Gaussian noise): a claim on it is refused unless it opts into the Gaussian t interval

@@ -169,7 +169,8 @@ def _in_declared_ranges(policy: str, horizon: int) -> Outcome:
     cell = cell_for(policy, horizon)
     env_cls = registry.get("environment", cell["environment"]["name"]).load()
     ranges = env_cls.metric_ranges(registry.values(env_cls, cell["environment"]["params"]))
-    series = run_cell(cell)[0]
+    series, meta, _ = run_cell(cell)
+    series = {**series, **{name: [value] for name, value in meta["summary"].items() if name in ranges}}
     wrong = outside_range(series, ranges)
     undeclared = [m for m in series if m not in ranges]
     found = ", ".join(f"{m} in [{lo:g}, {hi:g}]" for m, (lo, hi) in ranges.items()) or "no ranges declared"

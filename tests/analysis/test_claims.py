@@ -506,3 +506,25 @@ def test_until_decided_reads_every_verdict_at_the_last_look(tmp_path, monkeypatc
     assert rows.loc["twins", "verdict"] == "not separated" and rows.loc["twins", "n"] == n
     differences = results.attrs["differences"]
     assert len(differences) == 120 + n and list(differences["seed"][:3]) == [0, 1, 2]
+
+
+def test_a_claim_on_a_run_summary_is_judged_at_the_final_horizon_on_its_declared_range():
+    """A dueling run's ``late_regret_rate`` (the mean regret of its closing 10 % of rounds, in the regret's [0, 4]):
+    a claim compares it at the final horizon only, on the range [-4, 4] of A - B."""
+    late = {**CLAIMS["ldb_beats_random"], "metric": "late_regret_rate"}
+    grid = load_grid(_config({"late": late}))
+    assert grid.claims["late"].bounds == pytest.approx((-4.0, 4.0), rel=1e-8)
+    for change, message in [
+        ({"horizon": 20}, r"^claims\.late\.horizon: 'late_regret_rate' is a run summary, recorded at the final horizon"),
+        ({"metric": "late_regret"}, r"^claims\.late\.metric: 'late_regret' is neither .* nor a run summary the "
+         r"environment declares \(Environment\.metric_ranges: \['late_regret_rate', 'late_self_duel_rate'\]\)"),
+    ]:  # fmt: skip
+        with pytest.raises(ConfigError, match=message):
+            load_grid(_config({"late": {**late, **change}}))
+    rng = np.random.default_rng(3)
+    n = 200
+    ldb = rng.uniform(0.0, 0.2, n)
+    table = _table({("ldb", "none", 40): ldb, ("random", "none", 40): ldb + 1.5 + rng.uniform(0, 0.3, n)})
+    table["metric"] = pd.Categorical(["late_regret_rate"] * len(table))
+    row = evaluate(grid.claims, {"duel": table}, 0.05).iloc[0]
+    assert row["verdict"] == "supported" and row["high"] < 0

@@ -140,7 +140,12 @@ def test_self_duel_is_one_exactly_in_the_rounds_whose_two_arms_are_equal(statlog
     logged = np.asarray(env.truth_log(horizon)["self_duel"])
     np.testing.assert_array_equal(logged, [float(i == j) for i, j in actions])
     late = logged[-late_rounds(horizon) :]
-    assert env.summary() == {"late_self_duel_rate": pytest.approx(late.mean())} and 0 < late.mean() < 1
+    regret = np.asarray(env.truth_log(horizon)["regret"])[-late_rounds(horizon) :]
+    assert env.summary() == {
+        "late_self_duel_rate": pytest.approx(late.mean()),
+        "late_regret_rate": pytest.approx(regret.mean()),
+    }
+    assert 0 < late.mean() < 1
 
 
 @pytest.mark.parametrize("horizon, closing", [(200, 20), (2000, 200), (5, 1), (1, 1), (15, 2)])

@@ -279,6 +279,8 @@ METRIC_NOTES = {
     "difference of the two arms' features)",
     "late_self_duel_rate": "the share of self-duels in the run's last 10 % of rounds (near 1: the learner "
     "has locked onto one arm)",
+    "late_regret_rate": "the mean per-round regret (2 u* - u_1 - u_2) over the run's last 10 % of rounds "
+    "(where the run ends up: 0 once it duels the best arm)",
 }
 
 

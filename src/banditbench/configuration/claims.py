@@ -232,6 +232,8 @@ def _claim(cid: str, c: dict[str, Any], experiments: Mapping[str, Any], shortene
         )
     metric = c["metric"]
     _check_metric(metric, exp, key_path(where, "metric"))
+    if not metric.startswith(("cumulative_", "per_round_")):
+        _check_summary_horizons(c, exp, where)
     _check_sides(c, exp, where)
     a = Side(
         c["a"],
@@ -349,9 +351,33 @@ def _check_sides(c: Mapping[str, Any], exp: Any, where: str) -> None:
 
 
 def _check_metric(metric: str, exp: Any, where: str) -> None:
-    if not metric.startswith(("cumulative_", "per_round_")):
-        raise ConfigError(f"{where}: {metric!r} is neither cumulative_<metric> nor per_round_<metric>")
-    exp.check_metric(metric, where)
+    """A series (``cumulative_<m>``, ``per_round_<m>``: :meth:`~.grid.Experiment.check_metric`), or a run summary
+    the environment declares a range for (a dueling run's ``late_regret_rate``, recorded at the final horizon)."""
+    if metric.startswith(("cumulative_", "per_round_")):
+        exp.check_metric(metric, where)
+        return
+    summaries = run_summaries(exp)
+    if metric not in summaries:
+        raise ConfigError(
+            f"{where}: {metric!r} is neither cumulative_<metric>, per_round_<metric> nor a run summary the "
+            f"environment declares (Environment.metric_ranges: {summaries})"
+        )
+
+
+def run_summaries(exp: Any) -> list[str]:
+    """The run summaries of ``exp``'s environment that a claim can compare: those it declares a range for
+    besides its per-round metrics."""
+    return sorted(set(exp.metric_ranges()) - set(exp.env_class().metrics))
+
+
+def _check_summary_horizons(c: Mapping[str, Any], exp: Any, where: str) -> None:
+    """A run summary exists at the run's final horizon only: a claim on one names no other."""
+    for key in ("horizon", "b_horizon"):
+        if key in c and c[key] != exp.horizon:
+            raise ConfigError(
+                f"{key_path(where, key)}: {c['metric']!r} is a run summary, recorded at the final horizon "
+                f"({exp.horizon}) only, not at {c[key]}"
+            )
 
 
 def _setting(c: Mapping[str, Any], key: str, exp: Any, where: str) -> str:

@@ -14,7 +14,10 @@ a learner whose update is driven by the difference of the two arms' features or 
 (Delta phi = 0).  Its running rate ``per_round_self_duel`` is tabulated for every dueling
 experiment (:attr:`DuelingEnvironment.rate_metrics`), and the run summary
 ``late_self_duel_rate`` is the share of self-duels in the last :data:`LATE_SHARE` of the rounds:
-a rate near 1 there means the learner has locked onto one arm and stopped learning.
+a rate near 1 there means the learner has locked onto one arm and stopped learning.  The run summary
+``late_regret_rate`` is the mean per-round ``regret`` over the same closing rounds: where a run ends up
+(0 once it plays the best arm against itself or a tied one; seed 000's "converge to suboptimal
+regions" is about it), which the running average ``R(t)/t`` blurs with the early rounds.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from ..api import Environment
 #: the closing share of the rounds whose self-duel rate is the run summary :data:`LATE_SUMMARY`
 LATE_SHARE = 0.1
 LATE_SUMMARY = "late_self_duel_rate"
+#: the run summary: the mean per-round regret over the same closing rounds
+LATE_REGRET = "late_regret_rate"
 
 
 def late_rounds(horizon: int) -> int:
@@ -55,17 +60,20 @@ class DuelingEnvironment(Environment):
 
     @classmethod
     def metric_ranges(cls, values: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
-        """From :meth:`utility_range`, of span ``s = hi - lo``: ``regret`` in ``[0, 2 s]``, ``average_regret``
-        and ``weak_regret`` in ``[0, s]``; ``self_duel`` in ``[0, 1]`` whatever the utilities."""
+        """From :meth:`utility_range`, of span ``s = hi - lo``: ``regret`` and the summary ``late_regret_rate``
+        in ``[0, 2 s]``, ``average_regret`` and ``weak_regret`` in ``[0, s]``; ``self_duel`` and the summary
+        ``late_self_duel_rate`` in ``[0, 1]`` whatever the utilities."""
+        shares = {"self_duel": (0.0, 1.0), LATE_SUMMARY: (0.0, 1.0)}
         utilities = cls.utility_range(values)
         if utilities is None:
-            return {"self_duel": (0.0, 1.0)}
+            return shares
         span = float(utilities[1]) - float(utilities[0])
         return {
             "regret": (0.0, 2 * span),
             "average_regret": (0.0, span),
             "weak_regret": (0.0, span),
-            "self_duel": (0.0, 1.0),
+            LATE_REGRET: (0.0, 2 * span),
+            **shares,
         }
 
 
@@ -73,7 +81,8 @@ class KeptDuelMetrics:
     """The metrics of the module docstring, kept by the environment (``keeps_truth``): its ``play``
     records a round's regret, weak regret and self-duel (:meth:`_keep_duel`, on the numbers it is
     given), and :meth:`step` and :meth:`truth_log` read them back (``average_regret`` is half the
-    regret); :meth:`_keep_truth` makes the lists, :meth:`summary` gives ``late_self_duel_rate``.
+    regret); :meth:`_keep_truth` makes the lists, :meth:`summary` gives ``late_self_duel_rate`` and
+    ``late_regret_rate``.
     Every dueling environment uses it."""
 
     keeps_truth = True
@@ -106,6 +115,7 @@ class KeptDuelMetrics:
         }
 
     def summary(self) -> dict[str, float]:
-        """``late_self_duel_rate``: the share of self-duels in the run's last :data:`LATE_SHARE` of rounds."""
-        late = self._self[-late_rounds(len(self._self)) :]
-        return {LATE_SUMMARY: sum(late) / len(late)}
+        """``late_self_duel_rate`` and ``late_regret_rate``: the share of self-duels and the mean regret in the
+        run's last :data:`LATE_SHARE` of rounds."""
+        late = late_rounds(len(self._self))
+        return {LATE_SUMMARY: sum(self._self[-late:]) / late, LATE_REGRET: sum(self._regret[-late:]) / late}
