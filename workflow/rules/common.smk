@@ -107,13 +107,16 @@ SHARED_FS = SharedFSUsage.INPUT_OUTPUT in workflow.storage_settings.shared_fs_us
 def code_inputs(paths):
     """A job's source files as its inputs, relative to the working directory where inside it: an absolute
     path would change when the project is moved or copied, and Snakemake's input trigger re-run every job."""
-    return [local(_relative(p)) for p in paths] if SHARED_FS else []
+    return [local(p) for p in _relative(tuple(str(p) for p in paths))] if SHARED_FS else []
 
 
-def _relative(path):
-    path = os.path.abspath(path)
-    inside = path.startswith(os.getcwd() + os.sep)
-    return os.path.relpath(path) if inside else path
+@functools.lru_cache(maxsize=None)
+def _relative(paths):
+    """The paths as :func:`code_inputs` gives them (computed once per set of sources: a paper grid asks for
+    the same few sets for thousands of jobs)."""
+    inside = os.getcwd() + os.sep
+    absolute = [os.path.abspath(p) for p in paths]
+    return tuple(os.path.relpath(p) if p.startswith(inside) else p for p in absolute)
 
 
 def code_digest(paths):
