@@ -161,12 +161,13 @@ def command_line_config(entries: list[str]) -> dict:
 
 def _validate(args) -> int:
     from .configuration.grid import load_config_file, load_grid, unpinned_note
-    from .configuration.runs import check_owner, owner, run_name
+    from .configuration.runs import check_owner, owner, run_name, with_run_as_given
     from snakemake.utils import update_config
 
     config = load_config_file(args.config)
     command_line = command_line_config(args.set or [])
     update_config(config, command_line)
+    config = with_run_as_given(config, command_line)
     grid = load_grid(config)
     run = run_name(config, [args.config], command_line)
     runs = jobs = 0

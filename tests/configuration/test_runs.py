@@ -2,6 +2,9 @@
 and who owns them."""
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -129,3 +132,35 @@ def test_an_unreadable_owner_record_is_one_line_naming_it(tmp_path, monkeypatch)
     (tmp_path / "results/x/run.json").write_text("{not json")
     with pytest.raises(ConfigError, match=r"^results/x/run.json: unreadable \(JSONDecodeError\)"):
         check_owner("x", owner(["c.yaml"], {}))
+
+
+@pytest.mark.slow
+def test_a_run_name_of_digits_reaches_validate_and_snakemake_as_typed(tmp_path):
+    """Before: the schema refused the number Snakemake made of run=2024 / run=007 before the name was read."""
+    from conftest import ROOT
+    from smk import copy_project, smk
+
+    from banditbench.configuration.grid import load_config_file
+
+    work = copy_project(tmp_path, load_config_file(ROOT / "config.yaml"))
+    env = {**os.environ, "PYTHONPATH": str(work / "src")}
+    for typed in ("007", "2024"):
+        validate = subprocess.run(
+            [sys.executable, "-m", "banditbench", "validate", "config.yaml", "--config", f"run={typed}"],
+            cwd=work, env=env, capture_output=True, text=True,
+        )  # fmt: skip
+        assert validate.returncode == 0, validate.stderr
+        assert f"run: {typed} (its tables, plots and report in results/{typed}/)" in validate.stdout
+    plan = smk(work, "-n", "--config", "run=007", "seeds=2", "horizon=40", "only_experiments=linear_delayed_dueling")
+    assert plan.returncode == 0, plan.stderr[-2000:]
+    said = plan.stdout + plan.stderr
+    assert "results/007/" in said and "results/7/" not in said
+
+
+def test_a_run_name_of_digits_in_a_config_file_is_refused_saying_to_quote_it():
+    from banditbench.configuration.grid import load_grid
+
+    with pytest.raises(
+        ConfigError, match=r'^run: 2024 is a number; a run name of digits is written in quotes: run: "2024"$'
+    ):
+        load_grid({"run": 2024, "experiments": {}})

@@ -12,7 +12,7 @@ from snakemake.settings.types import DeploymentMethod, SharedFSUsage
 
 from banditbench.configuration.comparisons import self_duel_statements
 from banditbench.configuration.grid import load_grid, unpinned_note
-from banditbench.configuration.runs import check_owner, owner, record_owner, run_name
+from banditbench.configuration.runs import check_owner, owner, record_owner, run_name, with_run_as_given
 from banditbench.storage.cells import CELL_DIR, RESULT_PATH, block_label
 from banditbench.data.quarantine import Unmovable, quarantine_corrupt
 from banditbench.errors import ConfigError
@@ -36,7 +36,9 @@ if workflow.is_main_process:
         logger.warning(_note)
 
 
-# One validation pass before any job: schema, names, every parameter value, data files, memory.
+# One validation pass before any job: schema, names, every parameter value, data files, memory (a
+# --config run=NAME of digits first back as typed: Snakemake reads run=007 as 7).
+config.update(with_run_as_given(config, workflow.config_settings.config))
 GRID = checked(load_grid, config)
 
 # The run's namespace, results/<run>/ (banditbench.configuration.runs): named once, by the process that

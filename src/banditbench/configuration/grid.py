@@ -36,7 +36,7 @@ from . import claims
 from . import comparisons as paired_checks
 from .. import params as param_checks
 from .. import registry
-from . import devices, slicing, strict_yaml
+from . import devices, runs, slicing, strict_yaml
 from ..api import feedback_kinds
 from ..simulation.delays import delay_schema, make_delay
 from ..data.catalog import PIN_KEY, check_checksums
@@ -808,6 +808,7 @@ def load_grid(config: Mapping[str, Any]) -> ExperimentGrid:
     slicing keys (:mod:`banditbench.configuration.slicing`: ``only_experiments``, ``only_algorithms``, ``override``),
     with the grid-wide ``device`` set on every policy that has one (:mod:`banditbench.configuration.devices`)."""
     config = claims.with_claims_files(config, load_config_file)
+    runs.check_run_type(config)
     validate_schema(config)
     registry.use_plugins(config.get("plugins", []))
     return ExperimentGrid(devices.apply(slicing.apply(config)))

@@ -94,6 +94,23 @@ def _is_default(path: str | os.PathLike) -> bool:
     return os.path.relpath(os.path.abspath(path)) == DEFAULT_CONFIG
 
 
+def with_run_as_given(config: Mapping[str, Any], command_line: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` with a ``--config run=NAME`` of digits back as the text typed (Snakemake reads ``run=007`` as
+    the number 7), before the schema checks that a run name is a string; a number in a config file stays a
+    number, for :func:`check_run_type` to refuse."""
+    value = command_line.get("run")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return {**config, "run": _as_given(value)}
+    return dict(config)
+
+
+def check_run_type(config: Mapping[str, Any]) -> None:
+    """A config file's ``run: 2024`` is a number in YAML: refused in one line saying how to write it."""
+    value = config.get("run")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise ConfigError(f'run: {value!r} is a number; a run name of digits is written in quotes: run: "{value}"')
+
+
 def _as_given(value: Any) -> str:
     """A run name from ``--config run=NAME`` as typed: Snakemake reads ``run=007`` as the number 7, so a number
     is looked up among this process's arguments."""
