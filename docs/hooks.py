@@ -285,7 +285,8 @@ def class_page(kind: str, name: str, entry) -> str:
             "|---|---|---|---|",
         ]
         for pname, default in rows:
-            shown = "required" if pname in required else f"`{default!r}`"
+            # the value breaks at its spaces only (docs/stylesheets/extra.css: Material breaks code anywhere)
+            shown = "required" if pname in required else f'<span class="default">`{default!r}`</span>'
             desc = _rst_to_md(params.description(cls, pname) or "")
             lines.append(f"| `{pname}` | {_esc(params.describe(hints[pname]))} | {_esc(shown)} | {_esc(desc) or '—'} |")
     else:

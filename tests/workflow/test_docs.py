@@ -274,9 +274,27 @@ def test_the_parameter_table_takes_each_description_from_the_declaration():
         name = row.split("`")[1]
         assert row.endswith(f" | {hooks._esc(hooks._rst_to_md(params.description(cls, name)))} |")
     assert any(
-        row.startswith("| `kappa_mu` | a finite number > 0 | `0.1` | lower bound on the link derivative")
+        row.startswith(
+            '| `kappa_mu` | a finite number > 0 | <span class="default">`0.1`</span> | lower bound on the link derivative'
+        )
         for row in rows
     )
+
+
+def test_a_default_value_breaks_at_its_spaces_only():
+    """A parameter's default is code that the site's stylesheet keeps from breaking inside a word (Material's code
+    breaks anywhere: "symmetr ic" in a narrow column)."""
+    hooks = _hooks()
+    entry = registry.get("policy", "neurallog_ucb1")
+    row = next(
+        line for line in hooks.class_page("algorithms", "neurallog_ucb1", entry).splitlines() if "`init`" in line
+    )
+    cell = row.split(" | ")[2]
+    assert cell == "<span class=\"default\">`'symmetric'`</span>"
+    assert "<span class=\"default\"><code>'symmetric'</code></span>" in _rendered(hooks, row)
+    css = (ROOT / "docs" / "stylesheets" / "extra.css").read_text()
+    rule = re.search(r"^\.md-typeset \.default code \{([^}]*)\}", css, re.M)
+    assert rule and "word-break: normal;" in rule.group(1) and "overflow-wrap: normal;" in rule.group(1)
 
 
 def _type_aliases_of_params() -> list[str]:
