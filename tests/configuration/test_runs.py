@@ -9,6 +9,7 @@ from banditbench.configuration.runs import (
     check_owner,
     owner,
     record_owner,
+    report_only,
     run_base,
     run_name,
 )
@@ -129,3 +130,9 @@ def test_an_unreadable_owner_record_is_one_line_naming_it(tmp_path, monkeypatch)
     (tmp_path / "results/x/run.json").write_text("{not json")
     with pytest.raises(ConfigError, match=r"^results/x/run.json: unreadable \(JSONDecodeError\)"):
         check_owner("x", owner(["c.yaml"], {}))
+
+
+def test_only_a_report_of_results_made_before_is_checked_for_them():
+    assert report_only(["snakemake", "--report", "r.html"]) and report_only(["snakemake", "--report=r.html"])
+    assert not report_only(["snakemake", "--report", "r.html", "--report-after-run"])
+    assert not report_only(["snakemake", "--report-stylesheet", "s.css"]) and not report_only(["snakemake"])
