@@ -285,7 +285,8 @@ def class_page(kind: str, name: str, entry) -> str:
             "|---|---|---|---|",
         ]
         for pname, default in rows:
-            shown = "required" if pname in required else f"`{default!r}`"
+            # the value breaks at its spaces only (docs/stylesheets/extra.css: Material breaks code anywhere)
+            shown = "required" if pname in required else f'<span class="default">`{default!r}`</span>'
             desc = _rst_to_md(params.description(cls, pname) or "")
             lines.append(f"| `{pname}` | {_esc(params.describe(hints[pname]))} | {_esc(shown)} | {_esc(desc) or '—'} |")
     else:
@@ -769,21 +770,37 @@ ARITHMATEX = re.compile(
 )
 
 
+#: TeX's spaces in an operator's name, as the Unicode spaces latex2mathml keeps inside one operator (it spells
+#: ``\operatorname*{arg\,max}`` out as ``* a r g m a x``)
+NAME_SPACES = {",": "\u2009", ":": "\u205f", ";": "\u2004", " ": "\u00a0"}
+
+
+def operator_names(tex: str) -> str:
+    """``\\operatorname{...}`` and ``\\operatorname*{...}`` with the spaces of their names as Unicode."""
+    return re.sub(
+        r"\\operatorname\*?\{[^{}]*\}",
+        lambda m: re.sub(r"\\([,:; ])", lambda space: NAME_SPACES[space.group(1)], m.group(0)),
+        tex,
+    )
+
+
 def mathml(tex: str, display: bool = False) -> str:
     """TeX as MathML (latex2mathml), the TeX kept as its annotation (not shown; kept out of the search index,
-    which indexes the formula's symbols). Raises ``ValueError`` for TeX latex2mathml cannot read or a command it
-    does not know (which it would otherwise show as text)."""
+    which indexes the formula's symbols). Raises ``ValueError`` for TeX latex2mathml cannot read, a command it
+    does not know (which it would otherwise show as text) or an operator it leaves empty (a name it spells out)."""
     import html
 
     from latex2mathml.converter import convert
 
     try:
-        out = convert(tex, display="block" if display else "inline")
+        out = convert(operator_names(tex), display="block" if display else "inline")
     except Exception as err:  # latex2mathml raises its own exceptions (and IndexError, KeyError) on bad TeX
         raise ValueError(f"{tex!r}: {type(err).__name__}: {err}") from err
     unknown = re.findall(r">(\\[^<]*)<", out)
     if unknown:
         raise ValueError(f"{tex!r}: unknown to latex2mathml: {', '.join(dict.fromkeys(unknown))}")
+    if "<mo />" in out:
+        raise ValueError(f"{tex!r}: latex2mathml leaves an operator empty")
     head, body = re.match(r"(<math\b[^>]*>)(.*)</math>$", out, re.S).groups()
     head = head.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "")  # implied in HTML
     annotation = (

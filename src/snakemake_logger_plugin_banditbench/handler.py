@@ -70,6 +70,8 @@ MAX_LINE = 1000
 # in a failure block, the exception and the log's last line
 MAX_DETAIL = 300
 TICK_SECONDS = 1.0
+# the progress line's width where the terminal reports fewer columns than MIN_COLUMNS (0: it does not know)
+DEFAULT_COLUMNS, MIN_COLUMNS = 120, 20
 
 # the per-block simulate rules (simulate_seed_3, simulate_seeds_0_to_19) and the lockstep ones
 # (simulate_variants_0, ...) count as one kind of job
@@ -636,9 +638,10 @@ class ConsoleHandler(LogHandlerBase):
     def _draw(self, flush: bool = True) -> None:
         """The progress line, cut to the terminal's width (a wrapped line could not be rewritten in place)."""
         try:
-            width = os.get_terminal_size(self.stream.fileno()).columns - 1
+            columns = os.get_terminal_size(self.stream.fileno()).columns
         except (AttributeError, OSError, ValueError):
-            width = shutil.get_terminal_size((120, 24)).columns - 1
+            columns = shutil.get_terminal_size((DEFAULT_COLUMNS, 24)).columns
+        width = (columns if columns >= MIN_COLUMNS else DEFAULT_COLUMNS) - 1
         self.stream.write("\r\033[K" + self.progress_line()[:width])
         self.line_shown = True
         if flush:

@@ -12,6 +12,7 @@ from banditbench.configuration.runs import (
     check_owner,
     owner,
     record_owner,
+    report_only,
     run_base,
     run_name,
 )
@@ -164,3 +165,9 @@ def test_a_run_name_of_digits_in_a_config_file_is_refused_saying_to_quote_it():
         ConfigError, match=r'^run: 2024 is a number; a run name of digits is written in quotes: run: "2024"$'
     ):
         load_grid({"run": 2024, "experiments": {}})
+
+
+def test_only_a_report_of_results_made_before_is_checked_for_them():
+    assert report_only(["snakemake", "--report", "r.html"]) and report_only(["snakemake", "--report=r.html"])
+    assert not report_only(["snakemake", "--report", "r.html", "--report-after-run"])
+    assert not report_only(["snakemake", "--report-stylesheet", "s.css"]) and not report_only(["snakemake"])

@@ -117,6 +117,26 @@ def test_on_a_terminal_the_progress_line_is_rewritten_in_place(monkeypatch):
     assert "\n19/19" not in out  # the 100 % line is overwritten, not printed
 
 
+class _Terminal(io.StringIO):
+    def fileno(self):
+        return 1
+
+
+@pytest.mark.parametrize(("columns", "shown"), [(0, None), (1, None), (40, 39), (200, None)])
+def test_the_progress_line_is_cut_to_the_terminal_or_whole_where_it_reports_no_width(monkeypatch, columns, shown):
+    """A terminal reporting 0 (or a few) columns gets the whole line (120 columns), not one cut short."""
+    monkeypatch.setattr(console, "TICK_SECONDS", 3600)
+    monkeypatch.setattr(console.os, "get_terminal_size", lambda fd=None: console.os.terminal_size((columns, 24)))
+    handler = _handler(tty=True)
+    handler.stream = _Terminal()
+    handler.handle(_record("Job stats:", event=LogEvent.RUN_INFO, stats=STATS))
+    handler.clock.now += 30
+    handler.handle(_record(event=LogEvent.PROGRESS, done=3, total=19))
+    line = "3/19 jobs (15%), 6.0 jobs/min, ETA 0:02:40, elapsed 0:00:30"
+    assert handler.stream.getvalue().endswith("\r\033[K" + line[:shown])
+    handler.close()
+
+
 def test_warnings_and_errors_are_printed_in_full_once_and_chatter_is_left_to_the_full_log():
     handler = _handler()
     note = "results/runs/a/0.npz: not a valid result file (bad CRC); moved to results/runs/a/0.npz.corrupt"

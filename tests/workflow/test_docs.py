@@ -234,6 +234,34 @@ def test_an_equation_latex2mathml_cannot_render_fails_the_strict_build(caplog):
     assert all(r.name.startswith("mkdocs.") for r in caplog.records)
 
 
+def _rendered(hooks, page: str) -> str:
+    """A generated page as the site shows it: Markdown with mkdocs.yml's arithmatex, then its maths as MathML."""
+    import markdown
+
+    body = markdown.markdown(
+        page,
+        extensions=["tables", "pymdownx.arithmatex"],
+        extension_configs={"pymdownx.arithmatex": {"generic": True}},
+    )
+    return hooks.render_maths(body, "page.md")
+
+
+def test_an_operator_name_with_a_thin_space_is_one_operator(caplog):
+    """``\\operatorname*{arg\\,max}`` (the docstrings of 14 algorithms) is the operator "arg max", not ``∗ a r g m a x``."""
+    hooks = _hooks()
+    page = hooks.class_page("algorithms", "logistic_ucb1", registry.get("policy", "logistic_ucb1"))
+    assert "$\\operatorname*{arg\\,max}_x \\mu(x^\\top" in page
+    with caplog.at_level("WARNING"):
+        shown = _rendered(hooks, page)
+    assert not caplog.records
+    assert '<mo movablelimits="true">arg\u2009max</mo>' in shown
+    assert "<mo />" not in shown and "<mo>&#x0002A;</mo>" not in shown
+    assert '<annotation encoding="application/x-tex" data-search-exclude>\\operatorname*{arg\\,max}_x' in shown
+    # a name latex2mathml still spells out fails the strict build
+    with pytest.raises(ValueError, match="leaves an operator empty"):
+        hooks.mathml("\\operatorname{a\\quad b}")
+
+
 def test_the_parameter_table_takes_each_description_from_the_declaration():
     from banditbench import params
 
@@ -246,9 +274,27 @@ def test_the_parameter_table_takes_each_description_from_the_declaration():
         name = row.split("`")[1]
         assert row.endswith(f" | {hooks._esc(hooks._rst_to_md(params.description(cls, name)))} |")
     assert any(
-        row.startswith("| `kappa_mu` | a finite number > 0 | `0.1` | lower bound on the link derivative")
+        row.startswith(
+            '| `kappa_mu` | a finite number > 0 | <span class="default">`0.1`</span> | lower bound on the link derivative'
+        )
         for row in rows
     )
+
+
+def test_a_default_value_breaks_at_its_spaces_only():
+    """A parameter's default is code that the site's stylesheet keeps from breaking inside a word (Material's code
+    breaks anywhere: "symmetr ic" in a narrow column)."""
+    hooks = _hooks()
+    entry = registry.get("policy", "neurallog_ucb1")
+    row = next(
+        line for line in hooks.class_page("algorithms", "neurallog_ucb1", entry).splitlines() if "`init`" in line
+    )
+    cell = row.split(" | ")[2]
+    assert cell == "<span class=\"default\">`'symmetric'`</span>"
+    assert "<span class=\"default\"><code>'symmetric'</code></span>" in _rendered(hooks, row)
+    css = (ROOT / "docs" / "stylesheets" / "extra.css").read_text()
+    rule = re.search(r"^\.md-typeset \.default code \{([^}]*)\}", css, re.M)
+    assert rule and "word-break: normal;" in rule.group(1) and "overflow-wrap: normal;" in rule.group(1)
 
 
 def _type_aliases_of_params() -> list[str]:

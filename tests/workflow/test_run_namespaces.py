@@ -122,3 +122,30 @@ def test_two_configs_and_a_slice_each_report_exactly_their_own_run(tmp_path):
     assert len(lines) == 1 and "run: 'default'" in lines[0] and "copy.yaml" in lines[0], copy.stderr[-2000:]
     assert "Traceback" not in copy.stderr
     assert sorted((work / "results").rglob("*")) == files
+
+
+@pytest.mark.slow
+def test_the_report_of_a_run_not_made_is_one_line_naming_the_runs_made(tmp_path):
+    """After a slice, `snakemake --report` without the slice's --config refuses in one line naming what to run and
+    the slice's --config (not Snakemake's error about a missing file marked for the report); with it, the report
+    is the slice's."""
+    one = {"ldb_df": {"policy": "ldb_df"}}
+    work = copy_project(tmp_path, {"experiments": {"a": _experiment(40, **one), "b": _experiment(40, **one)}})
+    sliced = ("--config", "seeds=2", "only_experiments=a")
+    made = smk(work, "--quiet", *sliced)
+    assert made.returncode == 0, made.stderr[-3000:]
+    (slice_dir,) = [p for p in (work / "results").iterdir() if p.name.startswith("default.slice-")]
+
+    refused = smk(work, "--report", "report.html")
+    assert refused.returncode == 1 and not (work / "report.html").exists()
+    lines = [line for line in refused.stderr.splitlines() if line.strip() and "workflow specific profile" not in line]
+    assert len(lines) == 1, refused.stderr
+    assert re.fullmatch(
+        r"snakemake --report: run 'default' is not complete \(results/default/report/run_info\.html and \d+ other "
+        r"files missing\): run snakemake with this --configfile and --config first; made here: "
+        rf"{re.escape(slice_dir.name)} \(--config only_experiments=a seeds=2\)",
+        lines[0],
+    )
+
+    results, _ = _report(work, "report.html", *sliced)
+    assert _experiments_shown(results, slice_dir.name) == {"a"}

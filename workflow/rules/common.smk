@@ -12,7 +12,15 @@ from snakemake.settings.types import DeploymentMethod, SharedFSUsage
 
 from banditbench.configuration.comparisons import self_duel_statements
 from banditbench.configuration.grid import load_grid, unpinned_note
-from banditbench.configuration.runs import check_owner, owner, record_owner, run_name, with_run_as_given
+from banditbench.configuration.runs import (
+    check_owner,
+    owner,
+    record_owner,
+    report_only,
+    run_name,
+    unmade_report,
+    with_run_as_given,
+)
 from banditbench.storage.cells import CELL_DIR, RESULT_PATH, block_label
 from banditbench.data.quarantine import Unmovable, quarantine_corrupt
 from banditbench.errors import ConfigError

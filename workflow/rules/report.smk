@@ -103,3 +103,11 @@ rule run_info:
         run=RUN,
     script:
         "../scripts/run_info.py"
+
+
+# `snakemake --report` of a run not made (or not finished: a slice made, say, and the config's own run not): one
+# line naming what to run first, not Snakemake's error about the first missing file marked for the report
+if RECORDS_OWNER and report_only(sys.argv):
+    _missing = [f for f in all_outputs() if not os.path.exists(f)]
+    if _missing:
+        stop(unmade_report(RUN, _missing, RUN_OWNER["configs"]))

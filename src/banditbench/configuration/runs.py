@@ -203,3 +203,41 @@ def record_owner(run: str, claimant: Mapping[str, Any], results: str | os.PathLi
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(path, (json.dumps({"run": run, **claimant}, indent=1, sort_keys=True) + "\n").encode())
+
+
+# --- reports --------------------------------------------------------------------------------------------
+
+
+def report_only(argv: Iterable[str]) -> bool:
+    """Whether Snakemake's command line ``argv`` asks for the report of a run made before: ``--report``, not
+    ``--report-after-run``."""
+    argv = list(argv)
+    asked = any(arg == "--report" or arg.startswith("--report=") for arg in argv)
+    return asked and "--report-after-run" not in argv
+
+
+def unmade_report(run: str, missing: list[str], configs: Iterable[str], results: str | os.PathLike = "results") -> str:
+    """One line refusing the report of ``run``, whose files ``missing`` are not there (one of its own folder named):
+    what to run first, and the runs of the same config files that ``results`` holds, each with the ``--config``
+    of its slice (its run.json)."""
+    shown = next((f for f in missing if Path(f).is_relative_to(Path(results) / run)), missing[0])
+    others = f" and {len(missing) - 1} other files" if len(missing) > 1 else ""
+    line = (
+        f"snakemake --report: run {run!r} is not complete ({shown}{others} missing): run snakemake with this "
+        "--configfile and --config first"
+    )
+    made = []
+    for path in sorted(Path(results).glob(f"*/{OWNER_FILE}")):
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if path.parent.name != run and record.get("configs") == list(configs):
+            args = [f"{key}={_argument(value)}" for key, value in sorted((record.get("slice") or {}).items())]
+            made.append(f"{path.parent.name} (--config {' '.join(args)})" if args else path.parent.name)
+    return line + (f"; made here: {', '.join(made)}" if made else "")
+
+
+def _argument(value: Any) -> str:
+    """A slice's value as ``--config`` takes it."""
+    return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
