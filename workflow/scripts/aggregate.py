@@ -26,7 +26,7 @@ with rule_log(snakemake.log[0], snakemake.rule):
         seeds_file=out.seeds,
         spread=params.spread,
         workers=snakemake.threads,
-        run=snakemake.config["run"],
+        run=params.run,
         names=params.plot.get("names"),
         # the pre-job check (workflow/rules/common.smk) has moved corrupt results aside and had them
         # rebuilt; one damaged since is deleted, named in the error, and rebuilt by the next run
@@ -55,5 +55,5 @@ with rule_log(snakemake.log[0], snakemake.rule):
             ci_level=params.ci_level,
             spread=params.spread,
             plot=params.plot,
-            run=snakemake.config["run"],
+            run=params.run,
         )
