@@ -1,3 +1,5 @@
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -392,3 +394,76 @@ def test_plot_seeds_draws_every_seeds_curve_and_the_self_duel_row(tmp_path, monk
     assert len(means_only.axes[0].lines) == 2 and rate_row.get_ylabel() == "self-duel rate"
     assert [round(y, 6) for y in rate_row.lines[1].get_ydata()[-1:]] == [1.0]  # b always self-duels
     assert "single seeds" in with_seeds._suptitle.get_text()
+
+
+#: display names (``plot.names``) with LaTeX special characters, a Greek letter and mathtext
+NAMES = {"lin_ucb": "LinUCB (α = 1) & co", "b": r"$\epsilon$-greedy"}
+TEX_NAMES = {r"LinUCB ($\alpha$ = 1) \& co": "lin_ucb", r"$\epsilon$-greedy": "b"}
+NAMES_MU = (("lin_ucb", -0.3), ("b", 0.2))
+
+
+def _printed_numbers(head, rows, title, labels):
+    """(metric, delay, algorithm, t) -> (mean, half-width) as a table prints them (ASCII minus):
+    ``title`` ``M at T = N`` is a headline table (columns delays), else the metric's table by horizon."""
+    headline = re.fullmatch(r"(\S+) at T = (\d+)", title)
+    out = {}
+    for row in rows:
+        cells = dict(zip(head, row))
+        alg = labels[cells.pop("algorithm")]
+        if headline:
+            keys = {(headline[1], delay, alg, int(headline[2])): cell for delay, cell in cells.items()}
+        else:
+            delay, _ = cells.pop("delay"), cells.pop("budget")
+            keys = {(title, delay, alg, int(h.split("= ")[1])): cell for h, cell in cells.items() if cell}
+        for key, cell in keys.items():
+            mean, half = cell.replace("\u2212", "-").split(" ± ")
+            out[key] = (mean, half.split(" ")[0])
+    return out
+
+
+def test_the_paper_tables_print_the_tidy_numbers_with_display_names_true_minus_signs_and_labels(tmp_path):
+    rng = np.random.default_rng(0)
+    values = {(alg, d): [rng.normal(mu, 1.0, 10) for _ in range(4)] for alg, mu in NAMES_MU for d in ("d1", "d2")}
+    out = {k: tmp_path / f"out.{k}" for k in ("csv", "md", "tex", "curves", "html")}
+    aggregate_experiment(
+        _write_runs(tmp_path, values), "exp", [5, 10], out["csv"], out["md"], out["tex"], out["curves"],
+        "cumulative_regret", html_file=out["html"], run="Paper_1", names=NAMES,
+    )  # fmt: skip
+    tidy = pd.read_csv(out["csv"])  # the machine interface: labels, ASCII numbers
+    assert set(tidy["algorithm"]) == set(NAMES) and (tidy["mean"] < 0).any()
+    assert "\u2212" not in out["csv"].read_text()
+    expected = {
+        (r.metric, r.delay, r.algorithm, r.t): (f"{r.mean:.2f}", f"{r.ci_high - r.mean:.2f}") for r in tidy.itertuples()
+    }
+
+    md = out["md"].read_text()
+    printed = set()
+    for section in md.split("\n## ")[1:]:
+        title, _, body = section.partition("\n\n")
+        lines = [line for line in body.splitlines() if line.startswith("| ")]
+        assert not any(re.search(r"-\d", line) for line in lines)
+        head, *rows = ([c.strip() for c in line.strip("|").split("|")] for line in lines)
+        numbers = _printed_numbers(head, rows, title, {v: k for k, v in NAMES.items()})
+        assert numbers and numbers.items() <= expected.items()
+        printed |= numbers.keys()
+    assert "\u2212" in md and printed == expected.keys()
+
+    tex = out["tex"].read_text()
+    floats = re.findall(r"\\begin\{table\}.*?\\end\{table\}", tex, flags=re.S)
+    labels = [re.search(r"\\label\{(.*?)\}", f)[1] for f in floats]
+    assert labels == ["tab:paper-1-exp", "tab:paper-1-exp-cumulative-regret", "tab:paper-1-exp-tau"]
+    printed = set()
+    for float_, title in zip(floats, ["cumulative_regret at T = 10", "cumulative_regret", "tau"]):
+        assert all(float_.count(rule) == 1 for rule in (r"\toprule", r"\midrule", r"\bottomrule"))
+        body = float_.split("\\toprule\n")[1].split("\n\\bottomrule")[0]
+        lines = [re.sub(r" \\\\( \\midrule)?$", "", line) for line in body.split("\n")]
+        head, *rows = ([c.replace("$-$", "\u2212").replace(r"$\pm$", "±") for c in line.split(" & ")] for line in lines)
+        assert not any(re.search(r"-\d", cell) for row in rows for cell in row)
+        numbers = _printed_numbers(head, rows, title, TEX_NAMES)
+        assert numbers and numbers.items() <= expected.items()
+        printed |= numbers.keys()
+    assert printed == expected.keys()
+    assert "lin_ucb" not in md and r"lin\_ucb" not in tex
+
+    page = out["html"].read_text()
+    assert "LinUCB (α = 1) &amp; co" in page and "\u2212" in page and ">lin_ucb<" not in page

@@ -20,9 +20,9 @@ EVIL_ALG = "alg_1 & {x}"
 EVIL_DELAY = "geo^2~50%"
 #: the commands and control symbols the tables may hold
 COMMANDS = {
-    "begin", "end", "centering", "caption", "toprule", "midrule", "bottomrule", "textbf", "textbackslash",
+    "begin", "end", "centering", "caption", "label", "toprule", "midrule", "bottomrule", "textbf", "textbackslash",
     "textasciitilde", "textasciicircum", "textless", "textgreater", "textbar", "ldots", "pm", "dagger", "ddagger",
-    "times", "leq", "geq", "approx", "cdot", "circ", "infty", "theta", "alpha",
+    "times", "leq", "geq", "approx", "cdot", "circ", "infty", "theta", "alpha", "rho",
 }  # fmt: skip
 SYMBOLS = set("\\#$%&_{} ")
 #: what each escape prints, to read a file back
@@ -74,7 +74,9 @@ def check_shape(tex: str) -> list[tuple[str, list[str]]]:
     assert depth == 0 and not math and not envs
     tables = []
     for float_ in re.findall(r"\\begin\{table\}.*?\\end\{table\}", tex, flags=re.S):
-        caption = re.search(r"\\caption\{(.*)\}\n\\begin\{tabular\}", float_, flags=re.S).group(1)
+        caption = re.search(
+            r"\\caption\{(.*)\}\n\\label\{tab:[a-z0-9:-]+\}\n\\begin\{tabular\}", float_, flags=re.S
+        ).group(1)
         assert not re.search(r"(?<!\\)&", caption), "a bare & in the caption"
         spec = re.search(r"\\begin\{tabular\}\{([lrc]+)\}", float_).group(1)
         body = float_.split("\\toprule\n")[1].split("\\bottomrule")[0]
@@ -96,6 +98,16 @@ def test_escape_writes_every_special_character_once():
     for text in (EVIL, EVIL_ALG, EVIL_DELAY, "\\\\{}", "$\\pm$"):
         assert printed(latex.escape(text)) == text
     assert latex.table("c", ["h"], [[float("nan")], [None], [latex.Tex(r"\textbf{x}")]], "l").count(r"\\") == 4
+
+
+def test_labels_and_display_names():
+    assert latex.label("Default_2", "", "lin.ucb", "cumulative_regret at T = 10") == (
+        "tab:default-2-lin-ucb-cumulative-regret-at-t-10"
+    )
+    assert latex.label(EVIL) == "tab:a-b-c-d-e-f-g-h-i-j-k-l-m-n"
+    assert latex.table("c", ["h"], [], "l", key="tab:x").split("\n")[2:4] == [r"\caption{c}", r"\label{tab:x}"]
+    assert latex.name(r"LDB-0 ($\lambda = 1$) 5\$ & more") == r"LDB-0 ($\lambda = 1$) 5\$ \& more"
+    assert latex.name("a $ b") == r"a \$ b" and latex.name("x_1") == r"x\_1"
 
 
 def _tidy() -> pd.DataFrame:
@@ -146,8 +158,16 @@ def test_the_paired_tables_print_their_pairs_and_caption():
     assert printed(caption).startswith(f"{EVIL}: A − B, cumulative_regret at T = 10. A − B: the per-seed")
     assert printed(caption).endswith("A note with 100% & #1 {braces}.")
     assert [printed(r[0]) for r in final[1:]] == [f"ref_{{0}} − {EVIL_ALG}", f"ref_{{0}} − {EVIL}"]
-    assert printed(final[1][1]) == "-1.50 ± 0.50 (3/6)"
+    assert printed(final[1][1]) == "−1.50 ± 0.50 (3/6)" and final[1][1].startswith("$-$1.50")
     assert printed(wide[1][0]) == EVIL_DELAY
+    named = paired.human_tables(table, names={"ref_{0}": r"$\rho$ ref", EVIL: "Evil"})
+    (_, final), (_, wide) = check_shape(paired.to_latex(named, EVIL, text, run="r"))
+    assert [r[0] for r in final[1:]] == [r"$\rho$ ref $-$ alg\_1 \& \{x\}", r"$\rho$ ref $-$ Evil"]
+    assert r"\label{tab:r-a-b-c-d-e-f-g-h-i-j-k-l-m-n-paired-by-horizon}" in paired.to_latex(named, EVIL, text, "r")
+    with pytest.raises(ValueError, match="the same display name"):
+        paired.human_tables(table, names={"ref_{0}": "X", EVIL: "X"})
+    with pytest.raises(ValueError, match="the same display name"):
+        aggregate.named(aggregate.human_tables(_tidy())["cumulative_regret"], {EVIL: "X", EVIL_ALG: "X"})
 
 
 def test_the_summary_tables_print_their_description_groups_and_bold_cells():

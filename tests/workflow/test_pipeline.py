@@ -42,6 +42,7 @@ TINY = {
                 }
             },
             "delays": {"none": {"kind": "none"}, "geo": {"kind": "geometric", "mean": 5, "window": 10}},
+            "plot": {"names": {"ldb_df": "LDB-DF"}},  # the tables' and figures' display name
         },
         "tinylog": {
             "environment": {
@@ -132,8 +133,15 @@ def test_default_pipeline_produces_tables_and_plots(project):
     assert set(tidy["delay"]) == {"none", "geo"}
     assert set(tidy["t"]) == {30, 60} and (tidy["n"] == 3).all()
     assert {"cumulative_regret", "cumulative_weak_regret"} <= set(tidy["metric"])
-    assert "| geo | none | ldb_df |" in (project / "results/default/tables/tiny.md").read_text()
-    assert (project / "results/default/tables/tiny.tex").stat().st_size > 200
+    assert "| geo | none | LDB-DF |" in (project / "results/default/tables/tiny.md").read_text()
+    tex = (project / "results/default/tables/tiny.tex").read_text()
+    assert r"\label{tab:default-tiny}" in tex and r"\label{tab:default-tiny-cumulative-regret}" in tex
+    assert (
+        "\nLDB-DF & " in tex
+        and r"\label{tab:default-summary-tiny-final}"
+        in (project / "results/default/summary/tiny_final.tex").read_text()
+    )
+    assert "LDB-DF" in (project / "results/default/paired/tiny.md").read_text()
     assert "<h2>cumulative_regret at T = 60</h2>" in (project / "results/default/tables/tiny.html").read_text()
     assert (project / "results/default/plots/tiny.pdf").read_bytes()[:4] == b"%PDF"
     assert (project / "results/default/plots/tiny.png").stat().st_size > 10_000

@@ -40,6 +40,7 @@ for _rule_name, _paired in (("aggregate", True), ("aggregate_unpaired", False)):
             plot_seeds=lambda wc: GRID.experiments[wc.experiment].plot_seeds,
             paired=lambda wc: paired_spec(wc.experiment),
             plot=lambda wc: dict(GRID.experiments[wc.experiment].plot),
+            run=RUN,  # in the LaTeX tables' labels
         script:
             "../scripts/aggregate.py"
 
@@ -67,6 +68,7 @@ rule summary_table:
     params:
         table=lambda wc: GRID.summary_tables[wc.table].as_params(),
         ci_level=lambda wc: GRID.summary_tables[wc.table].ci_level,
+        run=RUN,
     script:
         "../scripts/summary_table.py"
 

@@ -26,6 +26,8 @@ with rule_log(snakemake.log[0], snakemake.rule):
         seeds_file=out.seeds,
         spread=params.spread,
         workers=snakemake.threads,
+        run=params.run,
+        names=params.plot.get("names"),
         # the pre-job check (workflow/rules/common.smk) has moved corrupt results aside and had them
         # rebuilt; one damaged since is deleted, named in the error, and rebuilt by the next run
         remove_corrupt=True,
@@ -53,4 +55,5 @@ with rule_log(snakemake.log[0], snakemake.rule):
             ci_level=params.ci_level,
             spread=params.spread,
             plot=params.plot,
+            run=params.run,
         )

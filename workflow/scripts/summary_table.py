@@ -14,4 +14,5 @@ with rule_log(snakemake.log[0], snakemake.rule):
         markdown=snakemake.output.md,
         latex=snakemake.output.tex,
         html_file=snakemake.output.html,
+        run=snakemake.params.run,
     )

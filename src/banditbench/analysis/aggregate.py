@@ -26,7 +26,10 @@ Outputs
   ``spread: both``, or ``mean ± half-width (med M [Q1, Q3])`` with ``spread: quantiles``, the header
   saying which (and which regret a regret metric is) and over how many
   seeds; an interval that reaches below 0 although no seed's value does (a symmetric t interval
-  over few seeds, on a metric that cannot be negative) is marked ``†`` and the header says why;
+  over few seeds, on a metric that cannot be negative) is marked ``†`` and the header says why.
+  Algorithms are shown by their display names (the experiment's ``plot.names``), negative numbers
+  with a true minus (U+2212, ``$-$`` in LaTeX), and each LaTeX table is labelled
+  ``tab:<run>-<experiment>`` (the headline), ``...-by-task`` and ``...-<metric>`` (:func:`table_key`);
 * curves CSV — the same statistics on a grid of at most ``curve_points``
   rounds (always including the horizon), read by the plots.
 
@@ -42,8 +45,9 @@ from __future__ import annotations
 import html
 import io
 import logging
+import re
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -65,6 +69,8 @@ EXTRA_COLUMNS = ["sd", "min", "max", "median", "q1", "q3"]
 SPREADS = ("ci", "sd", "both", "quantiles")
 #: marks a cell whose interval reaches below 0 while no seed's value does
 BELOW_ZERO = "†"
+#: the minus sign of the human tables' numbers (LaTeX: ``$-$``); the CSVs keep ASCII
+MINUS = "\u2212"
 #: the tidy tables' last column: the seeds of the cell whose run diverged, left out of its statistics
 DIVERGED_COLUMN = "diverged"
 #: the header line of tables with a diverged cell
@@ -224,6 +230,11 @@ def _below_zero(row) -> bool:
     return bool(np.isfinite(low) and np.isfinite(least) and low < 0 <= least)
 
 
+def number(x: float, decimals: int = 2) -> str:
+    """``x`` as the human tables print it: ``decimals`` places, a negative one with :data:`MINUS`."""
+    return f"{x:.{decimals}f}".replace("-", MINUS)
+
+
 def _cell(row, spread: str = "ci") -> str:
     diverged = int(row.get(DIVERGED_COLUMN, 0) or 0)
     if diverged:
@@ -233,14 +244,16 @@ def _cell(row, spread: str = "ci") -> str:
         return _cell({**row, DIVERGED_COLUMN: 0}, spread) + f" ({diverged} of {n + diverged} seeds diverged)"
     sd = row.get("sd", np.nan)
     if spread == "sd":
-        return f"{row['mean']:.2f}" if not np.isfinite(sd) else f"{row['mean']:.2f} ± {sd:.2f}"
+        return number(row["mean"]) if not np.isfinite(sd) else f"{number(row['mean'])} ± {number(sd)}"
     if np.isnan(row["ci_high"]):
-        return f"{row['mean']:.2f}"
-    cell = f"{row['mean']:.2f} ± {row['ci_high'] - row['mean']:.2f}" + (f" {BELOW_ZERO}" if _below_zero(row) else "")
+        return number(row["mean"])
+    cell = f"{number(row['mean'])} ± {number(row['ci_high'] - row['mean'])}" + (
+        f" {BELOW_ZERO}" if _below_zero(row) else ""
+    )
     if spread == "both" and np.isfinite(sd):
-        cell += f" (sd {sd:.2f})"
+        cell += f" (sd {number(sd)})"
     if spread == "quantiles" and np.isfinite(row.get("median", np.nan)):
-        cell += f" (med {row['median']:.2f} [{row['q1']:.2f}, {row['q3']:.2f}])"
+        cell += f" (med {number(row['median'])} [{number(row['q1'])}, {number(row['q3'])}])"
     return cell
 
 
@@ -351,6 +364,23 @@ def _labels(idx) -> tuple:
     return idx if isinstance(idx, tuple) else (idx,)
 
 
+def named(wide: pd.DataFrame, names: Mapping[str, str] | None, level: str = "algorithm") -> pd.DataFrame:
+    """``wide`` with the labels of its index ``level`` replaced by their display names (``plot.names``);
+    a ValueError if two rows then share a name."""
+    if not names:
+        return wide
+    out = wide.rename(index=dict(names), level=level)
+    if out.index.has_duplicates:
+        raise ValueError(f"plot.names gives two algorithms of one table the same display name: {dict(names)}")
+    return out
+
+
+def table_key(run: str, experiment: str, title: str) -> str:
+    """The ``\\label`` of an experiment's table titled ``title``: ``tab:<run>-<experiment>`` for the headline
+    (``M at T = N``), then ``-by-task`` for its breakdown by task, else ``-<metric>``."""
+    return latex.label(run, experiment, re.sub(r"^\S+ at T = \d+", "", title))
+
+
 def ci_percent(level: float) -> str:
     """A confidence level as the tables write it: 0.95 -> ``95``, 0.999 -> ``99.9``."""
     return f"{100 * level:g}"
@@ -401,17 +431,21 @@ def to_latex(
     ci_level: float = DEFAULT_CI_LEVEL,
     spread: str = "ci",
     n: int | None = None,
+    run: str = "",
 ) -> str:
-    """One ``table`` float per table (:func:`banditbench.analysis.latex.table`): labels, cells and the
-    caption (the experiment, the table and the header's notes) escaped, a ``†`` cell's mark superscript."""
+    """One ``table`` float per table (:func:`banditbench.analysis.latex.table`, labelled by :func:`table_key`):
+    labels, cells and the caption (the experiment, the table and the header's notes) escaped, display names'
+    mathtext as math (:func:`banditbench.analysis.latex.name`), a ``†`` cell's mark superscript."""
     notes = " ".join(_notes(tables, ci_level, spread, n))
     parts = []
     for metric, wide in tables.items():
         wide = wide.rename_axis(index=[n or "" for n in wide.index.names])
         head = list(wide.index.names) + list(wide.columns)
-        body = [[*_labels(idx), *row.values] for idx, row in wide.iterrows()]
+        shown = [latex.name if level == "algorithm" else str for level in wide.index.names]
+        body = [[*(f(x) for f, x in zip(shown, _labels(idx))), *row.values] for idx, row in wide.iterrows()]
         align = "l" * len(wide.index.names) + "r" * len(wide.columns)
-        parts.append(latex.table(f"{experiment}: {metric}. {notes}", head, body, align))
+        key = table_key(run, experiment, metric)
+        parts.append(latex.table(f"{experiment}: {metric}. {notes}", head, body, align, key=key))
     return "\n".join(parts)
 
 
@@ -441,17 +475,23 @@ def _csv_bytes(df: pd.DataFrame) -> bytes:
 
 
 def tables_from_seeds(
-    seeds: pd.DataFrame, experiment: str, main_metric: str, ci_level: float = DEFAULT_CI_LEVEL, spread: str = "ci"
+    seeds: pd.DataFrame,
+    experiment: str,
+    main_metric: str,
+    ci_level: float = DEFAULT_CI_LEVEL,
+    spread: str = "ci",
+    names: Mapping[str, str] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame], int]:
-    """The tidy table, the curves table, the human tables and the number of seeds per cell, all from
-    the per-seed table ``seeds``."""
+    """The tidy table, the curves table, the human tables (algorithms by their display ``names``) and
+    the number of seeds per cell, all from the per-seed table ``seeds``."""
     tidy, curve_df = seed_statistics(seeds, ci_level)
     final_t = int(tidy["t"].max())
-    tables = {f"{main_metric} at T = {final_t}": with_instance_rows(headline_table(tidy, main_metric, spread), tidy)}
+    headline = named(headline_table(tidy, main_metric, spread), names)
+    tables = {f"{main_metric} at T = {final_t}": with_instance_rows(headline, tidy)}
     per_task = task_table(seeds, main_metric, ci_level, spread)
     if per_task is not None:
-        tables[f"{main_metric} at T = {final_t}, by task"] = per_task
-    tables.update(human_tables(tidy, spread))
+        tables[f"{main_metric} at T = {final_t}, by task"] = named(per_task, names)
+    tables.update({metric: named(wide, names) for metric, wide in human_tables(tidy, spread).items()})
     return tidy, curve_df, tables, int(tidy["n"].max())
 
 
@@ -472,6 +512,8 @@ def aggregate_experiment(
     seeds_file: str | Path | None = None,
     spread: str = "ci",
     workers: int | None = None,
+    run: str = "",
+    names: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Aggregate ``runs`` and write all table files atomically; return the tidy table.
 
@@ -484,7 +526,9 @@ def aggregate_experiment(
     ``html_file`` (optional) gets the tables as an HTML page, headed by ``description``;
     ``ci_level`` is the confidence level of every interval (tables and curves);
     ``spread`` what the human tables show after the mean (``ci``: the interval's half-width, ``sd``;
-    ``both``: the half-width, then ``(sd S)``).
+    ``both``: the half-width, then ``(sd S)``);
+    ``run`` names the run in the LaTeX tables' labels (:func:`table_key`); ``names`` (``plot.names``)
+    the algorithms' display names in the Markdown, LaTeX and HTML tables (the CSVs keep the labels).
     """
     if spread not in SPREADS:
         raise ValueError(f"spread must be one of {SPREADS}, got {spread!r}")
@@ -493,11 +537,11 @@ def aggregate_experiment(
     )
     if seeds_file is not None:
         write_parquet(seeds, seeds_file)
-    tidy, curve_df, tables, n = tables_from_seeds(seeds, experiment, main_metric, ci_level, spread)
+    tidy, curve_df, tables, n = tables_from_seeds(seeds, experiment, main_metric, ci_level, spread, names)
     atomic_write_bytes(csv, _csv_bytes(tidy))
     atomic_write_bytes(curves, _csv_bytes(curve_df))
     atomic_write_bytes(markdown, to_markdown(tables, experiment, ci_level, spread, n).encode())
-    atomic_write_bytes(latex, to_latex(tables, experiment, ci_level, spread, n).encode())
+    atomic_write_bytes(latex, to_latex(tables, experiment, ci_level, spread, n, run).encode())
     if html_file is not None:
         atomic_write_bytes(html_file, to_html(tables, experiment, description, ci_level, spread, n).encode())
     log.info("aggregated %d runs of %s into %d rows", len(runs), experiment, len(tidy))

@@ -9,11 +9,14 @@ characters are left as they are (UTF-8, LaTeX's default input encoding).
 
 :func:`table` writes a ``table`` float with a ``booktabs`` ``tabular`` (``\\toprule``, ``\\midrule``,
 ``\\bottomrule``: the preamble needs ``\\usepackage{booktabs}``), escaping every header, cell and the
-caption unless given as :class:`Tex` (LaTeX already, e.g. a bold cell).
+caption unless given as :class:`Tex` (LaTeX already, e.g. a bold cell), and labelling it
+(:func:`label`: ``tab:`` and the parts, lower case, every run of other characters than ``a-z 0-9`` one ``-``).
+:func:`name` writes a display name (``plot.names``), its ``$ ... $`` mathtext as math.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Iterable, Sequence
 
@@ -109,6 +112,22 @@ class Tex(str):
     """Text that is LaTeX already: :func:`table` writes it as it is."""
 
 
+def name(text: object) -> Tex:
+    """A display name as LaTeX: with an even number of unescaped ``$`` (matplotlib's mathtext) the
+    text between them as math, the rest escaped (``\\$`` a dollar sign); else all of it escaped."""
+    parts = re.split(r"(?<!\\)\$", str(text))
+    if len(parts) < 3 or len(parts) % 2 == 0:
+        return Tex(escape(text))
+    return Tex("".join(f"${p}$" if i % 2 else escape(p.replace("\\$", "$")) for i, p in enumerate(parts)))
+
+
+def label(*parts: object) -> str:
+    """A ``\\label`` key: ``tab:`` and the non-empty ``parts`` joined by ``-``, each lower case with every
+    run of characters other than ``a-z 0-9`` one ``-`` (``tab:default-exp-cumulative-regret``)."""
+    slugs = (re.sub(r"[^a-z0-9]+", "-", str(p).lower()).strip("-") for p in parts)
+    return "tab:" + "-".join(s for s in slugs if s)
+
+
 def _tex(value: object, dagger: str) -> str:
     """``value`` as LaTeX: a :class:`Tex` as it is, a missing value (None, NaN) empty, else escaped."""
     if isinstance(value, Tex):
@@ -124,10 +143,11 @@ def table(
     body: Iterable[Sequence[object]],
     align: str,
     cell_dagger: str = r"$^\dagger$",
+    key: str | None = None,
 ) -> str:
-    """A ``table`` float: ``caption``, then a ``tabular`` of column spec ``align`` with the header row
-    ``head`` and the rows ``body``, every entry escaped (:func:`escape`; ``†`` in cells as ``cell_dagger``)
-    unless a :class:`Tex`."""
+    """A ``table`` float: ``caption`` and ``\\label{key}`` (:func:`label`) when given, then a ``tabular``
+    of column spec ``align`` with the header row ``head`` and the rows ``body``, every entry escaped
+    (:func:`escape`; ``†`` in cells as ``cell_dagger``) unless a :class:`Tex`."""
     caption = _tex(caption, SYMBOLS["†"])
     rows = [" & ".join(_tex(h, cell_dagger) for h in head) + r" \\ \midrule"]
     rows += [" & ".join(_tex(c, cell_dagger) for c in row) + r" \\" for row in body]
@@ -136,6 +156,7 @@ def table(
             r"\begin{table}[t]",
             r"\centering",
             rf"\caption{{{caption}}}",
+            *([rf"\label{{{key}}}"] if key else []),
             rf"\begin{{tabular}}{{{align}}}",
             r"\toprule",
             *rows,

@@ -19,7 +19,8 @@ Written as the tidy ``results/<run>/paired/<experiment>.csv`` (table horizons) a
 ``results/<run>/paired/curves/<experiment>.csv`` (curve grid), the human tables (Markdown, LaTeX, HTML:
 the final horizon first, then every table horizon; ``mean ± half-width`` for a t interval,
 ``mean [low, high]`` for a bootstrap one, ``mean ± sd`` with ``spread: sd``; every caption names the
-interval, its level and the number of seeds) and the difference curves with their bands
+interval, its level and the number of seeds; the algorithms by their display names, ``plot.names``; negative
+numbers with a true minus) and the difference curves with their bands
 (``results/<run>/paired/<experiment>.{pdf,png}``).
 
 A seed on which A or B diverged (:func:`banditbench.simulation.job.run_cell`: its policy's scores became
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import html
 import io
+import re
 import warnings
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -42,7 +44,7 @@ from ..configuration.grid import DEFAULT_CI_LEVEL
 from ..envs.preference import LATE_SHARE, LATE_SUMMARY
 from ..storage.resultio import atomic_write_bytes
 from . import latex
-from .aggregate import ci_percent, t_quantile
+from .aggregate import ci_percent, number, t_quantile
 from .pages import html_page
 from .seedtable import curve_grid, diverged_runs, read_seeds
 
@@ -233,13 +235,13 @@ def _cell(row, spread: str) -> str:
     m = row["mean"]
     wins = f" ({round(row['a_better'] * row['n'])}/{row['n']})"
     if spread == "sd":
-        return (f"{m:.2f} ± {row['sd']:.2f}" if np.isfinite(row["sd"]) else f"{m:.2f}") + wins
+        return (f"{number(m)} ± {number(row['sd'])}" if np.isfinite(row["sd"]) else number(m)) + wins
     if not np.isfinite(row["ci_low"]):
-        return f"{m:.2f}" + wins
-    sd = f", sd {row['sd']:.2f}" if spread == "both" and np.isfinite(row["sd"]) else ""
+        return number(m) + wins
+    sd = f", sd {number(row['sd'])}" if spread == "both" and np.isfinite(row["sd"]) else ""
     if row["interval"] == "t":
-        return f"{m:.2f} ± {row['ci_high'] - m:.2f}" + sd + wins
-    return f"{m:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]" + sd + wins
+        return f"{number(m)} ± {number(row['ci_high'] - m)}" + sd + wins
+    return f"{number(m)} [{number(row['ci_low'])}, {number(row['ci_high'])}]" + sd + wins
 
 
 #: the caption's line when a seed of a pair diverged
@@ -284,8 +286,10 @@ def lock_in_note(
     )
 
 
-def _pair(row) -> str:
-    return f"{row['a']} − {row['b']}"
+def _pair(row, names: Mapping[str, str] | None = None) -> str:
+    """The pair ``A − B``, each algorithm by its display name (``names``: ``plot.names``) if it has one."""
+    names = names or {}
+    return f"{names.get(row['a'], row['a'])} − {names.get(row['b'], row['b'])}"
 
 
 #: why a paired table and the claims report (:mod:`banditbench.analysis.claims`) can word one comparison differently
@@ -325,10 +329,17 @@ def _resamples_of(table: pd.DataFrame) -> int:
     return int(table.attrs.get("resamples", 0)) or 0
 
 
-def human_tables(table: pd.DataFrame, spread: str = "ci") -> dict[str, pd.DataFrame]:
-    """The final horizon (rows pairs, columns the settings that vary), then rows (delay, budget, pair),
-    columns the table horizons."""
-    df = table.assign(pair=table.apply(_pair, axis=1), cell=[_cell(row, spread) for _, row in table.iterrows()])
+def human_tables(
+    table: pd.DataFrame, spread: str = "ci", names: Mapping[str, str] | None = None
+) -> dict[str, pd.DataFrame]:
+    """The final horizon (rows pairs ``A − B`` by the display ``names``, columns the settings that vary),
+    then rows (delay, budget, pair), columns the table horizons."""
+    algorithms = set(table["a"]) | set(table["b"])
+    if names and len({names.get(a, a) for a in algorithms}) < len(algorithms):
+        raise ValueError(f"plot.names gives two algorithms of the pairs the same display name: {dict(names)}")
+    df = table.assign(
+        pair=table.apply(_pair, axis=1, names=names), cell=[_cell(row, spread) for _, row in table.iterrows()]
+    )
     final_t = int(df["t"].max())
     final = df[df["t"] == final_t]
     varying = [c for c in ("delay", "budget") if final[c].nunique() > 1] or ["delay"]
@@ -365,14 +376,19 @@ def to_markdown(tables: Mapping[str, pd.DataFrame], experiment: str, text: str) 
     return "\n".join(lines)
 
 
-def to_latex(tables: Mapping[str, pd.DataFrame], experiment: str, text: str) -> str:
+def to_latex(tables: Mapping[str, pd.DataFrame], experiment: str, text: str, run: str = "") -> str:
     """One ``table`` float per table (:func:`banditbench.analysis.latex.table`), the caption the
-    experiment, the table's title and ``text``; everything escaped."""
+    experiment, the table's title and ``text``, labelled ``tab:<run>-<experiment>-paired`` (the final
+    horizon) and ``...-paired-by-horizon``; everything escaped, display names' mathtext as math."""
     parts = []
     for title, wide in tables.items():
         head, body = _rows(wide)
+        pair = len(wide.index.names) - 1  # the last index level
+        body = [[latex.name(x) if i == pair else x for i, x in enumerate(row)] for row in body]
         align = "l" * len(wide.index.names) + "r" * len(wide.columns)
-        parts.append(latex.table(f"{experiment}: {title}. {text.replace(chr(10) * 2, ' ')}", head, body, align))
+        key = latex.label(run, experiment, "paired", re.sub(r"^A − B, \S+ (at T = \d+)?", "", title))
+        caption = f"{experiment}: {title}. {text.replace(chr(10) * 2, ' ')}"
+        parts.append(latex.table(caption, head, body, align, key=key))
     return "\n".join(parts)
 
 
@@ -473,11 +489,13 @@ def write_paired(
     ci_level: float = DEFAULT_CI_LEVEL,
     spread: str = "ci",
     plot: Mapping[str, Any] | None = None,
+    run: str = "",
 ) -> pd.DataFrame:
     """Read the per-seed table, write the paired tables, curves and plot atomically; return the table.
 
     ``paired`` is the experiment's resolved ``paired`` (:func:`banditbench.configuration.comparisons.resolve`);
-    ``plot`` its ``plot`` block (display names, colours, axes and size of the figure)."""
+    ``plot`` its ``plot`` block (display names, in the tables too, colours, axes and size of the figure);
+    ``run`` names the run in the LaTeX tables' labels."""
     seeds = read_seeds(seeds_file)
     table, curves = paired_statistics(
         seeds,
@@ -496,11 +514,11 @@ def write_paired(
         text += "\n\n" + note
     if len(table) and table["diverged"].any():
         text += "\n\n" + DIVERGED_NOTE
-    tables = human_tables(table, spread)
+    tables = human_tables(table, spread, (plot or {}).get("names"))
     atomic_write_bytes(csv, _csv_bytes(table))
     atomic_write_bytes(curves_csv, _csv_bytes(curves))
     atomic_write_bytes(markdown, to_markdown(tables, experiment, text).encode())
-    atomic_write_bytes(latex, to_latex(tables, experiment, text).encode())
+    atomic_write_bytes(latex, to_latex(tables, experiment, text, run).encode())
     atomic_write_bytes(html_file, to_html(tables, experiment, text).encode())
     if plots:
         plot_differences(curves, f"{experiment}: paired differences A − B", plots, plot)

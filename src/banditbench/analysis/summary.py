@@ -7,7 +7,8 @@ experiments' Student-t intervals (their common ``ci_level``), read from the
 experiments' tidy tables (``results/<run>/tables/<experiment>.csv``).  The ``bold`` best
 cells of each row (by mean; ties with the last of them included) are set in bold, as
 the paper's tables do.  Written as CSV (one line per cell, with a ``bold`` column),
-Markdown, LaTeX and an HTML page for the report.
+Markdown, LaTeX (labelled ``tab:<run>-summary-<name>``) and an HTML page for the report; negative
+numbers with a true minus (:func:`banditbench.analysis.aggregate.number`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import pandas as pd
 
 from ..storage.resultio import atomic_write_bytes
 from . import latex
-from .aggregate import ci_percent, read_tidy
+from .aggregate import ci_percent, number, read_tidy
 from .pages import html_page
 
 
@@ -91,8 +92,8 @@ def _text(line: Mapping[str, Any], decimals: int) -> str:
         return _text({**line, "diverged": 0}, decimals) + f" ({diverged} of {int(line['n']) + diverged} seeds diverged)"
     mean, high = line["mean"], line["ci_high"]
     if np.isnan(high):
-        return f"{mean:.{decimals}f}"
-    return f"{mean:.{decimals}f} ± {high - mean:.{decimals}f}"
+        return number(mean, decimals)
+    return f"{number(mean, decimals)} ± {number(high - mean, decimals)}"
 
 
 def _grid(cells: pd.DataFrame, table: Mapping[str, Any]) -> tuple[list[str], list[list[tuple[str, bool]]]]:
@@ -137,14 +138,15 @@ def to_markdown(cells: pd.DataFrame, table: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_latex(cells: pd.DataFrame, table: Mapping[str, Any]) -> str:
-    """The table as a ``table`` float (:func:`banditbench.analysis.latex.table`), its best cells in bold;
-    everything escaped."""
+def to_latex(cells: pd.DataFrame, table: Mapping[str, Any], run: str = "") -> str:
+    """The table as a ``table`` float (:func:`banditbench.analysis.latex.table`) labelled
+    ``tab:<run>-summary-<name>``, its best cells in bold; everything escaped."""
     head, body = _grid(cells, table)
     n_lead = len(head) - len(table["algorithms"])
     rows = [[latex.Tex(rf"\textbf{{{latex.escape(s)}}}") if b else s for s, b in row] for row in body]
     align = "l" * n_lead + "r" * len(table["algorithms"])
-    return latex.table(_caption(table, list(cells["t"])), head, rows, align)
+    key = latex.label(run, "summary", table["name"])
+    return latex.table(_caption(table, list(cells["t"])), head, rows, align, key=key)
 
 
 def to_html(cells: pd.DataFrame, table: Mapping[str, Any]) -> str:
@@ -173,13 +175,15 @@ def write_summary_table(
     markdown: str | Path,
     latex: str | Path,
     html_file: str | Path,
+    run: str = "",
 ) -> pd.DataFrame:
-    """Build ``table`` from the experiments' tidy tables and write its four files atomically."""
+    """Build ``table`` from the experiments' tidy tables and write its four files atomically (``run``: for
+    the LaTeX label)."""
     cells = summary_cells(table, tidy_files)
     buf = io.StringIO()
     cells.to_csv(buf, index=False, float_format="%.10g")
     atomic_write_bytes(csv, buf.getvalue().encode())
     atomic_write_bytes(markdown, to_markdown(cells, table).encode())
-    atomic_write_bytes(latex, to_latex(cells, table).encode())
+    atomic_write_bytes(latex, to_latex(cells, table, run).encode())
     atomic_write_bytes(html_file, to_html(cells, table).encode())
     return cells
