@@ -7,7 +7,8 @@ the claims tables on the pages are generated from a named run, never typed::
 
     .venv/bin/python benchmarks/claims_run.py default config.yaml --max-seeds 24 --step 4 --cores 2
 
-Run it in the checkout, on a committed tree (the JSON records the commit and whether the tree was dirty).
+Run it in the checkout, on a committed tree (the JSON records the commit and whether the tree was dirty; the runs
+recorded in docs/runs/ before it, uncommitted, do not count).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         f"banditbench claims {args.config} --until-decided --max-seeds {args.max_seeds} --step {args.step} "
         f"--cores {args.cores}{only}"
     )
-    state = git_state(Path.cwd())
+    state = git_state(Path.cwd(), outputs=(f"{os.path.relpath(RUNS)}/",))  # the runs recorded before this one
     RUNS.mkdir(exist_ok=True)
     results.to_csv(RUNS / f"{args.name}.csv", index=False)
     results.attrs["differences"].to_csv(RUNS / f"{args.name}.differences.csv", index=False)

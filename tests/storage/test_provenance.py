@@ -322,3 +322,28 @@ def test_an_untracked_file_among_the_code_makes_the_tree_dirty(tmp_path):
     (tmp_path / "src" / "my_policy.py").unlink()
     (tmp_path / "src" / "a.py").write_text("x = 2\n")
     assert provenance.git_state(tmp_path)["dirty"] is True
+    git("checkout", "src/a.py")
+
+
+def test_what_the_caller_writes_itself_does_not_make_the_tree_dirty(tmp_path):
+    """A claims run recorded after another (benchmarks/claims_run.py) finds the first one's files in docs/runs/,
+    uncommitted: its own outputs, not the code that made it; a change anywhere else still counts."""
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@t")
+    git("config", "user.name", "t")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "docs" / "runs").mkdir(parents=True)
+    (tmp_path / "src" / "a.py").write_text("x = 1\n")
+    (tmp_path / "docs" / "runs" / "one.csv").write_text("a\n")
+    git("add", ".")
+    git("commit", "-qm", "one")
+    (tmp_path / "docs" / "runs" / "one.csv").write_text("b\n")
+    (tmp_path / "docs" / "runs" / "two.csv").write_text("c\n")
+    assert provenance.git_state(tmp_path)["dirty"] is True
+    assert provenance.git_state(tmp_path, outputs=("docs/runs/",))["dirty"] is False
+    (tmp_path / "src" / "a.py").write_text("x = 2\n")
+    assert provenance.git_state(tmp_path, outputs=("docs/runs/",))["dirty"] is True

@@ -53,12 +53,13 @@ _dynamic: dict[tuple, dict[str, Any]] = {}
 CODE_FOLDERS = ("src", "workflow")
 
 
-def git_state(root: str | os.PathLike) -> dict[str, Any]:
+def git_state(root: str | os.PathLike, outputs: tuple[str, ...] = ()) -> dict[str, Any]:
     """``{"commit": ..., "dirty": ...}`` of the git checkout whose top folder is ``root``.
 
     ``dirty`` is whether a tracked file differs from the commit, or an untracked file (not ignored) lies
     among the code (:data:`CODE_FOLDERS`: a new algorithm file not yet added is code the commit does not
-    name).  A folder that is not the top of a checkout (a copy, an installed
+    name); files under ``outputs`` (folders relative to ``root``, e.g. ``docs/runs/`` for the claims runs that
+    write there) are what the caller writes, not what made it, and do not count.  A folder that is not the top of a checkout (a copy, an installed
     package inside some other repository), or no ``git``, gives ``"unknown"`` and ``None``.
     """
     root = Path(root).resolve()
@@ -82,7 +83,8 @@ def git_state(root: str | os.PathLike) -> dict[str, Any]:
     changed = [
         line
         for line in status.stdout.splitlines()
-        if not line.startswith("??") or line[3:].startswith(tuple(f"{folder}/" for folder in CODE_FOLDERS))
+        if (not line.startswith("??") or line[3:].startswith(tuple(f"{folder}/" for folder in CODE_FOLDERS)))
+        and not line[3:].startswith(outputs)
     ]
     return {"commit": commit, "dirty": bool(changed)}
 
