@@ -509,6 +509,8 @@ class ConsoleHandler(LogHandlerBase):
         if run and color == self.RED:
             again = " (run snakemake again to resume)" if self.signal and not self.failed else ""
             line += f"; outputs go to results/{run}/{again}"
+        elif run:
+            line += f"; results in results/{run}/"
         self._write(line + where, color)
 
     # --- failed jobs ----------------------------------------------------------------------------------------

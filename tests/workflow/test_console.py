@@ -96,6 +96,14 @@ def test_off_a_terminal_progress_is_printed_at_every_tenth_or_after_the_interval
     assert lines[-1] == "Done: 19/19 jobs in 0:04:00 (4.8 jobs/min); full log: /p/.snakemake/log/x.snakemake.log"
 
 
+def test_a_finished_run_names_where_its_results_are(monkeypatch):
+    monkeypatch.setenv(console.RUN_VAR, "default")
+    lines = _run(_handler(interval=60), [(240, 19)])
+    assert lines[-1] == (
+        "Done: 19/19 jobs in 0:04:00 (4.8 jobs/min); results in results/default/; full log: /p/.snakemake/log/x.snakemake.log"
+    )
+
+
 def test_on_a_terminal_the_progress_line_is_rewritten_in_place(monkeypatch):
     monkeypatch.setattr(console, "TICK_SECONDS", 3600)
     handler = _handler(tty=True)
@@ -332,7 +340,9 @@ def test_the_console_of_a_run_is_short_with_progress_eta_and_a_final_line(finish
     assert progress and all(int(m.group(2)) == JOBS for m in progress)
     assert f"{JOBS}/{JOBS} jobs (100%)" in lines[-2]
     assert re.fullmatch(
-        rf"Done: {JOBS}/{JOBS} jobs in \d+:\d\d:\d\d \([\d.]+ jobs/min\); full log: {re.escape(str(log))}", lines[-1]
+        rf"Done: {JOBS}/{JOBS} jobs in \d+:\d\d:\d\d \([\d.]+ jobs/min\); results in results/[^/ ]+/; "
+        rf"full log: {re.escape(str(log))}",
+        lines[-1],
     )
     assert "input:" not in run.stderr and "localrule" not in run.stderr and not run.stdout
 
