@@ -512,10 +512,16 @@ def test_a_committed_claims_run_is_shown_from_its_files_and_matches_its_config(r
     assert counts_line(results) in block and meta["commit"][:10] in block and meta["command"] in block
     assert block.count("<tr id=") == len(fold_restatements(results))
     now = list(config_claims(meta["command"]))
-    if run.with_suffix(".differences.csv").is_file():
-        assert list(results["claim"]) == now
-        return
     changes = changes_since(results, now)
+    if run.with_suffix(".differences.csv").is_file():
+        # recorded with the current machinery: it judged the claims its config states now, but for untestable
+        # claims replaced since (they hold no data), which the page names
+        untestable = set(results.loc[results["verdict"] == "untestable", "claim"])
+        assert not changes["folded"] and not changes["added"] and set(changes["dropped"]) <= untestable
+        assert [c for c in results["claim"] if c not in changes["dropped"]] == now
+        for claim in changes["dropped"]:
+            assert f"<code>{claim}</code>" in block
+        return
     assert "Recorded before the distribution-free default" in block
     for claim in changes["folded"] + changes["dropped"] + changes["added"]:
         assert f"<code>{claim}</code>" in block
@@ -530,7 +536,7 @@ def test_the_claims_summary_counts_every_committed_run_per_paper(site):
     text = _text(site / "claims-summary.html")
     for run in RUNS:
         assert run.stem in text
-    assert text.count("Gaussian t-CS") >= len(RUNS)
+    assert text.count("Gaussian t-CS") + text.count("betting CS (hedged capital)") >= len(RUNS)  # each run's interval
 
 
 def test_seed_003s_per_setting_claims_summary_is_read_off_its_committed_run():
