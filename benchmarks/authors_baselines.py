@@ -142,7 +142,7 @@ def ablate(horizon: int = 2000, seeds: int = 10) -> None:
 
 
 def run(horizon: int = 2000, seeds: int = 20) -> None:
-    from banditbench.storage.provenance import cpu_model, git_state
+    from banditbench.storage.provenance import git_state
 
     state = git_state(ROOT)  # before anything is written
     parts = []
@@ -151,17 +151,25 @@ def run(horizon: int = 2000, seeds: int = 20) -> None:
             part = measure(policy, preset, range(seeds), horizon)
             parts.append(part.assign(algorithm=label, preset=preset, horizon=horizon))
             print(label, preset, f"{part['cumulative_regret'].mean():.1f}", flush=True)
+    write_measured(parts, MEASURED, f"python benchmarks/authors_baselines.py run {horizon} {seeds}", state)
+
+
+def write_measured(parts: list[pd.DataFrame], measured: Path, command: str, state: dict) -> None:
+    """The per-seed measurements in ``measured`` and, beside it (``.json``), how they were made: the checkout's
+    ``state`` (taken before anything was written), date, CPU, versions and ``command``."""
+    from banditbench.storage.provenance import cpu_model
+
     table = pd.concat(parts)[["algorithm", "preset", "horizon", "seed", "cumulative_regret", "self_duels"]]
-    table.to_csv(MEASURED, index=False, float_format="%.6f")
+    table.to_csv(measured, index=False, float_format="%.6f")
     meta = {
         **state,
         "date": datetime.date.today().isoformat(),
         "cpu": cpu_model(),
         "python": platform.python_version(),
         "numpy": np.__version__,
-        "command": f"python benchmarks/authors_baselines.py run {horizon} {seeds}",
+        "command": command,
     }
-    MEASURED.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
+    measured.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
 
 
 def _cell(values: pd.DataFrame) -> str:

@@ -23,9 +23,7 @@ differential test (``tests/policies/neural/test_authors_ndb.py``) applies it at 
 
 from __future__ import annotations
 
-import datetime
 import json
-import platform
 import sys
 from pathlib import Path
 
@@ -36,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from authors_baselines import agreement  # noqa: E402  (the linear baselines' rule, one definition)
+from authors_baselines import agreement, write_measured  # noqa: E402  (the linear baselines', one definition)
 
 PAGE = ROOT / "docs/baselines.md"
 MEASURED = ROOT / "docs/baselines-ndb-measured.csv"
@@ -109,7 +107,7 @@ def ablate(horizon: int = 300, seeds: int = 10) -> None:
 
 
 def run(horizon: int = 300, seeds: int = 20) -> None:
-    from banditbench.storage.provenance import cpu_model, git_state
+    from banditbench.storage.provenance import git_state
 
     state = git_state(ROOT)  # before anything is written
     parts = []
@@ -117,17 +115,7 @@ def run(horizon: int = 300, seeds: int = 20) -> None:
         part = measure({"preset": preset}, range(seeds), horizon)
         parts.append(part.assign(algorithm=LABEL, preset=preset, horizon=horizon))
         print(preset, f"{part['cumulative_regret'].mean():.1f}", flush=True)
-    table = pd.concat(parts)[["algorithm", "preset", "horizon", "seed", "cumulative_regret", "self_duels"]]
-    table.to_csv(MEASURED, index=False, float_format="%.6f")
-    meta = {
-        **state,
-        "date": datetime.date.today().isoformat(),
-        "cpu": cpu_model(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "command": f"python benchmarks/authors_ndb.py run {horizon} {seeds}",
-    }
-    MEASURED.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n")
+    write_measured(parts, MEASURED, f"python benchmarks/authors_ndb.py run {horizon} {seeds}", state)
 
 
 def _cell(values: pd.DataFrame) -> str:
