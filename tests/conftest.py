@@ -111,3 +111,14 @@ def read_only_folder(tmp_path):
         if not folder.is_dir() or writable(folder):
             pytest.skip("no folder this process cannot write into")
     return folder
+
+
+def load_script(path: str, name: str | None = None):
+    """A script of the project that is not a package module (``benchmarks/x.py``, ``docs/hooks.py``), imported
+    from its file under ``name`` (default: its stem)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name or Path(path).stem, ROOT / path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

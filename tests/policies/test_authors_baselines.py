@@ -10,13 +10,12 @@ same 16 seeds (the same instances) on both sides, of the reference's 20: about 4
 
 from __future__ import annotations
 
-import importlib.util
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import ROOT
+from conftest import load_script
 
 HORIZON, SEEDS = 500, 16
 #: seeds per horizon and algorithm in the reference file
@@ -25,10 +24,7 @@ REFERENCE_SEEDS = 20
 
 @pytest.fixture(scope="module")
 def baselines():
-    spec = importlib.util.spec_from_file_location("authors_baselines", ROOT / "benchmarks/authors_baselines.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/authors_baselines.py")
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +54,7 @@ def test_the_reference_data_say_how_they_were_made(baselines, reference):
 
 def test_the_agreement_rule():
     """The interval contains 0, or lies within 10 % of the authors' mean; else no agreement."""
-    spec = importlib.util.spec_from_file_location("authors_baselines", ROOT / "benchmarks/authors_baselines.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script("benchmarks/authors_baselines.py")
     rng = np.random.default_rng(0)
     theirs = rng.normal(100.0, 10.0, 20)
     assert module.agreement(theirs + rng.normal(0, 1, 20), theirs)["why"] == "interval contains 0"

@@ -3,20 +3,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 
 import pytest
 
-from conftest import ROOT
+from conftest import load_script, ROOT
 
 
 @pytest.fixture(scope="module")
 def baselines():
-    spec = importlib.util.spec_from_file_location("authors_baselines", ROOT / "benchmarks/authors_baselines.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/authors_baselines.py")
 
 
 def test_the_page_block_is_the_rendering_of_the_committed_measurements(baselines):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import html
 import html.parser
-import importlib.util
 import json
 import os
 import re
@@ -22,16 +21,13 @@ from banditbench import registry
 from banditbench.cli import build_parser, main
 from banditbench.configuration.grid import load_config_file, load_grid, load_schema
 from banditbench.simulation.delays import DELAY_KINDS
-from conftest import ROOT
+from conftest import load_script, ROOT
 
 pytest.importorskip("mkdocs", reason="the docs extra (pip install -e '.[docs]') is not installed")
 
 
 def _hooks():
-    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("docs/hooks.py", "docs_hooks")
 
 
 @pytest.fixture(scope="module")

@@ -3,22 +3,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
-from conftest import ROOT  # noqa: E402
+from conftest import load_script  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def measure():
-    spec = importlib.util.spec_from_file_location("seed001_measure", ROOT / "benchmarks/seed001_measure.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/seed001_measure.py")
 
 
 def test_the_page_block_is_the_rendering_of_the_committed_summary(measure):

@@ -12,12 +12,11 @@ outcome streams) on both sides, of the reference's 20: about 20 s of CPU.
 
 from __future__ import annotations
 
-import importlib.util
 
 import pandas as pd
 import pytest
 
-from conftest import ROOT
+from conftest import load_script
 
 HORIZON, SEEDS = 100, 16
 #: seeds per horizon in the reference file, and its horizons (the test's and the table's)
@@ -26,10 +25,7 @@ REFERENCE_SEEDS, REFERENCE_HORIZONS = 20, {100, 300}
 
 @pytest.fixture(scope="module")
 def ndb():
-    spec = importlib.util.spec_from_file_location("authors_ndb", ROOT / "benchmarks/authors_ndb.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/authors_ndb.py")
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,6 @@
 """Neural logistic bandits (seed 002): the synthetic environment, NeuralLog-UCB/TS, NCBF-UCB and the
 linear logistic baselines against a transcription of their reference implementation."""
 
-import importlib.util
 import math
 
 import numpy as np
@@ -17,17 +16,14 @@ from banditbench.numerics.sigmoid import sigmoid
 from banditbench.policies.logistic import AdaOFUECOLog, LogisticUCB1
 from banditbench.policies.neural.logistic import R, NeuralLogTS2, NeuralLogUCB1, NeuralLogUCB2
 from banditbench.simulation.job import run_cell
-from conftest import ROOT
+from conftest import load_script
 from perturb import assert_same_or_near_tie
 
 NEURAL = ("neurallog_ucb1", "neurallog_ucb2", "neurallog_ts1", "neurallog_ts2", "ncbf_ucb")
 
 
 def _reference():
-    spec = importlib.util.spec_from_file_location("logistic_reference", ROOT / "benchmarks/logistic_reference.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/logistic_reference.py")
 
 
 def _cell(policy, seed=0, T=500, env=None, **params):
