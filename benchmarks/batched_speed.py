@@ -2,8 +2,9 @@
 
 For each cell: ``--single`` seeds run one at a time through :func:`banditbench.simulation.job.run_cell`
 (the single-seed reference path, one process per seed in a pipeline), then one block of
-``--block`` seeds through :func:`banditbench.simulation.job.run_block` (what a simulate job with
-``seeds_per_job: --block`` runs).  Each measurement runs in a fresh child process with one
+``--block`` seeds on the seed-batched engine itself (:func:`banditbench.simulation.runner.run_seed_batched`, what
+a simulate job with ``seeds_per_job: --block`` runs where the family's ``SeedBatched.cpu_min_block`` lets the
+engine take the block: the measurements here are what set it).  Each measurement runs in a fresh child process with one
 thread; the columns are CPU seconds per seed (``time.process_time``, which a busy machine
 inflates far less than wall time) and the child's peak resident memory.  Families without a
 batched implementation are reported as such.
@@ -100,12 +101,13 @@ CELLS = {
 
 
 def _child(cell: dict, seeds: list[int], batched: bool) -> dict:
-    from banditbench.simulation.job import run_block, run_cell
+    from banditbench.simulation.job import run_cell
+    from banditbench.simulation.runner import run_seed_batched
 
     cuda = cell["policy"]["params"].get("device") == "cuda"
     start, wall = time.process_time(), time.perf_counter()
     if batched:
-        results = run_block(cell, seeds)
+        results = run_seed_batched([{**cell, "seed": s} for s in seeds])
     else:
         results = [run_cell({**cell, "seed": s}) for s in seeds]
     if cuda:

@@ -20,7 +20,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from banditbench.configuration.grid import load_config_file, load_grid
-from banditbench.simulation.job import run_block, run_members
+from banditbench.simulation.runner import run_seed_batched
 
 EXPERIMENT = "vdb_square_d20_T10000"
 
@@ -39,10 +39,10 @@ def main() -> None:
     seeds = list(range(args.seeds))
     with threadpool_limits(1):
         start = time.perf_counter()
-        alone = [result for cell in cells for result in run_block(cell, seeds)]
+        alone = [result for cell in cells for result in run_seed_batched([{**cell, "seed": s} for s in seeds])]
         separate = time.perf_counter() - start
         start = time.perf_counter()
-        together = run_members([{**cell, "seed": seed} for cell in cells for seed in seeds])
+        together = run_seed_batched([{**cell, "seed": seed} for cell in cells for seed in seeds])
         lockstep = time.perf_counter() - start
     same = all(
         np.array_equal(a[0][name], b[0][name]) for a, b in zip(alone, together) for name in a[0]

@@ -288,7 +288,8 @@ def test_every_policys_engines_are_declared_in_the_api_and_implemented():
             owner = next(klass for klass in cls.__mro__ if declaration.method in vars(klass))
             assert (owner is not Policy) == (kind in cls.engines), (name, kind)
             assert kind not in cls.engines or type(cls.engines[kind]) is declaration, (name, kind)
-        assert (engine([{"policy": {"name": name}}]) == SEED_BATCHED) == ("seed-batched" in cls.engines)
+        on_gpu = {"policy": {"name": name, "params": {"device": "cuda"}}}
+        assert (engine([on_gpu]) == SEED_BATCHED) == ("seed-batched" in cls.engines)
         seen |= set(cls.engines)
     assert seen == set(ENGINES)  # both engines are in use
 

@@ -293,10 +293,23 @@ class SeedBatched(Engine):
     #: and variance weighting) share one engine that takes those settings per member, so a block may mix them
     #: (``lockstep_variants``)
     family: str | None = None
+    #: the fewest members from which the engine outruns the single-seed path on a CPU, measured per family
+    #: (``benchmarks/batched_speed.py``); smaller blocks on a CPU run one seed after the other on the single-seed
+    #: path, and None keeps every CPU block there (the engine is then the GPU's shape: ``device: cuda``)
+    cpu_min_block: int | None = 1
 
     def __post_init__(self):
         super().__post_init__()
         object.__setattr__(self, "per_member", tuple(self.per_member))
+        if self.cpu_min_block is not None and self.cpu_min_block < 1:
+            raise ValueError(f"SeedBatched.cpu_min_block: at least 1 member, or None; got {self.cpu_min_block!r}")
+
+    def wins(self, members: int, device: str) -> bool:
+        """Whether a block of ``members`` on ``device`` is played by this engine rather than one seed after the
+        other on the single-seed path (a GPU always takes it)."""
+        if device != "cpu":
+            return True
+        return self.cpu_min_block is not None and members >= self.cpu_min_block
 
 
 #: the optional engines a policy may offer (``Policy.engines``): each name with the class that declares it

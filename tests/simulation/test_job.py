@@ -21,12 +21,18 @@ LIPSCHITZ = [cell_for("dlpp", horizon=30)]
 NEURAL = _neural(width=8, train_steps=2)
 BASELINE = [{**cell, "policy": {"name": "random_pair", "params": {}}} for cell in NEURAL]
 PLAIN = [cell_for("ldb_df", horizon=20)]
+# NVLDB's engine loses to the single-seed path on a CPU at every measured block size (its cpu_min_block: None);
+# NDB-DF's wins from one seed
+NVLDB_ON_CPU = _neural("nvldb_ucb_asym", seeds=(1, 2), width=8, train_steps=2)
+NDB_ALONE = _neural(seeds=(3,), width=8, train_steps=2)
 
 CASES = {
     "a compiled Lipschitz cell": (LIPSCHITZ, COMPILED, [("single-seed", True)]),
     "a seed-batched neural block": (NEURAL, SEED_BATCHED, [("seed-batched", 2)]),
     "a neural block with a non-batchable policy": (BASELINE, REFERENCE, [("single-seed", False)] * 2),
     "a plain cell": (PLAIN, REFERENCE, [("single-seed", False)]),
+    "an NVLDB block on a CPU": (NVLDB_ON_CPU, REFERENCE, [("single-seed", False)] * 2),
+    "a one-seed NDB-DF job on a CPU": (NDB_ALONE, SEED_BATCHED, [("seed-batched", 1)]),
 }
 
 
@@ -56,6 +62,13 @@ def test_engine_names_the_engine_of_each_kind_of_cell_and_run_members_plays_it(c
     assert job.engine(cells) == named
     # without the seed-batched engine (it declined the block; a single-seed run): the compiled or the reference loop
     assert job.engine(cells, batched=False) == (REFERENCE if named == SEED_BATCHED else named)
+    # a GPU takes the seed-batched engine wherever the policy declares it
+    on_gpu = [
+        {**cell, "policy": {**cell["policy"], "params": {**cell["policy"]["params"], "device": "cuda"}}}
+        for cell in cells
+    ]
+    declared = runner.policy_class(cells[0]).engines
+    assert (job.engine(on_gpu) == SEED_BATCHED) == (SEED_BATCHED in declared)
     results = job.run_members(cells)
     assert paths == played
     assert [meta["engine"] for _, meta, _ in results] == [

@@ -61,11 +61,14 @@ def cell_argument(text: str) -> dict:
 def engine(cells: Sequence[Mapping[str, Any]], batched: bool = True) -> str:
     """The engine that plays ``cells`` (one cell, or a block's members): the only place that decides (issue 46).
 
-    :data:`SEED_BATCHED` when their policy declares it (``Policy.engines``) and ``batched`` (false: the seed-batched
-    engine declined them, or a single-seed run is asked for); else :data:`COMPILED` when it declares that; else
-    :data:`REFERENCE`."""
+    :data:`SEED_BATCHED` when their policy declares it (``Policy.engines``), it wins for this many members on the
+    cells' device (:meth:`~banditbench.api.SeedBatched.wins`: a one-seed NVLDB job on a CPU takes the single-seed
+    path) and ``batched`` (false: the seed-batched engine declined them, or a single-seed run is asked for); else
+    :data:`COMPILED` when it declares that; else :data:`REFERENCE`."""
     declared = runner.policy_class(cells[0]).engines
-    if batched and SEED_BATCHED in declared:
+    seed_batched = declared.get(SEED_BATCHED)
+    device = cells[0]["policy"].get("params", {}).get("device", "cpu")
+    if batched and seed_batched is not None and seed_batched.wins(len(cells), device):
         return SEED_BATCHED
     return COMPILED if COMPILED in declared else REFERENCE
 

@@ -59,7 +59,8 @@ def test_distinct_pairs_take_the_best_pair_of_two_arms_and_the_widest_partner_of
 
 
 def test_nvldb_with_distinct_pairs_never_self_duels():
-    from banditbench.simulation.job import run_block, run_cell
+    from banditbench.simulation.job import run_cell
+    from banditbench.simulation.runner import run_seed_batched
 
     cell = {
         "experiment": "e",
@@ -84,7 +85,7 @@ def test_nvldb_with_distinct_pairs_never_self_duels():
     distinct = {**cell, "policy": {"name": "nvldb_ucb_asym", "params": {"distinct_pair": True}}}
     assert plain["self_duel"].sum() > 0  # the paper's rule self-duels here
     assert run_cell(distinct)[0]["self_duel"].sum() == 0
-    assert run_block(distinct, [3, 4])[0][0]["self_duel"].sum() == 0  # the seed-batched engine too
+    assert run_seed_batched([{**distinct, "seed": 4}])[0][0]["self_duel"].sum() == 0  # the seed-batched engine too
 
 
 def test_pair_widths_are_the_v_inverse_norms_of_all_feature_differences():

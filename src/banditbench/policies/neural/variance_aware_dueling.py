@@ -219,12 +219,15 @@ class _NeuralLinearDueling(Policy):
     variance_aware: ClassVar[bool]
     #: the twelve NVLDB / NLDB variants share :class:`BatchedNeuralLinearDueling`, which takes each member's pair
     #: rule, weighting and these parameters per member (Table E.3's six variants in one block); checked in float64
-    #: (in float32 Adam turns the rounding of gradient terms that cancel exactly into steps of order lr)
+    #: (in float32 Adam turns the rounding of gradient terms that cancel exactly into steps of order lr).  On a CPU
+    #: no block takes it: one seed ran 0.34x the single-seed path's speed (d = 20, T = 500), five 0.50x
+    #: (Algorithm 1's V, T = 2,000; benchmarks/batched_speed.py), so a CPU job plays its seeds one after the other
     engines = {
         "seed-batched": SeedBatched(
             per_member=("a", "epsilon", "zeta", "csym_sample", "distinct_pair"),
             family="neural_linear_dueling",
             check_params={"precision": "float64"},
+            cpu_min_block=None,
         )
     }
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from banditbench import registry
-from banditbench.simulation.job import run_block, run_members
-from banditbench.simulation.runner import lockstep_key
+from banditbench.simulation.job import run_members
+from banditbench.simulation.runner import lockstep_key, run_seed_batched
 
 SEEDS = (0, 1)
 GEOMETRIC = {"kind": "geometric", "mean": 3, "window": 10}
@@ -69,9 +69,11 @@ def test_a_mixed_block_gives_each_member_its_own_blocks_bytes(family):
     if family == "neural_logistic":  # V_t / W_t, the means, radii and rules of seed 002's five; nu and lam
         cells = [_cell(name, nu=0.5 + i / 10, lam=1.0 + i, train_every=5) for i, name in enumerate(names)]
     assert len({lockstep_key(c) for c in cells}) == 1
-    mixed = iter(run_members([{**cell, "seed": seed} for cell in cells for seed in SEEDS]))
+    # the engine itself: a CPU job plays NVLDB's seeds one after the other (its declaration's cpu_min_block)
+    mixed = iter(run_seed_batched([{**cell, "seed": seed} for cell in cells for seed in SEEDS]))
     for cell in cells:
-        for (series, meta, _), (own, own_meta, _) in zip([next(mixed) for _ in SEEDS], run_block(cell, SEEDS)):
+        own_block = run_seed_batched([{**cell, "seed": seed} for seed in SEEDS])
+        for (series, meta, _), (own, own_meta, _) in zip([next(mixed) for _ in SEEDS], own_block):
             assert meta["cell"] == own_meta["cell"] and meta["engine"] == "seed-batched"
             for name in own:
                 assert np.array_equal(series[name], own[name]), (cell["policy"]["name"], name)
