@@ -54,7 +54,8 @@ from . import registry
 from .api import ENGINES, RANGE_TOLERANCE
 from .errors import POLICY_PARAMS, ConfigError
 from .interfaces import INTERFACES, Interface
-from .simulation.job import SEED_BATCHED, engine, run_block, run_cell
+from .simulation import runner
+from .simulation.job import SEED_BATCHED, run_block, run_cell
 from .simulation.runner import build, simulate, simulate_block
 
 #: a late and partly lost feedback stream: geometric delays of mean 4, none arriving after 6 rounds
@@ -229,12 +230,21 @@ def _described(policy: str, horizon: int) -> Outcome:
     return Outcome(DESCRIBED, not missing, "; ".join(missing) if missing else f"{len(texts)} parameters")
 
 
+def _on_the_engine(cell: dict[str, Any], seeds: list[int]) -> dict[str, Any]:
+    """The first seed's series of ``seeds`` played as one block on the seed-batched engine itself, whatever a CPU
+    job would choose for a block this small (``SeedBatched.cpu_min_block``); one after the other where the engine
+    declines the parameters (as a job plays them)."""
+    try:
+        return runner.run_seed_batched([{**cell, "seed": seed} for seed in seeds])[0][0]
+    except runner.Declined:
+        return run_block(cell, seeds)[0][0]
+
+
 def _block_independent(policy: str, horizon: int) -> Outcome | None:
     cell = cell_for(policy, horizon)
-    if engine([cell]) != SEED_BATCHED:
+    if SEED_BATCHED not in registry.get("policy", policy).load().engines:
         return None
-    alone = run_block(cell, [1])[0][0]
-    in_block = run_block(cell, [1, 2])[0][0]
+    alone, in_block = _on_the_engine(cell, [1]), _on_the_engine(cell, [1, 2])
     differ = [m for m in alone if alone[m].tobytes() != in_block[m].tobytes()]
     return Outcome(BLOCK, not differ, f"{differ} differ" if differ else "seed 1 alone and in a block of 2")
 

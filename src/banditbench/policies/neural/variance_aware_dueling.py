@@ -93,6 +93,7 @@ Choices seed 001 leaves open or states ambiguously (all exposed as parameters):
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Mapping, Sequence
 
 import numpy as np
@@ -207,6 +208,45 @@ DistinctPair = Annotated[
 ]
 
 
+def _relu_backward(grad: np.ndarray, activation: np.ndarray) -> None:
+    """In place: ``grad`` zeroed where the ReLU output ``activation`` is 0 (ATen's fused ``threshold_backward`` on
+    the arrays' memory): ``grad * (activation > 0)`` without a boolean array and its cast to float.  Only the sign
+    of a zero may differ (+0 where the product gave -0), which no later sum or Adam step tells apart."""
+    grad_t = torch.from_numpy(grad)
+    torch.ops.aten.threshold_backward.grad_input(grad_t, torch.from_numpy(activation), 0, grad_input=grad_t)
+
+
+class _Workspace:
+    """The activations and gradients of :meth:`_NeuralLinearDueling._gradient` for up to :attr:`rows` stacked
+    arms, grown by doubling as the history grows: one allocation per doubling instead of several per Adam step
+    (each multi-megabyte array a page-faulting ``mmap`` and ``munmap``)."""
+
+    def __init__(self, shapes: Sequence[tuple[int, int]], dtype: np.dtype):
+        self.widths = [rows for rows, _ in shapes]  # each layer's outputs
+        self.dtype, self.rows = dtype, 0
+
+    def views(self, rows: int) -> "_Workspace.Views":
+        if rows > self.rows:
+            self.rows = max(rows, 2 * self.rows)
+            self._hidden = [np.empty((self.rows, w), self.dtype) for w in self.widths[:-1]]
+            self._grads = [np.empty((self.rows, w), self.dtype) for w in self.widths]
+            self._phi = np.empty((self.rows, self.widths[-1]), self.dtype)
+            self._dphi = np.empty((self.rows // 2 + 1, self.widths[-1]), self.dtype)
+        return _Workspace.Views(
+            hidden=[h[:rows] for h in self._hidden],
+            grads=[g[:rows] for g in self._grads],
+            phi=self._phi[:rows],
+            dphi=self._dphi[: rows // 2],
+        )
+
+    @dataclass
+    class Views:
+        hidden: list[np.ndarray]
+        grads: list[np.ndarray]
+        phi: np.ndarray
+        dphi: np.ndarray
+
+
 class _NeuralLinearDueling(Policy):
     """Algorithm 1 of seed 001; subclasses name the arm-selection strategy and the variance weighting."""
 
@@ -271,6 +311,7 @@ class _NeuralLinearDueling(Policy):
         theta0 = (torch.randn(D, generator=gen, dtype=torch.float64) / math.sqrt(D)).to(self.dtype)  # eq. 3
         self.last = slice(self.net.n_params, None)  # theta within [W; theta]
         self.trainer = network.trainer(torch.cat([self.net.theta0, theta0]), lam, penalised=self.last)
+        self.workspace = _Workspace(self.net.shapes, np.dtype(precision))
         self.theta0 = theta0.numpy().astype(np.float64)
         self.gram = InverseGram(D, lam, keep_matrix=False)  # V_0 = lam I
         self.x_first = torch.zeros(T, d, dtype=self.dtype)
@@ -372,33 +413,36 @@ class _NeuralLinearDueling(Policy):
         """Gradient in ``[W; theta]`` of eq. 4's data term ``sum_s w_s [softplus(Delta f_s) - o_s Delta f_s]``,
         ``Delta f_s = theta^T (phi(x_{s,1}; W) - phi(x_{s,2}; W))``, by a hand-written backward pass of
         ``phi = sqrt(m) ReLU(W^L ReLU(... ReLU(W^1 x)))``; ``x`` holds the embedded first arms on top of the
-        second arms (``backprop: manual``, module docstring)."""
-        net, n = self.net, len(x) // 2
+        second arms (``backprop: manual``, module docstring).  Every activation and its gradient lives in
+        :attr:`workspace` (no allocation per step; ReLU and its derivative in place)."""
+        net, rows = self.net, len(x)
+        n = rows // 2
         mats = [params[a:b].reshape(shape) for a, b, shape in zip(net.offsets[:-1], net.offsets[1:], net.shapes)]
         theta = params[self.last]
+        work = self.workspace.views(rows)
         hidden = [x]
-        for W in mats[:-1]:
-            h = hidden[-1] @ W.T
+        for W, h in zip(mats[:-1], work.hidden):
+            np.matmul(hidden[-1], W.T, out=h)
             hidden.append(np.maximum(h, 0, out=h))
-        phi = hidden[-1] @ mats[-1].T
+        phi = np.matmul(hidden[-1], mats[-1].T, out=work.phi)
         phi *= net.scale
         np.maximum(phi, 0, out=phi)
-        dphi = phi[:n] - phi[n:]
+        dphi = np.subtract(phi[:n], phi[n:], out=work.dphi)
         # d/d(Delta f) of softplus - o Delta f; expit keeps mu's relative accuracy in float32 (1 + tanh cancels)
         dz = expit(dphi @ theta) - labels
         if weights is not None:
             dz *= weights
         grad = np.empty_like(params)
         grad[self.last] = dphi.T @ dz
-        g = np.empty_like(phi)  # d/d(W^L h): first arms, then second
+        g = work.grads[-1]  # d/d(W^L h): first arms, then second
         np.multiply.outer(dz, net.scale * theta, out=g[:n])
         np.negative(g[:n], out=g[n:])
-        g *= phi > 0
+        _relu_backward(g, phi)
         for i in range(len(mats) - 1, -1, -1):
-            grad[net.offsets[i] : net.offsets[i + 1]] = (g.T @ hidden[i]).reshape(-1)
+            np.matmul(g.T, hidden[i], out=grad[net.offsets[i] : net.offsets[i + 1]].reshape(net.shapes[i]))
             if i:
-                g = g @ mats[i]
-                g *= hidden[i] > 0
+                g = np.matmul(g, mats[i], out=work.grads[i - 1])
+                _relu_backward(g, hidden[i])
         return grad
 
     def _set_weights(self, rows: np.ndarray) -> None:
