@@ -98,8 +98,8 @@ class Grid:
 
     Examples
     --------
-    >>> grid = Grid("config.yaml", only_experiments="linear_delayed_dueling", seeds=2)  # doctest: +SKIP
-    >>> grid.with_overrides(override="ldb_df.lam=2").run()  # doctest: +SKIP
+    >>> grid = Grid("config.yaml", only_experiments="linear_delayed_dueling", seeds=2)
+    >>> grid.with_overrides(override="ldb_df.lam=2").run()
     """
 
     def __init__(self, config: str | os.PathLike | Mapping[str, Any], **overrides: Any):
