@@ -180,6 +180,7 @@ class _Block:
 
 
 def _check_data(grid: ExperimentGrid) -> None:
+    """Every prepared data file the grid's experiments read is there (Snakemake's rules make them, not the API)."""
     for name in grid.experiments:
         for path in grid.data_files(name):
             if not Path(path).is_file():
