@@ -31,15 +31,16 @@ for _rule_name, _paired in (("aggregate", True), ("aggregate_unpaired", False)):
             mem_mb=2000,
             runtime=10,
         params:
-            horizons=lambda wc: list(GRID.experiments[wc.experiment].table_horizons),
-            main_metric=lambda wc: f"cumulative_{GRID.experiments[wc.experiment].plot_metric}",
-            per_round=lambda wc: GRID.experiments[wc.experiment].per_round_metrics,
-            description=lambda wc: GRID.experiments[wc.experiment].spec.get("description", ""),
-            ci_level=lambda wc: GRID.experiments[wc.experiment].ci_level,
-            spread=lambda wc: GRID.experiments[wc.experiment].spread,
-            plot_seeds=lambda wc: GRID.experiments[wc.experiment].plot_seeds,
-            paired=lambda wc: paired_spec(wc.experiment),
-            plot=lambda wc: dict(GRID.experiments[wc.experiment].plot),
+            # banditbench.configuration.grid.Experiment.aggregate_params: what the Python API gathers with too
+            horizons=aggregate_param("horizons"),
+            main_metric=aggregate_param("main_metric"),
+            per_round=aggregate_param("per_round"),
+            description=aggregate_param("description"),
+            ci_level=aggregate_param("ci_level"),
+            spread=aggregate_param("spread"),
+            plot_seeds=aggregate_param("plot_seeds"),
+            paired=aggregate_param("paired"),
+            plot=aggregate_param("plot"),
             run=RUN,  # in the LaTeX tables' labels
         script:
             "../scripts/aggregate.py"

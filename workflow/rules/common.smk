@@ -10,7 +10,6 @@ from pathlib import Path
 from snakemake.logging import logger
 from snakemake.settings.types import DeploymentMethod, SharedFSUsage
 
-from banditbench.configuration.comparisons import self_duel_statements
 from banditbench.configuration.grid import load_grid, unpinned_note
 from banditbench.configuration.runs import (
     check_owner,
@@ -21,7 +20,7 @@ from banditbench.configuration.runs import (
     unmade_report,
     with_run_as_given,
 )
-from banditbench.storage.cells import CELL_DIR, RESULT_PATH, block_label
+from banditbench.storage.cells import CELL_DIR, block_label
 from banditbench.data.quarantine import Unmovable, quarantine_corrupt
 from banditbench.errors import ConfigError
 from banditbench.storage import reuse, runlock
@@ -72,7 +71,7 @@ if workflow.is_main_process:
         _moved = quarantine_corrupt(
             [f for name in GRID.experiments for f in GRID.data_files(name)],
             checksums=GRID.dataset_checksums,
-            results=[RESULT_PATH.format(**job) for name in GRID.experiments for job in GRID.jobs(name)],
+            results=[f for name in GRID.experiments for f in GRID.result_files(name)],
             moved_results=_moved_results,
         )
     except Unmovable as _stuck:  # a corrupt file in a read-only folder: one line each, and the run stops
@@ -192,23 +191,22 @@ def variant_cells(experiment, algorithms, delay, budget):
 
 
 def experiment_runs(wildcards):
-    return [RESULT_PATH.format(**job) for job in GRID.jobs(wildcards.experiment)]
+    return GRID.result_files(wildcards.experiment)
 
 
 def experiment_resources(wildcards, key):
     return GRID.experiments[wildcards.experiment].resources[key]
 
 
-def paired_spec(experiment):
-    """The experiment's resolved paired comparisons (banditbench.configuration.comparisons), as the aggregate rule's params
-    (empty for an experiment without pairs), with what each pair-playing algorithm states about self-duels
-    (``self_duels``, which the lock-in line names)."""
-    spec = dict(GRID.experiments[experiment].paired or {})
-    if spec:
-        statements = self_duel_statements(GRID.experiments[experiment].spec["algorithms"])
-        if statements:
-            spec["self_duels"] = statements
-    return spec
+@functools.lru_cache(maxsize=None)
+def _aggregate_params(experiment):
+    return GRID.experiments[experiment].aggregate_params()
+
+
+def aggregate_param(key):
+    """The aggregate rule's param ``key`` for the job's experiment (banditbench.configuration.grid.Experiment
+    .aggregate_params, which the Python API gathers with too)."""
+    return lambda wc: _aggregate_params(wc.experiment)[key]
 
 
 def aggregate_outputs(paired):
@@ -260,7 +258,7 @@ def aggregate_outputs(paired):
 def all_outputs():
     # every per-seed result file of the run, so that one deleted by hand is simulated again (as an input only,
     # Snakemake would leave it missing behind the up-to-date tables that read it)
-    out = [RESULT_PATH.format(**job) for name in GRID.experiments for job in GRID.jobs(name)]
+    out = [f for name in GRID.experiments for f in GRID.result_files(name)]
     out += [f"{RESULTS}/report/run_info.html"]
     for name in GRID.experiments:
         out += [f"{RESULTS}/tables/{name}.{ext}" for ext in ("csv", "md", "tex", "html", "parquet")]

@@ -88,7 +88,7 @@ rule run_info:
         # after every table, so that it describes a finished run
         tables=expand(f"{RESULTS}/tables/{{experiment}}.csv", experiment=GRID.experiments),
         # what produced them is read from every result file's provenance member
-        runs=lambda wc: [RESULT_PATH.format(**job) for e in GRID.experiments for job in GRID.jobs(e)],
+        runs=lambda wc: [f for e in GRID.experiments for f in GRID.result_files(e)],
     output:
         html=f"{RESULTS}/report/run_info.html",
         # the run's per-seed result files, one row each (banditbench provenance results/<run> reads it)

@@ -468,7 +468,8 @@ def to_html(
     return html_page(experiment, "\n".join(body))
 
 
-def _csv_bytes(df: pd.DataFrame) -> bytes:
+def csv_bytes(df: pd.DataFrame) -> bytes:
+    """A table as its CSV file holds it (the tidy, curves and paired tables)."""
     buf = io.StringIO()
     df.to_csv(buf, index=False, float_format="%.10g")
     return buf.getvalue().encode()
@@ -538,8 +539,8 @@ def aggregate_experiment(
     if seeds_file is not None:
         write_parquet(seeds, seeds_file)
     tidy, curve_df, tables, n = tables_from_seeds(seeds, experiment, main_metric, ci_level, spread, names)
-    atomic_write_bytes(csv, _csv_bytes(tidy))
-    atomic_write_bytes(curves, _csv_bytes(curve_df))
+    atomic_write_bytes(csv, csv_bytes(tidy))
+    atomic_write_bytes(curves, csv_bytes(curve_df))
     atomic_write_bytes(markdown, to_markdown(tables, experiment, ci_level, spread, n).encode())
     atomic_write_bytes(latex, to_latex(tables, experiment, ci_level, spread, n, run).encode())
     if html_file is not None:

@@ -31,7 +31,6 @@ NaN or infinite and the run stopped) is left out of the pair's differences and c
 from __future__ import annotations
 
 import html
-import io
 import re
 import warnings
 from pathlib import Path
@@ -44,7 +43,7 @@ from ..configuration.grid import DEFAULT_CI_LEVEL
 from ..envs.preference import LATE_SHARE, LATE_SUMMARY
 from ..storage.resultio import atomic_write_bytes
 from . import latex
-from .aggregate import ci_percent, number, t_quantile
+from .aggregate import ci_percent, csv_bytes, number, t_quantile
 from .pages import html_page
 from .seedtable import curve_grid, diverged_runs, read_seeds
 
@@ -403,12 +402,6 @@ def to_html(tables: Mapping[str, pd.DataFrame], experiment: str, text: str) -> s
     return html_page(f"{experiment}: paired comparisons", "\n".join(body))
 
 
-def _csv_bytes(df: pd.DataFrame) -> bytes:
-    buf = io.StringIO()
-    df.to_csv(buf, index=False, float_format="%.10g")
-    return buf.getvalue().encode()
-
-
 def _pair_look(pairs: Sequence[tuple[str, str]], style) -> tuple[dict, dict]:
     """Each pair's colour and line style: where every pair shares its A (or its B), the other
     algorithm's configured colour and line style, else the defaults in order."""
@@ -476,6 +469,19 @@ def differences_figure(curves: pd.DataFrame, title: str, style: Mapping[str, Any
     return fig
 
 
+def paired_tables(
+    seeds: pd.DataFrame, experiment: str, paired: Mapping[str, Any], ci_level: float = DEFAULT_CI_LEVEL
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The paired table (the table horizons) and the difference curves of the experiment's resolved ``paired``
+    (:func:`banditbench.configuration.comparisons.resolve`), from its per-seed table ``seeds``."""
+    resamples = int(paired.get("resamples", 9999))
+    table, curves = paired_statistics(
+        seeds, experiment, paired["pairs"], paired["metric"], paired["better"], ci_level, paired["interval"], resamples
+    )
+    table.attrs["resamples"] = curves.attrs["resamples"] = resamples
+    return table, curves
+
+
 def write_paired(
     seeds_file: str | Path,
     experiment: str,
@@ -497,17 +503,7 @@ def write_paired(
     ``plot`` its ``plot`` block (display names, in the tables too, colours, axes and size of the figure);
     ``run`` names the run in the LaTeX tables' labels."""
     seeds = read_seeds(seeds_file)
-    table, curves = paired_statistics(
-        seeds,
-        experiment,
-        paired["pairs"],
-        paired["metric"],
-        paired["better"],
-        ci_level,
-        paired["interval"],
-        int(paired.get("resamples", 9999)),
-    )
-    table.attrs["resamples"] = curves.attrs["resamples"] = int(paired.get("resamples", 9999))
+    table, curves = paired_tables(seeds, experiment, paired, ci_level)
     text = caption(table, spread)
     note = lock_in_note(seeds, [a for pair in paired["pairs"] for a in pair], paired.get("self_duels"))
     if note:
@@ -515,8 +511,8 @@ def write_paired(
     if len(table) and table["diverged"].any():
         text += "\n\n" + DIVERGED_NOTE
     tables = human_tables(table, spread, (plot or {}).get("names"))
-    atomic_write_bytes(csv, _csv_bytes(table))
-    atomic_write_bytes(curves_csv, _csv_bytes(curves))
+    atomic_write_bytes(csv, csv_bytes(table))
+    atomic_write_bytes(curves_csv, csv_bytes(curves))
     atomic_write_bytes(markdown, to_markdown(tables, experiment, text).encode())
     atomic_write_bytes(latex, to_latex(tables, experiment, text, run).encode())
     atomic_write_bytes(html_file, to_html(tables, experiment, text).encode())

@@ -251,6 +251,28 @@ class Experiment:
         """Snakemake resources of the experiment's simulate jobs (``mem_mb``, ``runtime`` in minutes)."""
         return {**SIMULATE_RESOURCES, **self.spec.get("resources", {})}
 
+    def aggregate_params(self) -> dict[str, Any]:
+        """What gathering the experiment's results takes: the aggregate rule's params (workflow/rules/aggregate.smk),
+        which the Python API (:mod:`banditbench.workbench`) gathers with too.  ``paired`` is the resolved paired
+        comparisons (empty without pairs) with what each pair-playing algorithm states about self-duels
+        (``self_duels``, which the lock-in line names)."""
+        paired = dict(self.paired or {})
+        if paired:
+            statements = paired_checks.self_duel_statements(self.spec["algorithms"])
+            if statements:
+                paired["self_duels"] = statements
+        return {
+            "horizons": list(self.table_horizons),
+            "main_metric": f"cumulative_{self.plot_metric}",
+            "per_round": self.per_round_metrics,
+            "description": self.spec.get("description", ""),
+            "ci_level": self.ci_level,
+            "spread": self.spread,
+            "plot_seeds": self.plot_seeds,
+            "paired": paired,
+            "plot": dict(self.plot),
+        }
+
 
 @dataclass(frozen=True)
 class SummaryTable:
@@ -572,6 +594,11 @@ class ExperimentGrid:
                             "cell": digest,
                             "seed": str(seed),
                         }
+
+    def result_files(self, experiment: str) -> list[str]:
+        """Every per-seed result file of an experiment (:data:`~banditbench.storage.cells.RESULT_PATH`), in
+        :meth:`jobs` order: what its aggregation reads."""
+        return [cells.RESULT_PATH.format(**job) for job in self.jobs(experiment)]
 
     def cell_digest(self, experiment: str, algorithm: str, delay: str, budget: str) -> str:
         """The ``{cell}`` folder of a cell's per-seed results (:func:`banditbench.storage.cells.cell_digest`)."""

@@ -117,10 +117,12 @@ def keep(results: Iterable[str]) -> int:
 # --- the simulate job -----------------------------------------------------------------------------------
 
 
-def _why_not(kept: Path, cell: Mapping, seed: int, made_from: Mapping) -> str | None:
-    """Why the kept copy of one result cannot be put back, or None if it can."""
+def why_not(result: Path, cell: Mapping, seed: int, made_from: Mapping) -> str | None:
+    """Why a result file (a kept copy, or one in place) is not the run of ``cell`` and ``seed`` computed from
+    ``made_from`` (:func:`facts`), or None if it is: it loads checked, holds that cell and seed, and its provenance
+    records the same sources and data bytes.  The Python API (:mod:`banditbench.workbench`) reuses such a result."""
     try:
-        _, meta, _, provenance = load_run(kept, identity_from_path(kept))
+        _, meta, _, provenance = load_run(result, identity_from_path(result))
     except CorruptFileError as err:
         return str(err)
     if meta["cell"] != {**cell, "seed": seed}:
@@ -154,7 +156,7 @@ def reusable(
     """Whether every output of these cells has a kept copy of the same run, computed from the same cell and
     facts (:func:`take_back` would put them back)."""
     jobs = _kept(cells, seeds, outputs, made_from)
-    return all(k.is_file() for k, *_ in jobs) and not any(_why_not(k, c, s, f) for k, _, c, s, f in jobs)
+    return all(k.is_file() for k, *_ in jobs) and not any(why_not(k, c, s, f) for k, _, c, s, f in jobs)
 
 
 def take_back(
