@@ -1,6 +1,7 @@
 """Shared test settings: one BLAS thread, the checkout's root, the offline dataset mirror, and a
 check that the tests exercise this checkout's ``src/`` (installed editable by ``make install``)."""
 
+import sys
 import os
 from pathlib import Path
 
@@ -120,5 +121,6 @@ def load_script(path: str, name: str | None = None):
 
     spec = importlib.util.spec_from_file_location(name or Path(path).stem, ROOT / path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # as an import does (dataclasses look their module up there)
     spec.loader.exec_module(module)
     return module
