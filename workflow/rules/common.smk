@@ -267,6 +267,7 @@ def all_outputs():
         if GRID.experiments[name].paired:
             out += [f"{RESULTS}/paired/{name}.{ext}" for ext in ("csv", "md", "tex", "html", "pdf", "png")]
         out += [f"{RESULTS}/timing/{name}.{ext}" for ext in ("csv", "html")]
+        out += [f"{RESULTS}/compute/{name}.{ext}" for ext in ("csv", "md", "tex", "html", "pdf", "png")]
         out += [f"{RESULTS}/plots/{name}.{ext}" for ext in ("pdf", "png")]
         out += [f"{RESULTS}/plots/{name}/{metric}.png" for metric in GRID.experiments[name].extra_plots]
         out += [f"{RESULTS}/plots/{name}/panels/{plot}.png" for plot in GRID.experiments[name].panel_plots]
