@@ -262,6 +262,7 @@ def all_outputs():
     # Snakemake would leave it missing behind the up-to-date tables that read it)
     out = [RESULT_PATH.format(**job) for name in GRID.experiments for job in GRID.jobs(name)]
     out += [f"{RESULTS}/report/run_info.html"]
+    out += [f"{RESULTS}/interactive.html"]
     for name in GRID.experiments:
         out += [f"{RESULTS}/tables/{name}.{ext}" for ext in ("csv", "md", "tex", "html", "parquet")]
         if GRID.experiments[name].paired:

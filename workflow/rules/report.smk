@@ -122,6 +122,38 @@ rule compute:
         "../scripts/compute.py"
 
 
+# one self-contained page of the run's curves and paired comparisons, the reader choosing experiment, metric,
+# delay, budget and algorithms (banditbench.analysis.interactive)
+rule interactive:
+    input:
+        curves=[f"{RESULTS}/curves/{name}.csv" for name in GRID.experiments],
+        paired=[f"{RESULTS}/paired/{name}.csv" for name, exp in GRID.experiments.items() if exp.paired],
+    output:
+        html=report(
+            f"{RESULTS}/interactive.html",
+            caption="../report/interactive.rst",
+            category="Interactive results",
+            labels={"content": "curves and paired comparisons"},
+        ),
+    log:
+        "logs/interactive.log",
+    conda:
+        "../../envs/banditbench.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    params:
+        run=RUN,
+        experiments=list(GRID.experiments),
+        paired=[name for name, exp in GRID.experiments.items() if exp.paired],
+        plots={name: dict(exp.plot) for name, exp in GRID.experiments.items()},
+        main_metrics={name: f"cumulative_{exp.plot_metric}" for name, exp in GRID.experiments.items()},
+        ci_levels={name: exp.ci_level for name, exp in GRID.experiments.items()},
+        descriptions={name: exp.spec.get("description", "") for name, exp in GRID.experiments.items()},
+    script:
+        "../scripts/interactive.py"
+
+
 rule run_info:
     input:
         # after every table, so that it describes a finished run
