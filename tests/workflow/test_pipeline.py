@@ -92,7 +92,8 @@ def _simulate_jobs(experiment: str, algorithms) -> Counter:
 
 def _downstream(experiments) -> dict[str, int]:
     """Jobs after the simulations of these experiments: one gathering job each (tables, plot, paired
-    comparisons unless ``paired: false``), timing summary, further plots, run information."""
+    comparisons unless ``paired: false``), timing summary, regret against compute, further plots, the run's
+    interactive page, run information."""
     extra = sum(len(TINY["experiments"][e].get("extra_plots", [])) for e in experiments)
     panels = sum(len(TINY["experiments"][e].get("panel_plots", {})) for e in experiments)
     unpaired = sum(TINY["experiments"][e].get("paired", True) is False for e in experiments)
@@ -102,6 +103,8 @@ def _downstream(experiments) -> dict[str, int]:
         "aggregate": len(experiments) - unpaired,
         "aggregate_unpaired": unpaired,
         "timing": len(experiments),
+        "compute": len(experiments),
+        "interactive": 1,
         "plot_extra": extra,
         "plot_panels": panels,
         "summary_table": int("tiny" in experiments),
@@ -180,6 +183,19 @@ def test_default_pipeline_produces_tables_and_plots(project):
         assert bold == (final[(delay, alg)] == min(final[(delay, "ldb_df")], final[(delay, "random")]))
     md = (project / "results/default/summary/tiny_final.md").read_text()
     assert "| parameter | value | ldb_df | random |" in md and md.count("**") == 2 * 2
+    # regret against compute: the tidy table's final regret against each cell's CPU seconds per seed
+    compute = pd.read_csv(project / "results/default/compute/tiny.csv").set_index(["algorithm", "delay"])
+    final = tidy[(tidy["metric"] == "cumulative_regret") & (tidy["t"] == 60)].set_index(["algorithm", "delay"])
+    assert len(compute) == len(final) == 10 and (compute.loc[final.index, "mean"] == final["mean"]).all()
+    assert (compute["cpu_s"] > 0).all() and set(compute["cpu_seeds"]) == {3}
+    assert r"\label{tab:default-tiny-compute}" in (project / "results/default/compute/tiny.tex").read_text()
+    assert (project / "results/default/compute/tiny.pdf").read_bytes()[:4] == b"%PDF"
+    # the interactive page: every experiment's curves, the paired table where there is one
+    from banditbench.analysis.interactive import embedded_data
+
+    data = embedded_data((project / "results/default/interactive.html").read_text())
+    assert list(data["experiments"]) == ["tiny", "tinylog"] and data["experiments"]["tinylog"]["paired"] is None
+    assert data["experiments"]["tiny"]["names"]["ldb_df"] == "LDB-DF"
 
 
 def test_plain_snakemake_loads_the_default_profile(project):
@@ -286,6 +302,12 @@ def test_report_opens_on_the_run_and_shows_tables_plots_and_timing(project):
         "results/default/plots/tiny/weak_regret.png": "image/png",
         "results/default/plots/tiny/panels/pairs.png": "image/png",
         "results/default/summary/tiny_final.html": "text/html",
+        **{
+            f"results/default/compute/{e}.{ext}": m
+            for e in TINY["experiments"]
+            for ext, m in (("html", "text/html"), ("png", "image/png"))
+        },
+        "results/default/interactive.html": "text/html",
     }
     # every plot has its own caption
     assert "Cumulative regret of" in results["results/default/plots/tiny.png"]["caption"]
@@ -295,6 +317,11 @@ def test_report_opens_on_the_run_and_shows_tables_plots_and_timing(project):
     assert "Summary table" in results["results/default/summary/tiny_final.html"]["caption"]
     assert "Student-t" in results["results/default/paired/tiny.html"]["caption"]
     assert "Difference curves" in results["results/default/paired/tiny.png"]["caption"]
+    caption = {path: " ".join(entry["caption"].split()) for path, entry in results.items()}  # lines joined
+    assert "against the CPU seconds one seed costs" in caption["results/default/compute/tiny.png"]
+    assert "CPU seconds per seed" in caption["results/default/compute/tiny.html"]
+    assert "interactive.html" in caption["results/default/interactive.html"]
+    assert "Interactive results" in description and "Regret against compute" in description
 
 
 def test_bad_config_stops_before_any_job(tmp_path):

@@ -260,11 +260,13 @@ def all_outputs():
     # Snakemake would leave it missing behind the up-to-date tables that read it)
     out = [f for name in GRID.experiments for f in GRID.result_files(name)]
     out += [f"{RESULTS}/report/run_info.html"]
+    out += [f"{RESULTS}/interactive.html"]
     for name in GRID.experiments:
         out += [f"{RESULTS}/tables/{name}.{ext}" for ext in ("csv", "md", "tex", "html", "parquet")]
         if GRID.experiments[name].paired:
             out += [f"{RESULTS}/paired/{name}.{ext}" for ext in ("csv", "md", "tex", "html", "pdf", "png")]
         out += [f"{RESULTS}/timing/{name}.{ext}" for ext in ("csv", "html")]
+        out += [f"{RESULTS}/compute/{name}.{ext}" for ext in ("csv", "md", "tex", "html", "pdf", "png")]
         out += [f"{RESULTS}/plots/{name}.{ext}" for ext in ("pdf", "png")]
         out += [f"{RESULTS}/plots/{name}/{metric}.png" for metric in GRID.experiments[name].extra_plots]
         out += [f"{RESULTS}/plots/{name}/panels/{plot}.png" for plot in GRID.experiments[name].panel_plots]

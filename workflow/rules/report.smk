@@ -83,6 +83,77 @@ rule timing:
         "../scripts/timing.py"
 
 
+rule compute:
+    # each algorithm's final plot metric (the tidy table's row) against its CPU seconds per seed (each result
+    # file's timing member; banditbench.analysis.compute says how a seed-batched block's time is shared)
+    input:
+        runs=experiment_runs,
+        table=f"{RESULTS}/tables/{{experiment}}.csv",
+    output:
+        csv=f"{RESULTS}/compute/{{experiment}}.csv",
+        md=f"{RESULTS}/compute/{{experiment}}.md",
+        tex=f"{RESULTS}/compute/{{experiment}}.tex",
+        html=report(
+            f"{RESULTS}/compute/{{experiment}}.html",
+            caption="../report/compute_table.rst",
+            category="Regret against compute",
+            labels={"experiment": "{experiment}", "content": "table"},
+        ),
+        pdf=f"{RESULTS}/compute/{{experiment}}.pdf",
+        png=report(
+            f"{RESULTS}/compute/{{experiment}}.png",
+            caption="../report/compute_plot.rst",
+            category="Regret against compute",
+            labels={"experiment": "{experiment}", "content": "figure"},
+        ),
+    log:
+        "logs/compute/{experiment}.log",
+    conda:
+        "../../envs/banditbench.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        main_metric=lambda wc: f"cumulative_{GRID.experiments[wc.experiment].plot_metric}",
+        ci_level=lambda wc: GRID.experiments[wc.experiment].ci_level,
+        plot=lambda wc: dict(GRID.experiments[wc.experiment].plot),
+        run=RUN,  # in the LaTeX table's label
+    script:
+        "../scripts/compute.py"
+
+
+# one self-contained page of the run's curves and paired comparisons, the reader choosing experiment, metric,
+# delay, budget and algorithms (banditbench.analysis.interactive)
+rule interactive:
+    input:
+        curves=[f"{RESULTS}/curves/{name}.csv" for name in GRID.experiments],
+        paired=[f"{RESULTS}/paired/{name}.csv" for name, exp in GRID.experiments.items() if exp.paired],
+    output:
+        html=report(
+            f"{RESULTS}/interactive.html",
+            caption="../report/interactive.rst",
+            category="Interactive results",
+            labels={"content": "curves and paired comparisons"},
+        ),
+    log:
+        "logs/interactive.log",
+    conda:
+        "../../envs/banditbench.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=5,
+    params:
+        run=RUN,
+        experiments=list(GRID.experiments),
+        paired=[name for name, exp in GRID.experiments.items() if exp.paired],
+        plots={name: dict(exp.plot) for name, exp in GRID.experiments.items()},
+        main_metrics={name: f"cumulative_{exp.plot_metric}" for name, exp in GRID.experiments.items()},
+        ci_levels={name: exp.ci_level for name, exp in GRID.experiments.items()},
+        descriptions={name: exp.spec.get("description", "") for name, exp in GRID.experiments.items()},
+    script:
+        "../scripts/interactive.py"
+
+
 rule run_info:
     input:
         # after every table, so that it describes a finished run
