@@ -36,8 +36,9 @@ TITLE = (
 )
 STYLES = {
     "default": None,
-    "single": {"width": "single"},
-    "double": {"width": "double", "xscale": "log", "yscale": "log"},
+    "single": {"width": "single", "title": True, "self_duels": True},
+    "double": {"width": "double", "xscale": "log", "yscale": "log", "title": True, "self_duels": True},
+    "auto": {"width": "auto", "title": True, "self_duels": True},
 }
 T = np.unique(np.geomspace(1, 2000, 60).astype(int))
 
@@ -88,7 +89,7 @@ def _png_size(path) -> tuple[int, int]:
 
 def _texts(fig):
     """Every text the figure shows: titles, axis labels, tick labels, legends, the footnote."""
-    out = [fig._suptitle, *fig.texts]
+    out = [t for t in [fig._suptitle, *fig.texts] if t is not None]
     for legend in fig.legends:
         out += legend.get_texts()
     for ax in fig.axes:
@@ -133,7 +134,7 @@ def _check_saved(fig, tmp_path, name):
     # the legend, the footnote and the title keep off the plotting areas and off each other
     areas = [ax.get_window_extent(renderer) for ax in fig.axes if ax.get_visible()]
     outside = [leg.get_window_extent(renderer) for leg in fig.legends]
-    outside += [t.get_window_extent(renderer) for t in {fig._suptitle, *fig.texts}]
+    outside += [t.get_window_extent(renderer) for t in {fig._suptitle, *fig.texts} if t is not None]
     for extent in outside:
         assert not any(_overlap(extent, area) for area in areas), f"{name}: {extent} covers a plotting area"
     for i, a in enumerate(outside):
@@ -157,7 +158,9 @@ def _check_saved(fig, tmp_path, name):
 def test_curves_fit_their_image_with_many_long_labels_delays_and_budgets(tmp_path, size):
     fig = curves_figure(_curves(), "cumulative_regret", TITLE, ci_level=0.95, style=STYLES[size])
     assert any("Bands reaching below 0" in t.get_text().replace("\n", " ") for t in fig.texts)  # the footnote
-    assert len(fig.axes) == 2 * len(BUDGETS) * len(DELAYS)  # the self-duel row under each budget's panels
+    rows = 2 if size != "default" else 1  # the self-duel row under each budget's panels, when asked for
+    assert len(fig.axes) == rows * len(BUDGETS) * len(DELAYS)
+    assert (fig._suptitle is None) == (size == "default")  # no title unless asked
     _check_saved(fig, tmp_path, f"curves_{size}")
     legend = fig.legends[0]
     assert [re.sub(r"\s+", "", t.get_text()) for t in legend.get_texts()] == LONG  # whole, wrapped at most
@@ -217,7 +220,9 @@ def test_widths_fonts_and_the_rc_settings_stay_local(tmp_path):
         plots._save(fig, [tmp_path / "w.pdf"])
     assert {k: matplotlib.rcParams[k] for k in plots.FONT_RC} == before  # set for the save only
     fig = curves_figure(_curves(LONG[:2], DELAYS[:2], ["none"]), "cumulative_regret", "e", style={"font_size": 6})
-    assert fig.axes[0].title.get_fontsize() == 6 and fig.get_figwidth() == pytest.approx(3.6 * 2 + 0.6)
+    assert fig.axes[0].title.get_fontsize() == 6 and fig.get_figwidth() == pytest.approx(3.5)  # one column
+    fig = curves_figure(_curves(LONG[:2], DELAYS[:2], ["none"]), "cumulative_regret", "e", style={"width": "auto"})
+    assert fig.axes[0].title.get_fontsize() == 10 and fig.get_figwidth() == pytest.approx(3.6 * 2 + 0.6)
 
 
 def test_names_colours_styles_and_scales_of_the_plot_block(tmp_path):
