@@ -268,3 +268,42 @@ def test_text_past_the_edge_is_saved_in_the_tight_box(tmp_path):
     width = fig.get_figwidth()
     plots._save(fig, [png])
     assert _png_size(png)[0] > width * DPI
+
+
+def _media_box(pdf: bytes) -> tuple[float, float]:
+    """A one-page PDF's page size in points, from its /MediaBox."""
+    boxes = re.findall(rb"/MediaBox\s*\[\s*0\s+0\s+([\d.]+)\s+([\d.]+)\s*\]", pdf)
+    assert len(boxes) == 1, boxes
+    return float(boxes[0][0]), float(boxes[0][1])
+
+
+def test_the_default_grids_figures_are_one_column_wide_without_a_title_and_with_display_names(tmp_path):
+    """Every experiment of config.yaml, its plot block resolved as the workflow resolves it: the PDF's page is
+    3.5 inches (252 points) wide, no title is drawn, the legend and panel titles show the display names."""
+    from banditbench.configuration.grid import load_config_file, load_grid
+
+    config = load_config_file("config.yaml")
+    grid = load_grid(config)
+    config["display"] = {
+        "algorithms": {a: f"Alg {a.upper()}" for e in grid.experiments.values() for a in e.algorithms},
+        "delays": {
+            d: f"Delay {i}" for i, d in enumerate(dict.fromkeys(d for e in grid.experiments.values() for d in e.delays))
+        },
+    }
+    grid = load_grid(config)
+    for name, exp in grid.experiments.items():
+        metric = f"cumulative_{exp.plot_metric}"
+        curves = _curves(exp.algorithms, exp.delays, exp.budget_labels, rate=True).assign(
+            metric=lambda d: d["metric"].replace("cumulative_regret", metric)
+        )
+        fig = curves_figure(curves, metric, name, ci_level=exp.ci_level, style=dict(exp.plot))
+        _png, pdf = _check_saved(fig, tmp_path, name)
+        width, _height = _media_box(pdf)
+        assert width == pytest.approx(72 * 3.5), name
+        assert fig._suptitle is None, name
+        assert len(fig.axes) == len(exp.delays) * len(exp.budget_labels), name  # no self-duel row by default
+        legend = [re.sub(r"\s+", " ", t.get_text()) for t in fig.legends[0].get_texts()]
+        assert legend == [f"Alg {a.upper()}" for a in exp.algorithms], name
+        titles = [ax.get_title().replace("\n", " ") for ax in fig.axes]
+        assert all(t.startswith("Delay ") or "B\u00a0=" in t for t in titles), (name, titles)
+        assert not any("_" in t for t in titles), (name, titles)

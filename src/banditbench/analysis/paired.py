@@ -528,5 +528,6 @@ def write_paired(
     atomic_write_bytes(latex, to_latex(tables, experiment, text, run).encode())
     atomic_write_bytes(html_file, to_html(tables, experiment, text).encode())
     if plots:
-        plot_differences(curves, f"{experiment}: paired differences A − B", plots, plot)
+        name = ((plot or {}).get("display") or {}).get("experiments", {}).get(experiment, experiment)
+        plot_differences(curves, f"{name}: paired differences A − B", plots, plot)
     return table

@@ -265,7 +265,7 @@ def _fill_words(line: str, n: int) -> str:
     """``line`` wrapped to lines of at most ``n`` characters, broken at spaces only (a longer word on a line
     of its own)."""
     out: list[str] = []
-    for word in line.split():
+    for word in (w for w in line.split(" ") if w):  # not str.split(): a no-break space joins
         if out and len(out[-1]) + 1 + len(word) <= n:
             out[-1] += " " + word
         else:
