@@ -429,22 +429,7 @@ class ExperimentGrid:
             _distinct_labels(list(spec[key]), key_path(where, key))
         self._check_panel_plots(where, spec, env_cls)
         check_plot(spec.get("plot"), key_path(where, "plot"), list(spec["algorithms"]), "this experiment")
-        known = {
-            "experiments": [name],
-            "algorithms": list(spec["algorithms"]),
-            "delays": list(spec["delays"]),
-            "budgets": [budget_label(b) for b in budgets],
-            "metrics": display_names.metric_names(
-                env_cls.metrics, [*spec.get("per_round_metrics", []), *env_cls.rate_metrics]
-            ),
-        }
-        display_names.check(
-            spec.get("display"),
-            key_path(where, "display"),
-            known,
-            "this experiment",
-            (spec.get("plot") or {}).get("names"),
-        )
+        known = self._check_display(name, spec, env_cls, budgets)
         paired = paired_checks.resolve(
             name, spec, self.config.get("paired"), env_cls.metrics, spec.get("plot_metric") or env_cls.primary_metric
         )
@@ -460,18 +445,43 @@ class ExperimentGrid:
             ci_level=float(spec.get("ci_level", self.config.get("ci_level", DEFAULT_CI_LEVEL))),
             paired=paired,
             spread=spec.get("spread", self.config.get("spread", "ci")),
-            plot=resolve_plot(
-                self.config.get("plot"),
-                spec.get("plot"),
-                list(spec["algorithms"]),
-                display_names.resolve(
-                    with_names(self.config.get("display"), self.config.get("plot")),
-                    with_names(spec.get("display"), spec.get("plot")),
-                    known,
-                ),
-                {a: alg["variant_of"] for a, alg in spec["algorithms"].items() if alg.get("variant_of")},
-            ),
+            plot=self._resolved_plot(spec, known),
         )
+
+    def _resolved_plot(self, spec: Mapping[str, Any], known: Mapping[str, list[str]]) -> dict:
+        """The experiment's ``plot`` block with its display names and variants (:func:`resolve_plot`)."""
+        return resolve_plot(
+            self.config.get("plot"),
+            spec.get("plot"),
+            list(spec["algorithms"]),
+            display_names.resolve(
+                with_names(self.config.get("display"), self.config.get("plot")),
+                with_names(spec.get("display"), spec.get("plot")),
+                known,
+            ),
+            {a: alg["variant_of"] for a, alg in spec["algorithms"].items() if alg.get("variant_of")},
+        )
+
+    @staticmethod
+    def _check_display(name: str, spec: Mapping[str, Any], env_cls, budgets) -> dict[str, list[str]]:
+        """The experiment's ``display`` block names only what it has; return what it has, kind by kind."""
+        known = {
+            "experiments": [name],
+            "algorithms": list(spec["algorithms"]),
+            "delays": list(spec["delays"]),
+            "budgets": [budget_label(b) for b in budgets],
+            "metrics": display_names.metric_names(
+                env_cls.metrics, [*spec.get("per_round_metrics", []), *env_cls.rate_metrics]
+            ),
+        }
+        display_names.check(
+            spec.get("display"),
+            key_path("experiments", name, "display"),
+            known,
+            "this experiment",
+            (spec.get("plot") or {}).get("names"),
+        )
+        return known
 
     def _check_summary_table(self, name: str, spec: Mapping[str, Any]) -> SummaryTable:
         """Every row names a configured experiment (and one of its delay settings and budgets when it
