@@ -317,6 +317,8 @@ class SummaryTable:
     rows: tuple[dict[str, str], ...]
     ci_level: float
     description: str = ""
+    #: display names of its algorithms (columns) and its metric: the first row's experiment's
+    display: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     @property
     def experiments(self) -> list[str]:
@@ -333,6 +335,7 @@ class SummaryTable:
             "rows": [dict(r) for r in self.rows],
             "ci_level": self.ci_level,
             "description": self.description,
+            "display": {kind: dict(names) for kind, names in self.display.items()},
         }
 
 
@@ -534,6 +537,7 @@ class ExperimentGrid:
             tuple(rows),
             levels[0],
             spec.get("description", ""),
+            {k: v for k, v in experiments[0].display.items() if k in ("algorithms", "metrics")},
         )
 
     @staticmethod
