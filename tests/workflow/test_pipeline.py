@@ -179,7 +179,8 @@ def test_default_pipeline_produces_tables_and_plots(project):
     for (delay, alg), bold in zip(zip(summary["label"], summary["algorithm"]), summary["bold"]):
         assert bold == (final[(delay, alg)] == min(final[(delay, "ldb_df")], final[(delay, "random")]))
     md = (project / "results/default/summary/tiny_final.md").read_text()
-    assert "| parameter | value | ldb_df | random |" in md and md.count("**") == 2 * 2
+    # the algorithms by their display names (the experiment's plot.names), the CSV keeps the labels
+    assert "| parameter | value | LDB-DF | random |" in md and md.count("**") == 2 * 2
 
 
 def test_plain_snakemake_loads_the_default_profile(project):
