@@ -461,6 +461,10 @@ def _save(fig, outputs: Sequence[str | Path]) -> None:
         tight = {"bbox_inches": "tight", "pad_inches": _PAD} if overflow(fig) else {}
         if fig.get_layout_engine() is not None:
             fig.set_layout_engine("none")  # laid out: every file gets this layout, computed once
+        # the layout's last bits vary with what was measured before (the text metrics' caches): placed on a
+        # grid of a millionth of the figure, the axes put every text at the same place every time
+        for ax in fig.axes:
+            ax.set_position([round(v, 6) for v in ax.get_position().bounds])
         for out in outputs:
             buf = io.BytesIO()
             fmt = Path(out).suffix.lstrip(".")
