@@ -182,7 +182,7 @@ def test_panel_plots_draw_each_group_in_its_own_panel(tmp_path):
         "cumulative_regret",
     )
     panels = {s: [f"NVLDB-{s}", f"NLDB-{s}"] for s in strategies}
-    fig = panel_figure(curves, "cumulative_regret", panels, "exp: nvldb_vs_nldb")
+    fig = panel_figure(curves, "cumulative_regret", panels, "exp: nvldb_vs_nldb", style={"width": "auto"})
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in visible] == strategies
     assert len(fig.axes) == 6 and sum(not ax.get_visible() for ax in fig.axes) == 2  # 3 to a row
@@ -386,14 +386,19 @@ def test_plot_seeds_draws_every_seeds_curve_and_the_self_duel_row(tmp_path, monk
     )
     figures = []
     monkeypatch.setattr(plots, "_save", lambda fig, outputs: figures.append(fig))
+    style = {"self_duels": True, "title": True}
+    plots.plot_curves(curves, "cumulative_regret", "duel", [tmp_path / "p.png"], seeds=read_seeds(parquet), style=style)
+    plots.plot_curves(curves, "cumulative_regret", "duel", [tmp_path / "p.png"], style=style)
     plots.plot_curves(curves, "cumulative_regret", "duel", [tmp_path / "p.png"], seeds=read_seeds(parquet))
-    plots.plot_curves(curves, "cumulative_regret", "duel", [tmp_path / "p.png"])
-    with_seeds, means_only = figures
+    with_seeds, means_only, default = figures
     top, rate_row = with_seeds.axes[0], with_seeds.axes[1]
     assert len(top.lines) == 2 * (3 + 1)  # two algorithms: three seeds and the mean each
     assert len(means_only.axes[0].lines) == 2 and rate_row.get_ylabel() == "self-duel rate"
     assert [round(y, 6) for y in rate_row.lines[1].get_ydata()[-1:]] == [1.0]  # b always self-duels
     assert "single seeds" in with_seeds._suptitle.get_text()
+    # by default (plot.self_duels, plot.title off): no rate row, no title; the note says what faint lines are
+    assert len(default.axes) == 1 and default._suptitle is None
+    assert any("single seeds" in t.get_text() for t in default.texts)
 
 
 #: display names (``plot.names``) with LaTeX special characters, a Greek letter and mathtext

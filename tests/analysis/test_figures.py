@@ -36,8 +36,9 @@ TITLE = (
 )
 STYLES = {
     "default": None,
-    "single": {"width": "single"},
-    "double": {"width": "double", "xscale": "log", "yscale": "log"},
+    "single": {"width": "single", "title": True, "self_duels": True},
+    "double": {"width": "double", "xscale": "log", "yscale": "log", "title": True, "self_duels": True},
+    "auto": {"width": "auto", "title": True, "self_duels": True},
 }
 T = np.unique(np.geomspace(1, 2000, 60).astype(int))
 
@@ -88,7 +89,7 @@ def _png_size(path) -> tuple[int, int]:
 
 def _texts(fig):
     """Every text the figure shows: titles, axis labels, tick labels, legends, the footnote."""
-    out = [fig._suptitle, *fig.texts]
+    out = [t for t in [fig._suptitle, *fig.texts] if t is not None]
     for legend in fig.legends:
         out += legend.get_texts()
     for ax in fig.axes:
@@ -133,7 +134,7 @@ def _check_saved(fig, tmp_path, name):
     # the legend, the footnote and the title keep off the plotting areas and off each other
     areas = [ax.get_window_extent(renderer) for ax in fig.axes if ax.get_visible()]
     outside = [leg.get_window_extent(renderer) for leg in fig.legends]
-    outside += [t.get_window_extent(renderer) for t in {fig._suptitle, *fig.texts}]
+    outside += [t.get_window_extent(renderer) for t in {fig._suptitle, *fig.texts} if t is not None]
     for extent in outside:
         assert not any(_overlap(extent, area) for area in areas), f"{name}: {extent} covers a plotting area"
     for i, a in enumerate(outside):
@@ -157,7 +158,9 @@ def _check_saved(fig, tmp_path, name):
 def test_curves_fit_their_image_with_many_long_labels_delays_and_budgets(tmp_path, size):
     fig = curves_figure(_curves(), "cumulative_regret", TITLE, ci_level=0.95, style=STYLES[size])
     assert any("Bands reaching below 0" in t.get_text().replace("\n", " ") for t in fig.texts)  # the footnote
-    assert len(fig.axes) == 2 * len(BUDGETS) * len(DELAYS)  # the self-duel row under each budget's panels
+    rows = 2 if size != "default" else 1  # the self-duel row under each budget's panels, when asked for
+    assert len(fig.axes) == rows * len(BUDGETS) * len(DELAYS)
+    assert (fig._suptitle is None) == (size == "default")  # no title unless asked
     _check_saved(fig, tmp_path, f"curves_{size}")
     legend = fig.legends[0]
     assert [re.sub(r"\s+", "", t.get_text()) for t in legend.get_texts()] == LONG  # whole, wrapped at most
@@ -217,7 +220,9 @@ def test_widths_fonts_and_the_rc_settings_stay_local(tmp_path):
         plots._save(fig, [tmp_path / "w.pdf"])
     assert {k: matplotlib.rcParams[k] for k in plots.FONT_RC} == before  # set for the save only
     fig = curves_figure(_curves(LONG[:2], DELAYS[:2], ["none"]), "cumulative_regret", "e", style={"font_size": 6})
-    assert fig.axes[0].title.get_fontsize() == 6 and fig.get_figwidth() == pytest.approx(3.6 * 2 + 0.6)
+    assert fig.axes[0].title.get_fontsize() == 6 and fig.get_figwidth() == pytest.approx(3.5)  # one column
+    fig = curves_figure(_curves(LONG[:2], DELAYS[:2], ["none"]), "cumulative_regret", "e", style={"width": "auto"})
+    assert fig.axes[0].title.get_fontsize() == 10 and fig.get_figwidth() == pytest.approx(3.6 * 2 + 0.6)
 
 
 def test_names_colours_styles_and_scales_of_the_plot_block(tmp_path):
@@ -263,3 +268,42 @@ def test_text_past_the_edge_is_saved_in_the_tight_box(tmp_path):
     width = fig.get_figwidth()
     plots._save(fig, [png])
     assert _png_size(png)[0] > width * DPI
+
+
+def _media_box(pdf: bytes) -> tuple[float, float]:
+    """A one-page PDF's page size in points, from its /MediaBox."""
+    boxes = re.findall(rb"/MediaBox\s*\[\s*0\s+0\s+([\d.]+)\s+([\d.]+)\s*\]", pdf)
+    assert len(boxes) == 1, boxes
+    return float(boxes[0][0]), float(boxes[0][1])
+
+
+def test_the_default_grids_figures_are_one_column_wide_without_a_title_and_with_display_names(tmp_path):
+    """Every experiment of config.yaml, its plot block resolved as the workflow resolves it: the PDF's page is
+    3.5 inches (252 points) wide, no title is drawn, the legend and panel titles show the display names."""
+    from banditbench.configuration.grid import load_config_file, load_grid
+
+    config = load_config_file("config.yaml")
+    grid = load_grid(config)
+    config["display"] = {
+        "algorithms": {a: f"Alg {a.upper()}" for e in grid.experiments.values() for a in e.algorithms},
+        "delays": {
+            d: f"Delay {i}" for i, d in enumerate(dict.fromkeys(d for e in grid.experiments.values() for d in e.delays))
+        },
+    }
+    grid = load_grid(config)
+    for name, exp in grid.experiments.items():
+        metric = f"cumulative_{exp.plot_metric}"
+        curves = _curves(exp.algorithms, exp.delays, exp.budget_labels, rate=True).assign(
+            metric=lambda d: d["metric"].replace("cumulative_regret", metric)
+        )
+        fig = curves_figure(curves, metric, name, ci_level=exp.ci_level, style=dict(exp.plot))
+        _png, pdf = _check_saved(fig, tmp_path, name)
+        width, _height = _media_box(pdf)
+        assert width == pytest.approx(72 * 3.5), name
+        assert fig._suptitle is None, name
+        assert len(fig.axes) == len(exp.delays) * len(exp.budget_labels), name  # no self-duel row by default
+        legend = [re.sub(r"\s+", " ", t.get_text()) for t in fig.legends[0].get_texts()]
+        assert legend == [f"Alg {a.upper()}" for a in exp.algorithms], name
+        titles = [ax.get_title().replace("\n", " ") for ax in fig.axes]
+        assert all(t.startswith("Delay ") or "B\u00a0=" in t for t in titles), (name, titles)
+        assert not any("_" in t for t in titles), (name, titles)

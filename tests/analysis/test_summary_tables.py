@@ -199,3 +199,31 @@ def test_the_t_interval_at_the_configured_level_is_scipys(tmp_path):
     # the caption names the level, the interval and the number of seeds
     assert "Mean ± 96 % Student-t CI half-width over n = 5 seeds." in (tmp_path / "e.md").read_text()
     assert r"96 \% Student-t CI half-width over n = 5 seeds" in (tmp_path / "e.tex").read_text()
+
+
+def test_a_summary_table_names_its_algorithms_and_metric_by_their_display_names(tmp_path):
+    cfg = _with_summary(
+        lambda c: c.update(
+            display={
+                "algorithms": {"alg1": "Algorithm 1", "alg2": r"$\alpha$-2"},
+                "metrics": {"cumulative_reward": "R"},
+            }
+        )
+    )
+    params = load_grid(cfg).summary_tables["final"].as_params()
+    assert params["display"] == {
+        "algorithms": {"alg1": "Algorithm 1", "alg2": r"$\alpha$-2"},
+        "metrics": {"cumulative_reward": "R"},
+    }
+    files = {"base": _experiment(tmp_path, "base", {"a": 0.1, "b": 0.4, "c": 0.3, "d": 0.2})}
+    table = _table(
+        [("base", "", "base")], display={"algorithms": {"a": "Alg A", "b": r"$\beta$"}, "metrics": {"ctr": "CTR"}}
+    )
+    out = {ext: tmp_path / f"s.{ext}" for ext in ("csv", "md", "tex", "html")}
+    cells = write_summary_table(table, files, *out.values())
+    assert set(cells["algorithm"]) == set(ALGS) and "Alg A" not in out["csv"].read_text()  # the CSV: labels
+    md = out["md"].read_text()
+    assert "| experiment | Alg A | $\\beta$ | c | d |" in md and md.split("\n")[2].startswith("CTR at T = 20")
+    tex = out["tex"].read_text()
+    assert r"experiment & Alg A & $\beta$ & c & d \\" in tex and r"\caption{CTR at T = 20" in tex
+    assert "<th>Alg A</th>" in out["html"].read_text()

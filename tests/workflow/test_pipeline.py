@@ -182,7 +182,8 @@ def test_default_pipeline_produces_tables_and_plots(project):
     for (delay, alg), bold in zip(zip(summary["label"], summary["algorithm"]), summary["bold"]):
         assert bold == (final[(delay, alg)] == min(final[(delay, "ldb_df")], final[(delay, "random")]))
     md = (project / "results/default/summary/tiny_final.md").read_text()
-    assert "| parameter | value | ldb_df | random |" in md and md.count("**") == 2 * 2
+    # the algorithms by their display names (the experiment's plot.names), the CSV keeps the labels
+    assert "| parameter | value | LDB-DF | random |" in md and md.count("**") == 2 * 2
     # regret against compute: the tidy table's final regret against each cell's CPU seconds per seed
     compute = pd.read_csv(project / "results/default/compute/tiny.csv").set_index(["algorithm", "delay"])
     final = tidy[(tidy["metric"] == "cumulative_regret") & (tidy["t"] == 60)].set_index(["algorithm", "delay"])

@@ -100,3 +100,31 @@ if GRID.claims:
             claims=GRID.claims_params(),
         script:
             "../scripts/claims.py"
+
+
+# experiments whose algorithms are swept (override with several values): the final value against the parameter's
+_sweeping = [name for name, exp in GRID.experiments.items() if exp.sweeps()]
+if _sweeping:
+
+    rule sweep:
+        input:
+            tables=f"{RESULTS}/tables/{{experiment}}.csv",
+        output:
+            **sweep_outputs(),
+        log:
+            "logs/sweep/{experiment}.log",
+        wildcard_constraints:
+            experiment="|".join(re.escape(e) for e in _sweeping),
+        conda:
+            "../../envs/banditbench.yaml"
+        resources:
+            mem_mb=1000,
+            runtime=5,
+        params:
+            sweeps=lambda wc: GRID.experiments[wc.experiment].sweeps(),
+            main_metric=lambda wc: f"cumulative_{GRID.experiments[wc.experiment].plot_metric}",
+            ci_level=lambda wc: GRID.experiments[wc.experiment].ci_level,
+            plot=lambda wc: dict(GRID.experiments[wc.experiment].plot),
+            run=RUN,
+        script:
+            "../scripts/sweep.py"

@@ -255,6 +255,26 @@ def aggregate_outputs(paired):
     return outputs
 
 
+def sweep_outputs():
+    """The sweep rule's outputs (workflow/rules/aggregate.smk): the sweep table and figure of an experiment."""
+    labels = {"experiment": "{experiment}", "content": "final value against the swept parameter"}
+    return dict(
+        csv=f"{RESULTS}/sweeps/{{experiment}}.csv",
+        md=f"{RESULTS}/sweeps/{{experiment}}.md",
+        tex=f"{RESULTS}/sweeps/{{experiment}}.tex",
+        html=report(
+            f"{RESULTS}/sweeps/{{experiment}}.html", caption="../report/sweep.rst", category="Sweeps", labels=labels
+        ),
+        pdf=f"{RESULTS}/sweeps/{{experiment}}.pdf",
+        png=report(
+            f"{RESULTS}/sweeps/{{experiment}}.png",
+            caption="../report/sweep.rst",
+            category="Sweeps",
+            labels={**labels, "content": "figure: final value against the swept parameter"},
+        ),
+    )
+
+
 def all_outputs():
     # every per-seed result file of the run, so that one deleted by hand is simulated again (as an input only,
     # Snakemake would leave it missing behind the up-to-date tables that read it)
@@ -270,6 +290,8 @@ def all_outputs():
         out += [f"{RESULTS}/plots/{name}.{ext}" for ext in ("pdf", "png")]
         out += [f"{RESULTS}/plots/{name}/{metric}.png" for metric in GRID.experiments[name].extra_plots]
         out += [f"{RESULTS}/plots/{name}/panels/{plot}.png" for plot in GRID.experiments[name].panel_plots]
+        if GRID.experiments[name].sweeps():
+            out += [f"{RESULTS}/sweeps/{name}.{ext}" for ext in ("csv", "md", "tex", "html", "pdf", "png")]
     for table in GRID.summary_tables:
         out += [f"{RESULTS}/summary/{table}.{ext}" for ext in ("csv", "md", "tex", "html")]
     if GRID.claims:

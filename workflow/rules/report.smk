@@ -22,7 +22,7 @@ rule plot_extra:
         runtime=5,
     params:
         metric=lambda wc: f"cumulative_{wc.metric}",
-        title=lambda wc: f"{wc.experiment}: cumulative {wc.metric}",
+        title=lambda wc: f"{GRID.experiments[wc.experiment].display_name()}: cumulative {wc.metric}",
         ci_level=lambda wc: GRID.experiments[wc.experiment].ci_level,
         plot=lambda wc: dict(GRID.experiments[wc.experiment].plot),
     script:
@@ -51,7 +51,7 @@ rule plot_panels:
         metric=lambda wc: f"cumulative_{GRID.experiments[wc.experiment].panel_plots[wc.plot]['metric']}",
         panels=lambda wc: GRID.experiments[wc.experiment].panel_plots[wc.plot]["panels"],
         caption=lambda wc: GRID.experiments[wc.experiment].panel_plots[wc.plot]["caption"],
-        title=lambda wc: f"{wc.experiment}: {wc.plot}",
+        title=lambda wc: f"{GRID.experiments[wc.experiment].display_name()}: {wc.plot}",
         ci_level=lambda wc: GRID.experiments[wc.experiment].ci_level,
         plot=lambda wc: dict(GRID.experiments[wc.experiment].plot),
     script:

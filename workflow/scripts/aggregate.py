@@ -8,6 +8,7 @@ with rule_log(snakemake.log[0], snakemake.rule):
     from banditbench.analysis.paired import write_paired
     from banditbench.analysis.plots import plot_curves
     from banditbench.analysis.seedtable import read_seeds
+    from banditbench.configuration.display import Names
 
     out, params, experiment = snakemake.output, snakemake.params, snakemake.wildcards.experiment
     aggregate_experiment(
@@ -28,6 +29,7 @@ with rule_log(snakemake.log[0], snakemake.rule):
         workers=snakemake.threads,
         run=params.run,
         names=params.plot.get("names"),
+        display=params.plot.get("display"),
         # the pre-job check (workflow/rules/common.smk) has moved corrupt results aside and had them
         # rebuilt; one damaged since is deleted, named in the error, and rebuilt by the next run
         remove_corrupt=True,
@@ -35,7 +37,7 @@ with rule_log(snakemake.log[0], snakemake.rule):
     plot_curves(
         curves=out.curves,
         metric=params.main_metric,
-        title=experiment,
+        title=Names.of(params.plot.get("display")).experiment(experiment),  # drawn with plot.title: true
         outputs=[out.plot_pdf, out.plot_png],
         ci_level=params.ci_level,
         seeds=read_seeds(out.seeds) if params.plot_seeds else None,

@@ -27,7 +27,9 @@ Outputs
   saying which (and which regret a regret metric is) and over how many
   seeds; an interval that reaches below 0 although no seed's value does (a symmetric t interval
   over few seeds, on a metric that cannot be negative) is marked ``†`` and the header says why.
-  Algorithms are shown by their display names (the experiment's ``plot.names``), negative numbers
+  Algorithms are shown by their display names (the experiment's ``display.algorithms`` or ``plot.names``), the
+  experiment, delay settings, budgets and metrics by theirs (``display``: :func:`settings`, :func:`shown_title`;
+  the CSVs keep the labels), negative numbers
   with a true minus (U+2212, ``$-$`` in LaTeX), and each LaTeX table is labelled
   ``tab:<run>-<experiment>`` (the headline), ``...-by-task`` and ``...-<metric>`` (:func:`table_key`);
 * curves CSV — the same statistics on a grid of at most ``curve_points``
@@ -47,12 +49,13 @@ import io
 import logging
 import re
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 from scipy.special import stdtrit
 
+from ..configuration.display import Names
 from ..configuration.grid import DEFAULT_CI_LEVEL
 from ..errors import CorruptFileError
 from ..storage.resultio import atomic_write_bytes
@@ -320,16 +323,47 @@ def below_zero_note(n: int | None, ci_level: float) -> str:
     )
 
 
-def headline_table(tidy: pd.DataFrame, metric: str, spread: str = "ci") -> pd.DataFrame:
-    """``metric`` at the final horizon: rows algorithms, columns the delay and budget settings that vary."""
+def settings(df: pd.DataFrame, display: Mapping[str, Any] | None = None) -> pd.Series:
+    """Each row's setting as a table's column names it: its delay's and its budget's display names
+    (``display``; a budget without one ``B = 75``), of those that vary (the delay when neither does)."""
+    names = Names.of(display)
+    varying = [c for c in ("delay", "budget") if df[c].nunique() > 1] or ["delay"]
+
+    def label(row) -> str:
+        parts = [names.delay(str(row["delay"]))] if "delay" in varying else []
+        budget = str(row["budget"])
+        parts += [budget if budget == "none" else names.budget(budget)] if "budget" in varying else []
+        return ", ".join(parts)
+
+    return df.apply(label, axis=1) if len(df) else pd.Series([], dtype=str, index=df.index)
+
+
+def shown_title(title: str, display: Mapping[str, Any] | None = None) -> str:
+    """A table's title (``cumulative_regret at T = 600``) with its metric's display name (``display.metrics``)."""
+    metric, sep, rest = str(title).partition(" ")
+    return Names.of(display).metric(metric) + sep + rest
+
+
+def with_display(wide: pd.DataFrame, display: Mapping[str, Any] | None) -> pd.DataFrame:
+    """``wide`` with the labels of its ``delay`` and ``budget`` index levels replaced by the display names
+    ``display`` gives them (others keep their labels)."""
+    display = display or {}
+    for level, kind in (("delay", "delays"), ("budget", "budgets")):
+        given = {k: v for k, v in Names.of(display).names.get(kind, {}).items()}
+        if given and level in (wide.index.names or []):
+            wide = wide.rename(index=given, level=level)
+    return wide
+
+
+def headline_table(
+    tidy: pd.DataFrame, metric: str, spread: str = "ci", display: Mapping[str, Any] | None = None
+) -> pd.DataFrame:
+    """``metric`` at the final horizon: rows algorithms, columns the delay and budget settings that vary
+    (:func:`settings`)."""
     df = tidy[(tidy["metric"] == metric) & (tidy["t"] == tidy["t"].max())]
     if df.empty:
         raise ValueError(f"no rows for metric {metric!r}; have {sorted(set(tidy['metric']))}")
-    varying = [c for c in ("delay", "budget") if df[c].nunique() > 1] or ["delay"]
-    labels = df[varying].astype(str).agg(", ".join, axis=1)
-    if "budget" in varying:
-        labels = labels.str.replace(r"(^|, )(\d[\d.e+-]*)$", r"\1B = \2", regex=True)
-    df = df.assign(cell=[_cell(row, spread) for _, row in df.iterrows()], setting=labels)
+    df = df.assign(cell=[_cell(row, spread) for _, row in df.iterrows()], setting=settings(df, display))
     return df.pivot_table(index="algorithm", columns="setting", values="cell", aggfunc="first", sort=False)
 
 
@@ -338,11 +372,13 @@ def headline_table(tidy: pd.DataFrame, metric: str, spread: str = "ci") -> pd.Da
 INSTANCE_PREFIX = "instance_"
 
 
-def with_instance_rows(headline: pd.DataFrame, tidy: pd.DataFrame) -> pd.DataFrame:
+def with_instance_rows(
+    headline: pd.DataFrame, tidy: pd.DataFrame, display: Mapping[str, Any] | None = None
+) -> pd.DataFrame:
     """``headline`` followed by one row per ``instance_*`` summary (its mean over the cell's runs)."""
     rows = []
     for name in dict.fromkeys(m for m in tidy["metric"] if str(m).startswith(INSTANCE_PREFIX)):
-        table = headline_table(tidy.assign(ci_high=np.nan), name)  # a constant: the value alone
+        table = headline_table(tidy.assign(ci_high=np.nan), name, display=display)  # a constant: the value alone
         rows.append(table.iloc[[0]].rename(index={table.index[0]: name.removeprefix(INSTANCE_PREFIX)}))
     return pd.concat([headline, *rows]) if rows else headline
 
@@ -404,12 +440,13 @@ def to_markdown(
     ci_level: float = DEFAULT_CI_LEVEL,
     spread: str = "ci",
     n: int | None = None,
+    display: Mapping[str, Any] | None = None,
 ) -> str:
-    lines = [f"# {experiment}", ""]
+    lines = [f"# {Names.of(display).experiment(experiment)}", ""]
     for note in _notes(tables, ci_level, spread, n):
         lines += [note, ""]
     for metric, wide in tables.items():
-        lines += [f"## {metric}", ""]
+        lines += [f"## {shown_title(metric, display)}", ""]
         wide = wide.rename_axis(index=[n or "" for n in wide.index.names])
         head = list(wide.index.names) + list(wide.columns)
         lines.append("| " + " | ".join(head) + " |")
@@ -432,6 +469,7 @@ def to_latex(
     spread: str = "ci",
     n: int | None = None,
     run: str = "",
+    display: Mapping[str, Any] | None = None,
 ) -> str:
     """One ``table`` float per table (:func:`banditbench.analysis.latex.table`, labelled by :func:`table_key`):
     labels, cells and the caption (the experiment, the table and the header's notes) escaped, display names'
@@ -445,7 +483,8 @@ def to_latex(
         body = [[*(f(x) for f, x in zip(shown, _labels(idx))), *row.values] for idx, row in wide.iterrows()]
         align = "l" * len(wide.index.names) + "r" * len(wide.columns)
         key = table_key(run, experiment, metric)
-        parts.append(latex.table(f"{experiment}: {metric}. {notes}", head, body, align, key=key))
+        caption = f"{Names.of(display).experiment(experiment)}: {shown_title(metric, display)}. {notes}"
+        parts.append(latex.table(caption, head, body, align, key=key))
     return "\n".join(parts)
 
 
@@ -456,15 +495,19 @@ def to_html(
     ci_level: float = DEFAULT_CI_LEVEL,
     spread: str = "ci",
     n: int | None = None,
+    display: Mapping[str, Any] | None = None,
 ) -> str:
     """A self-contained page of the same tables (escaped; one ``<table>`` per metric)."""
-    body = [f"<h1>{html.escape(experiment)}</h1>"]
+    body = [f"<h1>{html.escape(Names.of(display).experiment(experiment))}</h1>"]
     if description:
         body.append(f"<p>{html.escape(description)}</p>")
     body += [f"<p>{html.escape(note)}</p>" for note in _notes(tables, ci_level, spread, n)]
     for metric, wide in tables.items():
         flat = wide.rename_axis(columns=None).reset_index()
-        body += [f"<h2>{html.escape(metric)}</h2>", flat.to_html(index=False, escape=True, border=0, na_rep="")]
+        body += [
+            f"<h2>{html.escape(shown_title(metric, display))}</h2>",
+            flat.to_html(index=False, escape=True, border=0, na_rep=""),
+        ]
     return html_page(experiment, "\n".join(body))
 
 
@@ -482,17 +525,20 @@ def tables_from_seeds(
     ci_level: float = DEFAULT_CI_LEVEL,
     spread: str = "ci",
     names: Mapping[str, str] | None = None,
+    display: Mapping[str, Any] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame], int]:
-    """The tidy table, the curves table, the human tables (algorithms by their display ``names``) and
-    the number of seeds per cell, all from the per-seed table ``seeds``."""
+    """The tidy table, the curves table, the human tables (algorithms by their display ``names``, delays
+    and budgets by ``display``'s) and the number of seeds per cell, all from the per-seed table ``seeds``."""
     tidy, curve_df = seed_statistics(seeds, ci_level)
     final_t = int(tidy["t"].max())
-    headline = named(headline_table(tidy, main_metric, spread), names)
-    tables = {f"{main_metric} at T = {final_t}": with_instance_rows(headline, tidy)}
+    headline = named(headline_table(tidy, main_metric, spread, display), names)
+    tables = {f"{main_metric} at T = {final_t}": with_instance_rows(headline, tidy, display)}
     per_task = task_table(seeds, main_metric, ci_level, spread)
     if per_task is not None:
         tables[f"{main_metric} at T = {final_t}, by task"] = named(per_task, names)
-    tables.update({metric: named(wide, names) for metric, wide in human_tables(tidy, spread).items()})
+    tables.update(
+        {metric: with_display(named(wide, names), display) for metric, wide in human_tables(tidy, spread).items()}
+    )
     return tidy, curve_df, tables, int(tidy["n"].max())
 
 
@@ -515,6 +561,7 @@ def aggregate_experiment(
     workers: int | None = None,
     run: str = "",
     names: Mapping[str, str] | None = None,
+    display: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
     """Aggregate ``runs`` and write all table files atomically; return the tidy table.
 
@@ -529,7 +576,8 @@ def aggregate_experiment(
     ``spread`` what the human tables show after the mean (``ci``: the interval's half-width, ``sd``;
     ``both``: the half-width, then ``(sd S)``);
     ``run`` names the run in the LaTeX tables' labels (:func:`table_key`); ``names`` (``plot.names``)
-    the algorithms' display names in the Markdown, LaTeX and HTML tables (the CSVs keep the labels).
+    the algorithms' display names in the Markdown, LaTeX and HTML tables (the CSVs keep the labels), ``display``
+    (the ``display`` block's other names) the experiment's, the delays', budgets' and metrics' there.
     """
     if spread not in SPREADS:
         raise ValueError(f"spread must be one of {SPREADS}, got {spread!r}")
@@ -538,12 +586,13 @@ def aggregate_experiment(
     )
     if seeds_file is not None:
         write_parquet(seeds, seeds_file)
-    tidy, curve_df, tables, n = tables_from_seeds(seeds, experiment, main_metric, ci_level, spread, names)
+    tidy, curve_df, tables, n = tables_from_seeds(seeds, experiment, main_metric, ci_level, spread, names, display)
     atomic_write_bytes(csv, csv_bytes(tidy))
     atomic_write_bytes(curves, csv_bytes(curve_df))
-    atomic_write_bytes(markdown, to_markdown(tables, experiment, ci_level, spread, n).encode())
-    atomic_write_bytes(latex, to_latex(tables, experiment, ci_level, spread, n, run).encode())
+    atomic_write_bytes(markdown, to_markdown(tables, experiment, ci_level, spread, n, display).encode())
+    atomic_write_bytes(latex, to_latex(tables, experiment, ci_level, spread, n, run, display).encode())
     if html_file is not None:
-        atomic_write_bytes(html_file, to_html(tables, experiment, description, ci_level, spread, n).encode())
+        page = to_html(tables, experiment, description, ci_level, spread, n, display)
+        atomic_write_bytes(html_file, page.encode())
     log.info("aggregated %d runs of %s into %d rows", len(runs), experiment, len(tidy))
     return tidy

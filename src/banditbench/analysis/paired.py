@@ -43,7 +43,7 @@ from ..configuration.grid import DEFAULT_CI_LEVEL
 from ..envs.preference import LATE_SHARE, LATE_SUMMARY
 from ..storage.resultio import atomic_write_bytes
 from . import latex
-from .aggregate import ci_percent, csv_bytes, number, t_quantile
+from .aggregate import ci_percent, csv_bytes, number, settings, t_quantile, with_display
 from .pages import html_page
 from .seedtable import curve_grid, diverged_runs, read_seeds
 
@@ -329,7 +329,10 @@ def _resamples_of(table: pd.DataFrame) -> int:
 
 
 def human_tables(
-    table: pd.DataFrame, spread: str = "ci", names: Mapping[str, str] | None = None
+    table: pd.DataFrame,
+    spread: str = "ci",
+    names: Mapping[str, str] | None = None,
+    display: Mapping[str, Any] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """The final horizon (rows pairs ``A − B`` by the display ``names``, columns the settings that vary),
     then rows (delay, budget, pair), columns the table horizons."""
@@ -341,10 +344,7 @@ def human_tables(
     )
     final_t = int(df["t"].max())
     final = df[df["t"] == final_t]
-    varying = [c for c in ("delay", "budget") if final[c].nunique() > 1] or ["delay"]
-    setting = final[varying].astype(str).agg(", ".join, axis=1)
-    if "budget" in varying:
-        setting = setting.str.replace(r"(^|, )(\d[\d.e+-]*)$", r"\1B = \2", regex=True)
+    setting = settings(final, display)
     metric = str(table["metric"].iloc[0])
     out = {
         f"A − B, {metric} at T = {final_t}": final.assign(setting=setting).pivot_table(
@@ -354,7 +354,9 @@ def human_tables(
     wide = df.assign(horizon=df["t"].map(lambda t: f"t = {t}")).pivot_table(
         index=["delay", "budget", "pair"], columns="horizon", values="cell", aggfunc="first", sort=False
     )
-    out[f"A − B, {metric} by horizon"] = wide[sorted(wide.columns, key=lambda c: int(c.split("= ")[1]))]
+    out[f"A − B, {metric} by horizon"] = with_display(
+        wide[sorted(wide.columns, key=lambda c: int(c.split("= ")[1]))], display
+    )
     return out
 
 
@@ -437,7 +439,7 @@ def differences_figure(curves: pd.DataFrame, title: str, style: Mapping[str, Any
     pairs = list(dict.fromkeys(zip(df["a"], df["b"])))
     colours, styles = _pair_look(pairs, style)
     fig, axes = _figure(style, len(budgets), len(delays), len(budgets), sharex=True)
-    metric = str(df["metric"].iloc[0]).replace("_", " ")
+    metric = style.display.metric(str(df["metric"].iloc[0]))
     for r, budget in enumerate(budgets):
         for c, delay in enumerate(delays):
             ax = axes[r][c]
@@ -452,7 +454,7 @@ def differences_figure(curves: pd.DataFrame, title: str, style: Mapping[str, Any
                 ax.plot(d["t"], d["mean"], color=colours[key], ls=styles[key], lw=1.5, label=label)
                 ax.fill_between(d["t"], d["ci_low"], d["ci_high"], color=colours[key], alpha=0.2, lw=0)
             style.scale(ax, signed=True)
-            ax.set_title(_setting(delay, budget), fontsize=style.size)
+            ax.set_title(_setting(delay, budget, style, len(delays), len(budgets)), fontsize=style.size)
             ax.grid(alpha=0.3)
             ax.tick_params(labelsize=style.size - 1)
             if r == len(budgets) - 1:
@@ -465,7 +467,12 @@ def differences_figure(curves: pd.DataFrame, title: str, style: Mapping[str, Any
         f"{ci_percent(float(row['level']))} % {INTERVAL_NAMES[row['interval']]} band of the mean paired "
         f"difference, n = {int(df['n'].max())} seeds; {row['better']} is better"
     )
-    _finish(fig, style, f"{title}\n{band}", handles, labels)
+    # without a title, a small note says what a reader of the figure alone cannot know: which side is better
+    if style.title is False:
+        heading, note = None, f"{row['better'].capitalize()} is better; bands: {band.split(' band')[0]}."
+    else:
+        heading, note = (style.title if isinstance(style.title, str) else f"{title}\n{band}"), None
+    _finish(fig, style, heading, handles, labels, note)
     return fig
 
 
@@ -510,12 +517,13 @@ def write_paired(
         text += "\n\n" + note
     if len(table) and table["diverged"].any():
         text += "\n\n" + DIVERGED_NOTE
-    tables = human_tables(table, spread, (plot or {}).get("names"))
+    tables = human_tables(table, spread, (plot or {}).get("names"), (plot or {}).get("display"))
     atomic_write_bytes(csv, csv_bytes(table))
     atomic_write_bytes(curves_csv, csv_bytes(curves))
     atomic_write_bytes(markdown, to_markdown(tables, experiment, text).encode())
     atomic_write_bytes(latex, to_latex(tables, experiment, text, run).encode())
     atomic_write_bytes(html_file, to_html(tables, experiment, text).encode())
     if plots:
-        plot_differences(curves, f"{experiment}: paired differences A − B", plots, plot)
+        name = ((plot or {}).get("display") or {}).get("experiments", {}).get(experiment, experiment)
+        plot_differences(curves, f"{name}: paired differences A − B", plots, plot)
     return table

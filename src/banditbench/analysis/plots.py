@@ -1,20 +1,25 @@
 """Publication plots: cumulative curves with confidence bands.
 
 The bands are the curves table's Student-t intervals, computed by the aggregation at the
-experiment's ``ci_level`` (default 95 %, stated in the figure title when given).
+experiment's ``ci_level`` (default 95 %; another level is stated in a small note under the figure, or in
+its title when it has one).
 
 :func:`plot_curves`: one panel per (budget, delay) — budgets in rows, delays in
 columns — and one line per algorithm, coloured consistently across panels; dueling experiments get a
-row with the self-duel rate under each budget's panels, and ``plot_seeds`` experiments every seed's
-curve faintly behind the means.
+row with the self-duel rate under each budget's panels with ``plot.self_duels``, and ``plot_seeds``
+experiments every seed's curve faintly behind the means.
 :func:`plot_panels`: chosen algorithms side by side (an experiment's ``panel_plots``,
 e.g. each NVLDB variant against its NLDB counterpart, seed 001 Figs. E.5–E.7), one
 panel per named group and (budget, delay).  Written as PDF (vector) and PNG.
 
 How a figure looks is the experiment's ``plot`` block (:class:`PlotStyle`: display names, colours and
-line styles per algorithm label, log axes, a one- or two-column width, the font size).  The layout
+line styles per algorithm label, log axes, a one- or two-column width, the font size, a title or none);
+what it calls things, its ``display`` names (:mod:`banditbench.configuration.display`: panel titles name
+the delay and budget settings, the y axis the metric).  The defaults are a paper's: one column wide
+(3.5 inches), no title, a sweep's variants in shades of their algorithm's colour.  The layout
 cannot clip: the axes are placed by matplotlib's constrained layout, titles and the footnote are
-wrapped to the width they have, the legend goes under the axes in as many columns as fit (a panel's
+wrapped to the width they have (panel titles between words only, in a smaller font where a word
+is wider than its panel), the legend goes under the axes in as many columns as fit (a panel's
 own legend under its panel when it would cover much of it), and the figure grows by the legend's and
 the footnote's measured height; should any text still reach past the edge, the file is saved with
 ``bbox_inches="tight"``.  PDFs embed TrueType (Type 42) fonts, which the IEEE and ACM checkers
@@ -38,12 +43,15 @@ import pandas as pd  # noqa: E402
 from matplotlib.colors import to_rgba  # noqa: E402
 from matplotlib.transforms import offset_copy  # noqa: E402
 
+from ..configuration.display import Names  # noqa: E402
 from ..storage.resultio import atomic_write_bytes  # noqa: E402
 from .aggregate import ci_percent, read_tidy  # noqa: E402
 
 #: figure widths in inches of ``plot.width: single`` and ``double``: a column and the text width of the
-#: IEEE two-column layout (ACM's are 3.33 and 7.0 inches: give those as numbers)
-WIDTHS = {"single": 3.5, "double": 7.16}
+#: IEEE two-column layout (ACM's are 3.33 and 7.0 inches: give those as numbers); ``auto``: 3.6 inches a panel
+WIDTHS = {"single": 3.5, "double": 7.16, "auto": None}
+#: the width of a figure whose ``plot`` block gives none: one column
+DEFAULT_WIDTH = "single"
 #: ``plot.styles`` values and the matplotlib line styles they name
 LINE_STYLES = {"solid": "-", "dashed": "--", "dashdot": "-.", "dotted": ":", "-": "-", "--": "--", "-.": "-.", ":": ":"}
 #: the default line styles, in order (identical curves, e.g. every delay-aware variant under no delay, stay visible)
@@ -62,12 +70,16 @@ class PlotStyle:
 
     ``names``, ``colors``, ``styles``: per algorithm label its display name (legends, the paired
     figure's ``A − B``), its colour (any matplotlib colour) and line style; labels not named keep their
-    label, the default colours (``tab10``, skipping those configured) and line styles.  ``xscale`` /
+    label, the default colours (``tab10``, skipping those configured) and line styles; a variant
+    (``variant_of``: label -> its algorithm) not given a colour gets a shade of its algorithm's.  ``xscale`` /
     ``yscale``: ``linear`` or ``log`` (the paired differences, which change sign, get ``symlog`` for a
-    log y axis).  ``width``: inches, or ``single`` / ``double`` (:data:`WIDTHS`); None sizes the figure by
-    its panels (3.6 inches each).  ``height``: inches of one row of panels (default: from the panels'
-    width).  ``font_size``: points of the axes' text (default 8 with a ``width``, else 10; titles one
-    point larger, legends one smaller).
+    log y axis).  ``width``: inches, or ``single`` (the default) / ``double`` (:data:`WIDTHS`); None
+    (``auto``) sizes the figure by its panels (3.6 inches each).  ``height``: inches of one row of panels
+    (default: from the panels' width).  ``font_size``: points of the axes' text (default 8 with a
+    ``width``, else 10; titles one point larger, legends one smaller).  ``title``: False (none), True (the
+    figure's own) or a text.  ``self_duels``: whether the curves figure has the self-duel rate row.
+    ``display``: what the figure calls experiments, delays, budgets and metrics (:class:`Names`, with
+    readable defaults).
     """
 
     names: Mapping[str, str] = field(default_factory=dict)
@@ -75,9 +87,13 @@ class PlotStyle:
     styles: Mapping[str, str] = field(default_factory=dict)
     xscale: str = "linear"
     yscale: str = "linear"
-    width: float | None = None
+    width: float | None = WIDTHS[DEFAULT_WIDTH]
     height: float | None = None
     font_size: float | None = None
+    title: bool | str = False
+    self_duels: bool = False
+    variant_of: Mapping[str, str] = field(default_factory=dict)
+    display: Names = field(default_factory=lambda: Names(figure=True))
 
     @classmethod
     def of(cls, plot: "PlotStyle | Mapping[str, Any] | None" = None) -> "PlotStyle":
@@ -85,17 +101,40 @@ class PlotStyle:
         if isinstance(plot, PlotStyle):
             return plot
         plot = dict(plot or {})
-        width = plot.get("width")
+        width = plot.get("width", DEFAULT_WIDTH)
         return cls(
             names=dict(plot.get("names") or {}),
             colors=dict(plot.get("colors") or {}),
             styles={k: LINE_STYLES[v] for k, v in (plot.get("styles") or {}).items()},
             xscale=plot.get("xscale") or "linear",
             yscale=plot.get("yscale") or "linear",
-            width=None if width is None else float(WIDTHS.get(width, width)),
+            width=None if WIDTHS.get(width, width) is None else float(WIDTHS.get(width, width)),
             height=None if plot.get("height") is None else float(plot["height"]),
             font_size=None if plot.get("font_size") is None else float(plot["font_size"]),
+            title=plot.get("title", False),
+            self_duels=bool(plot.get("self_duels", False)),
+            variant_of=dict(plot.get("variant_of") or {}),
+            display=Names.of(plot.get("display"), figure=True),
         )
+
+    def heading(self, title: str, how: Sequence[str] = ()) -> str | None:
+        """The figure's title: None without ``title``; ``title`` (the figure's own: the rules give the experiment's
+        display name) with ``how`` (what the bands and lines are) in parentheses; or the configured text."""
+        if self.title is False:
+            return None
+        if isinstance(self.title, str):
+            return self.title
+        return title + (f"\n({'; '.join(how)})" if how else "")
+
+    def note(self, how: Sequence[str], ci_level: float | None) -> str | None:
+        """Without a title, what a reader needs that the caption may not say: a band's confidence level other
+        than 95 %, and ``how``'s other entries (faint lines are single seeds); None when nothing."""
+        if self.title is not False:
+            return None
+        lines = [h for h in how if not h.startswith("bands: ")]
+        if ci_level is not None and abs(ci_level - 0.95) > 1e-12:
+            lines.insert(0, f"bands: {ci_percent(ci_level)} % CI")
+        return ("; ".join(lines).capitalize() + ".") if lines else None
 
     @property
     def size(self) -> float:
@@ -106,10 +145,18 @@ class PlotStyle:
         return self.names.get(label, label)
 
     def colours(self, labels: Sequence[str]) -> dict[str, Any]:
-        """Each label's colour: the configured one, else the next ``tab10`` colour no label is configured with."""
+        """Each label's colour: the configured one, else the next ``tab10`` colour no label is configured with;
+        a variant's (:attr:`variant_of`) not configured, a shade of its algorithm's (:func:`shades`), which
+        takes no colour of its own."""
+        variants = {a: self.variant_of[a] for a in labels if a in self.variant_of and a not in self.colors}
+        base = list(dict.fromkeys(variants.get(a, a) for a in labels))
         taken = {to_rgba(c) for c in self.colors.values()}
-        free = (c for c in (plt.get_cmap("tab10")(i % 10) for i in range(10 + 10 * len(labels))) if c not in taken)
-        return {label: self.colors[label] if label in self.colors else next(free) for label in labels}
+        free = (c for c in (plt.get_cmap("tab10")(i % 10) for i in range(10 + 10 * len(base))) if c not in taken)
+        colours = {label: self.colors[label] if label in self.colors else next(free) for label in base}
+        for parent in dict.fromkeys(variants.values()):
+            members = [a for a in labels if variants.get(a) == parent]
+            colours.update(zip(members, shades(colours[parent], len(members))))
+        return {label: colours[label] for label in labels}
 
     def line_styles(self, labels: Sequence[str]) -> dict[str, str]:
         return {label: self.styles.get(label, DEFAULT_STYLES[i % 4]) for i, label in enumerate(labels)}
@@ -133,12 +180,23 @@ class PlotStyle:
             ax.set_yscale("symlog" if signed else self.yscale)
 
 
+def shades(colour, n: int) -> list[tuple[float, float, float, float]]:
+    """``n`` shades of ``colour`` (same hue): the first half lighter (mixed with white, the lightest first),
+    the rest darker (mixed with black), none the colour itself, for a sweep's variants around their
+    algorithm in the order the sweep gives them."""
+    r, g, b, a = to_rgba(colour)
+    light = (n + 1) // 2
+    factors = [0.6 - 0.35 * i / max(1, light - 1) for i in range(light)] if n > 1 else [0.45]
+    factors += [-0.25 - 0.3 * i / max(1, n - light - 1) for i in range(n - light)]
+    out = []
+    for f in factors:
+        mix = (lambda c: c + f * (1 - c)) if f > 0 else (lambda c: c * (1 + f))
+        out.append((mix(r), mix(g), mix(b), a))
+    return out
+
+
 def _label(metric: str) -> str:
     return metric.replace("_", " ")
-
-
-def _title(title: str, ci_level: float | None) -> str:
-    return title if ci_level is None else f"{title} (bands: {ci_percent(ci_level)} % CI)"
 
 
 def _metric_curves(curves: str | Path | pd.DataFrame, metric: str, source: object = None) -> pd.DataFrame:
@@ -203,20 +261,42 @@ def _fill(line: str, n: int) -> str:
     return "\n".join(out + ([current.rstrip()] if current.strip() else []))
 
 
-def _wrap(text, max_px: float, renderer, along: str = "width") -> None:
+def _fill_words(line: str, n: int) -> str:
+    """``line`` wrapped to lines of at most ``n`` characters, broken at spaces only (a longer word on a line
+    of its own)."""
+    out: list[str] = []
+    for word in (w for w in line.split(" ") if w):  # not str.split(): a no-break space joins
+        if out and len(out[-1]) + 1 + len(word) <= n:
+            out[-1] += " " + word
+        else:
+            out.append(word)
+    return "\n".join(out)
+
+
+def _wrap(text, max_px: float, renderer, along: str = "width", words: bool = False) -> None:
     """Wrap ``text`` (a matplotlib Text; its text as first set, kept as ``_unwrapped``) with :func:`_fill`
-    until its extent ``along`` its width (or height, for a rotated label) is at most ``max_px``.  Text
-    with mathtext (``$``) is left whole."""
+    until its extent ``along`` its width (or height, for a rotated label) is at most ``max_px``.  With
+    ``words``, only between words (:func:`_fill_words`), and in a smaller font (down to 5 points) while a
+    word is still too wide.  Text with mathtext (``$``) is left whole."""
     raw = getattr(text, "_unwrapped", None) or text.get_text()
     text._unwrapped = raw
     text.set_text(raw)
     if "$" in raw or not raw.strip():
         return
     extent = lambda: getattr(text.get_window_extent(renderer), along)  # noqa: E731
-    n = max(len(line) for line in raw.split("\n"))
+    lines = raw.split("\n")
+    if words:  # the fewest lines at which every line fits, then a smaller font while a word does not
+        for n in range(max(len(line) for line in lines), 0, -1):
+            text.set_text("\n".join(_fill_words(line, n) for line in lines))
+            if extent() <= max_px:
+                break
+        while extent() > max_px and text.get_fontsize() > 5:
+            text.set_fontsize(text.get_fontsize() - 0.5)
+        return
+    n = max(len(line) for line in lines)
     while extent() > max_px and n > 6:
         n = max(6, int(n * 0.9))
-        text.set_text("\n".join(_fill(line, n) for line in raw.split("\n")))
+        text.set_text("\n".join(_fill(line, n) for line in lines))
 
 
 def _legend_labels(labels: Sequence[str], max_px: float, fontsize: float, renderer, fig) -> list[str]:
@@ -290,7 +370,7 @@ def _fit_panels(fig, style: PlotStyle, renderer, panel_legends: bool) -> float:
         row = ax.get_subplotspec().rowspan.start
         planned = style.row_height(ncols) * ratios[row] / max(ratios)
         before = ax.title.get_window_extent(renderer).height
-        _wrap(ax.title, title_px, renderer)
+        _wrap(ax.title, title_px, renderer, words=True)
         grown = (ax.title.get_window_extent(renderer).height - before) / inch if ax.get_title() else 0.0
         # a y label may run past its axes' height, not into the next row's
         _wrap(ax.yaxis.label, max(0.5, planned - (0.3 if ax.get_title() else 0.0) - 0.2) * inch, renderer, "height")
@@ -305,9 +385,15 @@ def _fit_panels(fig, style: PlotStyle, renderer, panel_legends: bool) -> float:
 
 
 def _finish(
-    fig, style: PlotStyle, title: str, handles=(), labels=(), note: str | None = None, panel_legends: bool = False
+    fig,
+    style: PlotStyle,
+    title: str | None,
+    handles=(),
+    labels=(),
+    note: str | None = None,
+    panel_legends: bool = False,
 ) -> None:
-    """Lay out a figure without clipping: ``title`` wrapped to the width, the panels' titles and y labels
+    """Lay out a figure without clipping: ``title`` (None: none) wrapped to the width, the panels' titles and y labels
     wrapped to theirs (:func:`_fit_panels`), the legend (``handles``, ``labels``) under the axes in as many
     columns as fit, ``note`` under it in small grey type wrapped to the width; the figure grows by what
     the wrapped text, the legends and the note need, measured, and the constrained layout places the
@@ -316,10 +402,13 @@ def _finish(
     renderer = fig.canvas.get_renderer()
     width_px = (fig.get_figwidth() - 2 * _PAD) * fig.dpi
     grow = _fit_panels(fig, style, renderer, panel_legends)
-    suptitle = fig.suptitle(title, fontsize=size + 1)
-    one_line = suptitle.get_window_extent(renderer).height * (1 / max(1, title.count("\n") + 1))
-    _wrap(suptitle, width_px, renderer)
-    grow += (suptitle.get_window_extent(renderer).height - one_line) / fig.dpi
+    if title:
+        suptitle = fig.suptitle(title, fontsize=size + 1)
+        one_line = suptitle.get_window_extent(renderer).height * (1 / max(1, title.count("\n") + 1))
+        _wrap(suptitle, width_px, renderer)
+        grow += (suptitle.get_window_extent(renderer).height - one_line) / fig.dpi
+    else:
+        grow -= 0.25  # the room figsize keeps for a title
     legend = None
     if labels:
         labels = _legend_labels(labels, width_px, size - 1, renderer, fig)
@@ -372,6 +461,10 @@ def _save(fig, outputs: Sequence[str | Path]) -> None:
         tight = {"bbox_inches": "tight", "pad_inches": _PAD} if overflow(fig) else {}
         if fig.get_layout_engine() is not None:
             fig.set_layout_engine("none")  # laid out: every file gets this layout, computed once
+        # the layout's last bits vary with what was measured before (the text metrics' caches): placed on a
+        # grid of a millionth of the figure, the axes put every text at the same place every time
+        for ax in fig.axes:
+            ax.set_position([round(v, 6) for v in ax.get_position().bounds])
         for out in outputs:
             buf = io.BytesIO()
             fmt = Path(out).suffix.lstrip(".")
@@ -394,8 +487,10 @@ def _draw_seeds(ax, seeds: pd.DataFrame, colour) -> None:
         ax.plot(run["t"], run["value"], color=colour, lw=0.5, alpha=0.25, zorder=1)
 
 
-def _setting(delay, budget) -> str:
-    return f"delay: {delay}" + (f", budget: {budget}" if budget != "none" else "")
+def _setting(delay, budget, style: PlotStyle | None = None, delays: int = 2, budgets: int = 2) -> str:
+    """A panel's title: its delay's and budget's display names (:meth:`Names.setting`; ``delays`` and
+    ``budgets``: how many the figure has, only the one that varies is named)."""
+    return (style or PlotStyle()).display.setting(delay, budget, delays, budgets)
 
 
 def plot_curves(
@@ -420,13 +515,16 @@ def curves_figure(
     style: PlotStyle | Mapping[str, Any] | None = None,
 ):
     """One panel per (budget, delay), one mean curve with its band per algorithm; under each budget's
-    panels a row with the self-duel rate (:data:`RATE_CURVE`) where the curves hold it; with ``seeds``
+    panels a row with the self-duel rate (:data:`RATE_CURVE`) where the curves hold it and ``style.self_duels``
+    asks for it; with ``seeds``
     (the experiment's per-seed table, :mod:`banditbench.analysis.seedtable`) every seed's curve faintly
     behind its algorithm's mean.  ``style``: the experiment's ``plot`` block (:class:`PlotStyle`)."""
     style = PlotStyle.of(style)
     all_curves = read_tidy(curves, "curves table") if not isinstance(curves, pd.DataFrame) else curves
     df = _metric_curves(all_curves, metric, curves)
     rate = all_curves[all_curves["metric"] == RATE_CURVE].assign(budget=lambda d: d["budget"].astype(str))
+    if not style.self_duels:
+        rate = rate.iloc[:0]
     delays = list(dict.fromkeys(df["delay"]))
     budgets = list(dict.fromkeys(df["budget"]))
     algorithms = list(dict.fromkeys(df["algorithm"]))
@@ -456,7 +554,7 @@ def curves_figure(
                 _draw(ax, d, colours[alg], styles[alg], style.name(alg))
             style.scale(ax, y=name == metric)
             if name == metric:
-                ax.set_title(_setting(delay, budget), fontsize=style.size)
+                ax.set_title(_setting(delay, budget, style, len(delays), len(budgets)), fontsize=style.size)
             else:
                 ax.set_ylim(-0.03, 1.03)
             ax.grid(alpha=0.3)
@@ -464,11 +562,12 @@ def curves_figure(
             if r == len(rows) - 1:
                 ax.set_xlabel("round t", fontsize=style.size)
             if c == 0:
-                ax.set_ylabel(_label(metric) if name == metric else "self-duel rate", fontsize=style.size)
+                ax.set_ylabel(style.display.metric(metric) if name == metric else "self-duel rate", fontsize=style.size)
     handles, labels = legend_entries(fig)
     how = [f"bands: {ci_percent(ci_level)} % CI"] if ci_level is not None else []
     how += ["faint lines: single seeds"] if seeds is not None else []
-    _finish(fig, style, title + (f"\n({'; '.join(how)})" if how else ""), handles, labels, below_zero_note(df))
+    note = "\n".join(n for n in (style.note(how, ci_level), below_zero_note(df)) if n) or None
+    _finish(fig, style, style.heading(title, how), handles, labels, note)
     return fig
 
 
@@ -516,7 +615,9 @@ def panel_figure(
         for alg in labels:
             _draw(ax, cell[cell["algorithm"] == alg], colours[alg], styles[alg], style.name(alg))
         heading = name + (
-            "" if len(settings) == 1 else f" (delay: {delay}" + (f", budget: {budget})" if budget != "none" else ")")
+            ""
+            if len(settings) == 1
+            else f" ({_setting(delay, budget, style, len({d for _, d in settings}), len({b for b, _ in settings}))})"
         )
         style.scale(ax)
         ax.set_title(heading, fontsize=style.size)
@@ -527,9 +628,11 @@ def panel_figure(
             ax.set_xlabel("round t", fontsize=style.size)
             ax.xaxis.set_tick_params(labelbottom=True)  # above an empty slot: sharex hid them
         if k % ncols == 0:
-            ax.set_ylabel(_label(metric), fontsize=style.size)
+            ax.set_ylabel(style.display.metric(metric), fontsize=style.size)
     for k in range(len(cells), nrows * ncols):
         axes[k // ncols][k % ncols].set_visible(False)
     shown = df[df["algorithm"].isin({a for labels in panels.values() for a in labels})]
-    _finish(fig, style, _title(title, ci_level), note=below_zero_note(shown), panel_legends=True)
+    how = [f"bands: {ci_percent(ci_level)} % CI"] if ci_level is not None else []
+    note = "\n".join(n for n in (style.note(how, ci_level), below_zero_note(shown)) if n) or None
+    _finish(fig, style, style.heading(title, how), note=note, panel_legends=True)
     return fig

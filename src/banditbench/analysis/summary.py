@@ -7,7 +7,8 @@ experiments' Student-t intervals (their common ``ci_level``), read from the
 experiments' tidy tables (``results/<run>/tables/<experiment>.csv``).  The ``bold`` best
 cells of each row (by mean; ties with the last of them included) are set in bold, as
 the paper's tables do.  Written as CSV (one line per cell, with a ``bold`` column),
-Markdown, LaTeX (labelled ``tab:<run>-summary-<name>``) and an HTML page for the report; negative
+Markdown, LaTeX (labelled ``tab:<run>-summary-<name>``) and an HTML page for the report, the algorithms and the
+metric by their display names (the first row's experiment's ``display``; the CSV keeps the labels); negative
 numbers with a true minus (:func:`banditbench.analysis.aggregate.number`).
 """
 
@@ -21,6 +22,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+from ..configuration.display import Names
 from ..storage.resultio import atomic_write_bytes
 from . import latex
 from .aggregate import ci_percent, number, read_tidy
@@ -99,7 +101,8 @@ def _text(line: Mapping[str, Any], decimals: int) -> str:
 def _grid(cells: pd.DataFrame, table: Mapping[str, Any]) -> tuple[list[str], list[list[tuple[str, bool]]]]:
     """Header and body of the table: ``(text, bold)`` per cell; a group is written on its first row only."""
     has_group = any(r["group"] for r in table["rows"])
-    head = (["parameter", "value"] if has_group else ["experiment"]) + list(table["algorithms"])
+    names = Names.of(table.get("display"))
+    head = (["parameter", "value"] if has_group else ["experiment"]) + [names.algorithm(a) for a in table["algorithms"]]
     body, previous = [], None
     for _, row in cells.groupby("row", sort=False):
         first = row.iloc[0]
@@ -118,7 +121,7 @@ def _grid(cells: pd.DataFrame, table: Mapping[str, Any]) -> tuple[list[str], lis
 def _caption(table: Mapping[str, Any], t_values: list[int]) -> str:
     horizon = f"T = {t_values[0]}" if len(set(t_values)) == 1 else "each experiment's final horizon"
     text = (
-        f"{table['metric']} at {horizon}: mean ± {ci_percent(table['ci_level'])} % CI half-width across seeds; "
+        f"{Names.of(table.get('display')).metric(table['metric'])} at {horizon}: mean ± {ci_percent(table['ci_level'])} % CI half-width across seeds; "
         f"in bold the best {table['bold']} of each row ({table['better']} is better)."
     )
     return f"{table['description']} {text}".strip()
@@ -143,6 +146,7 @@ def to_latex(cells: pd.DataFrame, table: Mapping[str, Any], run: str = "") -> st
     ``tab:<run>-summary-<name>``, its best cells in bold; everything escaped."""
     head, body = _grid(cells, table)
     n_lead = len(head) - len(table["algorithms"])
+    head = head[:n_lead] + [latex.name(h) for h in head[n_lead:]]  # display names' mathtext as math
     rows = [[latex.Tex(rf"\textbf{{{latex.escape(s)}}}") if b else s for s, b in row] for row in body]
     align = "l" * n_lead + "r" * len(table["algorithms"])
     key = latex.label(run, "summary", table["name"])

@@ -16,8 +16,10 @@ a lower bound on a simulate job's memory against its ``resources.mem_mb``, the c
 pinned in ``dataset_checksums`` (:meth:`ExperimentGrid.unpinned` lists the datasets without a
 published checksum that experiments read but no pin covers: their download stops), and the
 ``summary_tables`` across experiments (:class:`SummaryTable`: configured experiments,
-delays, budgets and algorithms, a known metric, one ``ci_level``) and the ``plot`` blocks
-(:func:`check_plot`: algorithm labels, colours, mathtext in display names).
+delays, budgets and algorithms, a known metric, one ``ci_level``), the ``plot`` blocks
+(:func:`check_plot`: algorithm labels, colours, mathtext in display names) and the ``display`` blocks
+(:mod:`banditbench.configuration.display`: every key one of the experiments, algorithms, delays, budgets
+or metrics).
 Every error names the offending config key.  :func:`load_config_file` reads YAML
 strictly: a syntax error names file and line, a duplicate key is refused.
 """
@@ -37,6 +39,7 @@ from . import comparisons as paired_checks
 from .. import params as param_checks
 from .. import registry
 from . import devices, runs, slicing, strict_yaml
+from . import display as display_names
 from ..api import feedback_kinds
 from ..simulation.delays import delay_schema, make_delay
 from ..data.catalog import PIN_KEY, check_checksums
@@ -154,7 +157,10 @@ class Experiment:
     #: ``quantiles`` (:data:`banditbench.analysis.aggregate.SPREADS`)
     spread: str = "ci"
     #: how its figures look: the top-level ``plot`` block overridden by the experiment's, keeping the
-    #: ``names``, ``colors`` and ``styles`` of its algorithms (:class:`banditbench.analysis.plots.PlotStyle`)
+    #: ``names``, ``colors`` and ``styles`` of its algorithms (:class:`banditbench.analysis.plots.PlotStyle`);
+    #: ``names`` are its algorithms' display names (``plot.names`` and ``display.algorithms``), ``display`` its
+    #: other display names (:func:`banditbench.configuration.display.resolve`, when any) and ``variant_of`` each
+    #: variant's algorithm (when it has variants: their colours are shades of that algorithm's)
     plot: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -202,6 +208,44 @@ class Experiment:
             }
             for name, spec in self.spec.get("panel_plots", {}).items()
         }
+
+    @property
+    def display(self) -> dict[str, dict[str, str]]:
+        """Its display names, every kind (:func:`banditbench.configuration.display.resolve`): what the tables,
+        figures and report captions show."""
+        out = dict(self.plot.get("display") or {})
+        if self.plot.get("names"):
+            out["algorithms"] = dict(self.plot["names"])
+        return out
+
+    def display_name(self) -> str:
+        """The experiment's display name (its label when it has none)."""
+        return (self.plot.get("display") or {}).get("experiments", {}).get(self.name, self.name)
+
+    def sweeps(self) -> dict[str, dict[str, Any]]:
+        """Its sweeps (``override`` with several values: :mod:`banditbench.configuration.slicing`): per algorithm
+        with variants, ``parameters`` (those its variants change, in order) and ``members``: the algorithm and
+        each variant, label -> the swept parameters' values (the algorithm's own: configured or default).
+        Empty without variants."""
+        algorithms = self.spec["algorithms"]
+        parents: dict[str, list[str]] = {}
+        for label, alg in algorithms.items():
+            if alg.get("variant_of") in algorithms:
+                parents.setdefault(alg["variant_of"], []).append(label)
+        out = {}
+        for parent, variants in parents.items():
+            pol_cls = registry.get("policy", algorithms[parent]["policy"]).load()
+            values = {a: registry.values(pol_cls, algorithms[a].get("params", {})) for a in [parent, *variants]}
+            changed = [
+                p for v in variants for p in algorithms[v].get("params", {}) if values[v][p] != values[parent].get(p)
+            ]
+            parameters = list(dict.fromkeys(sorted(changed)))
+            if parameters:
+                out[parent] = {
+                    "parameters": parameters,
+                    "members": {a: {p: values[a].get(p) for p in parameters} for a in [parent, *variants]},
+                }
+        return out
 
     @property
     def per_round_metrics(self) -> list[str]:
@@ -295,6 +339,8 @@ class SummaryTable:
     rows: tuple[dict[str, str], ...]
     ci_level: float
     description: str = ""
+    #: display names of its algorithms (columns) and its metric: the first row's experiment's
+    display: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     @property
     def experiments(self) -> list[str]:
@@ -311,6 +357,7 @@ class SummaryTable:
             "rows": [dict(r) for r in self.rows],
             "ci_level": self.ci_level,
             "description": self.description,
+            "display": {kind: dict(names) for kind, names in self.display.items()},
         }
 
 
@@ -333,6 +380,16 @@ class ExperimentGrid:
         self.experiments: dict[str, Experiment] = {}
         for name, spec in config["experiments"].items():
             self.experiments[name] = self._check(name, spec)
+        display_names.check(
+            config.get("display"),
+            "display",
+            {
+                kind: list(dict.fromkeys(x for e in self.experiments.values() for x in _known(e)[kind]))
+                for kind in _KINDS
+            },
+            "any experiment",
+            (config.get("plot") or {}).get("names"),
+        )
         #: the papers' claims (:mod:`banditbench.configuration.claims`) and the error rate of each
         self.claims: dict[str, claims.Claim] = claims.resolve(
             config.get("claims"), self.experiments, shortened=bool(config.get("horizon"))
@@ -397,6 +454,7 @@ class ExperimentGrid:
             _distinct_labels(list(spec[key]), key_path(where, key))
         self._check_panel_plots(where, spec, env_cls)
         check_plot(spec.get("plot"), key_path(where, "plot"), list(spec["algorithms"]), "this experiment")
+        known = self._check_display(name, spec, env_cls, budgets)
         paired = paired_checks.resolve(
             name, spec, self.config.get("paired"), env_cls.metrics, spec.get("plot_metric") or env_cls.primary_metric
         )
@@ -412,8 +470,43 @@ class ExperimentGrid:
             ci_level=float(spec.get("ci_level", self.config.get("ci_level", DEFAULT_CI_LEVEL))),
             paired=paired,
             spread=spec.get("spread", self.config.get("spread", "ci")),
-            plot=resolve_plot(self.config.get("plot"), spec.get("plot"), list(spec["algorithms"])),
+            plot=self._resolved_plot(spec, known),
         )
+
+    def _resolved_plot(self, spec: Mapping[str, Any], known: Mapping[str, list[str]]) -> dict:
+        """The experiment's ``plot`` block with its display names and variants (:func:`resolve_plot`)."""
+        return resolve_plot(
+            self.config.get("plot"),
+            spec.get("plot"),
+            list(spec["algorithms"]),
+            display_names.resolve(
+                with_names(self.config.get("display"), self.config.get("plot")),
+                with_names(spec.get("display"), spec.get("plot")),
+                known,
+            ),
+            {a: alg["variant_of"] for a, alg in spec["algorithms"].items() if alg.get("variant_of")},
+        )
+
+    @staticmethod
+    def _check_display(name: str, spec: Mapping[str, Any], env_cls, budgets) -> dict[str, list[str]]:
+        """The experiment's ``display`` block names only what it has; return what it has, kind by kind."""
+        known = {
+            "experiments": [name],
+            "algorithms": list(spec["algorithms"]),
+            "delays": list(spec["delays"]),
+            "budgets": [budget_label(b) for b in budgets],
+            "metrics": display_names.metric_names(
+                env_cls.metrics, [*spec.get("per_round_metrics", []), *env_cls.rate_metrics]
+            ),
+        }
+        display_names.check(
+            spec.get("display"),
+            key_path("experiments", name, "display"),
+            known,
+            "this experiment",
+            (spec.get("plot") or {}).get("names"),
+        )
+        return known
 
     def _check_summary_table(self, name: str, spec: Mapping[str, Any]) -> SummaryTable:
         """Every row names a configured experiment (and one of its delay settings and budgets when it
@@ -466,6 +559,7 @@ class ExperimentGrid:
             tuple(rows),
             levels[0],
             spec.get("description", ""),
+            {k: v for k, v in experiments[0].display.items() if k in ("algorithms", "metrics")},
         )
 
     @staticmethod
@@ -767,16 +861,57 @@ def check_plot(plot: Mapping[str, Any] | None, where: str, algorithms: list[str]
                     ) from None
 
 
-def resolve_plot(top: Mapping[str, Any] | None, own: Mapping[str, Any] | None, algorithms: list[str]) -> dict:
+def resolve_plot(
+    top: Mapping[str, Any] | None,
+    own: Mapping[str, Any] | None,
+    algorithms: list[str],
+    display: Mapping[str, Mapping[str, str]] | None = None,
+    variant_of: Mapping[str, str] | None = None,
+) -> dict:
     """An experiment's ``plot`` block: the top-level one overridden by its own key by key, the entries of
-    :data:`PLOT_LABEL_KEYS` label by label, keeping its ``algorithms``' labels only."""
+    :data:`PLOT_LABEL_KEYS` label by label, keeping its ``algorithms``' labels only; with its resolved
+    ``display`` names (:func:`with_names`, :func:`banditbench.configuration.display.resolve`): ``names`` the
+    algorithms' display names, ``display`` the others; ``variant_of``: each variant's algorithm."""
     top, own = dict(top or {}), dict(own or {})
     out = {k: v for k, v in {**top, **own}.items() if k not in PLOT_LABEL_KEYS}
     for key in PLOT_LABEL_KEYS:
         merged = {a: v for a, v in {**(top.get(key) or {}), **(own.get(key) or {})}.items() if a in algorithms}
         if merged:
             out[key] = merged
+    display = dict(display or {})
+    names = display.pop("algorithms", {})
+    if names:
+        out["names"] = names
+    if display:
+        out["display"] = display
+    if variant_of:
+        out["variant_of"] = dict(variant_of)
     return out
+
+
+_KINDS = display_names.KINDS
+
+
+def with_names(display: Mapping[str, Any] | None, plot: Mapping[str, Any] | None) -> dict:
+    """A ``display`` block with its sibling ``plot.names`` as algorithm names (their alias: one level's
+    names, of either key, override the top level's)."""
+    display = dict(display or {})
+    names = (plot or {}).get("names") or {}
+    if names:
+        display["algorithms"] = {**names, **(display.get("algorithms") or {})}
+    return display
+
+
+def _known(exp: "Experiment") -> dict[str, list[str]]:
+    """What an experiment's display names may name, kind by kind."""
+    env_cls = exp.env_class()
+    return {
+        "experiments": [exp.name],
+        "algorithms": exp.algorithms,
+        "delays": exp.delays,
+        "budgets": exp.budget_labels,
+        "metrics": display_names.metric_names(env_cls.metrics, exp.per_round_metrics),
+    }
 
 
 def _distinct_labels(labels: list[str], where: str) -> None:

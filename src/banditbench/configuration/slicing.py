@@ -169,6 +169,7 @@ def apply(config: Mapping[str, Any]) -> Mapping[str, Any]:
     for name, spec in experiments.items():
         _prune_references(spec, name, cut=configured[name] - set(spec["algorithms"]), configured=configured[name])
     cut = _Cut(configured, {name: set(spec["algorithms"]) for name, spec in experiments.items()})
+    _prune_display(config, experiments)
     config["experiments"] = experiments
     _prune_plot(config, cut)
     _prune_summary_tables(config, cut)
@@ -303,6 +304,7 @@ def _prune_references(spec: dict, name: str, cut: set[str], configured: set[str]
     """Panel plots, paired comparisons and the ``plot`` block's names, colours and styles of an experiment
     drop the algorithms the slice ``cut``; a pair naming a label never ``configured`` is refused."""
     _drop_plot_labels(spec.get("plot"), cut)
+    _drop_plot_labels(spec.get("display"), cut, ("algorithms",))
     for plot_name, plot in list(spec.get("panel_plots", {}).items()):
         panels = {title: [a for a in labels if a not in cut] for title, labels in plot["panels"].items()}
         panels = {title: labels for title, labels in panels.items() if labels}
@@ -326,11 +328,12 @@ def _prune_references(spec: dict, name: str, cut: set[str], configured: set[str]
             del paired["reference"]
 
 
-def _drop_plot_labels(plot: Any, labels: set[str]) -> None:
-    """Remove ``labels`` from a ``plot`` block's names, colors and styles (in place)."""
+def _drop_plot_labels(plot: Any, labels: set[str], keys=("names", "colors", "styles")) -> None:
+    """Remove ``labels`` from a ``plot`` block's names, colors and styles (in place; or a ``display``
+    block's ``keys``)."""
     if not isinstance(plot, dict):
         return
-    for key in ("names", "colors", "styles"):
+    for key in keys:
         if isinstance(plot.get(key), dict):
             plot[key] = {label: v for label, v in plot[key].items() if label not in labels}
 
@@ -341,6 +344,39 @@ def _prune_plot(config: dict, cut: _Cut) -> None:
     configured = {a for labels in cut.configured.values() for a in labels}
     kept = {a for labels in cut.kept.values() for a in labels}
     _drop_plot_labels(config.get("plot"), configured - kept)
+
+
+def _prune_display(config: dict, kept: Mapping[str, Any]) -> None:
+    """The top-level ``display`` block drops the names of what only the experiments and algorithms the slice
+    cut had (experiments, algorithms, delays, budgets, metrics; a name nothing had stays, to be refused)."""
+    from ..storage.resultio import budget_label
+    from .display import key_label, metric_names
+
+    display = config.get("display")
+    if not isinstance(display, dict):
+        return
+
+    def labels(specs) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {"experiments": set(), "algorithms": set(), "delays": set(), "budgets": set()}
+        out["metrics"] = set()
+        for name, spec in specs.items():
+            out["experiments"].add(name)
+            out["algorithms"] |= set(spec.get("algorithms", {}))
+            out["delays"] |= set(spec.get("delays", {}))
+            out["budgets"] |= {budget_label(b) for b in spec.get("budgets", [None])}
+            try:
+                env_cls = registry.get("environment", spec["environment"]["name"]).load()
+            except Exception:  # an unknown environment: the grid's checks name it
+                continue
+            out["metrics"] |= set(
+                metric_names(env_cls.metrics, [*spec.get("per_round_metrics", []), *env_cls.rate_metrics])
+            )
+        return out
+
+    before, after = labels(config["experiments"]), labels(kept)
+    for kind, gone in ((k, before[k] - after[k]) for k in before):
+        if isinstance(display.get(kind), dict):
+            display[kind] = {k: v for k, v in display[kind].items() if key_label(kind, k) not in gone}
 
 
 def _prune_claims(config: dict, cut: _Cut) -> None:
