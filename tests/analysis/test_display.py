@@ -68,6 +68,22 @@ def test_every_table_format_shows_the_display_names_and_the_csv_keeps_the_labels
     ptables = paired.human_tables(diffs, "ci", NAMES, DISPLAY)
     assert list(next(iter(ptables.values())).columns) == ["none", "Geometric, M = 20"]
     assert list(next(iter(ptables.values())).index) == ["LDB-DF − random"]
+    # their headings name the experiment and the metric by their display names; the LaTeX labels keep the labels
+    text = paired.caption(diffs, "ci", DISPLAY)
+    assert "the per-seed difference of Regret R(t) between" in text
+    md = paired.to_markdown(ptables, "exp_one", text, DISPLAY)
+    tex = paired.to_latex(ptables, "exp_one", text, "r", DISPLAY)
+    phtml = paired.to_html(ptables, "exp_one", text, DISPLAY)
+    assert md.startswith("# Linear utility: paired comparisons\n")
+    assert "## A − B, Regret R(t) at T = 100\n" in md and "## A − B, Regret R(t) by horizon\n" in md
+    assert r"\caption{Linear utility: A − B, Regret R(t) at T = 100. A − B: the per-seed".replace("−", "$-$") in tex
+    assert r"\label{tab:r-exp-one-paired}" in tex and r"\label{tab:r-exp-one-paired-by-horizon}" in tex
+    assert "<title>Linear utility: paired comparisons</title>" in phtml
+    assert "<h1>Linear utility: paired comparisons</h1>" in phtml and "<h2>A − B, Regret R(t) by horizon</h2>" in phtml
+    assert "exp_one" not in md + tex.replace("tab:r-exp-one", "") + phtml and "cumulative_regret" not in md + phtml
+    # without display names, the labels
+    plain = paired.to_markdown(paired.human_tables(diffs, "ci"), "exp_one", paired.caption(diffs))
+    assert plain.startswith("# exp_one: paired comparisons\n") and "## A − B, cumulative_regret at T = 100" in plain
     # the CSV (aggregate_experiment writes the tidy frame as it is) keeps the labels
     assert set(tidy["delay"]) == {"none", "geometric_mean50_M20"}
 

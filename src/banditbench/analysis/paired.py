@@ -19,8 +19,8 @@ Written as the tidy ``results/<run>/paired/<experiment>.csv`` (table horizons) a
 ``results/<run>/paired/curves/<experiment>.csv`` (curve grid), the human tables (Markdown, LaTeX, HTML:
 the final horizon first, then every table horizon; ``mean ± half-width`` for a t interval,
 ``mean [low, high]`` for a bootstrap one, ``mean ± sd`` with ``spread: sd``; every caption names the
-interval, its level and the number of seeds; the algorithms by their display names, ``plot.names``; negative
-numbers with a true minus) and the difference curves with their bands
+interval, its level and the number of seeds; the algorithms by their display names, ``plot.names``, the
+experiment and the metric by theirs, ``display``; negative numbers with a true minus) and the difference curves with their bands
 (``results/<run>/paired/<experiment>.{pdf,png}``).
 
 A seed on which A or B diverged (:func:`banditbench.simulation.job.run_cell`: its policy's scores became
@@ -39,6 +39,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..configuration.display import Names
 from ..configuration.grid import DEFAULT_CI_LEVEL
 from ..envs.preference import LATE_SHARE, LATE_SUMMARY
 from ..storage.resultio import atomic_write_bytes
@@ -301,10 +302,11 @@ WHY_NOT_CLAIMS = (
 )
 
 
-def caption(table: pd.DataFrame, spread: str = "ci") -> str:
-    """What the paired tables show: the difference, the spread (interval and level, or sd), the seeds."""
+def caption(table: pd.DataFrame, spread: str = "ci", display: Mapping[str, Any] | None = None) -> str:
+    """What the paired tables show: the difference (of the metric by its display name, ``display``; else
+    readable), the spread (interval and level, or sd), the seeds."""
     row = table.iloc[0]
-    metric = str(row["metric"]).replace("_", " ")
+    metric = Names.of(display, figure=True).metric(str(row["metric"]))
     favour = "negative" if row["better"] == "lower" else "positive"
     n = int(table["n"].max())
     if spread == "sd":
@@ -360,6 +362,18 @@ def human_tables(
     return out
 
 
+def shown_title(title: str, display: Mapping[str, Any] | None = None) -> str:
+    """A table's title (``A − B, cumulative_regret at T = 600``) with its metric's display name
+    (``display.metrics``; the table keys, and so the LaTeX labels, keep the metric's label)."""
+    head, sep, rest = str(title).partition(", ")
+    metric, space, tail = rest.partition(" ")
+    return head + sep + Names.of(display).metric(metric) + space + tail if sep else str(title)
+
+
+def _heading(experiment: str, display: Mapping[str, Any] | None = None) -> str:
+    return f"{Names.of(display).experiment(experiment)}: paired comparisons"
+
+
 def _rows(wide: pd.DataFrame):
     wide = wide.rename_axis(index=[n or "" for n in wide.index.names])
     head = list(wide.index.names) + list(wide.columns)
@@ -367,20 +381,32 @@ def _rows(wide: pd.DataFrame):
     return head, body
 
 
-def to_markdown(tables: Mapping[str, pd.DataFrame], experiment: str, text: str) -> str:
-    lines = [f"# {experiment}: paired comparisons", "", text, ""]
+def to_markdown(
+    tables: Mapping[str, pd.DataFrame], experiment: str, text: str, display: Mapping[str, Any] | None = None
+) -> str:
+    """The tables as Markdown, the experiment and the metric by their display names (``display``)."""
+    lines = [f"# {_heading(experiment, display)}", "", text, ""]
     for title, wide in tables.items():
         head, body = _rows(wide)
-        lines += [f"## {title}", "", "| " + " | ".join(map(str, head)) + " |", "|" + "---|" * len(head)]
+        lines += [f"## {shown_title(title, display)}", ""]
+        lines += ["| " + " | ".join(map(str, head)) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(map(str, row)) + " |" for row in body]
         lines.append("")
     return "\n".join(lines)
 
 
-def to_latex(tables: Mapping[str, pd.DataFrame], experiment: str, text: str, run: str = "") -> str:
+def to_latex(
+    tables: Mapping[str, pd.DataFrame],
+    experiment: str,
+    text: str,
+    run: str = "",
+    display: Mapping[str, Any] | None = None,
+) -> str:
     """One ``table`` float per table (:func:`banditbench.analysis.latex.table`), the caption the
-    experiment, the table's title and ``text``, labelled ``tab:<run>-<experiment>-paired`` (the final
-    horizon) and ``...-paired-by-horizon``; everything escaped, display names' mathtext as math."""
+    experiment and the table's title (by their display names, ``display``) and ``text``, labelled
+    ``tab:<run>-<experiment>-paired`` (the final horizon) and ``...-paired-by-horizon`` (the labels, not the
+    display names); everything escaped, display names' mathtext as math."""
+    names = Names.of(display)
     parts = []
     for title, wide in tables.items():
         head, body = _rows(wide)
@@ -388,20 +414,37 @@ def to_latex(tables: Mapping[str, pd.DataFrame], experiment: str, text: str, run
         body = [[latex.name(x) if i == pair else x for i, x in enumerate(row)] for row in body]
         align = "l" * len(wide.index.names) + "r" * len(wide.columns)
         key = latex.label(run, experiment, "paired", re.sub(r"^A − B, \S+ (at T = \d+)?", "", title))
-        caption = f"{experiment}: {title}. {text.replace(chr(10) * 2, ' ')}"
+        head_, _, rest = title.partition(", ")
+        metric, _, tail = rest.partition(" ")
+        caption = latex.Tex(
+            _tex_name(experiment, names.experiment(experiment))
+            + latex.escape(f": {head_}, ")
+            + _tex_name(metric, names.metric(metric))
+            + latex.escape(f" {tail}. {text.replace(chr(10) * 2, ' ')}")
+        )
         parts.append(latex.table(caption, head, body, align, key=key))
     return "\n".join(parts)
 
 
-def to_html(tables: Mapping[str, pd.DataFrame], experiment: str, text: str) -> str:
+def _tex_name(label: str, shown: str) -> str:
+    """A display name as LaTeX, its mathtext as math (:func:`banditbench.analysis.latex.name`); a label
+    without one escaped as it is."""
+    return latex.name(shown) if shown != label else latex.escape(label)
+
+
+def to_html(
+    tables: Mapping[str, pd.DataFrame], experiment: str, text: str, display: Mapping[str, Any] | None = None
+) -> str:
+    """A self-contained page of the tables, the experiment and the metric by their display names (``display``)."""
     body = [
-        f"<h1>{html.escape(experiment)}: paired comparisons</h1>",
+        f"<h1>{html.escape(_heading(experiment, display))}</h1>",
         *(f"<p>{html.escape(part)}</p>" for part in text.split("\n\n")),
     ]
     for title, wide in tables.items():
         flat = wide.rename_axis(columns=None).reset_index()
-        body += [f"<h2>{html.escape(title)}</h2>", flat.to_html(index=False, escape=True, border=0, na_rep="")]
-    return html_page(f"{experiment}: paired comparisons", "\n".join(body))
+        body += [f"<h2>{html.escape(shown_title(title, display))}</h2>"]
+        body.append(flat.to_html(index=False, escape=True, border=0, na_rep=""))
+    return html_page(_heading(experiment, display), "\n".join(body))
 
 
 def _pair_look(pairs: Sequence[tuple[str, str]], style) -> tuple[dict, dict]:
@@ -511,19 +554,20 @@ def write_paired(
     ``run`` names the run in the LaTeX tables' labels."""
     seeds = read_seeds(seeds_file)
     table, curves = paired_tables(seeds, experiment, paired, ci_level)
-    text = caption(table, spread)
+    display = (plot or {}).get("display")
+    text = caption(table, spread, display)
     note = lock_in_note(seeds, [a for pair in paired["pairs"] for a in pair], paired.get("self_duels"))
     if note:
         text += "\n\n" + note
     if len(table) and table["diverged"].any():
         text += "\n\n" + DIVERGED_NOTE
-    tables = human_tables(table, spread, (plot or {}).get("names"), (plot or {}).get("display"))
+    tables = human_tables(table, spread, (plot or {}).get("names"), display)
     atomic_write_bytes(csv, csv_bytes(table))
     atomic_write_bytes(curves_csv, csv_bytes(curves))
-    atomic_write_bytes(markdown, to_markdown(tables, experiment, text).encode())
-    atomic_write_bytes(latex, to_latex(tables, experiment, text, run).encode())
-    atomic_write_bytes(html_file, to_html(tables, experiment, text).encode())
+    atomic_write_bytes(markdown, to_markdown(tables, experiment, text, display).encode())
+    atomic_write_bytes(latex, to_latex(tables, experiment, text, run, display).encode())
+    atomic_write_bytes(html_file, to_html(tables, experiment, text, display).encode())
     if plots:
-        name = ((plot or {}).get("display") or {}).get("experiments", {}).get(experiment, experiment)
+        name = Names.of(display).experiment(experiment)
         plot_differences(curves, f"{name}: paired differences A − B", plots, plot)
     return table
