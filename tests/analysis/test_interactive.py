@@ -13,7 +13,7 @@ import pytest
 from plotly.offline import get_plotlyjs
 
 from banditbench.analysis.aggregate import aggregate_experiment
-from banditbench.analysis.interactive import DATA_ID, embedded_data, write_interactive
+from banditbench.analysis.interactive import DATA_ID, embedded_data, shown_names, write_interactive
 from banditbench.analysis.paired import write_paired
 from banditbench.storage.resultio import save_result
 from conftest import CELL
@@ -23,6 +23,12 @@ T = 30
 LEVELS = {"ldb_df": 0.2, "ldb_ignore": 0.5, "random": 1.0}
 DELAYS = {"none": 1.0, "geo": 1.6}
 NAMES = {"ldb_df": "LDB-DF (ours)", "random": "uniform pairs"}
+#: the dueling experiment's other display names (the logistic one has none: the figures' defaults)
+DISPLAY = {
+    "experiments": {"dueling": "Duelling, delayed"},
+    "metrics": {"cumulative_regret": "Regret R(t)"},
+    "delays": {"geo": "Geometric, M = 20"},
+}
 
 
 def _experiment(folder, name, levels=LEVELS, delays=DELAYS, seeds=4, paired=True):
@@ -64,7 +70,7 @@ def page(tmp_path_factory):
         {"dueling": curves, "logistic": other},
         {"dueling": paired},
         out,
-        plots={"dueling": {"names": NAMES}},
+        plots={"dueling": {"names": NAMES, "display": DISPLAY}},
         main_metrics={"dueling": "cumulative_regret", "logistic": "cumulative_regret"},
         ci_levels={"dueling": 0.95, "logistic": 0.9},
     )
@@ -93,6 +99,27 @@ def test_the_page_is_self_contained_and_embeds_the_curves_and_paired_tables(page
     assert dueling["names"] == {"ldb_df": "LDB-DF (ours)", "ldb_ignore": "ldb_ignore", "random": "uniform pairs"}
     assert dueling["metrics"] == ["cumulative_regret", "cumulative_weak_regret"]
     assert dueling["delays"] == ["none", "geo"] and dueling["budgets"] == ["none"]
+    # the experiment, metrics, delays and budgets by their display names, else the figures' defaults
+    assert (
+        dueling["display_name"] == "Duelling, delayed" and data["experiments"]["logistic"]["display_name"] == "logistic"
+    )
+    assert dueling["metric_names"] == {
+        "cumulative_regret": "Regret R(t)",
+        "cumulative_weak_regret": "cumulative weak regret",
+    }
+    assert dueling["delay_names"] == {"none": "no delay", "geo": "Geometric, M = 20"}
+    assert dueling["budget_names"] == {"none": "no budget"}
+    assert data["experiments"]["logistic"]["metric_names"]["cumulative_regret"] == "cumulative regret"
+
+
+def test_the_page_names_budgets_and_per_round_metrics_as_the_figures_do():
+    display = {"budgets": {75: "small budget"}, "metrics": {"regret": "regret r(t)"}}
+    shown = shown_names(display, "e", ["cumulative_regret", "per_round_regret"], ["none"], ["75", "225", "none"])
+    assert shown["budget_names"] == {"75": "small budget", "225": "B = 225", "none": "no budget"}
+    assert shown["metric_names"] == {
+        "cumulative_regret": "cumulative regret r(t)",
+        "per_round_regret": "average regret r(t)",
+    }
 
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
@@ -124,13 +151,37 @@ def test_a_browser_draws_the_chosen_setting_and_redraws_when_it_changes(page, tm
         assert shots[name][:8] == b"\x89PNG\r\n\x1a\n" and len(shots[name]) > 20_000
     # every change of the selectors redraws the plot
     assert len(set(shots.values())) == len(views)
+    # the heading, the selectors and the axis label by the display names (the figures' defaults without), the
+    # selectors' values the labels (the address's parameters)
     heading = {name: re.search(r'<h2 id="heading">(.*?)</h2>', dom).group(1) for name, dom in doms.items()}
     assert heading == {
-        "default": "dueling: cumulative_regret, delay none",
-        "chosen": "dueling: cumulative_weak_regret, delay geo",
-        "other": "logistic: cumulative_regret, delay none",
+        "default": "Duelling, delayed: Regret R(t), no delay",
+        "chosen": "Duelling, delayed: cumulative weak regret, Geometric, M = 20",
+        "other": "logistic: cumulative regret, no delay",
     }
-    assert "<title>banditbench default: dueling: cumulative_weak_regret, delay geo</title>" in doms["chosen"]
+    assert (
+        "<title>banditbench default: Duelling, delayed: cumulative weak regret, Geometric, M = 20</title>"
+        in doms["chosen"]
+    )
+    options = {
+        name: {
+            k: re.findall(r'<option value="([^"]*)">([^<]*)<', v)
+            for k, v in re.findall(r'<select id="(\w+)"[^>]*>(.*?)</select>', dom, re.S)
+        }
+        for name, dom in doms.items()
+    }
+    assert options["chosen"] == {
+        "experiment": [("dueling", "Duelling, delayed"), ("logistic", "logistic")],
+        "metric": [("cumulative_regret", "Regret R(t)"), ("cumulative_weak_regret", "cumulative weak regret")],
+        "delay": [("none", "no delay"), ("geo", "Geometric, M = 20")],
+        "budget": [("none", "no budget")],
+    }
+    assert options["other"]["metric"] == [
+        ("cumulative_regret", "cumulative regret"),
+        ("cumulative_weak_regret", "cumulative weak regret"),
+    ]
+    ytitle = {name: re.findall(r'class="g-ytitle".*?>([^<]*)</text>', dom, re.S) for name, dom in doms.items()}
+    assert ytitle == {"default": ["Regret R(t)"], "chosen": ["cumulative weak regret"], "other": ["cumulative regret"]}
     legend = {name: re.findall(r'class="legendtext"[^>]*>([^<]*)<', dom) for name, dom in doms.items()}
     assert legend == {
         "default": ["LDB-DF (ours)", "ldb_ignore", "uniform pairs"],
@@ -141,3 +192,4 @@ def test_a_browser_draws_the_chosen_setting_and_redraws_when_it_changes(page, tm
     assert "LDB-DF (ours) − ldb_ignore" in doms["default"] and "LDB-DF (ours) − uniform pairs" in doms["chosen"]
     assert "LDB-DF (ours) − ldb_ignore" not in doms["chosen"] and "no paired comparisons" in doms["other"]
     assert re.search(r"<td>−\d+\.\d\d ± \d+\.\d\d \(4/4\)</td>", doms["chosen"])
+    assert "the per-seed difference of Regret R(t) on the same seeds" in doms["chosen"]

@@ -7,8 +7,11 @@ page needs no network: the plotting library (``plotly.min.js`` of the ``plotly``
 data are embedded as JSON, column by column, exactly the curves table's numbers
 (``results/<run>/curves/<experiment>.csv``: the statistics on the curve grid) and the paired table's
 (``results/<run>/paired/<experiment>.csv``), NaN as ``null``.  Algorithms are shown by their display names and
-colours (the experiment's ``plot`` block, :class:`banditbench.analysis.plots.PlotStyle`), negative numbers with a
-true minus (U+2212).
+colours (the experiment's ``plot`` block, :class:`banditbench.analysis.plots.PlotStyle`), the experiments, metrics,
+delays and budgets by theirs (its ``display`` names, with the figures' defaults for a label without one: ``no delay``,
+``B = 75``, ``cumulative regret``; :class:`banditbench.configuration.display.Names`) in the selectors, the heading,
+the axis label and the paired table's note, negative numbers with a true minus (U+2212).  The selectors' values stay
+the labels, and so do the address's parameters.
 
 The selection is kept in the page's address: ``interactive.html#experiment=E&metric=M&delay=D&budget=B&algorithms=A,B``
 opens with it (a link to one view), and every change rewrites it.  A parameter left out, or naming nothing the
@@ -26,6 +29,7 @@ from typing import Any, Mapping
 import pandas as pd
 from matplotlib.colors import to_hex
 
+from ..configuration.display import Names
 from ..storage.resultio import atomic_write_bytes
 from .aggregate import read_tidy
 from .plots import PlotStyle
@@ -59,12 +63,15 @@ def experiment_data(
     main_metric: str | None = None,
     ci_level: float | None = None,
     description: str = "",
+    name: str | None = None,
 ) -> dict[str, Any]:
-    """What the page holds of one experiment: its curves (and paired table, when it has one) column by column, its
-    algorithms, metrics, delays and budgets in the tables' order, and each algorithm's display name and colour."""
+    """What the page holds of one experiment (``name``): its curves (and paired table, when it has one) column by
+    column, its algorithms, metrics, delays and budgets in the tables' order, each algorithm's display name and
+    colour, and the display names of the experiment, its metrics, delays and budgets (:func:`shown_names`)."""
     df = read_tidy(curves, "curves table") if not isinstance(curves, pd.DataFrame) else curves
     df = df.astype({"algorithm": str, "delay": str, "budget": str, "metric": str})
     style = PlotStyle.of(plot)
+    delays, budgets = list(dict.fromkeys(df["delay"])), list(dict.fromkeys(df["budget"]))
     algorithms = list(dict.fromkeys(df["algorithm"]))
     metrics = list(dict.fromkeys(df["metric"]))
     pairs = None
@@ -81,12 +88,37 @@ def experiment_data(
         "main_metric": main_metric if main_metric in metrics else metrics[0],
         "algorithms": algorithms,
         "metrics": metrics,
-        "delays": list(dict.fromkeys(df["delay"])),
-        "budgets": list(dict.fromkeys(df["budget"])),
+        "delays": delays,
+        "budgets": budgets,
         "names": {a: style.name(a) for a in algorithms},
+        **shown_names((plot or {}).get("display"), name, metrics, delays, budgets),
         "colors": {a: to_hex(c) for a, c in style.colours(algorithms).items()},
         "curves": _columns(df, CURVE_COLUMNS),
         "paired": pairs,
+    }
+
+
+def shown_names(
+    display: Mapping[str, Any] | None,
+    experiment: str | None,
+    metrics: list[str],
+    delays: list[str],
+    budgets: list[str],
+) -> dict[str, Any]:
+    """The page's names (``display``: the experiment's display names) as the figures give them
+    (:class:`banditbench.configuration.display.Names`): ``display_name`` the experiment's (as the figures'
+    titles: its label without one), ``metric_names``, ``delay_names`` and ``budget_names`` label by label, with
+    the figures' defaults (``cumulative regret``, ``no delay``, ``B = 75``; a budget ``none``: ``no budget``)."""
+    names = Names.of(display, figure=True)
+
+    def plain(text: str) -> str:
+        return text.replace("\u00a0", " ")  # a figure's unbreakable spaces (B = 75 on one line)
+
+    return {
+        "display_name": (display or {}).get("experiments", {}).get(experiment, experiment) if experiment else None,
+        "metric_names": {m: plain(names.metric(m)) for m in metrics},
+        "delay_names": {d: plain(names.delay(d)) for d in delays},
+        "budget_names": {b: "no budget" if b == "none" else plain(names.budget(b)) for b in budgets},
     }
 
 
@@ -139,6 +171,7 @@ def write_interactive(
             main_metrics.get(name),
             ci_levels.get(name),
             descriptions.get(name, ""),
+            name,
         )
         for name, path in curves.items()
     }
@@ -191,7 +224,9 @@ const $ = (id) => document.getElementById(id);
 const state = {};
 
 function num(x, d = 2) { return x === null ? "NaN" : x.toFixed(d).replace("-", MINUS); }
-function setting(delay, budget) { return "delay " + delay + (budget !== "none" ? ", budget " + budget : ""); }
+function setting(exp, delay, budget) {
+  return exp.delay_names[delay] + (budget !== "none" ? ", " + exp.budget_names[budget] : "");
+}
 function rgba(hex, alpha) {
   const v = parseInt(hex.slice(1), 16);
   return "rgba(" + [(v >> 16) & 255, (v >> 8) & 255, v & 255, alpha].join(",") + ")";
@@ -206,10 +241,10 @@ function options(select, values, labels) {
 
 function experimentChanged() {
   const exp = DATA.experiments[$("experiment").value];
-  options($("metric"), exp.metrics);
+  options($("metric"), exp.metrics, exp.metric_names);
   $("metric").value = exp.main_metric;
-  options($("delay"), exp.delays);
-  options($("budget"), exp.budgets);
+  options($("delay"), exp.delays, exp.delay_names);
+  options($("budget"), exp.budgets, exp.budget_names);
   $("budget").disabled = exp.budgets.length < 2;
   const box = $("algorithms");
   box.querySelectorAll("label").forEach((l) => l.remove());
@@ -266,11 +301,12 @@ function render() {
       customdata: r.map((x) => [x.ci_low, x.ci_high, x.n]),
       hovertemplate: exp.names[a] + ": %{y:.2f} [%{customdata[0]:.2f}, %{customdata[1]:.2f}], n = %{customdata[2]}<extra>t = %{x}</extra>"});
   }
-  const heading = state.experiment + ": " + state.metric + ", " + setting(state.delay, state.budget);
+  const metric = exp.metric_names[state.metric];
+  const heading = (exp.display_name || state.experiment) + ": " + metric + ", " + setting(exp, state.delay, state.budget);
   $("heading").textContent = heading;
   document.title = "banditbench " + DATA.run + ": " + heading;
   Plotly.react("plot", traces, {
-    margin: {t: 20, r: 10}, xaxis: {title: {text: "round t"}}, yaxis: {title: {text: state.metric.replace(/_/g, " ")}},
+    margin: {t: 20, r: 10}, xaxis: {title: {text: "round t"}}, yaxis: {title: {text: metric}},
     legend: {orientation: "h", y: -0.18}, hovermode: "closest"}, {responsive: true, displaylogo: false});
   $("plot").dataset.state = JSON.stringify(state);
   $("band-note").textContent = exp.ci_level ? "Bands: " + (100 * exp.ci_level) + " % Student-t CI across seeds." : "";
@@ -288,7 +324,7 @@ function pairedTable(exp) {
   const chosen = new Set(state.algorithms);
   const r = rows(exp.paired, (x) => x.delay === state.delay && x.budget === state.budget && chosen.has(x.a) && chosen.has(x.b));
   const first = exp.paired;
-  const metric = first.metric[0], better = first.better[0];
+  const metric = exp.metric_names[first.metric[0]] || first.metric[0].replace(/_/g, " "), better = first.better[0];
   const level = first.level[0], interval = first.interval[0] === "t" ? "Student-t" : "BCa bootstrap";
   $("paired-note").textContent = "A " + MINUS + " B: the per-seed difference of " + metric + " on the same seeds (" +
     better + " is better); mean \u00b1 half-width (or [low, high]) of the " + (100 * level) + " % " + interval +
@@ -338,7 +374,8 @@ function applyHash() {
   }
 }
 
-options($("experiment"), Object.keys(DATA.experiments));
+options($("experiment"), Object.keys(DATA.experiments),
+  Object.fromEntries(Object.entries(DATA.experiments).map(([e, x]) => [e, x.display_name || e])));
 $("experiment").addEventListener("change", experimentChanged);
 for (const id of ["metric", "delay", "budget"]) $(id).addEventListener("change", render);
 window.addEventListener("hashchange", applyHash);
