@@ -125,6 +125,12 @@ def test_the_display_block_is_resolved_per_experiment_and_plot_names_stay_its_al
         "algorithms": {"dlpp": "DLPP"},
     }
     assert lip.plot["names"] == {"dlpp": "DLPP"} and "ldb_df" not in lip.plot["names"]
+    # a metric's name as the figures' titles and the report's captions give it (readable without one)
+    assert (
+        lip.metric_name("cumulative_regret") == "Regret"
+        and lip.metric_name("per_round_regret") == "average instant regret"
+    )
+    assert duel.metric_name("cumulative_weak_regret") == "cumulative weak regret"
 
 
 @pytest.mark.parametrize(

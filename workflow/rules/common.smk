@@ -209,6 +209,13 @@ def aggregate_param(key):
     return lambda wc: _aggregate_params(wc.experiment)[key]
 
 
+def extra_plot_title(experiment, metric):
+    """An extra plot's title (drawn with plot.title: true): the experiment's and the cumulative metric's display
+    names, as the report's caption gives them."""
+    exp = GRID.experiments[experiment]
+    return f"{exp.display_name()}: {exp.metric_name(f'cumulative_{metric}')}"
+
+
 def aggregate_outputs(paired):
     """The aggregate rule's outputs (workflow/rules/aggregate.smk), the paired comparisons' when ``paired``."""
     outputs = dict(

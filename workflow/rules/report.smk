@@ -22,7 +22,7 @@ rule plot_extra:
         runtime=5,
     params:
         metric=lambda wc: f"cumulative_{wc.metric}",
-        title=lambda wc: f"{GRID.experiments[wc.experiment].display_name()}: cumulative {wc.metric}",
+        title=lambda wc: extra_plot_title(wc.experiment, wc.metric),
         ci_level=lambda wc: GRID.experiments[wc.experiment].ci_level,
         plot=lambda wc: dict(GRID.experiments[wc.experiment].plot),
     script:

@@ -222,6 +222,11 @@ class Experiment:
         """The experiment's display name (its label when it has none)."""
         return (self.plot.get("display") or {}).get("experiments", {}).get(self.name, self.name)
 
+    def metric_name(self, metric: str) -> str:
+        """A metric's display name as the figures and report captions give it (readable without one:
+        :meth:`banditbench.configuration.display.Names.metric`)."""
+        return display_names.Names.of(self.display, figure=True).metric(metric)
+
     def sweeps(self) -> dict[str, dict[str, Any]]:
         """Its sweeps (``override`` with several values: :mod:`banditbench.configuration.slicing`): per algorithm
         with variants, ``parameters`` (those its variants change, in order) and ``members``: the algorithm and
