@@ -130,7 +130,12 @@ def mlp_backward(mats: Sequence[torch.Tensor], hidden: Sequence[torch.Tensor], g
     output layer's pre-activation ``W_L h_{L-1}`` (the output scale and ReLU already applied by the caller)."""
     grads: list[torch.Tensor] = [None] * len(mats)  # type: ignore[list-item]
     for i in range(len(mats) - 1, -1, -1):
-        grads[i] = bmm(hidden[i].transpose(1, 2), g).transpose(1, 2)
+        if g.shape[2] == 1:  # a scalar output: h^T g, a matrix-vector product, elementwise whatever the rows
+            # (bmm's elementwise form, which it takes for short products: one seed at a time for a long one
+            # costs a few dozen small operations per step, most of a step at n in the hundreds)
+            grads[i] = (hidden[i].transpose(1, 2).contiguous() * g.transpose(1, 2)).sum(2)[:, None, :]
+        else:
+            grads[i] = bmm(hidden[i].transpose(1, 2), g).transpose(1, 2)
         if i:
             g = relu_backward(bmm(g, mats[i]), hidden[i])
     return grads
