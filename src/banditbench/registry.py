@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -147,9 +148,15 @@ def _closure(modules: tuple[str, ...]) -> tuple[Path, ...]:
     return tuple(sorted(seen))
 
 
+#: what a file that registers a class contains (:func:`_discover` parses only those: a job process reads the table)
+_REGISTERS = re.compile(r"register\s*\(")
+
+
 def _discover(kind: str, folder: str) -> dict[str, Entry]:
     out: dict[str, Entry] = {}
     for path in sorted((PACKAGE_DIR / folder).rglob("*.py")):
+        if not _REGISTERS.search(path.read_text()):
+            continue
         for node in _parse(path).body:
             if not isinstance(node, ast.ClassDef):
                 continue
