@@ -7,6 +7,7 @@ bit-identical alone and in a block.  Checked by: ``tests/policies/neural/batched
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
@@ -145,6 +146,22 @@ class BatchedNeuralLogistic(B.NetworkBlock):
         weights[weighted] = (mu * (1.0 - mu))[weighted]
         return weights
 
+    def _train_input(self, raw: torch.Tensor) -> torch.Tensor:
+        """The training's network input for arms ``raw``: the arms themselves under the symmetric initialisation
+        (its input ``[x; x] / sqrt(2)`` folded into the first layer, :meth:`_train_mats`), else
+        :meth:`~.nets.MLP.embed`."""
+        return raw if self.net.symmetric else self.net.embed(raw)
+
+    def _train_mats(self, params: torch.Tensor) -> list[torch.Tensor]:
+        """The weight matrices ``[S, r, c]`` the training uses: under the symmetric initialisation the first layer
+        acts on the raw arm, ``W_1 [x; x] / sqrt(2) = ((W_1^a + W_1^b) / sqrt(2)) x`` (half its flops and no
+        embedding of the rows; the same numbers up to rounding), as NDB's engine does."""
+        mats = B.weights_of(params, self.net.offsets, self.net.shapes)
+        if self.net.symmetric:
+            W, d = mats[0], self.net.input_dim
+            mats[0] = (W[:, :, :d] + W[:, :, d:]) / math.sqrt(2.0)
+        return mats
+
     def _train(self, t: int, mask: torch.Tensor) -> None:
         """TrainNN (:meth:`.training.Trainer.fit`) for the seeds in ``mask``: ``train_steps`` steps on
         ``sum_i w_i [softplus(f_i) - y_i f_i] + (lam / 2) ||theta - c||^2`` over each seed's absorbed rows.
@@ -156,7 +173,7 @@ class BatchedNeuralLogistic(B.NetworkBlock):
         n = torch.tensor(self.n, device=self.device)
         absorbed = (torch.arange(rows, device=self.device)[None, :] < n[:, None]).to(DTYPE)
         gather = trainer.batch is not None and rows > trainer.batch
-        x = None if gather else self.net.embed(self.X[:, :rows])  # gathered rows are embedded per step
+        x = None if gather else self._train_input(self.X[:, :rows])
         if gather:  # every step's draw of each seed, from its own generator in its order, copied at once
             draws = torch.stack(
                 [
@@ -172,17 +189,20 @@ class BatchedNeuralLogistic(B.NetworkBlock):
             # every step's rows at once ([steps, S, B, ...]): each step then only indexes its own
             X = self.X[:, :rows]
             seeds = torch.arange(self.S, device=self.device)[None, :, None]
-            xs_all = self.net.embed(X[seeds, draws])
+            xs_all = self._train_input(X[seeds, draws])
             ys_all = labels[seeds, draws]
             w_all = (draws < n[None, :, None]).to(DTYPE)
         for step in range(trainer.steps):
             xs, ys, w = x, labels, absorbed
             if gather:
                 xs, ys, w = xs_all[step], ys_all[step], w_all[step]
-            mats = B.weights_of(self.params, self.net.offsets, self.net.shapes)
+            mats = self._train_mats(self.params)
             hidden, out = B.mlp_forward(mats, xs, self.net.scale, False)
             dz = (B.softplus_grad(out[:, :, 0]) - ys) * w
             grads = B.mlp_backward(mats, hidden, (self.net.scale * dz)[:, :, None])
+            if self.net.symmetric:  # both column halves of W_1 get the folded layer's gradient / sqrt(2)
+                half = grads[0] / math.sqrt(2.0)
+                grads[0] = torch.cat([half, half], dim=2)
             grad = torch.cat([g.reshape(self.S, -1) for g in grads], dim=1) + self.loss_weight * (
                 self.params - self.centre
             )
