@@ -11,7 +11,6 @@ typically costs one or two O(n d^2) Newton steps.
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import blas
 
 from ..numerics.sigmoid import sigmoid
 from ..numerics.logistic_mle import fit_logistic, logistic_loss, softplus
@@ -41,6 +40,8 @@ def sherman_morrison(inverse: np.ndarray, x: np.ndarray, weight: float = 1.0) ->
     v = inverse @ x
     q = float(x @ v)
     c = weight / (1.0 + weight * q)
+    from scipy.linalg import blas  # here only: a job that never updates an inverse need not import scipy
+
     # V^{-1} is symmetric, so its transpose is the Fortran-ordered view BLAS updates in place
     blas.dger(-c, v, v, a=inverse.T, overwrite_a=True)
     return q
@@ -67,6 +68,8 @@ class InverseGram:
         """
         q = sherman_morrison(self.inverse, x, weight)
         if self.matrix is not None:
+            from scipy.linalg import blas
+
             blas.dger(weight, x, x, a=self.matrix.T, overwrite_a=True)
         return q
 

@@ -135,7 +135,7 @@ def test_widths_at_the_current_parameters_use_every_pair_played_at_them():
     """The authors' ``select``: per-arm gradients of the trained network, U = lam I + the history's squared
     differences at them, its diagonal, and the factor sqrt(nu)."""
     problem = Problem(12, rho=1.0, window=None, info={"dimension": 5, "n_arms": 10, "fixed_arms": True})
-    policy = NDBUCB(problem, np.random.default_rng(0), preset="authors", nu=4.0)
+    policy = NDBUCB(problem, np.random.default_rng(0), preset="authors", nu=4.0, precision="float64")
     arms = np.random.default_rng(1).standard_normal((10, 5))
     for t in range(1, 9):
         policy.act(t, arms)
@@ -175,7 +175,7 @@ def test_reinitialised_training_is_a_fresh_fit_from_theta_0_with_the_decaying_ri
     """``retrain: reinit`` (the written-out gradient) against autograd's fit of a new trainer: the same
     parameters up to rounding; the ridge lam / (n + 50) centred at 0, the mean loss."""
     problem = Problem(20, rho=1.0, window=None, info={"dimension": 5, "n_arms": 10, "fixed_arms": True})
-    policy = NDBUCB(problem, np.random.default_rng(4), preset="authors", train_steps=25)
+    policy = NDBUCB(problem, np.random.default_rng(4), preset="authors", train_steps=25, precision="float64")
     arms = np.random.default_rng(5).standard_normal((10, 5))
     outcomes = np.random.default_rng(6)
     for t in range(1, 12):
@@ -212,7 +212,7 @@ def test_the_diagonal_at_the_current_parameters_on_fresh_arms_is_the_gradients()
     """On fresh arms (no ``fixed_arms``): the history's pairs' gradients at theta_t, from their factors, are
     autograd's per-arm gradients."""
     problem = Problem(12, rho=1.0, window=None, info={"dimension": 4, "n_arms": 6})
-    policy = NDBUCB(problem, np.random.default_rng(7), preset="authors", width=8)
+    policy = NDBUCB(problem, np.random.default_rng(7), preset="authors", width=8, precision="float64")
     rng = np.random.default_rng(8)
     for t in range(1, 9):
         policy.act(t, rng.standard_normal((6, 4)))

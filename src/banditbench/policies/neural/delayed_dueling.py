@@ -41,6 +41,12 @@ Choices seed 000 leaves open (all parameters of the family, declared once here):
 * ``device``: where the seed-batched path (:class:`BatchedNeuralDueling`, what a simulate
   job runs) keeps its tensors, ``"cpu"`` (default) or ``"cuda"``; the single-seed path
   (``run_cell``, the reference) always runs on the CPU.
+* ``precision``: the network's floating-point type — its parameters, Adam's state, the training of
+  eq. 7 and the scores ``h(x; theta_t)`` — ``"float32"`` (the default) or ``"float64"``.  The
+  confidence side is float64 whatever the network's: the gradient features ``g(x; theta_0) / sqrt(m)``
+  (taken at ``theta_0`` as the network holds it, widened exactly), ``V^{-1}`` and its rank-one updates, the
+  widths of eq. 12 and the second arm's index.  Float32 halves the training's cost, most of a job's at
+  d = K = 20; ``benchmarks/precision_regret.py`` compares the regret of the two on the same seeds.
 
 ``preset: authors`` (:mod:`.dueling_presets`; docs/baselines.md) runs the family as the NDB authors' group's
 public ``NeuralDBDiag`` runs (xqlin98/APOHF): every parameter above and below that its code sets otherwise takes
@@ -73,8 +79,8 @@ from ..presets import AUTO
 from . import dueling_presets as P
 from . import parameters
 from .batched.delayed_dueling import BatchedNeuralDueling
-from .nets import DTYPE, generator_from, layer_shapes
-from .parameters import Network
+from .nets import generator_from, layer_shapes
+from .parameters import PRECISIONS, Network
 from .training import Trainer
 
 # --- the family's parameters: what each value may be (the network's: :mod:`.parameters`; those a preset sets,
@@ -101,6 +107,16 @@ TrainEvery = Annotated[
     parameters.TrainEvery,
     Doc("retrain every this many rounds (Algorithm 2 line 7: every round); ``doubling`` at rounds 2, 4, 8, ..."),
 ]
+Precision = Annotated[
+    parameters.Precision,
+    Doc(
+        "floating-point type of the network (its parameters, Adam's state, eq. 7's training and the scores): "
+        "``float32`` or ``float64``; the features at ``theta_0``, ``V^-1`` and the widths of eq. 12 are float64."
+    ),
+]
+#: the default ``precision`` (:func:`benchmarks/precision_regret.py`: the regret of float32 and float64 on the same
+#: seeds agrees)
+PRECISION_DEFAULT = "float32"
 
 
 def squared_differences(first: list, second: list, biases: bool) -> np.ndarray:
@@ -150,12 +166,14 @@ class _NeuralDuelingBase(Policy):
     #: NDB-DF, its delay baselines and NDB-UCB / NDB-TS share :class:`BatchedNeuralDueling`, which takes each
     #: member's delay strategy and second-arm rule, and these parameters (its ``nu_T``), per member; checked with
     #: the independent initialisation (the symmetric one scores every arm 0 in round 1: an exact tie that
-    #: rounding decides).  It declines (:meth:`batch`) the authors' behaviours it does not implement.
+    #: rounding decides), in float64 (in float32 Adam turns the rounding of gradient terms that cancel exactly into
+    #: steps of order lr, and the two paths' trajectories part: tests/policies/neural/batched compares their regret).
+    #: It declines (:meth:`batch`) the authors' behaviours it does not implement.
     engines = {
         "seed-batched": SeedBatched(
             per_member=("nu", "delta", "effective_dimension", "norm_bound"),
             family="neural_dueling",
-            check_params={"init": "independent"},
+            check_params={"init": "independent", "precision": "float64"},
         )
     }
 
@@ -189,6 +207,7 @@ class _NeuralDuelingBase(Policy):
         bonus_factor: P.BonusFactor = AUTO,
         distinct_arms: P.DistinctArms = AUTO,
         device: parameters.SeedBatchedDevice = "cpu",
+        precision: Precision = PRECISION_DEFAULT,
     ):
         given = {name: value for name, value in locals().items() if name not in ("self", "problem", "rng")}
         v = self.preset_values(given)
@@ -200,9 +219,11 @@ class _NeuralDuelingBase(Policy):
         self.confidence, self.gradient_at = v["confidence"], v["gradient_at"]
         self.warmup_pairs, self.distinct_arms = int(v["warmup_pairs"]), bool(v["distinct_arms"])
         self.bonus_factor, self.retrain = v["bonus_factor"], v["retrain"]
+        self.dtype = PRECISIONS[precision]  # the network's; the confidence side is float64
         self.net = self.network.mlp(
-            self.d, generator_from(rng), biases=bool(v["biases"]), output_scale=v["output_scale"]
+            self.d, generator_from(rng), biases=bool(v["biases"]), output_scale=v["output_scale"], dtype=self.dtype
         )
+        self.theta0_64 = self.net.theta0.to(torch.float64)  # theta_0 as the network holds it, widened exactly
         self.trainer = self._trainer(0)
         self.nu = self._nu(nu, delta, effective_dimension, norm_bound, POLICY_PARAMS)
         self.history = DuelHistory(self.horizon, problem.rho, problem.window)
@@ -223,8 +244,8 @@ class _NeuralDuelingBase(Policy):
             self.played = np.zeros((self.horizon, 2), dtype=np.int64)
             self.gram = None
         else:
-            self.x_first = torch.zeros(self.horizon, self.d, dtype=DTYPE)
-            self.x_second = torch.zeros(self.horizon, self.d, dtype=DTYPE)
+            self.x_first = torch.zeros(self.horizon, self.d, dtype=self.dtype)  # the network's inputs
+            self.x_second = torch.zeros(self.horizon, self.d, dtype=self.dtype)
             self.gram = (
                 None
                 if self.gradient_at == "current"
@@ -287,7 +308,8 @@ class _NeuralDuelingBase(Policy):
         if facts.get("fixed_arms"):
             return history + 16 * horizon  # the played pairs
         gram = 8 * n_params * (n_params if values["confidence"] == "full" else 1)
-        return history + 2 * 8 * horizon * d + gram  # both arms of every round, V^{-1}
+        arm_bytes = 4 if values["precision"] == "float32" else 8
+        return history + 2 * arm_bytes * horizon * d + gram  # both arms of every round, V^{-1}
 
     def _nu(self, nu, delta, d_eff, norm_bound, where) -> float:
         if nu != "theory":
@@ -307,7 +329,7 @@ class _NeuralDuelingBase(Policy):
     def _logits(self, theta: torch.Tensor, rows: np.ndarray) -> torch.Tensor:
         """Predicted preference differences ``Delta h_s(theta)`` of the given played rounds."""
         if self.fixed_arms:
-            h = self.net.forward(theta, self._arm_tensor)
+            h = self.net.forward(theta, self._arm_net)
             pairs = torch.from_numpy(self.played[rows])
             return h[pairs[:, 0]] - h[pairs[:, 1]]
         idx = torch.from_numpy(rows)
@@ -328,7 +350,7 @@ class _NeuralDuelingBase(Policy):
             return
         if self.settings["regulariser_scale"] == "decaying":
             self.trainer.lam = self.lam / (len(rows) + P.DECAY_OFFSET)
-        target = torch.from_numpy(np.ascontiguousarray(labels, dtype=np.float64))
+        target = torch.from_numpy(np.ascontiguousarray(labels, dtype=np.float64)).to(self.dtype)
         self.trainer.fit(lambda theta: self._logits(theta, rows), target)
 
     def _data_gradient(self, rows: np.ndarray, labels: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
@@ -339,7 +361,7 @@ class _NeuralDuelingBase(Policy):
         scale = 1.0 / len(rows) if self.settings["loss_reduction"] == "mean" else 1.0
         n = len(rows)
         if self.fixed_arms:
-            x = self.net.embed(self._arm_tensor).numpy()
+            x = self.net.embed(self._arm_net).numpy()
             first, second = self.played[rows, 0], self.played[rows, 1]
         else:
             idx = torch.from_numpy(rows)
@@ -358,10 +380,11 @@ class _NeuralDuelingBase(Policy):
     # --- selection ------------------------------------------------------------
     def _start_fixed_arms(self, arms: np.ndarray) -> None:
         self.arm_set = arms
-        self._arm_tensor = torch.tensor(arms, dtype=DTYPE)  # a copy: the arm set is read-only
+        self._arm_tensor = torch.tensor(arms, dtype=torch.float64)  # a copy: the arm set is read-only
+        self._arm_net = self._arm_tensor.to(self.dtype)  # the network's input
         if self.gradient_at == "current":
             return
-        features = self.net.gradients(self.net.theta0, self._arm_tensor).numpy() / self.net.scale
+        features = self._features_at_init(self._arm_tensor)
         reg = self.lam / self.kappa_mu
         self.gram = ArmKernelGram(features, reg) if self.confidence == "full" else DiagonalGram(features.shape[1], reg)
         self._features = features
@@ -380,9 +403,10 @@ class _NeuralDuelingBase(Policy):
         return choose(index, "challenger UCB scores")
 
     def _inputs(self, arms: np.ndarray) -> torch.Tensor:
-        """The round's arms as the network's input (with ``fixed_arms``, the arm set of round 1, checked)."""
+        """The round's arms, float64 (with ``fixed_arms``, the arm set of round 1, checked); the network takes them
+        in its precision."""
         if not self.fixed_arms:
-            return torch.tensor(arms, dtype=DTYPE)
+            return torch.tensor(arms, dtype=torch.float64)
         if self.arm_set is None:
             self._start_fixed_arms(arms)
         elif arms is not self.arm_set and not np.array_equal(arms, self.arm_set):
@@ -390,8 +414,9 @@ class _NeuralDuelingBase(Policy):
         return self._arm_tensor
 
     def _features_at_init(self, x: torch.Tensor) -> np.ndarray:
-        """The gradient features ``g(x; theta_0) / s`` of eq. 12 (``s`` the output scale, ``sqrt(m)``)."""
-        return self.net.gradients(self.net.theta0, x).numpy() / self.net.scale
+        """The gradient features ``g(x; theta_0) / s`` of eq. 12 (``s`` the output scale, ``sqrt(m)``), float64 for the
+        float64 arms ``x`` whatever the network's precision."""
+        return self.net.gradients(self.theta0_64, x).numpy() / self.net.scale
 
     def _widths(self, x: torch.Tensor, first: int) -> tuple[np.ndarray, np.ndarray | None]:
         """``||phi(x) - phi(x_{t,1})||_{V_{t-1}^{-1}}`` of every arm (eq. 12 without its factor) and the features
@@ -407,26 +432,27 @@ class _NeuralDuelingBase(Policy):
         """The widths at the trained parameters: the features ``g(x; theta_t) / s``, and V rebuilt from every
         pair played so far at them (the authors' ``select``, lines 319-363); V's diagonal from the gradients'
         factors (:func:`squared_differences`), the full V from the gradients."""
-        theta, n = self.trainer.current, self.history.n_played
+        theta, n = self.trainer.current.to(torch.float64), self.history.n_played  # V in float64
         if self.confidence == "diagonal":
             return self._current_diagonal_widths(x, first)
         phi = self.net.gradients(theta, x).numpy() / self.net.scale
         if self.fixed_arms or not n:
             u = phi[self.played[:n, 0]] - phi[self.played[:n, 1]] if n else phi[:0]
         else:
-            both = self.net.gradients(theta, torch.cat([self.x_first[:n], self.x_second[:n]])).numpy()
+            history = torch.cat([self.x_first[:n], self.x_second[:n]]).to(torch.float64)
+            both = self.net.gradients(theta, history).numpy()
             u = (both[:n] - both[n:]) / self.net.scale
         return rebuilt_widths(u, phi - phi[first], self.lam / self.kappa_mu, self.confidence == "full")
 
     def _current_diagonal_widths(self, x: torch.Tensor, first: int) -> np.ndarray:
         """:meth:`_current_widths` with V's diagonal, in numpy from the gradients' factors."""
-        theta, n, biases = self.trainer.current.numpy(), self.history.n_played, self.net.has_biases
+        theta, n, biases = self.trainer.current.to(torch.float64).numpy(), self.history.n_played, self.net.has_biases
         arms = self.net.gradient_factors(theta, self.net.embed(x).numpy())
         if self.fixed_arms:
             rows = [self.played[:n, 0], self.played[:n, 1]]
             ends = [[(a[r], b[r]) for a, b in arms] for r in rows]
         else:
-            both = self.net.embed(torch.cat([self.x_first[:n], self.x_second[:n]])).numpy()
+            both = self.net.embed(torch.cat([self.x_first[:n], self.x_second[:n]]).to(torch.float64)).numpy()
             pairs = self.net.gradient_factors(theta, both)
             ends = [[(a[:n], b[:n]) for a, b in pairs], [(a[n:], b[n:]) for a, b in pairs]]
         scale2 = self.net.scale * self.net.scale
@@ -444,7 +470,7 @@ class _NeuralDuelingBase(Policy):
             phi = self._features_at_init(x) if self.gram is not None and not self.fixed_arms else None
         else:
             with torch.no_grad():
-                scores = self.net.forward(self.trainer.current, x).numpy()
+                scores = self.net.forward(self.trainer.current, x.to(self.dtype)).numpy()
             first = choose(scores, "utility estimates")  # eq. 9
             norms, phi = self._widths(x, first)
             second = self._second_arm(scores, first, norms)  # eq. 10

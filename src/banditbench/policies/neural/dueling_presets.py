@@ -12,8 +12,8 @@ all three shell scripts (``--nu 1 --lamdba 0.1 --n_init 5``); the training steps
 ``train``'s ``local_training_iter``, line 413), not the scripts' 1000, which makes a run of seed 001's grid cost
 hours per seed (docs/baselines.md).
 
-Departures that remain under ``preset: authors`` (docs/baselines.md): float64 on the CPU (the code: float32 on
-``cuda:0``, lines 11-14); each seed draws its own initial network (the code seeds torch with 0 in the
+Departures that remain under ``preset: authors`` (docs/baselines.md): the CPU (the code: ``cuda:0``, lines 11-14;
+the network float32 in both, ``precision``'s default, with our confidence side in float64); each seed draws its own initial network (the code seeds torch with 0 in the
 constructor, line 289, so every run starts from one network); the arms' order among exact ties (``argsort``).
 """
 

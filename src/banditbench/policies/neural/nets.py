@@ -50,6 +50,7 @@ and deterministic kernels, so a job's result bytes depend only on its seed.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -87,9 +88,19 @@ def check_network(values: Mapping[str, Any], output_relu: bool = False, where: s
 
 
 def configure_torch() -> None:
-    """One thread per job (jobs run in parallel) and deterministic kernels (identical result bytes)."""
+    """One thread per job (jobs run in parallel) and deterministic kernels (identical result bytes).
+
+    ``torch.use_deterministic_algorithms`` also sets the flag of torch's compiler (``torch._inductor.config``),
+    whose import loads the whole compiler stack (dynamo, sympy): about 2 s of CPU, once per job process, more
+    than a 10-seed NeuralLog job's rounds at T = 500 (issue 48).  Nothing here compiles, so the kernels' flag is
+    set directly; where the compiler's config is already loaded, through the public function as before."""
     torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
+    if torch.are_deterministic_algorithms_enabled() and not torch.is_deterministic_algorithms_warn_only_enabled():
+        return
+    if "torch._inductor.config" in sys.modules:
+        torch.use_deterministic_algorithms(True)
+    else:
+        torch._C._set_deterministic_algorithms(True, warn_only=False)
 
 
 def generator_from(rng: np.random.Generator) -> torch.Generator:

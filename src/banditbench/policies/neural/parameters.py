@@ -1,6 +1,7 @@
 """The network and training parameters every neural family takes, declared once: their types and :class:`Network`.
 
-``width``, ``depth``, ``init``, ``lr``, ``train_steps``, ``train_every`` and ``device`` are config keys of each
+``width``, ``depth``, ``init``, ``lr``, ``train_steps``, ``train_every``, ``device`` (and ``precision``, where a family
+takes it) are config keys of each
 family with the family's own defaults and words (its paper's values and sections), so each family module
 declares them as these types with its own :class:`~banditbench.params.Doc` (a nested ``Annotated`` flattens:
 ``Annotated[parameters.Width, Doc(...)]`` checks and describes as ``Annotated[int, Range(ge=2), Doc(...)]``),
@@ -36,6 +37,11 @@ TrainSteps = PositiveInt
 TrainEvery = PositiveInt | Literal["doubling"]
 #: where the seed-batched path keeps its tensors
 Device = Annotated[str, OneOf(DEVICES)]
+#: the network's floating-point types (a family's ``precision``): its parameters, training and outputs; what a
+#: policy accumulates beside it (``V^{-1}``, Gram and confidence matrices, sums) stays float64
+PRECISIONS = {"float32": torch.float32, "float64": torch.float64}
+#: the network's precision (:data:`PRECISIONS`)
+Precision = Annotated[str, OneOf(tuple(PRECISIONS))]
 #: :data:`Device` where the seed-batched path is what a simulate job runs (NDB-DF's and NVLDB's words)
 SeedBatchedDevice = Annotated[
     Device,

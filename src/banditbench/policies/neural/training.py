@@ -39,6 +39,7 @@ trainer uses one of the two throughout (each keeps its own moment estimates).
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Callable
 
@@ -113,11 +114,16 @@ class Trainer:
         self.lam, self.lr, self.steps, self.every, self.penalised = lam, lr, steps, every, penalised
         self.centre = theta0.clone() if centre == "init" else torch.zeros_like(theta0)
         self.theta = theta0.clone().requires_grad_(True)
-        self.optimizer = (
-            torch.optim.Adam([self.theta], lr=lr) if optimizer == "adam" else torch.optim.SGD([self.theta], lr=lr)
-        )  # SGD without momentum: plain GD
         self._moments: tuple[np.ndarray, np.ndarray] | None = None  # fit_gradient's Adam state
         self._k = 0
+
+    @functools.cached_property
+    def optimizer(self) -> torch.optim.Optimizer:
+        """The torch optimiser of :meth:`fit`, made when first used: constructing one imports torch's compiler
+        stack (about 1.5 s of CPU, issue 48), which the seed-batched engines and :meth:`fit_gradient` never need."""
+        if self.optimizer_kind == "adam":
+            return torch.optim.Adam([self.theta], lr=self.lr)
+        return torch.optim.SGD([self.theta], lr=self.lr)  # SGD without momentum: plain GD
 
     def due(self, t: int) -> bool:
         """Whether the schedule trains at the start of round ``t``."""

@@ -2,7 +2,8 @@
 (:class:`~banditbench.policies.neural.batched.delayed_dueling.BatchedNeuralDueling`) against the single-seed
 reference, and a seed's result independent of its block.
 
-Tolerances.  Everything is float64; the batched path computes the same equations with other kernels
+Tolerances.  The equivalence tests run the network in float64 (``precision: float64``; the confidence side
+is float64 in both precisions); the batched path computes the same equations with other kernels
 and summation orders, so it rounds differently:
 
 * building blocks (per-arm gradients, Sherman–Morrison without temporaries): relative 1e-12;
@@ -64,7 +65,10 @@ def _cell(policy, T=50, seed=0, delay=NO_DELAY, d=4, K=6, **params):
                 "theta_distribution": "sphere",
             },
         },
-        "policy": {"name": policy, "params": {"width": 8, "train_steps": 4, "init": "independent", **params}},
+        "policy": {
+            "name": policy,
+            "params": {"width": 8, "train_steps": 4, "init": "independent", "precision": "float64", **params},
+        },
         "delay": dict(delay),
         "horizon": T,
         "seed": seed,
@@ -135,16 +139,20 @@ def test_sherman_morrison_without_temporaries_matches_the_single_seed_update():
         np.testing.assert_allclose(got[s].numpy(), ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
 
 
-def test_widths_in_the_halved_coordinates_of_the_symmetric_input_are_the_full_ones():
-    """Under the symmetric initialisation the batched path keeps V on the subspace of the features (m d
-    coordinates fewer): its widths of eq. 12 are those of the full p x p V^{-1} (InverseGram on the
-    network's gradient features), relative 1e-10, round after round."""
+@pytest.mark.parametrize("depth", [2, 3])
+def test_widths_in_the_halved_coordinates_of_the_symmetric_input_are_the_full_ones(depth):
+    """Under the symmetric initialisation the batched path keeps V on the subspace of the features (the
+    input's equal halves and the paired hidden units: m d / 2 + m^2 / 4 (L - 2) + m / 2 coordinates): its
+    widths of eq. 12 are those of the full p x p V^{-1} (InverseGram on the network's gradient features),
+    relative 1e-10, round after round, across several applications of the held-back updates."""
     from banditbench.policies.linalg import InverseGram
+    from banditbench.policies.neural.batched.delayed_dueling import DEFERRED
 
-    cell = _cell("ndb_df", init="symmetric", delay=GEOMETRIC)
+    cell = _cell("ndb_df", init="symmetric", delay=GEOMETRIC, depth=depth)
     policies = [build({**cell, "seed": s})[1] for s in (0, 1)]
     batch = type(policies[0]).batch(policies)
-    assert batch.halved and batch.gram.shape[1] == policies[0].net.n_params - 8 * 4
+    m, d = 8, 4
+    assert batch.halved and batch.gram.shape[1] == m * d // 2 + m * m // 4 * (depth - 2) + m // 2
     full = [InverseGram(pol.net.n_params, batch.reg, keep_matrix=False) for pol in policies]
     seen, norms = {}, batch._norms
 
@@ -154,7 +162,7 @@ def test_widths_in_the_halved_coordinates_of_the_symmetric_input_are_the_full_on
 
     batch._norms = keeping
     rng = np.random.default_rng(3)
-    for t in range(1, 16):
+    for t in range(1, 2 * DEFERRED + 8):
         arms = [_unit_rows(rng, 6, 4) for _ in policies]
         pairs = batch.act_all(t, arms)
         for s, pol in enumerate(policies):
@@ -317,6 +325,9 @@ def _keeping_gap(policy):
         ("ndb_df", {"confidence": "full"}, GEOMETRIC),
         ("ndb_heuristic", {"confidence": "diagonal", "init": "symmetric"}, GEOMETRIC),
         ("ndb_ts", {"depth": 3, "init": "symmetric"}, NO_DELAY),
+        # the default precision (the network in float32, V^{-1} in float64) and the paired coordinates of V
+        ("ndb_df", {"precision": "float32", "init": "symmetric"}, GEOMETRIC),
+        ("ndb_heuristic", {"precision": "float32"}, GEOMETRIC),
     ],
 )
 def test_a_seeds_batched_result_file_does_not_depend_on_its_block(policy, params, delay, tmp_path):

@@ -7,6 +7,7 @@ bit-identical alone and in a block.  Checked by: ``tests/policies/neural/batched
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
@@ -102,39 +103,64 @@ class BatchedNeuralLogistic(B.NetworkBlock):
         return torch.where(self.ncbf, ncbf, order)
 
     def _absorb(self, t: int) -> None:
-        """Algorithm 1/2 lines 4–6 for every seed: its arrivals, TrainNN, ``M_t`` and the radius."""
+        """Algorithm 1/2 lines 4–6 for every seed: its arrivals, TrainNN, ``M_t`` and the radius.  The round's
+        arrivals of all seeds are written at once: each seed's rows in arrival order (``index_put_``, and
+        ``index_add_``, which adds a seed's terms one after the other in that order, as the reference does)."""
         new, self.arrived = self.arrived, [[] for _ in range(self.S)]
-        for s, items in enumerate(new):
-            for phi, x, r in items:
-                self.X[s, self.n[s]], self.y[s, self.n[s]] = x, r
-                self.n[s] += 1
-                if not self.shared:
-                    self.ld_diag[s] += phi * phi
+        seeds = [s for s, items in enumerate(new) for _ in items]
+        if seeds:
+            rows = [self.n[s] + i for s, items in enumerate(new) for i in range(len(items))]
+            for s, items in enumerate(new):
+                self.n[s] += len(items)
+            at = torch.tensor(seeds, device=self.device), torch.tensor(rows, device=self.device)
+            phi = torch.stack([phi for items in new for phi, _, _ in items])
+            self.X.index_put_(at, torch.stack([x for items in new for _, x, _ in items]))
+            self.y.index_put_(
+                at, torch.tensor([r for items in new for _, _, r in items], dtype=DTYPE, device=self.device)
+            )
+            if not self.shared:
+                self.ld_diag.index_add_(0, at[0], phi * phi)
         if self.trainer.due(t) and any(self.n):
             self._train(t, torch.tensor([n > 0 for n in self.n], device=self.device))
-        weights = self._design_weights(new)
-        for s, items in enumerate(new):
-            for (phi, _, _), w in zip(items, weights[s]):
-                self.diag[s] += float(w) * phi * phi
-        if any(new):
+        if seeds:
+            w = torch.from_numpy(self._design_weights(new, at)).to(self.device)
+            self.diag.index_add_(0, at[0], w[:, None] * phi * phi)
             fresh = torch.tensor([bool(items) for items in new], device=self.device)
             self.radius = torch.where(fresh, self._orders(), self.radius)
 
-    def _design_weights(self, new: Sequence[Sequence]) -> list[np.ndarray]:
-        """The weights of each seed's new rows ``new[s]`` in ``M_t``: 1 in ``V_t``; in ``W_t``, ``mu'(f(x_i; theta_i))``
-        from the reference's network per seed on the device, read once for all seeds (the round's second
-        read), and the reference's numpy sigmoid per seed on the host."""
-        weights = [np.ones(len(items)) for items in new]
-        seeds = [s for s, items in enumerate(new) if items and self.policies[s].design == "W"]
-        if not seeds:
+    def _design_weights(self, new: Sequence[Sequence], at: tuple[torch.Tensor, torch.Tensor]) -> np.ndarray:
+        """The weights in ``M_t`` of the round's new rows (``at``: their seeds and rows, the seeds' ``new`` in
+        order): 1 in ``V_t``; in ``W_t``, ``mu'(f(x_i; theta_i))``, the network ``f`` of each row's seed on the
+        device (one row per product: a row's value does not depend on the block), read once for all seeds (the
+        round's second read), and the reference's numpy sigmoid on the host."""
+        weighted = np.array([self.policies[s].design == "W" for s, items in enumerate(new) for _ in items])
+        weights = np.ones(len(weighted))
+        if not weighted.any():
             return weights
+        seeds, rows = at
+        params = self.params[seeds]  # [N, p]: each row under its seed's parameters
+        mats = B.weights_of(params, self.net.offsets, self.net.shapes)
         with torch.no_grad():
-            f = [self.net.forward(self.params[s], self.X[s, self.n[s] - len(new[s]) : self.n[s]]) for s in seeds]
-        values = torch.cat(f).cpu().numpy()
-        for s, chunk in zip(seeds, np.split(values, np.cumsum([len(new[s]) for s in seeds])[:-1])):
-            mu = sigmoid(chunk)
-            weights[s] = mu * (1.0 - mu)
+            f = B.mlp_forward(mats, self.net.embed(self.X[seeds, rows])[:, None, :], self.net.scale, False)[1]
+        mu = sigmoid(f[:, 0, 0].cpu().numpy())
+        weights[weighted] = (mu * (1.0 - mu))[weighted]
         return weights
+
+    def _train_input(self, raw: torch.Tensor) -> torch.Tensor:
+        """The training's network input for arms ``raw``: the arms themselves under the symmetric initialisation
+        (its input ``[x; x] / sqrt(2)`` folded into the first layer, :meth:`_train_mats`), else
+        :meth:`~.nets.MLP.embed`."""
+        return raw if self.net.symmetric else self.net.embed(raw)
+
+    def _train_mats(self, params: torch.Tensor) -> list[torch.Tensor]:
+        """The weight matrices ``[S, r, c]`` the training uses: under the symmetric initialisation the first layer
+        acts on the raw arm, ``W_1 [x; x] / sqrt(2) = ((W_1^a + W_1^b) / sqrt(2)) x`` (half its flops and no
+        embedding of the rows; the same numbers up to rounding), as NDB's engine does."""
+        mats = B.weights_of(params, self.net.offsets, self.net.shapes)
+        if self.net.symmetric:
+            W, d = mats[0], self.net.input_dim
+            mats[0] = (W[:, :, :d] + W[:, :, d:]) / math.sqrt(2.0)
+        return mats
 
     def _train(self, t: int, mask: torch.Tensor) -> None:
         """TrainNN (:meth:`.training.Trainer.fit`) for the seeds in ``mask``: ``train_steps`` steps on
@@ -147,7 +173,7 @@ class BatchedNeuralLogistic(B.NetworkBlock):
         n = torch.tensor(self.n, device=self.device)
         absorbed = (torch.arange(rows, device=self.device)[None, :] < n[:, None]).to(DTYPE)
         gather = trainer.batch is not None and rows > trainer.batch
-        x = None if gather else self.net.embed(self.X[:, :rows])  # gathered rows are embedded per step
+        x = None if gather else self._train_input(self.X[:, :rows])
         if gather:  # every step's draw of each seed, from its own generator in its order, copied at once
             draws = torch.stack(
                 [
@@ -160,18 +186,23 @@ class BatchedNeuralLogistic(B.NetworkBlock):
                     for _ in range(trainer.steps)
                 ]
             ).to(self.device)
+            # every step's rows at once ([steps, S, B, ...]): each step then only indexes its own
+            X = self.X[:, :rows]
+            seeds = torch.arange(self.S, device=self.device)[None, :, None]
+            xs_all = self._train_input(X[seeds, draws])
+            ys_all = labels[seeds, draws]
+            w_all = (draws < n[None, :, None]).to(DTYPE)
         for step in range(trainer.steps):
             xs, ys, w = x, labels, absorbed
             if gather:
-                index = draws[step]
-                X = self.X[:, :rows]
-                xs = self.net.embed(torch.gather(X, 1, index[:, :, None].expand(-1, -1, X.shape[2])))
-                ys = torch.gather(labels, 1, index)
-                w = (index < n[:, None]).to(DTYPE)
-            mats = B.weights_of(self.params, self.net.offsets, self.net.shapes)
+                xs, ys, w = xs_all[step], ys_all[step], w_all[step]
+            mats = self._train_mats(self.params)
             hidden, out = B.mlp_forward(mats, xs, self.net.scale, False)
             dz = (B.softplus_grad(out[:, :, 0]) - ys) * w
             grads = B.mlp_backward(mats, hidden, (self.net.scale * dz)[:, :, None])
+            if self.net.symmetric:  # both column halves of W_1 get the folded layer's gradient / sqrt(2)
+                half = grads[0] / math.sqrt(2.0)
+                grads[0] = torch.cat([half, half], dim=2)
             grad = torch.cat([g.reshape(self.S, -1) for g in grads], dim=1) + self.loss_weight * (
                 self.params - self.centre
             )

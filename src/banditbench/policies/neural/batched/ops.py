@@ -86,12 +86,14 @@ def bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     ``torch.bmm`` runs one GEMM per seed, but for narrow results (N of 5 or 1 with M in the
     hundreds, or a 5 x 5 result of a long contraction) MKL's batched GEMM picks another kernel for
     another batch size, and a seed's numbers then change with its block (measured on this project's
-    CPUs).  So: wide products (M and N >= :data:`WIDE`) use ``torch.bmm``, which gives a seed the same
+    CPUs).  So: outer products (K = 1) are elementwise; wide products (M and N >= :data:`WIDE`) use ``torch.bmm``, which gives a seed the same
     numbers at every batch size; small or short ones (:data:`SMALL`, :data:`SHORT`) are elementwise
     products summed over the innermost axis (an order fixed by K); the others run one ``torch.mm``
     per seed on aligned operands, so what a seed's GEMM sees is its own data and sizes
     (``tests/policies/neural/batched/test_batched_neural.py`` checks a seed's result file alone and in a block)."""
     M, K, N = a.shape[1], a.shape[2], b.shape[2]
+    if K == 1:  # an outer product: one multiplication per element, the GEMM's value (and no GEMM's set-up)
+        return a * b
     if min(M, N) >= WIDE:
         return torch.bmm(a, b)
     if M * N * K <= SMALL or N * K <= SHORT:
@@ -130,7 +132,12 @@ def mlp_backward(mats: Sequence[torch.Tensor], hidden: Sequence[torch.Tensor], g
     output layer's pre-activation ``W_L h_{L-1}`` (the output scale and ReLU already applied by the caller)."""
     grads: list[torch.Tensor] = [None] * len(mats)  # type: ignore[list-item]
     for i in range(len(mats) - 1, -1, -1):
-        grads[i] = bmm(hidden[i].transpose(1, 2), g).transpose(1, 2)
+        if g.shape[2] == 1:  # a scalar output: h^T g, a matrix-vector product, elementwise whatever the rows
+            # (bmm's elementwise form, which it takes for short products: one seed at a time for a long one
+            # costs a few dozen small operations per step, most of a step at n in the hundreds)
+            grads[i] = (hidden[i].transpose(1, 2).contiguous() * g.transpose(1, 2)).sum(2)[:, None, :]
+        else:
+            grads[i] = bmm(hidden[i].transpose(1, 2), g).transpose(1, 2)
         if i:
             g = relu_backward(bmm(g, mats[i]), hidden[i])
     return grads
