@@ -26,7 +26,7 @@ from banditbench.policies.neural.batched.delayed_dueling import BatchedNeuralDue
 from banditbench.policies.neural.batched.logistic import BatchedNeuralLogistic
 from banditbench.policies.neural.batched.variance_aware_dueling import BatchedNeuralLinearDueling
 from banditbench.feedback import PreferenceFeedback
-from banditbench.simulation.job import run_block
+from banditbench.simulation.runner import run_seed_batched
 from test_batched_neural import NVLDB
 from test_batched_neural import _cell as duel_cell
 from test_batched_neural_dueling import _cell as ndb_cell
@@ -120,8 +120,11 @@ def syncs(monkeypatch):
 
 
 def _blocks(syncs, cell):
-    """Reads per round and Newton refits of ``cell`` run seed-batched in a block of each size of :data:`BLOCKS`."""
-    return [syncs.per_round(lambda: run_block({**cell, "horizon": T}, list(range(S)))) for S in BLOCKS]
+    """Reads per round and Newton refits of ``cell`` run seed-batched in a block of each size of :data:`BLOCKS` (on the
+    engine itself: a CPU job plays NVLDB's seeds one after the other, its declaration's ``cpu_min_block``)."""
+    return [
+        syncs.per_round(lambda: run_seed_batched([{**cell, "horizon": T, "seed": s} for s in range(S)])) for S in BLOCKS
+    ]
 
 
 #: every pair rule, each with one of the three readings of V (and a delay where there is one to catch up)
