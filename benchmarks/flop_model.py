@@ -13,16 +13,19 @@ pair rules are left out (they are named below with their share).  Notation: a ne
   iterations, ``O(n D^2)`` each, below 10 %).
 * **NDB-DF** and its baselines (seed 000, the seed-batched engine): every round trains ``steps`` Adam steps on the
   ``n = t - 1`` pairs, with the first layer folded to the raw arm (``in_1 = d``); then the widths of eq. 12, a
-  ``K x p_c`` by ``p_c x p_c`` product with ``V^{-1}`` (``p_c`` the coordinates V is kept in), the arms' scores
-  (``2 K P``) and gradient features (about ``4 K P``).
+  ``K x p_c`` by ``p_c x p_c`` product with ``V^{-1}`` (``p_c`` the coordinates V is kept in) and the held-back
+  rank-one updates' two ``K x p_c`` by ``p_c x H`` products (``H = 16`` held), their application every ``H``
+  rounds (``2 H p_c^2``, so ``2 p_c^2`` a round), the arms' scores (``2 K P``) and gradient features (about
+  ``4 K P``).
 * **NeuralLog** (seed 002, the seed-batched engine): when the schedule trains, ``steps`` steps on minibatches of
   ``B`` rows, each ``2 B (3 P - P_1)``; the arms' scores and widths of every round are element-wise products of
   the gradients' layer factors (under 1 % of the products: not counted).  Its rounds cost interpreter time, not
   FLOPs (0.3 MFLOP a round at B = 50), so its CPU time is projected by rounds, not FLOPs.
 
-A counter checks the models: tests/test_flop_model.py counts the products a short
-run performs (torch's ``FlopCounterMode`` for the torch engines, the calls of NVLDB's numpy backward pass) and
-compares them with these formulas.
+A counter checks the models: tests/test_flop_model.py counts the products a short run performs (torch's
+``FlopCounterMode`` for the torch engines, the calls of NVLDB's numpy backward pass) and compares them with these
+formulas.  The counter sees ``mm`` and ``bmm`` only: products done elementwise (a scalar output layer's, a narrow
+product's) and ``baddbmm`` are in a model and not in its count, which is up to 15 % lower.
 """
 
 from __future__ import annotations
@@ -62,12 +65,17 @@ def nvldb_round(net: Network, t: int, steps: int, trains: bool, feature_dim: int
     return steps * (net.train_step(rows) + 4 * n * feature_dim) + 2 * rows * net.products
 
 
+#: the rank-one updates of ``V^{-1}`` NDB's engine holds back before it applies them together
+HELD = 16
+
+
 def ndb_round(net: Network, t: int, steps: int, arms: int, confidence_dim: int) -> int:
     """FLOPs of NDB-DF's round ``t`` on the seed-batched engine (module docstring); ``net`` with its first layer
     folded."""
-    n = t - 1
+    n, p = t - 1, confidence_dim
     training = steps * net.train_step(2 * n) if n else 0
-    return training + 2 * arms * confidence_dim**2 + 6 * arms * net.products
+    widths = 2 * arms * p**2 + 2 * 2 * arms * p * HELD + 2 * p**2
+    return training + widths + 6 * arms * net.products
 
 
 def neurallog_round(net: Network, t: int, steps: int, trains: bool, minibatch: int) -> int:

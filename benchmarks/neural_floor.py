@@ -5,13 +5,14 @@ result files) with one thread, timed by its CPU time (``getrusage`` of the child
 less than wall time):
 
 * ``e3``: seed 001's Table E.3 cell (``vdb_square_d20_T10000``, NVLDB-UCB-ASYM), one seed a job;
-* ``ndb_df``: seed 000's ``delayed_dueling_quadratic`` cell, NDB-DF without delays, a job's block of 10 seeds;
+* ``ndb_df``: seed 000's ``delayed_dueling_quadratic`` cell, NDB-DF with geometric delays (mean 20, window 50),
+  a job's block of 10 seeds;
 * ``neurallog``: seed 002's ``synthetic_h1`` cell, NeuralLog-UCB-2, a job's block of 10 seeds;
 
 at a shorter horizon than the paper's (``--horizons``).  Each job runs on this tree and, with ``--before TREE``,
 on another checkout's ``src`` (e.g. a ``git worktree`` of an older commit), alternately, ``--repeats`` times; the
 table gives the median CPU seconds per seed of each and their ratio.  Per cell it also prints the FLOPs per seed
-from :mod:`flop_model` (the products the round performs, by definition), the rate they were done at, its share of
+from :mod:`flop_model` (the products this tree's rounds perform, by definition), the rate they were done at, its share of
 this core's matmul peak (measured here: ``numpy`` products of 1,024 x 1,024 in the training's precision, one
 thread), and the projected CPU-hours of the paper table the cell belongs to: the measured CPU per seed scaled to
 the paper's horizon by the model's FLOPs (NVLDB, NDB: their time is the products'), or by rounds (NeuralLog: its
@@ -47,12 +48,13 @@ THREADS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS
 
 @dataclass(frozen=True)
 class Cell:
-    """A paper grid's job: its config, experiment, algorithm, seeds a job, the paper table's horizon and runs of
-    this family (algorithms x delays x seeds), and how its time scales with the horizon."""
+    """A paper grid's job: its config, experiment, algorithm, delay, seeds a job, the paper table's horizon and runs
+    of this family (algorithms x delays x seeds), and how its time scales with the horizon."""
 
     config: str
     experiment: str
     algorithm: str
+    delay: str
     seeds: int
     paper_horizon: int
     table_runs: int
@@ -63,22 +65,31 @@ class Cell:
 CELLS = {
     # Table E.3: six NVLDB variants x 20 seeds at T = 10,000
     "e3": Cell(
-        "variance_dueling", "vdb_square_d20_T10000", "NVLDB-UCB-ASYM", 1, 10_000, 6 * 20, "seed 001 Table E.3", "flops"
+        "variance_dueling",
+        "vdb_square_d20_T10000",
+        "NVLDB-UCB-ASYM",
+        "none",
+        1,
+        10_000,
+        120,
+        "seed 001 Table E.3",
+        "flops",
     ),
     # Fig. 1b's quadratic panel: NDB-DF and three delay baselines x three delays x 10 seeds at T = 2,000
     "ndb_df": Cell(
         "delayed_dueling",
         "delayed_dueling_quadratic",
         "ndb_df",
+        "geometric_mean20_M50",
         10,
         2_000,
-        4 * 3 * 10,
+        120,
         "seed 000 Fig. 1b (quadratic)",
         "flops",
     ),
     # Table 2's h1 row: NeuralLog-UCB-1/2, TS-1/2 and NCBF-UCB x 10 seeds at T = 2,000
     "neurallog": Cell(
-        "neural_logistic", "synthetic_h1", "neurallog_ucb2", 10, 2_000, 5 * 10, "seed 002 synthetic h1", "rounds"
+        "neural_logistic", "synthetic_h1", "neurallog_ucb2", "none", 10, 2_000, 50, "seed 002 synthetic h1", "rounds"
     ),
 }
 
@@ -87,7 +98,7 @@ def job_cell(cell: Cell, horizon: int) -> dict:
     from banditbench.configuration.grid import load_config_file, load_grid
 
     grid = load_grid(load_config_file(ROOT / "config" / f"{cell.config}.yaml"))
-    return {**json.loads(grid.cell_json(cell.experiment, cell.algorithm, "none", "none", None)), "horizon": horizon}
+    return {**json.loads(grid.cell_json(cell.experiment, cell.algorithm, cell.delay, "none", None)), "horizon": horizon}
 
 
 def run_job(tree: Path, cell: dict, seeds: int) -> float:
@@ -115,25 +126,53 @@ def matmul_peak(dtype) -> float:
     return 2 * 1024**3 / best / 1e9
 
 
+def network(policy, arm_dim: int) -> flop_model.Network:
+    """The network as the engines compute it: a symmetric input ``[x; x] / sqrt(2)`` folded into the first layer."""
+    if getattr(policy.net, "symmetric", False):
+        return flop_model.folded(policy.net.shapes, arm_dim)
+    return flop_model.Network(tuple(policy.net.shapes))
+
+
 def flops_per_seed(name: str, cell: dict, horizon: int) -> tuple[int, str]:
-    """:mod:`flop_model`'s FLOPs of one seed of ``cell`` over ``horizon`` rounds, and the training's precision."""
+    """:mod:`flop_model`'s FLOPs of one seed of ``cell`` over ``horizon`` rounds (this tree's code), and the
+    training's precision."""
     from banditbench.simulation.runner import build
 
     policy = build({**cell, "seed": 0})[1]
-    trainer = policy.trainer
+    trainer, params = policy.trainer, cell["environment"]["params"]
     precision = str(trainer.current.dtype).removeprefix("torch.")
+    net = network(policy, params["dimension"])
     if name == "e3":
-        net = flop_model.Network(tuple(policy.net.shapes))
         rounds = lambda t: flop_model.nvldb_round(net, t, trainer.steps, trainer.due(t), len(policy.theta0))  # noqa: E731
-        return flop_model.per_seed(rounds, horizon), precision
-    if name == "ndb_df":
-        params = cell["environment"]["params"]
-        net = flop_model.folded(policy.net.shapes, params["dimension"])
-        rounds = lambda t: flop_model.ndb_round(net, t, trainer.steps, params["n_arms"], net.products)  # noqa: E731
-        return flop_model.per_seed(rounds, horizon), precision
-    net = flop_model.Network(tuple(policy.net.shapes))
-    rounds = lambda t: flop_model.neurallog_round(net, t, trainer.steps, trainer.due(t), trainer.batch)  # noqa: E731
+    elif name == "ndb_df":
+        kept = type(policy).batch([policy]).gram.shape[-1]  # the coordinates the engine keeps V^{-1} in
+        rounds = lambda t: flop_model.ndb_round(net, t, trainer.steps, params["n_arms"], kept)  # noqa: E731
+    else:
+        rounds = lambda t: flop_model.neurallog_round(net, t, trainer.steps, trainer.due(t), trainer.batch)  # noqa: E731
     return flop_model.per_seed(rounds, horizon), precision
+
+
+def measure(name: str, horizon: int, trees: dict[str, Path], repeats: int, peaks: dict[str, float]) -> str:
+    """One table row: ``name``'s job on each tree, alternately ``repeats`` times (both see the same load)."""
+    spec = CELLS[name]
+    cell = job_cell(spec, horizon)
+    times = {tree: [] for tree in trees}
+    for _ in range(repeats):
+        for tree, path in trees.items():
+            times[tree].append(run_job(path, cell, spec.seeds))
+    flops, precision = flops_per_seed(name, cell, horizon)
+    paper_flops, _ = flops_per_seed(name, cell, spec.paper_horizon)
+    scale = paper_flops / flops if spec.scales_by == "flops" else spec.paper_horizon / horizon
+    cpu = {tree: statistics.median(runs) for tree, runs in times.items()}
+    hours = {tree: f"{seconds * scale * spec.table_runs / 3600:.2f}" for tree, seconds in cpu.items()}
+    rate = flops / cpu["after"] / 1e9  # the model counts this tree's products
+    before = cpu.get("before")
+    ratio = "" if before is None else f"{before / cpu['after']:.2f}x"
+    return (
+        f"| {name} | {horizon:,} | {'' if before is None else f'{before:.2f}'} | {cpu['after']:.2f} | {ratio} | "
+        f"{flops / 1e9:.2f} | {rate:.1f} | {rate / peaks[precision]:.0%} of {precision} | {spec.table} "
+        f"(T = {spec.paper_horizon:,}, {spec.table_runs} runs) | {hours.get('before', '')} | {hours['after']} |"
+    )
 
 
 def main() -> None:
@@ -148,30 +187,12 @@ def main() -> None:
     peaks = {"float32": matmul_peak(np.float32), "float64": matmul_peak(np.float64)}
     print(f"one core's matmul peak: float32 {peaks['float32']:.1f} GFLOP/s, float64 {peaks['float64']:.1f} GFLOP/s")
     print(
-        "| cell | T | tree | CPU s per seed | ratio | GFLOP per seed | GFLOP/s | share of peak | paper table | projected CPU-hours |"
+        "| cell | T | CPU s per seed, before | after | ratio | GFLOP per seed | GFLOP/s | share of peak | paper table "
+        "| projected CPU-hours, before | after |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.cells:
-        spec, horizon = CELLS[name], horizons[name]
-        cell = job_cell(spec, horizon)
-        times = {tree: [] for tree in trees}
-        for _ in range(args.repeats):  # alternately, so that both see the same load
-            for tree, path in trees.items():
-                times[tree].append(run_job(path, cell, spec.seeds))
-        flops, precision = flops_per_seed(name, cell, horizon)
-        paper_flops, _ = flops_per_seed(name, cell, spec.paper_horizon)
-        scale = paper_flops / flops if spec.scales_by == "flops" else spec.paper_horizon / horizon
-        after = statistics.median(times["after"])
-        for tree in trees:
-            cpu = statistics.median(times[tree])
-            rate = flops / cpu / 1e9
-            ratio = f"{cpu / after:.2f}x" if tree == "before" else ""
-            hours = cpu * scale * spec.table_runs / 3600
-            print(
-                f"| {name} | {horizon:,} | {tree} | {cpu:.2f} | {ratio} | {flops / 1e9:.1f} | {rate:.1f} | "
-                f"{rate / peaks[precision]:.0%} of {precision} | {spec.table} (T = {spec.paper_horizon:,}, "
-                f"{spec.table_runs} runs) | {hours:.1f} |"
-            )
+        print(measure(name, horizons[name], trees, args.repeats, peaks), flush=True)
 
 
 if __name__ == "__main__":

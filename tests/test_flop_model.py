@@ -3,7 +3,6 @@ engines (NDB-DF, NeuralLog), the calls of NVLDB's numpy backward pass for its si
 
 import json
 
-import pytest
 from torch.utils.flop_counter import FlopCounterMode
 
 from banditbench.configuration.grid import load_config_file, load_grid
@@ -19,6 +18,19 @@ def _cell(config, experiment, algorithm):
     return {**json.loads(grid.cell_json(experiment, algorithm, "none", "none", None)), "horizon": T}
 
 
+def _network(policy, arm_dim):
+    """The network as the engine computes it: the symmetric input folded into the first layer."""
+    if policy.net.symmetric:
+        return flop_model.folded(policy.net.shapes, arm_dim)
+    return flop_model.Network(tuple(policy.net.shapes))
+
+
+def _close(counted, model):
+    """The counter sees the matrix products only: a scalar output layer's products, done elementwise, are in the
+    model and not in the count."""
+    return 0.85 * model <= counted <= 1.02 * model
+
+
 def _counted(cells) -> float:
     with FlopCounterMode(display=False) as counter:
         run_seed_batched(cells)
@@ -29,19 +41,20 @@ def test_the_ndb_model_counts_the_products_of_the_seed_batched_engine():
     cell = _cell("delayed_dueling", "delayed_dueling_quadratic", "ndb_df")
     policy = build({**cell, "seed": 0})[1]
     d, K = cell["environment"]["params"]["dimension"], cell["environment"]["params"]["n_arms"]
-    net = flop_model.folded(policy.net.shapes, d)
-    model = flop_model.per_seed(lambda t: flop_model.ndb_round(net, t, policy.trainer.steps, K, net.products), T)
+    net = _network(policy, d)
+    kept = type(policy).batch([policy]).gram.shape[-1]  # the coordinates the engine keeps V^{-1} in
+    model = flop_model.per_seed(lambda t: flop_model.ndb_round(net, t, policy.trainer.steps, K, kept), T)
     counted = _counted([{**cell, "seed": s} for s in (0, 1)])
-    assert counted == pytest.approx(model, rel=0.05)
+    assert _close(counted, model), (counted, model)
 
 
 def test_the_neurallog_model_counts_the_products_of_the_seed_batched_engine():
     cell = _cell("neural_logistic", "synthetic_h1", "neurallog_ucb2")
-    trainer = build({**cell, "seed": 0})[1].trainer
-    net = flop_model.Network(tuple(build({**cell, "seed": 0})[1].net.shapes))
+    policy = build({**cell, "seed": 0})[1]
+    trainer, net = policy.trainer, _network(policy, cell["environment"]["params"]["dimension"])
     rounds = [flop_model.neurallog_round(net, t, trainer.steps, trainer.due(t), trainer.batch) for t in range(1, T + 1)]
     counted = _counted([{**cell, "seed": s} for s in (0, 1)])
-    assert sum(rounds) > 0 and counted == pytest.approx(sum(rounds), rel=0.05)
+    assert sum(rounds) > 0 and _close(counted, sum(rounds)), (counted, sum(rounds))
 
 
 def test_the_nvldb_model_counts_the_rows_its_backward_pass_is_called_on(monkeypatch):
