@@ -397,8 +397,8 @@ def test_a_failing_job_is_one_block_naming_its_log(tmp_path):
     ).groups()
     assert (work / log).is_file() and block[3] == "    last line: RuntimeError: injected failure"
     assert "its command exited with status 1" in block[4]
-    assert "input:" not in run.stderr and _widest(run.stderr, work) <= 160
-    stopped = r"^Stopped: \d/8 jobs done, 1 failed, after \d+:\d\d:\d\d; outputs go to results/[^/ ]+/; full log: "
+    assert "input:" not in run.stderr and _widest(run.stderr, work) <= 180
+    stopped = r"^Stopped: \d/10 jobs done, 1 failed, after \d+:\d\d:\d\d; outputs go to results/[^/ ]+/; full log: "
     assert re.search(stopped, run.stderr, re.M)
     assert "WorkflowError" not in run.stderr  # Snakemake's closing error is not repeated after that line
     # without the profile: Snakemake's own console

@@ -671,7 +671,7 @@ def test_a_run_on_a_full_disk_stops_in_one_line_per_job_and_the_rerun_resumes(tm
             r"half-written is kept \(.*\): free space, then run snakemake again, which resumes where it stopped",
             line,
         ), console.stderr
-        assert last.startswith("Stopped: 0/10 jobs done, ")
+        assert last.startswith("Stopped: 0/12 jobs done, ")
         assert "cannot write" not in console.stdout  # not printed by the jobs as well (issue 45)
         (runs / "filler").unlink()  # space freed: the rerun resumes
         rerun, out = _run(work)
@@ -1072,7 +1072,7 @@ def test_a_sigterm_mid_grid_ends_in_one_line_and_a_plain_rerun_finishes_the_grid
     [last] = _said(err)
     cut = ", 2 cut short" if group else ""
     outputs = re.fullmatch(
-        rf"Stopped by SIGTERM: \d+/10 jobs done{cut}, after [:\d]+; outputs go to (results/[^/ ]+/) \(run snakemake "
+        rf"Stopped by SIGTERM: \d+/12 jobs done{cut}, after [:\d]+; outputs go to (results/[^/ ]+/) \(run snakemake "
         r"again to resume\); full log: \S+/\.snakemake/log/\S+\.snakemake\.log",
         last,
     )
@@ -1130,7 +1130,7 @@ def test_a_disk_filling_up_as_a_job_ends_is_one_line_naming_the_file_and_the_rer
             r"space, then run snakemake again, which resumes where it stopped",
             line,
         ), stopped.stderr
-        assert last.startswith("Stopped: 0/10 jobs done, 1 failed, after ")
+        assert last.startswith("Stopped: 0/12 jobs done, 1 failed, after ")
         said = stopped.stdout + stopped.stderr
         assert "Errno" not in said and "WorkflowError" not in said and "Traceback" not in said
         (runs / "filler").unlink()  # space freed: the rerun resumes
@@ -1188,7 +1188,7 @@ def test_a_results_folder_turned_read_only_mid_run_is_one_line_and_the_rerun_nee
             r"which resumes where it stopped",
             line,
         ), stopped.stderr
-        assert re.match(r"Stopped: \d/10 jobs done, 1 failed, after ", last)
+        assert re.match(r"Stopped: \d/12 jobs done, 1 failed, after ", last)
         said = stopped.stdout + stopped.stderr
         assert "Errno" not in said and "WorkflowError" not in said and "Traceback" not in said
         finished = {p: p.read_bytes() for p in (work / "results/runs").rglob("*.npz") if p.name != "2.npz"}

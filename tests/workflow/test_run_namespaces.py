@@ -44,7 +44,11 @@ def _report(work, name, *args):
 
 def _experiments_shown(results, run):
     assert all(path.startswith(f"results/{run}/") for path in results), sorted(results)
-    return {re.match(rf"results/{re.escape(run)}/(?:tables|timing|plots|paired)/([^/.]+)", p).group(1) for p in results}
+    per_experiment = rf"results/{re.escape(run)}/(?:tables|timing|plots|paired|compute|sweeps)/([^/.]+)"
+    shown = {path: re.match(per_experiment, path) for path in results}
+    # besides the experiments' files, the run's interactive page
+    assert {path for path, m in shown.items() if m is None} <= {f"results/{run}/interactive.html"}, sorted(results)
+    return {m.group(1) for m in shown.values() if m is not None}
 
 
 @pytest.mark.slow
