@@ -66,6 +66,9 @@ def subset_config(family: str, experiments, delays, budgets, algorithms, seeds: 
             spec["budgets"] = [b for b in spec["budgets"] if format(b, "g") in budgets]
     if not exps:
         raise SystemExit(f"no experiment of config/{family}.yaml left after the selection")
+    # the paper's claims name algorithms and settings the subset leaves out: the runs are what is timed here
+    config.pop("claims", None)
+    config.pop("claims_files", None)
     return config
 
 
