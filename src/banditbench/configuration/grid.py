@@ -851,19 +851,7 @@ def check_plot(plot: Mapping[str, Any] | None, where: str, algorithms: list[str]
                     f"(e.g. 'tab:blue', 'C3', '#1f77b4', 'black', '0.4')"
                 )
     for label, name in (plot.get("names") or {}).items():
-        if "$" in name:
-            from matplotlib import cbook
-            from matplotlib.mathtext import MathTextParser
-
-            if cbook.is_math_text(name):
-                try:
-                    MathTextParser("path").parse(name)
-                except ValueError as err:
-                    first = str(err).strip().splitlines()
-                    raise ConfigError(
-                        f"{key_path(where, 'names', label)}: {name!r} is not valid mathtext (the text between "
-                        f"$ signs): {first[-1] if first else err}; write \\$ for a dollar sign"
-                    ) from None
+        display_names.check_mathtext(name, key_path(where, "names", label))
 
 
 def resolve_plot(
