@@ -47,8 +47,10 @@ VARYING = (TIMING, PROVENANCE, RUN_CHECKSUM)
 IDENTITY = ("experiment", "algorithm", "delay", "budget", "seed")
 #: the version of what a result file holds and how: part of every per-seed result's address
 #: (:func:`banditbench.storage.cells.cell_digest`), so a new version never reads or replaces an older one's
-#: results.  2: results addressed by their content (``<budget>/<cell>/<seed>.npz``)
-RESULT_FORMAT = 2
+#: results.  2: results addressed by their content (``<budget>/<cell>/<seed>.npz``).  3: the NDB family trains its
+#: networks in float32 (``precision``) and NVLDB's training runs in place, so a result differs from format 2's in
+#: its last bits (issue 48)
+RESULT_FORMAT = 3
 
 
 #: from this many result files on, worker processes read them (fewer: a worker's start costs more than it saves)
