@@ -7,7 +7,8 @@ less than wall time):
 * ``e3``: seed 001's Table E.3 cell (``vdb_square_d20_T10000``, NVLDB-UCB-ASYM), one seed a job;
 * ``ndb_df``: seed 000's ``delayed_dueling_quadratic`` cell, NDB-DF with geometric delays (mean 20, window 50),
   a job's block of 10 seeds;
-* ``neurallog``: seed 002's ``synthetic_h1`` cell, NeuralLog-UCB-2, a job's block of 10 seeds;
+* ``neurallog``: seed 002's ``synthetic_h1`` cell, NeuralLog-UCB-2, a job's block of 10 seeds, with the algorithms
+  its lockstep group holds where the tree's config plays them in one job (``lockstep_variants``: NeuralLog-TS-2);
 
 at a shorter horizon than the paper's (``--horizons``).  Each job runs on this tree and, with ``--before TREE``,
 on another checkout's ``src`` (e.g. a ``git worktree`` of an older commit), alternately, ``--repeats`` times; the
@@ -94,24 +95,34 @@ CELLS = {
 }
 
 
-def job_cell(cell: Cell, horizon: int) -> dict:
+def job_cells(cell: Cell, horizon: int, tree: Path) -> list[dict]:
+    """The cells one job of ``tree``'s paper grid plays for ``cell``'s algorithm: its lockstep group where that
+    tree's config plays one (``lockstep_variants``), else the algorithm alone."""
     from banditbench.configuration.grid import load_config_file, load_grid
 
-    grid = load_grid(load_config_file(ROOT / "config" / f"{cell.config}.yaml"))
-    return {**json.loads(grid.cell_json(cell.experiment, cell.algorithm, cell.delay, "none", None)), "horizon": horizon}
+    config = load_config_file(tree / "config" / f"{cell.config}.yaml")
+    grid = load_grid({**config, "claims_files": []})
+    group = (cell.algorithm,)
+    if grid.lockstep_variants:
+        group = next(g for g in grid.variant_groups(cell.experiment) if cell.algorithm in g)
+    return [
+        {**json.loads(grid.cell_json(cell.experiment, algorithm, cell.delay, "none", None)), "horizon": horizon}
+        for algorithm in group
+    ]
 
 
-def run_job(tree: Path, cell: dict, seeds: int) -> float:
-    """CPU seconds per seed of one ``run-block`` process of ``seeds`` seeds on ``tree``'s sources."""
+def run_job(tree: Path, cells: list[dict], seeds: int) -> float:
+    """CPU seconds per run (cell x seed) of one ``run-block`` process of ``seeds`` seeds of ``cells`` on ``tree``'s
+    sources."""
     with tempfile.TemporaryDirectory() as out:
-        outputs = [str(Path(out) / f"{seed}.npz") for seed in range(seeds)]
-        command = [sys.executable, "-m", "banditbench", "run-block", "--cell", json.dumps(cell), "--seeds"]
+        outputs = [str(Path(out) / f"{i}-{seed}.npz") for i in range(len(cells)) for seed in range(seeds)]
+        command = [sys.executable, "-m", "banditbench", "run-block", "--cell", *map(json.dumps, cells), "--seeds"]
         command += [str(seed) for seed in range(seeds)] + ["--outputs", *outputs]
         env = {**os.environ, **THREADS, "PYTHONPATH": str(tree / "src")}
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run(command, env=env, check=True, cwd=out, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / seeds
+    return (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / len(outputs)
 
 
 def matmul_peak(dtype) -> float:
@@ -155,11 +166,12 @@ def flops_per_seed(name: str, cell: dict, horizon: int) -> tuple[int, str]:
 def measure(name: str, horizon: int, trees: dict[str, Path], repeats: int, peaks: dict[str, float]) -> str:
     """One table row: ``name``'s job on each tree, alternately ``repeats`` times (both see the same load)."""
     spec = CELLS[name]
-    cell = job_cell(spec, horizon)
+    jobs = {tree: job_cells(spec, horizon, path) for tree, path in trees.items()}
+    cell = jobs["after"][0]
     times = {tree: [] for tree in trees}
     for _ in range(repeats):
         for tree, path in trees.items():
-            times[tree].append(run_job(path, cell, spec.seeds))
+            times[tree].append(run_job(path, jobs[tree], spec.seeds))
     flops, precision = flops_per_seed(name, cell, horizon)
     paper_flops, _ = flops_per_seed(name, cell, spec.paper_horizon)
     scale = paper_flops / flops if spec.scales_by == "flops" else spec.paper_horizon / horizon
