@@ -124,3 +124,31 @@ def load_script(path: str, name: str | None = None):
     sys.modules[spec.name] = module  # as an import does (dataclasses look their module up there)
     spec.loader.exec_module(module)
     return module
+
+
+def synthetic_dueling_cell(
+    policy: str, params: dict, *, T: int, d: int, K: int, utility: str, arms: str, theta: str, seed=0, delay=None
+) -> dict:
+    """A resolved cell of the ``synthetic_dueling`` environment (``d``-dimensional arms from ``arms``, ``K`` a
+    round, the ``utility`` of a parameter drawn from ``theta``) for ``policy`` with ``params``: what the neural
+    dueling tests build their runs from, each with its own small defaults."""
+    return {
+        "experiment": "x",
+        "algorithm": policy,
+        "delay_label": "d",
+        "budget": None,
+        "environment": {
+            "name": "synthetic_dueling",
+            "params": {
+                "dimension": d,
+                "n_arms": K,
+                "utility": utility,
+                "arm_distribution": arms,
+                "theta_distribution": theta,
+            },
+        },
+        "policy": {"name": policy, "params": params},
+        "delay": dict(delay or {"kind": "none"}),
+        "horizon": T,
+        "seed": seed,
+    }

@@ -20,31 +20,16 @@ from banditbench.policies.neural.delayed_dueling import NDBDF, NDBHeuristic
 from banditbench.policies.neural.neural_dueling import NDBTS
 from banditbench.simulation.job import run_block, run_cell
 from banditbench.simulation.runner import build
+from conftest import synthetic_dueling_cell
 
 GEOMETRIC = {"kind": "geometric", "mean": 3, "window": 10}
 
 
 def _cell(policy="ndb_df", T=40, delay=GEOMETRIC, d=4, K=6, **extra):
-    return {
-        "experiment": "x",
-        "algorithm": policy,
-        "delay_label": "d",
-        "budget": None,
-        "environment": {
-            "name": "synthetic_dueling",
-            "params": {
-                "dimension": d,
-                "n_arms": K,
-                "utility": "quadratic",
-                "arm_distribution": "sphere",
-                "theta_distribution": "sphere",
-            },
-        },
-        "policy": {"name": policy, "params": {"width": 8, "train_steps": 4, **extra}},
-        "delay": dict(delay),
-        "horizon": T,
-        "seed": 0,
-    }
+    params = {"width": 8, "train_steps": 4, **extra}
+    return synthetic_dueling_cell(
+        policy, params, T=T, d=d, K=K, utility="quadratic", arms="sphere", theta="sphere", delay=delay
+    )
 
 
 @pytest.mark.parametrize("cls", [NDBDF, NDBHeuristic, NDBTS])

@@ -34,6 +34,7 @@ from banditbench.policies.pair_selection import pair_scores
 from banditbench.storage.resultio import save_result
 from banditbench.simulation.job import REFERENCE, SEED_BATCHED, engine, run_cell
 from banditbench.simulation.runner import build, run_seed_batched
+from conftest import synthetic_dueling_cell
 
 
 def _batched(cell, seeds):
@@ -48,26 +49,10 @@ GEOMETRIC = {"kind": "geometric", "mean": 3, "window": 10}
 
 
 def _cell(policy, T=60, seed=0, delay=NO_DELAY, d=5, K=5, **params):
-    return {
-        "experiment": "x",
-        "algorithm": policy,
-        "delay_label": "d",
-        "budget": None,
-        "environment": {
-            "name": "synthetic_dueling",
-            "params": {
-                "dimension": d,
-                "n_arms": K,
-                "utility": "square",
-                "arm_distribution": "normalized_cube",
-                "theta_distribution": "cube",
-            },
-        },
-        "policy": {"name": policy, "params": {"width": 16, "train_steps": 5, **params}},
-        "delay": dict(delay),
-        "horizon": T,
-        "seed": seed,
-    }
+    params = {"width": 16, "train_steps": 5, **params}
+    return synthetic_dueling_cell(
+        policy, params, T=T, d=d, K=K, utility="square", arms="normalized_cube", theta="cube", seed=seed, delay=delay
+    )
 
 
 # --- building blocks -------------------------------------------------------------------------

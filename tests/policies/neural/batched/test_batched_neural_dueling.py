@@ -41,7 +41,7 @@ from banditbench.policies.neural import delayed_dueling as dd
 from banditbench.policies.neural.neural_dueling import NDBTS
 from banditbench.simulation.job import SEED_BATCHED, engine, run_block, run_cell
 from banditbench.simulation.runner import build
-from conftest import ROOT
+from conftest import ROOT, synthetic_dueling_cell
 from test_batched_neural import _assert_not_vacuous, _file_bytes, _same_decisions_as
 
 NO_DELAY = {"kind": "none"}
@@ -50,29 +50,10 @@ NEAR_TIE = 1e-6
 
 
 def _cell(policy, T=50, seed=0, delay=NO_DELAY, d=4, K=6, **params):
-    return {
-        "experiment": "x",
-        "algorithm": policy,
-        "delay_label": "d",
-        "budget": None,
-        "environment": {
-            "name": "synthetic_dueling",
-            "params": {
-                "dimension": d,
-                "n_arms": K,
-                "utility": "quadratic",
-                "arm_distribution": "sphere",
-                "theta_distribution": "sphere",
-            },
-        },
-        "policy": {
-            "name": policy,
-            "params": {"width": 8, "train_steps": 4, "init": "independent", "precision": "float64", **params},
-        },
-        "delay": dict(delay),
-        "horizon": T,
-        "seed": seed,
-    }
+    params = {"width": 8, "train_steps": 4, "init": "independent", "precision": "float64", **params}
+    return synthetic_dueling_cell(
+        policy, params, T=T, d=d, K=K, utility="quadratic", arms="sphere", theta="sphere", seed=seed, delay=delay
+    )
 
 
 def _top_gap(values) -> float:
