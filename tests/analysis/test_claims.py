@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from banditbench.analysis.claims import differences, evaluate, markdown, read_tables
+from banditbench.analysis.claims import cell_values, differences, evaluate, markdown, read_tables
 from banditbench.cli import main
 from banditbench.configuration.claims import as_params, from_params
 from banditbench.configuration.grid import load_grid
@@ -106,7 +106,7 @@ def _table(values: dict[tuple[str, str, int], list[float]]) -> pd.DataFrame:
     """A per-seed table: ``(algorithm, delay, t) -> one value per seed`` of cumulative_regret."""
     rows = [
         {"experiment": "duel", "algorithm": alg, "delay": delay, "budget": "none", "seed": seed, "t": t,
-         "metric": "cumulative_regret", "value": v}
+         "metric": "cumulative_regret", "value": v, "table_horizon": True}
         for (alg, delay, t), vs in values.items()
         for seed, v in enumerate(vs)
     ]  # fmt: skip
@@ -185,7 +185,9 @@ def test_the_claims_command_prints_the_table(tmp_path, capsys):
     assert list(written.columns) == ["claim", "seed", "difference"] and len(written) == 200
     assert list(written["seed"]) == list(range(200)) and written["difference"].mean() == pytest.approx(-6, abs=0.1)
     tables = read_tables(["duel", "other"], tmp_path / "results/c")
-    assert tables["other"] is None and len(tables["duel"]) == 400
+    assert tables["other"] is None and sorted(tables["duel"]) == [  # the cells of both algorithms, 200 seeds each
+        ("cumulative_regret", "ldb", "none", "none", 40), ("cumulative_regret", "random", "none", "none", 40)
+    ] and len(tables["duel"][("cumulative_regret", "ldb", "none", "none", 40)]) == 200  # fmt: skip
     assert markdown(evaluate(load_grid(_config()).claims, tables, 0.05)).startswith("Claims: 1 supported")
     assert main(["claims", str(config), "--results", str(tmp_path / "results"), "--only-experiments", "dual"]) == 2
     assert "only_experiments: 'dual' is not an experiment of this config" in capsys.readouterr().err
@@ -489,7 +491,7 @@ def test_until_decided_reads_every_verdict_at_the_last_look(tmp_path, monkeypatc
     shown = {"seeds": 3, "algorithms": {"ldb", "random", "twin", "twin2"}}
 
     def read_tables(names, folder):
-        return {"duel": full[(full.seed < shown["seeds"]) & full.algorithm.isin(shown["algorithms"])]}
+        return {"duel": cell_values(full[(full.seed < shown["seeds"]) & full.algorithm.isin(shown["algorithms"])])}
 
     def run_snakemake(self, grow, open_claims, *args):
         algorithms = {s.algorithm for c in open_claims for s in (c.a, c.b)}
@@ -516,8 +518,9 @@ def test_a_claim_on_a_run_summary_is_judged_at_the_final_horizon_on_its_declared
     assert grid.claims["late"].bounds == pytest.approx((-4.0, 4.0), rel=1e-8)
     for change, message in [
         ({"horizon": 20}, r"^claims\.late\.horizon: 'late_regret_rate' is a run summary, recorded at the final horizon"),
-        ({"metric": "late_regret"}, r"^claims\.late\.metric: 'late_regret' is neither .* nor a run summary the "
-         r"environment declares \(Environment\.metric_ranges: \['late_regret_rate', 'late_self_duel_rate'\]\)"),
+        ({"metric": "late_regret"}, r"^claims\.late\.metric: 'late_regret' is neither .*, a run summary the "
+         r"environment declares \(Environment\.metric_ranges: \['late_regret_rate', 'late_self_duel_rate'\]\) nor "
+         r"a run's recorded time \['cpu_time_s', 'wall_time_s'\]"),
     ]:  # fmt: skip
         with pytest.raises(ConfigError, match=message):
             load_grid(_config({"late": {**late, **change}}))
@@ -528,3 +531,107 @@ def test_a_claim_on_a_run_summary_is_judged_at_the_final_horizon_on_its_declared
     table["metric"] = pd.Categorical(["late_regret_rate"] * len(table))
     row = evaluate(grid.claims, {"duel": table}, 0.05).iloc[0]
     assert row["verdict"] == "supported" and row["high"] < 0
+
+
+def _timing(cpu: dict[str, list[float]], blocks: dict[str, int] | None = None, host="h", engines=None) -> pd.DataFrame:
+    """A per-seed timing table of experiment ``duel`` at T = 40: ``algorithm -> CPU seconds per seed``; an algorithm
+    in ``blocks`` ran in seed-batched blocks of that many seeds (each seed of a block records the block's share)."""
+    rows = []
+    for alg, values in cpu.items():
+        size = (blocks or {}).get(alg, 1)
+        for seed, v in enumerate(values):
+            block = seed // size
+            measurement = f"runs/duel/{alg}:{block}" if size > 1 else f"runs/duel/{alg}/{seed}.npz"
+            engine = (engines or {}).get(alg, "seed-batched" if size > 1 else "single-seed")
+            rows.append(("duel", alg, "none", "none", seed, 40, v, v * 1.1, measurement, size, engine, host, "cpu"))
+    from banditbench.analysis.seedtable import TIMING_COLUMNS
+
+    return pd.DataFrame(rows, columns=TIMING_COLUMNS)
+
+
+TIME = {"paper": "001", "where": "App. E.3", "quote": "significantly outperforms NDB in computational efficiency",
+        "experiment": "duel", "metric": "cpu_time_s", "delay": "none", "a": "ldb", "b": "random",
+        "relation": "less", "bounds": [-10, 10]}  # fmt: skip
+
+
+def test_a_time_claim_needs_a_range_and_the_final_horizon():
+    grid = load_grid(_config({"time": TIME}))
+    assert grid.claims["time"].bounds == (-10.0, 10.0) and grid.claims["time"].a.horizon == 40
+    no_range = {k: v for k, v in TIME.items() if k != "bounds"}
+    for claim, message in [
+        (no_range, r"^claims\.time\.metric: 'cpu_time_s' \(a run's recorded time\) has no declared range"),
+        ({**TIME, "horizon": 20}, r"^claims\.time\.horizon: 'cpu_time_s' is a run's recorded time, recorded at the "
+         r"final horizon \(40\) only"),
+    ]:  # fmt: skip
+        with pytest.raises(ConfigError, match=message):
+            load_grid(_config({"time": claim}))
+    gaussian = load_grid(_config({"time": {**no_range, "method": "gaussian-t", "reason": "one engine's times"}}))
+    assert gaussian.claims["time"].method == "gaussian-t"
+
+
+def test_a_time_claim_pairs_independent_measurements_on_one_machine():
+    """Per-seed times on both sides pair seed by seed; a seed-batched block's seeds share one measurement, so
+    they form one unit whose difference is the mean of its seeds' (B in blocks of 5: 20 seeds, 4 units)."""
+    grid = load_grid(_config({"time": TIME}))
+    claim = grid.claims["time"]
+    rng = np.random.default_rng(4)
+    fast, slow = rng.uniform(1.0, 1.2, 20), np.repeat(rng.uniform(8.0, 9.0, 4), 5)
+    seeds = _table({("ldb", "none", 40): np.zeros(20), ("random", "none", 40): np.zeros(20)})
+    cells = cell_values(seeds, _timing({"ldb": list(fast), "random": list(slow)}, {"random": 5}))
+    d = differences(claim, cells)
+    assert len(d) == 4 and np.allclose(d, (fast - slow).reshape(4, 5).mean(axis=1))
+    row = evaluate(grid.claims, {"duel": cells}, 0.05).iloc[0]
+    assert row["n"] == 4 and row["verdict"] in ("supported", "not separated")
+    per_seed = cell_values(seeds, _timing({"ldb": list(fast), "random": list(fast + 7)}))
+    assert len(differences(claim, per_seed)) == 20
+    assert evaluate(grid.claims, {"duel": per_seed}, 0.05).iloc[0]["verdict"] == "supported"
+    # swapped times: contradicted, never silently mirrored
+    swapped = cell_values(seeds, _timing({"ldb": list(fast + 7), "random": list(fast)}))
+    assert evaluate(grid.claims, {"duel": swapped}, 0.05).iloc[0]["verdict"] == "contradicted"
+
+
+@pytest.mark.parametrize("timing, reason", [
+    (None, r"^no per-seed timing table for 'duel' \(tables/duel\.timing\.parquet"),
+    ("two hosts", r"^its seeds were timed on 2 machines \(a \(cpu\); b \(cpu\)\); times compare on one$"),
+    ("two engines", r"^random's seeds were played by 2 engines \(seed-batched on cuda, single-seed\)$"),
+    ("unrecorded", r"^20 paired seed\(s\) record no cpu_time_s"),
+])  # fmt: skip
+def test_times_that_cannot_be_compared_are_not_run_saying_why(timing, reason):
+    from banditbench.analysis.claims import differences_table
+
+    grid = load_grid(_config({"time": TIME}))
+    seeds = _table({("ldb", "none", 40): np.zeros(20), ("random", "none", 40): np.zeros(20)})
+    ones = [1.0] * 20
+    if timing == "two hosts":
+        table = pd.concat([_timing({"ldb": ones}, host="a"), _timing({"random": ones}, host="b")])
+    elif timing == "two engines":
+        table = _timing({"ldb": ones, "random": ones})
+        table.loc[(table.algorithm == "random") & (table.seed < 3), "engine"] = "seed-batched on cuda"
+    elif timing == "unrecorded":
+        table = _timing({"ldb": [float("nan")] * 20, "random": ones})
+    else:
+        table = None
+    cells = cell_values(seeds, table)
+    row = evaluate(grid.claims, {"duel": cells}, 0.05).iloc[0]
+    assert row["verdict"] == "not run" and re.search(reason, row["reason"])
+    assert differences_table(grid.claims, {"duel": cells}).empty
+
+
+def test_the_tables_of_a_run_folder_give_the_claims_their_times(tmp_path):
+    from banditbench.analysis.seedtable import write_parquet
+
+    folder = tmp_path / "results/c/tables"
+    folder.mkdir(parents=True)
+    rng = np.random.default_rng(5)
+    fast = rng.uniform(1.0, 1.2, 20)
+    write_parquet(
+        _table({("ldb", "none", 40): np.zeros(20), ("random", "none", 40): np.zeros(20)}), folder / "duel.parquet"
+    )
+    write_parquet(_timing({"ldb": list(fast), "random": list(fast + 7)}), folder / "duel.timing.parquet")
+    grid = load_grid(_config({"time": TIME, "ldb_beats_random": CLAIMS["ldb_beats_random"]}))
+    results = evaluate(grid.claims, read_tables(["duel"], tmp_path / "results/c"), 0.05).set_index("claim")
+    assert results.loc["time", "verdict"] == "supported" and results.loc["time", "n"] == 20
+    assert results.loc["ldb_beats_random", "verdict"] == "not separated"  # equal regrets
+    (folder / "duel.timing.parquet").unlink()  # results aggregated before the timing table: the time claim alone
+    results = evaluate(grid.claims, read_tables(["duel"], tmp_path / "results/c"), 0.05).set_index("claim")
+    assert results.loc["time", "verdict"] == "not run" and results.loc["ldb_beats_random", "verdict"] == "not separated"

@@ -12,6 +12,7 @@ from test_figures import _check_saved  # the figure checks of every other figure
 
 from banditbench.analysis.aggregate import aggregate_experiment
 from banditbench.analysis.compute import compute_figure, compute_table, seed_cpu, write_compute
+from banditbench.analysis.seedtable import collect_runs
 from banditbench.storage.resultio import save_result
 from conftest import CELL
 
@@ -53,11 +54,18 @@ def _runs(tmp_path, plan=PLAN, delays=("none", "geo"), cpu=True):
 
 
 def _aggregate(tmp_path, runs):
+    """The tidy table's path; the per-seed timing table beside it (``t.timing.parquet``), as the aggregate rule
+    writes them."""
     out = {k: tmp_path / f"t.{k}" for k in ("csv", "md", "tex", "curves")}
     aggregate_experiment(
-        runs, "exp", [10, T], out["csv"], out["md"], out["tex"], out["curves"], "cumulative_regret", workers=1
-    )
+        runs, "exp", [10, T], out["csv"], out["md"], out["tex"], out["curves"], "cumulative_regret", workers=1,
+        timing_file=tmp_path / "t.timing.parquet",
+    )  # fmt: skip
     return out["csv"]
+
+
+def _timing(runs):
+    return collect_runs(runs, "exp", [T])[1]
 
 
 def test_numbers_are_the_tidy_tables_final_metric_and_the_recorded_cpu_time(tmp_path):
@@ -66,7 +74,7 @@ def test_numbers_are_the_tidy_tables_final_metric_and_the_recorded_cpu_time(tmp_
     out = {k: tmp_path / f"c.{k}" for k in ("csv", "md", "tex", "html", "pdf", "png")}
     style = {"names": {"single": "Single-seed", "batched": "Seed-batched"}}
     write_compute(
-        runs, tidy_csv, "exp", "cumulative_regret", out["csv"], out["md"], out["tex"], out["html"],
+        tmp_path / "t.timing.parquet", tidy_csv, "exp", "cumulative_regret", out["csv"], out["md"], out["tex"], out["html"],
         [out["pdf"], out["png"]], plot=style, run="default",
     )  # fmt: skip
     table = pd.read_csv(out["csv"], dtype={"budget": str})
@@ -100,9 +108,9 @@ def test_numbers_are_the_tidy_tables_final_metric_and_the_recorded_cpu_time(tmp_
     assert out["pdf"].read_bytes()[:4] == b"%PDF" and out["png"].stat().st_size > 5_000
 
 
-def test_seed_cpu_reads_each_result_files_timing(tmp_path):
+def test_the_timing_table_holds_each_result_files_cpu_time_and_its_measurement(tmp_path):
     runs = _runs(tmp_path, delays=("none",))
-    seeds = seed_cpu(runs).set_index(["algorithm", "seed"])
+    seeds = seed_cpu(_timing(runs)).set_index(["algorithm", "seed"])
     assert seeds.loc[("single", 2), "cpu_s"] == 3.0 and seeds.loc[("batched", 2), "cpu_s"] == 5.0
     assert seeds.loc[("batched", 0), "measurement"] == seeds.loc[("batched", 1), "measurement"]
     assert seeds.loc[("batched", 0), "measurement"] != seeds.loc[("batched", 2), "measurement"]
@@ -111,7 +119,7 @@ def test_seed_cpu_reads_each_result_files_timing(tmp_path):
 
 def test_a_run_without_recorded_cpu_time_is_named_not_drawn(tmp_path):
     runs = _runs(tmp_path, {"old": [((0, 1), [1.0, 1.0], False)], "new": [((0, 1), [1.0, 2.0], False)]}, cpu=False)
-    table = compute_table(_aggregate(tmp_path, runs), seed_cpu(runs), "cumulative_regret")
+    table = compute_table(_aggregate(tmp_path, runs), seed_cpu(_timing(runs)), "cumulative_regret")
     assert table["cpu_s"].isna().all()
     fig = compute_figure(table, "exp")
     assert "No CPU time recorded for: old, new" in " ".join(t.get_text().replace("\n", " ") for t in fig.texts)
@@ -126,7 +134,7 @@ def test_the_figure_fits_its_image(tmp_path, style):
         "short": [((0, 1), [20.0, 20.0], True), ((2,), [30.0], True)],
     }
     runs = _runs(tmp_path, long, delays=("none", "geometric_mean20_M50_with_a_window", "uniform_1_100"))
-    table = compute_table(_aggregate(tmp_path, runs), seed_cpu(runs), "cumulative_regret")
+    table = compute_table(_aggregate(tmp_path, runs), seed_cpu(_timing(runs)), "cumulative_regret")
     title = "a long experiment name: cumulative regret at the final horizon against CPU seconds per seed"
     fig = compute_figure(table, title, style)
     assert fig.axes[0].get_xscale() == "log"  # by default

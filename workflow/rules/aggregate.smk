@@ -74,12 +74,14 @@ rule summary_table:
         "../scripts/summary_table.py"
 
 
-# the papers' claims (config key claims), each judged on its experiment's per-seed table
+# the papers' claims (config key claims), each judged on its experiment's per-seed table (a time claim: on its
+# per-seed timing table)
 if GRID.claims:
 
     rule claims:
         input:
             tables=[f"{RESULTS}/tables/{name}.parquet" for name in GRID.claim_experiments()],
+            timing=[f"{RESULTS}/tables/{name}.timing.parquet" for name in GRID.claim_experiments()],
         output:
             csv=f"{RESULTS}/claims/claims.csv",
             md=f"{RESULTS}/claims/claims.md",

@@ -231,6 +231,8 @@ def aggregate_outputs(paired):
         curves=f"{RESULTS}/curves/{{experiment}}.csv",
         # every run's metrics per seed and horizon, one table (tables, curves and paired comparisons read it)
         seeds=f"{RESULTS}/tables/{{experiment}}.parquet",
+        # each run's recorded CPU and wall time, a table of its own (re-runs keep the per-seed table's bytes)
+        timing=f"{RESULTS}/tables/{{experiment}}.timing.parquet",
         plot_pdf=f"{RESULTS}/plots/{{experiment}}.pdf",
         plot_png=report(
             f"{RESULTS}/plots/{{experiment}}.png",

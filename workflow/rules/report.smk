@@ -84,10 +84,10 @@ rule timing:
 
 
 rule compute:
-    # each algorithm's final plot metric (the tidy table's row) against its CPU seconds per seed (each result
-    # file's timing member; banditbench.analysis.compute says how a seed-batched block's time is shared)
+    # each algorithm's final plot metric (the tidy table's row) against its CPU seconds per seed (the per-seed
+    # timing table; banditbench.analysis.compute says how a seed-batched block's time is shared)
     input:
-        runs=experiment_runs,
+        timing=f"{RESULTS}/tables/{{experiment}}.timing.parquet",
         table=f"{RESULTS}/tables/{{experiment}}.csv",
     output:
         csv=f"{RESULTS}/compute/{{experiment}}.csv",

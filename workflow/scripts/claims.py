@@ -3,14 +3,13 @@
 from banditbench.storage.logs import rule_log
 
 with rule_log(snakemake.log[0], snakemake.rule):
-    import pandas as pd
-
     from banditbench.analysis.claim_pages import write_claims
-    from banditbench.analysis.claims import evaluate
+    from banditbench.analysis.claims import evaluate, read_cells
     from banditbench.configuration.claims import from_params
 
     claims, alpha = from_params(snakemake.params.claims)
     experiments = list(dict.fromkeys(c.experiment for c in claims.values() if c.experiment and not c.skipped))
-    tables = {name: pd.read_parquet(path) for name, path in zip(experiments, snakemake.input.tables)}
+    inputs = zip(experiments, snakemake.input.tables, snakemake.input.timing)
+    tables = {name: read_cells(seeds, timing) for name, seeds, timing in inputs}
     results = evaluate(claims, tables, alpha)
     write_claims(results, snakemake.output.csv, snakemake.output.md, snakemake.output.html)

@@ -8,7 +8,7 @@ with rule_log(snakemake.log[0], snakemake.rule):
 
     out, params = snakemake.output, snakemake.params
     write_compute(
-        runs=list(snakemake.input.runs),
+        timing=snakemake.input.timing,
         tidy=snakemake.input.table,
         experiment=snakemake.wildcards.experiment,
         metric=params.main_metric,

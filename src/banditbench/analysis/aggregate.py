@@ -61,7 +61,15 @@ from ..errors import CorruptFileError
 from ..storage.resultio import atomic_write_bytes
 from . import latex
 from .pages import html_page
-from .seedtable import CURVE_POINTS, collect_seeds, curve_grid, default_workers, diverged_runs, write_parquet
+from .seedtable import (
+    CURVE_POINTS,
+    collect_runs,
+    collect_seeds,
+    curve_grid,
+    default_workers,
+    diverged_runs,
+    write_parquet,
+)
 
 log = logging.getLogger(__name__)
 COLUMNS = ["experiment", "algorithm", "delay", "budget", "t", "metric", "mean", "ci_low", "ci_high", "n"]
@@ -557,6 +565,7 @@ def aggregate_experiment(
     description: str = "",
     ci_level: float = DEFAULT_CI_LEVEL,
     seeds_file: str | Path | None = None,
+    timing_file: str | Path | None = None,
     spread: str = "ci",
     workers: int | None = None,
     run: str = "",
@@ -567,7 +576,8 @@ def aggregate_experiment(
 
     The runs are read once into the per-seed table (:func:`~banditbench.analysis.seedtable.collect_seeds`,
     by ``workers`` processes, default the CPUs available), written to ``seeds_file`` (Parquet) when
-    given; every other table is computed from it.
+    given, and their recorded times into the per-seed timing table, ``timing_file`` (Parquet: what the compute
+    tables and timing claims read); every other table is computed from the per-seed table.
     ``main_metric`` (e.g. ``cumulative_regret``) is the metric of the headline table;
     ``per_round`` lists the per-round metrics also reported as running averages;
     ``remove_corrupt`` as for :func:`~banditbench.analysis.seedtable.collect_seeds`;
@@ -581,11 +591,13 @@ def aggregate_experiment(
     """
     if spread not in SPREADS:
         raise ValueError(f"spread must be one of {SPREADS}, got {spread!r}")
-    seeds = collect_seeds(
+    seeds, timing = collect_runs(
         runs, experiment, horizons, per_round, remove_corrupt, workers=default_workers() if workers is None else workers
     )
     if seeds_file is not None:
         write_parquet(seeds, seeds_file)
+    if timing_file is not None:
+        write_parquet(timing, timing_file)
     tidy, curve_df, tables, n = tables_from_seeds(seeds, experiment, main_metric, ci_level, spread, names, display)
     atomic_write_bytes(csv, csv_bytes(tidy))
     atomic_write_bytes(curves, csv_bytes(curve_df))

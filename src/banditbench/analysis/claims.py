@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ..configuration.claims import Claim, Side
+from ..storage.resultio import TIMED_SECONDS
 from .seedtable import diverged_runs
 from ..numerics.sequential import anytime_pvalue, holm, verdict
 
@@ -47,24 +48,41 @@ DIFFERENCE_COLUMNS = ("claim", "seed", "difference")
 CELL = ["metric", "algorithm", "delay", "budget", "t"]
 
 
-def cell_values(table: pd.DataFrame) -> dict[tuple, pd.Series]:
+#: the first element of the key under which :func:`cell_values` keeps a cell's timing provenance per seed
+TIMING = "timing"
+
+
+def cell_values(table: pd.DataFrame, timing: pd.DataFrame | None = None) -> dict[tuple, pd.Series]:
     """An experiment's per-seed table indexed once: ``(metric, algorithm, delay, budget, t)`` -> the values per seed
     (index: seed, increasing), at the table horizons (where the table marks them), where claims read them.
-    Runs that diverged are left out (their seeds are then not paired), as the tables leave them out."""
+    Runs that diverged are left out (their seeds are then not paired), as the tables leave them out.
+
+    With the experiment's per-seed timing table (:func:`~banditbench.analysis.seedtable.collect_runs`), each run's
+    recorded seconds too (metrics :data:`~banditbench.storage.resultio.TIMED_SECONDS` at the run's horizon), and
+    under ``("timing", algorithm, delay, budget, t)`` a frame per seed of the measurement it shares, its engine
+    and its machine (what :func:`paired` needs to pair times)."""
     if "table_horizon" in table:
         table = table[table["table_horizon"]]
     diverged = diverged_runs(table)
     if diverged.any():
         table = table[~diverged]
-    return {
+    cells = {
         tuple(key): group.set_index("seed")["value"].sort_index()
         for key, group in table.groupby(CELL, observed=True, sort=False)
     }
+    if timing is not None:
+        timing = timing.assign(machine=timing["host"].astype(str) + " (" + timing["cpu"].astype(str) + ")")
+        for (alg, delay, budget, t), group in timing.groupby(["algorithm", "delay", "budget", "t"], observed=True):
+            group = group.set_index("seed").sort_index()
+            for metric in TIMED_SECONDS:
+                cells[(metric, alg, delay, budget, t)] = group[metric]
+            cells[(TIMING, alg, delay, budget, t)] = group[["measurement", "engine", "machine"]]
+    return cells
 
 
 def paired(claim: Claim, cells: Mapping[tuple, pd.Series]) -> pd.Series:
     """The claim's paired differences ``A_s - B_s`` indexed by seed, increasing (the order they are added), from
-    an experiment's :func:`cell_values`."""
+    an experiment's :func:`cell_values`; a time claim's per independent measurement (:func:`_timed`)."""
     empty = pd.Series(dtype=float)
 
     def values(side: Side) -> pd.Series:
@@ -72,10 +90,56 @@ def paired(claim: Claim, cells: Mapping[tuple, pd.Series]) -> pd.Series:
 
     a = values(claim.a)
     if claim.b.value is not None:
-        return a - claim.b.value
-    b = values(claim.b)
-    seeds = a.index.intersection(b.index)
-    return a.loc[seeds] - b.loc[seeds]
+        d = a - claim.b.value
+    else:
+        b = values(claim.b)
+        seeds = a.index.intersection(b.index)
+        d = a.loc[seeds] - b.loc[seeds]
+    return _timed(claim, cells, d) if claim.metric in TIMED_SECONDS else d
+
+
+def _timed(claim: Claim, cells: Mapping[tuple, pd.Series], d: pd.Series) -> pd.Series:
+    """A time claim's differences, one per independent measurement: the seeds of a seed-batched block share one
+    recorded time (each gets an equal share), so the seeds joined by a shared measurement on either side form one
+    unit, whose difference is the mean of its seeds' (indexed by its first seed).  A ``ValueError`` says why the
+    times cannot be compared: none recorded (the timing table is missing, or older results record no time), the
+    seeds timed on more than one machine, or one side's seeds played by more than one engine."""
+    sides = [s for s in (claim.a, claim.b) if s.value is None]
+    infos = [cells.get((TIMING, s.algorithm, s.delay, s.budget, s.horizon)) for s in sides]
+    if any(info is None for info in infos):
+        raise ValueError(
+            f"no per-seed timing table for {claim.experiment!r} (tables/{claim.experiment}.timing.parquet; results "
+            f"aggregated before it was written: run snakemake again to aggregate them)"
+        )
+    if d.isna().any():
+        raise ValueError(f"{int(d.isna().sum())} paired seed(s) record no {claim.metric} (results from before it)")
+    infos = [info.loc[d.index] for info in infos]
+    machines = sorted(set().union(*(info["machine"] for info in infos)))
+    if len(machines) > 1:
+        raise ValueError(
+            f"its seeds were timed on {len(machines)} machines ({'; '.join(machines)}); times compare on one"
+        )
+    for side, info in zip(sides, infos):
+        engines = sorted(set(info["engine"]))
+        if len(engines) > 1:
+            raise ValueError(f"{side.algorithm}'s seeds were played by {len(engines)} engines ({', '.join(engines)})")
+    unit = {seed: seed for seed in d.index}
+
+    def root(seed):
+        while unit[seed] != seed:
+            seed = unit[seed]
+        return seed
+
+    for info in infos:
+        first: dict[str, int] = {}
+        for seed, measurement in info["measurement"].items():
+            if measurement in first:
+                a, b = root(first[measurement]), root(seed)
+                unit[max(a, b)] = min(a, b)
+            else:
+                first[measurement] = seed
+    units = pd.Series([root(seed) for seed in d.index], index=d.index)
+    return d.groupby(units).mean().sort_index()
 
 
 def differences(claim: Claim, table: pd.DataFrame | Mapping[tuple, pd.Series]) -> np.ndarray:
@@ -106,7 +170,10 @@ def differences_table(claims: Mapping[str, Claim], tables: Tables) -> pd.DataFra
     for claim in claims.values():
         if claim.untestable or claim.skipped or claim.experiment not in indexed:
             continue
-        d = paired(claim, indexed[claim.experiment])
+        try:
+            d = paired(claim, indexed[claim.experiment])
+        except ValueError:  # times that cannot be compared: the claim is not run, saying why (evaluate)
+            continue
         frames.append(pd.DataFrame({"claim": claim.id, "seed": d.index.astype(int), "difference": d.to_numpy()}))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(DIFFERENCE_COLUMNS))
 
@@ -146,9 +213,14 @@ def evaluate(claims: Mapping[str, Claim], tables: Tables, alpha: float) -> pd.Da
             rows.append({**row, "verdict": "not run", "reason": claim.skipped})
             continue
         cells = indexed.get(claim.experiment)
-        d = differences(claim, cells) if cells is not None else np.empty(0)
+        try:
+            d = differences(claim, cells) if cells is not None else np.empty(0)
+        except ValueError as err:  # times that cannot be compared (_timed)
+            rows.append({**row, "verdict": "not run", "reason": str(err)})
+            continue
         if len(d) < 2:
-            reason = "no results yet" if cells is None else f"{len(d)} paired seed(s) in the results; 2 are needed"
+            unit = "independent time measurement(s)" if claim.metric in TIMED_SECONDS else "paired seed(s)"
+            reason = "no results yet" if cells is None else f"{len(d)} {unit} in the results; 2 are needed"
             rows.append({**row, "verdict": "not run", "n": len(d), "reason": reason})
             continue
         rows.append({**row, **judge(claim, d, alpha)})
@@ -315,13 +387,22 @@ def markdown(results: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def read_tables(experiments, results_dir: str | Path = "results") -> dict[str, pd.DataFrame | None]:
-    """Each experiment's per-seed table from ``results_dir/tables`` (a run's folder, ``results/<run>``; None
-    where it is not there yet)."""
+def read_cells(seeds: str | Path, timing: str | Path | None = None) -> dict[tuple, pd.Series]:
+    """An experiment's :func:`cell_values` from its per-seed table and, where the file is there, its per-seed
+    timing table (written beside it since timing claims read it)."""
+    from .seedtable import read_seeds, read_timing
+
+    timing = read_timing(timing) if timing is not None and Path(timing).is_file() else None
+    return cell_values(read_seeds(seeds), timing)
+
+
+def read_tables(experiments, results_dir: str | Path = "results") -> dict[str, dict[tuple, pd.Series] | None]:
+    """Each experiment's :func:`cell_values` from its tables in ``results_dir/tables`` (a run's folder,
+    ``results/<run>``: ``E.parquet`` and ``E.timing.parquet``; None where they are not there yet)."""
     out = {}
     for name in experiments:
         path = Path(results_dir) / "tables" / f"{name}.parquet"
-        out[name] = pd.read_parquet(path) if path.is_file() else None
+        out[name] = read_cells(path, path.with_suffix(".timing.parquet")) if path.is_file() else None
     return out
 
 
@@ -436,9 +517,9 @@ class _Looks:
         tables = read_tables(self.grid.claim_experiments(), Path(results_dir) / self.run)
         tables.update({name: None for name in self.rebuild})
         self.rebuild = set()
-        for name, table in tables.items():
-            if table is not None:
-                self.cells.setdefault(name, {}).update(cell_values(table))
+        for name, cells in tables.items():
+            if cells is not None:
+                self.cells.setdefault(name, {}).update(cells)
         return {name: self.cells.get(name) for name in tables}
 
     def grow(self, open_claims, tables, max_seeds: int, step: int) -> set[str]:

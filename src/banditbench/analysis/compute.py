@@ -7,7 +7,9 @@ Per experiment and per (delay, budget) setting, one point per algorithm:
   ``ci_high``, ``n``; the experiment's interval, Student-t at its ``ci_level``);
 * x — the CPU seconds one seed costs, from the timing every result file records (its ``timing`` member,
   ``cpu_time_s``: the process CPU time, ``time.process_time``, from building the seed's environment and policy
-  to the end of its run; :mod:`banditbench.simulation.runner`).
+  to the end of its run; :mod:`banditbench.simulation.runner`), as the aggregation gathers it into the
+  experiment's per-seed timing table (``results/<run>/tables/<experiment>.timing.parquet``,
+  :func:`banditbench.analysis.seedtable.collect_runs`).
 
 **How a job's CPU time is divided among its seeds.**  A simulate job runs a block of seeds.  On the
 single-seed path (the cheap families, and any block the seed-batched engine declines) the seeds run one after
@@ -50,11 +52,12 @@ import numpy as np
 import pandas as pd
 
 from ..configuration.grid import DEFAULT_CI_LEVEL
-from ..storage.resultio import atomic_write_bytes, budget_label, load_result
+from ..storage.resultio import atomic_write_bytes
 from . import latex
 from . import plots as _plots
 from .aggregate import ci_percent, number, read_tidy, t_quantile
 from .pages import html_page
+from .seedtable import read_timing
 
 #: one row per seed: its cell's labels, the seed, its CPU seconds and the measurement it belongs to
 SEED_COLUMNS = ["algorithm", "delay", "budget", "seed", "cpu_s", "measurement", "batched_block"]
@@ -79,36 +82,12 @@ COLUMNS = [
 ]
 
 
-def seed_cpu(runs: Sequence[str | Path]) -> pd.DataFrame:
-    """One row per result file of ``runs`` (:data:`SEED_COLUMNS`): its CPU seconds (``cpu_time_s`` of its
-    ``timing`` member, NaN where it records none) and the measurement it shares with other seeds: its
-    seed-batched block (the job's benchmark file, which names the job), else itself."""
-    rows = []
-    for run in runs:
-        _, meta, timing = load_result(run)
-        cell = meta["cell"]
-        batched = int(timing.get("batched_block", 1) or 1)
-        if batched > 1:
-            block = "-".join(map(str, timing.get("block", [])))
-            # a lockstep job's algorithms share its benchmark file; a block of one cell its folder and seeds
-            measurement = (
-                str(Path(run).parent / timing["benchmark"]) if "benchmark" in timing else f"{Path(run).parent}:{block}"
-            )
-        else:
-            measurement = str(run)
-        cpu = timing.get("cpu_time_s")
-        rows.append(
-            (
-                str(cell["algorithm"]),
-                str(cell["delay_label"]),
-                budget_label(cell.get("budget")),
-                int(cell["seed"]),
-                float("nan") if cpu is None else float(cpu),
-                measurement,
-                batched,
-            )
-        )
-    return pd.DataFrame(rows, columns=SEED_COLUMNS)
+def seed_cpu(timing: pd.DataFrame) -> pd.DataFrame:
+    """One row per run of the experiment's per-seed timing table (:func:`~banditbench.analysis.seedtable.collect_runs`,
+    ``results/<run>/tables/<experiment>.timing.parquet``), as :data:`SEED_COLUMNS`: its CPU seconds (NaN where its
+    file records none) and the measurement it shares with other seeds (its seed-batched block, else itself)."""
+    out = timing[["algorithm", "delay", "budget", "seed", "cpu_time_s", "measurement", "batched_block"]]
+    return out.rename(columns={"cpu_time_s": "cpu_s"}).astype({"algorithm": str, "delay": str, "budget": str})
 
 
 def cpu_statistics(seeds: pd.DataFrame, ci_level: float = DEFAULT_CI_LEVEL) -> pd.DataFrame:
@@ -326,7 +305,7 @@ def compute_figure(
 
 
 def write_compute(
-    runs: Sequence[str | Path],
+    timing: str | Path | pd.DataFrame,
     tidy: str | Path,
     experiment: str,
     metric: str,
@@ -341,8 +320,9 @@ def write_compute(
     xscale: str = "log",
 ) -> pd.DataFrame:
     """Write the regret-against-compute table (CSV, Markdown, LaTeX, HTML) and figure of one experiment from its
-    result files ``runs`` (their timing) and its tidy table ``tidy``; return the table."""
-    table = compute_table(tidy, seed_cpu(runs), metric, ci_level)
+    per-seed timing table ``timing`` (a path or the frame) and its tidy table ``tidy``; return the table."""
+    timing = read_timing(timing) if not isinstance(timing, pd.DataFrame) else timing
+    table = compute_table(tidy, seed_cpu(timing), metric, ci_level)
     names = dict((plot or {}).get("names") or {})
     buf = io.StringIO()
     table.to_csv(buf, index=False, float_format="%.10g")

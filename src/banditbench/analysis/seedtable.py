@@ -47,6 +47,13 @@ PROVENANCE_COLUMNS = ["commit", "dirty", "host", "cpu", "blas", "python", "bandi
 CURVE_POINTS = 100
 #: the column of the round at which a run diverged (0: it did not); a table written before it has none
 DIVERGED = "diverged"
+#: the per-seed timing table's columns (:func:`collect_runs`): each run's recorded time (its result file's ``timing``
+#: member; ``t`` is the run's horizon), the measurement it shares with other seeds (a seed-batched block records
+#: one time for its members, each getting an equal share), the engine that played it and the machine
+TIMING_COLUMNS = [
+    "experiment", "algorithm", "delay", "budget", "seed", "t", "cpu_time_s", "wall_time_s", "measurement",
+    "batched_block", "engine", "host", "cpu",
+]  # fmt: skip
 
 
 def diverged_runs(seeds: pd.DataFrame) -> np.ndarray:
@@ -113,7 +120,7 @@ def _read_run(path: str, experiment: str, per_round: Sequence[str]):
             f"(expected results/runs/{experiment}/<algorithm>/<delay>/<budget>/<cell>/<seed>.npz)"
         )
     try:
-        data, meta, _, prov = load_run(path, expect)
+        data, meta, timing, prov = load_run(path, expect)
     except CorruptFileError as err:
         return path, str(err), None
     cell = meta["cell"]
@@ -140,8 +147,31 @@ def _read_run(path: str, experiment: str, per_round: Sequence[str]):
             "task": _task_name(cell, summary),
             "provenance": _flat_provenance(prov),
             "diverged": int((meta.get("diverged") or {}).get("round", 0)),
+            "timing": _timing(path, cell, meta, timing),
         },
     )
+
+
+def _timing(path: str, cell: dict, meta: dict, timing: dict) -> tuple:
+    """A run's row of the timing table from ``cpu_time_s`` to ``engine`` (:data:`TIMING_COLUMNS`; NaN where its file
+    records no time).  Its measurement: the seed-batched block it shared (the job's benchmark file, which names
+    the job, for a lockstep job of several algorithms; else the block's folder and seeds), else the run itself.
+    Its engine: the path that played it (``meta["engine"]``), with the device where a policy ran on another."""
+    batched = int(timing.get("batched_block", 1) or 1)
+    if batched > 1:
+        parent = Path(path).parent
+        block = "-".join(map(str, timing.get("block", [])))
+        measurement = str(parent / timing["benchmark"]) if "benchmark" in timing else f"{parent}:{block}"
+    else:
+        measurement = str(path)
+    device = (cell.get("policy") or {}).get("params", {}).get("device", "cpu")
+    engine = str(meta.get("engine", "unrecorded")) + ("" if device == "cpu" else f" on {device}")
+
+    def seconds(key: str) -> float:
+        value = timing.get(key)
+        return float("nan") if value is None else float(value)
+
+    return (seconds("cpu_time_s"), seconds("wall_time_s"), measurement, batched, engine)
 
 
 def _read_chunk(args):
@@ -177,8 +207,23 @@ def collect_seeds(
     curve_points: int = CURVE_POINTS,
     workers: int = 1,
 ) -> pd.DataFrame:
-    """The per-seed table (module docstring) of ``runs``, every file checked against the run its path
-    names and its checksums.
+    """The per-seed table (module docstring) of ``runs`` (:func:`collect_runs` without the timing)."""
+    return collect_runs(runs, experiment, horizons, per_round, remove_corrupt, curve_points, workers)[0]
+
+
+def collect_runs(
+    runs: Sequence[str],
+    experiment: str,
+    horizons: Sequence[int],
+    per_round: Sequence[str] = (),
+    remove_corrupt: bool = False,
+    curve_points: int = CURVE_POINTS,
+    workers: int = 1,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The per-seed table (module docstring) and the per-seed timing table (:data:`TIMING_COLUMNS`, one row per
+    run) of ``runs``, from one read of each file, every file checked against the run its path names and its
+    checksums.  The timing is a table of its own: a run's time differs between two runs of the same seed, its
+    metrics do not, so the per-seed table of a re-run stays byte-identical.
 
     Every bad file is reported at once, in one :class:`~banditbench.errors.CorruptFileError`; with
     ``remove_corrupt`` they are deleted too, so that the next ``snakemake`` run rebuilds exactly them
@@ -213,7 +258,15 @@ def collect_seeds(
     horizons_found = sorted({run["horizon"] for run in loaded})
     if len(horizons_found) > 1:
         raise ValueError(f"runs of one experiment have different horizons {horizons_found}; re-run the stale jobs")
-    return _assemble(loaded, experiment, keep, set(int(h) for h in horizons))
+    return _assemble(loaded, experiment, keep, set(int(h) for h in horizons)), _timing_table(loaded, experiment)
+
+
+def _timing_table(loaded: list, experiment: str) -> pd.DataFrame:
+    rows = [
+        (experiment, *run["key"], run["seed"], run["horizon"], *run["timing"], *run["provenance"][2:4])
+        for run in loaded
+    ]
+    return pd.DataFrame(rows, columns=TIMING_COLUMNS)
 
 
 def _codes(values: list, categories: dict) -> np.ndarray:
@@ -280,18 +333,26 @@ def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
 def read_seeds(path: str | Path) -> pd.DataFrame:
     """A per-seed table written by :func:`write_parquet`, checked: a
     :class:`~banditbench.errors.CorruptFileError` names the file and what is wrong."""
+    return _read_checked(path, "per-seed table", SEED_COLUMNS)
+
+
+def read_timing(path: str | Path) -> pd.DataFrame:
+    """A per-seed timing table written by :func:`write_parquet` (:func:`collect_runs`), checked like
+    :func:`read_seeds`."""
+    return _read_checked(path, "per-seed timing table", TIMING_COLUMNS)
+
+
+def _read_checked(path: str | Path, what: str, columns: Sequence[str]) -> pd.DataFrame:
     rebuild = "delete it and run snakemake again to rebuild it"
     try:
         df = pd.read_parquet(path, engine="pyarrow")
     except FileNotFoundError:
-        raise CorruptFileError(f"{path}: per-seed table does not exist") from None
+        raise CorruptFileError(f"{path}: {what} does not exist") from None
     except Exception as err:  # pyarrow's errors for a damaged file are of several types
-        raise CorruptFileError(
-            f"{path}: per-seed table is unreadable ({type(err).__name__}: {err}); {rebuild}"
-        ) from None
-    missing = [c for c in SEED_COLUMNS if c not in df.columns]
+        raise CorruptFileError(f"{path}: {what} is unreadable ({type(err).__name__}: {err}); {rebuild}") from None
+    missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise CorruptFileError(f"{path}: per-seed table lacks the columns {missing}; {rebuild}")
+        raise CorruptFileError(f"{path}: {what} lacks the columns {missing}; {rebuild}")
     return df
 
 

@@ -10,7 +10,7 @@ value at another delay, budget or horizon), and the relation claimed for ``A - B
         where: "Sec. 5.3, Fig. 2"
         quote: "LDB-DF significantly outperforms both LDB-Ignore and LDB-Heuristic"
         experiment: delayed_dueling_linear
-        metric: cumulative_regret            # cumulative_<m> or per_round_<m>
+        metric: cumulative_regret            # cumulative_<m>, per_round_<m>, a run summary, cpu_time_s
         horizon: 5000                        # a table horizon (default: the final one)
         delay: geometric_mean50_M20          # when the experiment has several
         a: ldb_df
@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import ConfigError, did_you_mean, key_path
+from ..storage.resultio import TIMED_SECONDS
 
 #: the error rate of each claim's interval when the config sets no ``claims_alpha``
 DEFAULT_ALPHA = 0.05
@@ -322,6 +323,12 @@ def _interval(
             raise ConfigError(f"{key_path(where, 'bounds')}: must be two finite numbers lo < hi, got {c['bounds']!r}")
         return method, reason, (lo, hi)
     bounds = metric_range(exp, metric, a, b)
+    if metric in TIMED_SECONDS and method != GAUSSIAN:
+        raise ConfigError(
+            f"{key_path(where, 'metric')}: {metric!r} (a run's recorded time) has no declared range, and the {method} "
+            f"interval needs one: state the claim's bounds: [lo, hi] in seconds, or give method: {GAUSSIAN} with a "
+            f"reason"
+        )
     if bounds is None and method != GAUSSIAN:
         env = exp.spec["environment"]["name"]
         raise ConfigError(
@@ -351,16 +358,19 @@ def _check_sides(c: Mapping[str, Any], exp: Any, where: str) -> None:
 
 
 def _check_metric(metric: str, exp: Any, where: str) -> None:
-    """A series (``cumulative_<m>``, ``per_round_<m>``: :meth:`~.grid.Experiment.check_metric`), or a run summary
-    the environment declares a range for (a dueling run's ``late_regret_rate``, recorded at the final horizon)."""
+    """A series (``cumulative_<m>``, ``per_round_<m>``: :meth:`~.grid.Experiment.check_metric`), a run summary
+    the environment declares a range for (a dueling run's ``late_regret_rate``, recorded at the final horizon), or
+    the run's recorded time (:data:`~banditbench.storage.resultio.TIMED_SECONDS`: ``cpu_time_s``, ``wall_time_s``
+    per seed, read from the per-seed timing table)."""
     if metric.startswith(("cumulative_", "per_round_")):
         exp.check_metric(metric, where)
         return
     summaries = run_summaries(exp)
-    if metric not in summaries:
+    if metric not in summaries and metric not in TIMED_SECONDS:
         raise ConfigError(
-            f"{where}: {metric!r} is neither cumulative_<metric>, per_round_<metric> nor a run summary the "
-            f"environment declares (Environment.metric_ranges: {summaries})"
+            f"{where}: {metric!r} is neither cumulative_<metric>, per_round_<metric>, a run summary the "
+            f"environment declares (Environment.metric_ranges: {summaries}) nor a run's recorded time "
+            f"{list(TIMED_SECONDS)}"
         )
 
 
@@ -371,11 +381,12 @@ def run_summaries(exp: Any) -> list[str]:
 
 
 def _check_summary_horizons(c: Mapping[str, Any], exp: Any, where: str) -> None:
-    """A run summary exists at the run's final horizon only: a claim on one names no other."""
+    """A run summary or a run's time exists at the run's final horizon only: a claim on one names no other."""
+    what = "a run's recorded time" if c["metric"] in TIMED_SECONDS else "a run summary"
     for key in ("horizon", "b_horizon"):
         if key in c and c[key] != exp.horizon:
             raise ConfigError(
-                f"{key_path(where, key)}: {c['metric']!r} is a run summary, recorded at the final horizon "
+                f"{key_path(where, key)}: {c['metric']!r} is {what}, recorded at the final horizon "
                 f"({exp.horizon}) only, not at {c[key]}"
             )
 

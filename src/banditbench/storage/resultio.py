@@ -40,6 +40,9 @@ from .zipcheck import check_layout, read_member
 
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 META, TIMING, CHECKSUM = "meta", "timing", "checksum"
+#: the seconds a result's ``timing`` member records for its seed's whole run (the process CPU time and the wall
+#: time, :mod:`banditbench.simulation.runner`; a seed-batched block's shared equally among its members)
+TIMED_SECONDS = ("cpu_time_s", "wall_time_s")
 PROVENANCE, RUN_CHECKSUM = "provenance", "run_checksum"
 #: the members that differ between two runs of the same job (all others are byte-identical)
 VARYING = (TIMING, PROVENANCE, RUN_CHECKSUM)
