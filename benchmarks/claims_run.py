@@ -7,6 +7,10 @@ the claims tables on the pages are generated from a named run, never typed::
 
     .venv/bin/python benchmarks/claims_run.py default config.yaml --max-seeds 24 --step 4 --cores 2
 
+With ``--rejudge`` it judges results an earlier recording of the run simulated (their code unchanged since, so
+Snakemake reuses them) at this commit, e.g. after a change to the claims or their statistics; the JSON keeps the
+earlier recording's commit, date, machine and CPU as ``simulated``.
+
 Run it in the checkout, on a committed tree (the JSON records the commit and whether the tree was dirty; the runs
 recorded in docs/runs/ before it, uncommitted, do not count).
 """
@@ -37,7 +41,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only-experiments", nargs="+")
     parser.add_argument("--only-algorithms", nargs="+")
     parser.add_argument("--start-seeds", type=int)
+    parser.add_argument(
+        "--rejudge", action="store_true",
+        help="the results were simulated by the run's earlier recording (docs/runs/NAME.json) and are judged again "
+        "at this commit: that recording's commit, date, machine and CPU are kept as 'simulated'",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    earlier = json.loads((RUNS / f"{args.name}.json").read_text()) if args.rejudge else None
     started = datetime.datetime.now(datetime.timezone.utc)
     results = until_decided(
         args.config, args.max_seeds, args.step, args.cores, only_experiments=args.only_experiments,
@@ -65,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         "seeds": results.attrs["seeds"],
         "cpu_s": round(results.attrs["cpu_s"], 1),
     }
+    if earlier is not None:
+        meta["simulated"] = earlier.get("simulated") or {k: earlier[k] for k in ("commit", "date", "machine", "cpu_s")}
     (RUNS / f"{args.name}.json").write_text(json.dumps(meta, indent=2) + "\n")
     print(f"wrote {RUNS / args.name}.csv, .differences.csv and .json ({meta['looks']} looks)")
     return 0

@@ -704,11 +704,20 @@ def claims_run(name: str, page: str = "claims.md") -> str:
     meta, results = committed_runs()[name]
     rows = paper_families()[name]
     seeds = ", ".join(f"{exp} {n}" for exp, n in meta["seeds"].items())
-    head = (
-        f"Measured by `{meta['command']}` at commit `{meta['commit'][:10]}` on {meta['date']} ({meta['machine']}; "
-        f"seeds per experiment: {seeds}; {meta['cpu_s']:.0f} s of CPU in the Snakemake runs). From the committed "
-        f"`docs/runs/{name}.csv`."
-    )
+    simulated = meta.get("simulated")
+    if simulated:  # judged again on the results of an earlier recording (benchmarks/claims_run.py --rejudge)
+        head = (
+            f"Simulated at commit `{simulated['commit'][:10]}` on {simulated['date']} ({simulated['machine']}; "
+            f"{simulated['cpu_s']:.0f} s of CPU in the Snakemake runs) and judged again by `{meta['command']}` at "
+            f"commit `{meta['commit'][:10]}` on {meta['date']} (seeds per experiment: {seeds}; the simulations "
+            f"reused). From the committed `docs/runs/{name}.csv`."
+        )
+    else:
+        head = (
+            f"Measured by `{meta['command']}` at commit `{meta['commit'][:10]}` on {meta['date']} ({meta['machine']}; "
+            f"seeds per experiment: {seeds}; {meta['cpu_s']:.0f} s of CPU in the Snakemake runs). From the committed "
+            f"`docs/runs/{name}.csv`."
+        )
     if recorded_before_default(name):
         head += (
             f" Recorded before the distribution-free default ([the verdict]({_link(page, 'claims.md')}#the-verdict)): "
