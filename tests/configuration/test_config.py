@@ -119,6 +119,21 @@ def test_seeds_per_job_cuts_the_seeds_into_blocks_of_one_job_each():
         load_grid(_cfg(lambda c: _exp(c).update(seeds_per_job=0)))
 
 
+def test_the_longest_simulate_jobs_start_first():
+    """A job's priority is its estimated length: the experiment's per-job time limit for a whole block, scaled by the
+    job's share of the block, its algorithms (a lockstep job) and its budget's share of the largest budget."""
+
+    def mutate(c):
+        c["experiments"]["knapsack_synthetic"].update(seeds=10, seeds_per_job=4, resources={"runtime": 30})
+
+    knapsack = load_grid(_cfg(mutate)).experiments["knapsack_synthetic"]
+    assert knapsack.budget_labels == ["75", "225"] and [len(b) for b in knapsack.seed_blocks] == [4, 4, 2]
+    assert knapsack.job_priority("225", 4) == 30 and knapsack.job_priority("75", 4) == pytest.approx(10)
+    assert knapsack.job_priority("225", 2) == 15 and knapsack.job_priority("225", 4, algorithms=3) == 90
+    unbudgeted = load_grid(BASE).experiments["linear_delayed_dueling"]
+    assert unbudgeted.job_priority("none", unbudgeted.seeds_per_job) == unbudgeted.resources["runtime"]
+
+
 def test_job_sources_are_the_modules_the_job_imports():
     grid = load_grid(BASE)
     ldb = {p.name for p in grid.sources("linear_delayed_dueling", "ldb_df")}

@@ -44,6 +44,8 @@ for _block, _experiments in GRID.seed_blocks().items():
         wildcard_constraints:
             experiment="|".join(re.escape(e) for e in _experiments),
             cell=r"[0-9a-f]{12}",
+        # the longest jobs first, so that the cores finish together (Experiment.job_priority)
+        priority: lambda wc, seeds=len(_block): GRID.experiments[wc.experiment].job_priority(wc.budget, seeds)
         group:
             "simulations"
         conda:
@@ -89,6 +91,7 @@ for _index, (_experiment, _algorithms, _delay, _budget, _block) in enumerate(GRI
             f"logs/simulate/{_experiment}/{_group}/{_delay}/{_budget}/{Path(_cells[0]).name}/{_label}.log",
         benchmark:
             f"{_cells[0]}/{_label}.benchmark.tsv"
+        priority: GRID.experiments[_experiment].job_priority(_budget, len(_block), len(_algorithms))
         group:
             "simulations"
         conda:

@@ -47,7 +47,7 @@ with rule_log(snakemake.log[0], snakemake.rule):
     if params.paired:
         write_paired(
             seeds_file=out.seeds,
-                experiment=experiment,
+            experiment=experiment,
             paired=params.paired,
             csv=out.paired_csv,
             curves_csv=out.paired_curves,
