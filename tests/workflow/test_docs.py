@@ -560,3 +560,33 @@ def test_seed_003s_per_setting_claims_summary_is_read_off_its_committed_run():
         cells = expected[(function, noise, sigma)]
         assert (dim, zoom, dlpp) == (cells["dim"], cells["zoom"], cells["dlpp"]), (function, noise, sigma)
         assert cells.get("eff", dim) == dim  # two-dim: "DLPP is more efficient" is the same comparison
+
+
+def test_the_how_to_cite_example_quotes_a_committed_row_as_it_is():
+    """docs/claims.md's example of citing a verdict quotes a committed run's row: its verdict, n, interval, range,
+    per-paper family-wise verdict and the run's commit, as the files say."""
+    import pandas as pd
+
+    text = (ROOT / "docs" / "claims.md").read_text()
+    m = re.search(
+        r'For example: "Claim `(?P<claim>\w+)` \(seed (?P<paper>\d{3}),.*?\): (?P<verdict>supported|contradicted|not '
+        r"separated), n = (?P<n>\d+), mean A − B (?P<mean>\S+) \[(?P<low>\S+), (?P<high>\S+)\] \(betting CS on "
+        r"\[(?P<lo>\S+), (?P<hi>\S+)\]\), α = 0.05 per\s+claim; family-wise (?P<family>supported|contradicted|not "
+        r"separated) .*?commit\s+`(?P<commit>[0-9a-f]{10})`, `docs/runs/(?P<run>\w+)\.csv`",
+        text,
+        re.S,
+    )
+    assert m, "the example's wording changed: update this test with it"
+
+    def number(words: str) -> float:
+        return float(words.replace("−", "-").replace(",", ""))
+
+    row = pd.read_csv(ROOT / "docs" / "runs" / f"{m['run']}.csv", dtype={"paper": str}).set_index("claim")
+    row = row.loc[m["claim"]]
+    assert (row["paper"], row["verdict"], int(row["n"])) == (m["paper"], m["verdict"], int(m["n"]))
+    for key in ("mean", "low", "high"):
+        assert round(row[key]) == number(m[key]), key
+    assert row["method"] == f"betting CS (hedged capital) on [{number(m['lo']):g}, {number(m['hi']):g}]"
+    assert json.loads((ROOT / "docs" / "runs" / f"{m['run']}.json").read_text())["commit"].startswith(m["commit"])
+    families = _hooks().paper_families()[m["run"]].set_index("claim")
+    assert families.loc[m["claim"], "family_wise_paper"] == m["family"]
