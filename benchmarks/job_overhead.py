@@ -19,7 +19,7 @@ built beforehand and not timed.  On a shared machine absolute times move with th
 load (printed with each row); compare the ratios of one invocation, the CPU ones first.
 
     python benchmarks/job_overhead.py --family knapsack --experiments knapsack_synthetic \\
-        --delays geometric_mean20 --budgets 900 --seeds 50 [--block 50] [--cores 2]
+        --delays geometric_mean20 --budgets 900 --seeds 50 [--block 50] [--cores 2] [--skip-single]
 """
 
 from __future__ import annotations
@@ -171,6 +171,9 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--block", type=int, help="seeds per job of the blocked variant (default: the grid's)")
     ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument(
+        "--skip-single", action="store_true", help="leave out the 1-seed-per-job variant (the longest to time)"
+    )
     args = ap.parse_args()
 
     base = subset_config(args.family, args.experiments, args.delays, args.budgets, args.algorithms, args.seeds, None)
@@ -192,11 +195,12 @@ def main() -> None:
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="banditbench-overhead-") as tmp:
-        for label, config, jobs in (
+        variants = [
             ("pool (1 process per core)", None, args.cores),
             ("snakemake, 1 seed/job", one, len(runs)),
             ("snakemake, seed blocks", blocked, n_jobs),
-        ):
+        ]
+        for label, config, jobs in variants[::2] if args.skip_single else variants:
             work = make_project(Path(tmp) / f"v{len(rows)}", base)
             prepare_data(work, base, args.cores)
             load = os.getloadavg()[0]
