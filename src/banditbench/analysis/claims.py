@@ -52,6 +52,10 @@ CELL = ["metric", "algorithm", "delay", "budget", "t"]
 TIMING = "timing"
 
 
+class IncomparableTimes(ValueError):
+    """A time claim's seeds cannot be compared (:func:`_timed` says why): the claim is *not run*, with the reason."""
+
+
 def cell_values(table: pd.DataFrame, timing: pd.DataFrame | None = None) -> dict[tuple, pd.Series]:
     """An experiment's per-seed table indexed once: ``(metric, algorithm, delay, budget, t)`` -> the values per seed
     (index: seed, increasing), at the table horizons (where the table marks them), where claims read them.
@@ -101,28 +105,33 @@ def paired(claim: Claim, cells: Mapping[tuple, pd.Series]) -> pd.Series:
 def _timed(claim: Claim, cells: Mapping[tuple, pd.Series], d: pd.Series) -> pd.Series:
     """A time claim's differences, one per independent measurement: the seeds of a seed-batched block share one
     recorded time (each gets an equal share), so the seeds joined by a shared measurement on either side form one
-    unit, whose difference is the mean of its seeds' (indexed by its first seed).  A ``ValueError`` says why the
+    unit, whose difference is the mean of its seeds' (indexed by its first seed).  An exception says why the
     times cannot be compared: none recorded (the timing table is missing, or older results record no time), the
-    seeds timed on more than one machine, or one side's seeds played by more than one engine."""
+    seeds timed on more than one machine, or one side's seeds played by more than one engine
+    (:class:`IncomparableTimes`)."""
     sides = [s for s in (claim.a, claim.b) if s.value is None]
     infos = [cells.get((TIMING, s.algorithm, s.delay, s.budget, s.horizon)) for s in sides]
     if any(info is None for info in infos):
-        raise ValueError(
+        raise IncomparableTimes(
             f"no per-seed timing table for {claim.experiment!r} (tables/{claim.experiment}.timing.parquet; results "
             f"aggregated before it was written: run snakemake again to aggregate them)"
         )
     if d.isna().any():
-        raise ValueError(f"{int(d.isna().sum())} paired seed(s) record no {claim.metric} (results from before it)")
+        raise IncomparableTimes(
+            f"{int(d.isna().sum())} paired seed(s) record no {claim.metric} (results from before it)"
+        )
     infos = [info.loc[d.index] for info in infos]
     machines = sorted(set().union(*(info["machine"] for info in infos)))
     if len(machines) > 1:
-        raise ValueError(
+        raise IncomparableTimes(
             f"its seeds were timed on {len(machines)} machines ({'; '.join(machines)}); times compare on one"
         )
     for side, info in zip(sides, infos):
         engines = sorted(set(info["engine"]))
         if len(engines) > 1:
-            raise ValueError(f"{side.algorithm}'s seeds were played by {len(engines)} engines ({', '.join(engines)})")
+            raise IncomparableTimes(
+                f"{side.algorithm}'s seeds were played by {len(engines)} engines ({', '.join(engines)})"
+            )
     unit = {seed: seed for seed in d.index}
 
     def root(seed):
@@ -172,7 +181,7 @@ def differences_table(claims: Mapping[str, Claim], tables: Tables) -> pd.DataFra
             continue
         try:
             d = paired(claim, indexed[claim.experiment])
-        except ValueError:  # times that cannot be compared: the claim is not run, saying why (evaluate)
+        except IncomparableTimes:  # the claim is not run, saying why (evaluate)
             continue
         frames.append(pd.DataFrame({"claim": claim.id, "seed": d.index.astype(int), "difference": d.to_numpy()}))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(DIFFERENCE_COLUMNS))
@@ -215,7 +224,7 @@ def evaluate(claims: Mapping[str, Claim], tables: Tables, alpha: float) -> pd.Da
         cells = indexed.get(claim.experiment)
         try:
             d = differences(claim, cells) if cells is not None else np.empty(0)
-        except ValueError as err:  # times that cannot be compared (_timed)
+        except IncomparableTimes as err:
             rows.append({**row, "verdict": "not run", "reason": str(err)})
             continue
         if len(d) < 2:
